@@ -1,0 +1,165 @@
+#include "core/quantity.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+namespace gpuplacement::core {
+namespace {
+
+constexpr std::string_view kParameterFormat =
+    "expected a count such as 7B, 1.3B, 350M, 7e9 or 7000000000";
+
+std::uint64_t suffixMultiplier(char suffix) {
+  switch (std::toupper(static_cast<unsigned char>(suffix))) {
+    case 'K':
+      return 1'000ULL;
+    case 'M':
+      return 1'000'000ULL;
+    case 'B':
+      return 1'000'000'000ULL;
+    case 'T':
+      return 1'000'000'000'000ULL;
+    default:
+      return 0;
+  }
+}
+
+Error parameterError(std::string_view text, std::string_view why) {
+  return Error{"", "\"" + std::string(text) + "\" is not a parameter count: " + std::string(why)};
+}
+
+}  // namespace
+
+Result<std::uint64_t> parseParameterCount(std::string_view text) {
+  if (text.empty()) {
+    return parameterError(text, kParameterFormat);
+  }
+  if (text.front() == '-') {
+    return parameterError(text, "it must be positive");
+  }
+
+  // Scientific notation: the only form that goes through a double.
+  if (text.find_first_of("eE") != std::string_view::npos) {
+    double value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
+      return parameterError(text, kParameterFormat);
+    }
+    if (value < 1) {
+      return parameterError(text, "it must be at least 1");
+    }
+    if (value > static_cast<double>(kMaxParameterCount)) {
+      return parameterError(text, "it is larger than 100T");
+    }
+    return static_cast<std::uint64_t>(std::llround(value));
+  }
+
+  std::uint64_t multiplier = 1;
+  std::string_view digits = text;
+  if (std::isalpha(static_cast<unsigned char>(digits.back()))) {
+    multiplier = suffixMultiplier(digits.back());
+    if (multiplier == 0) {
+      return parameterError(text, "unknown suffix (use K, M, B or T)");
+    }
+    digits.remove_suffix(1);
+  }
+
+  // Exact decimal: integer part and fraction digits, scaled by the suffix.
+  std::uint64_t whole = 0;
+  std::uint64_t fraction = 0;
+  std::uint64_t fractionScale = 1;
+  bool seenDot = false;
+  bool seenDigit = false;
+  for (char c : digits) {
+    if (c == '.' && !seenDot) {
+      seenDot = true;
+      continue;
+    }
+    if (c < '0' || c > '9') {
+      return parameterError(text, kParameterFormat);
+    }
+    seenDigit = true;
+    const auto digit = static_cast<std::uint64_t>(c - '0');
+    if (seenDot) {
+      if (fractionScale >= multiplier) {
+        return parameterError(text, "more decimals than the suffix allows");
+      }
+      fraction = fraction * 10 + digit;
+      fractionScale *= 10;
+    } else {
+      if (whole > kMaxParameterCount / 10) {
+        return parameterError(text, "it is larger than 100T");
+      }
+      whole = whole * 10 + digit;
+    }
+  }
+  if (!seenDigit) {
+    return parameterError(text, kParameterFormat);
+  }
+  if (whole > kMaxParameterCount / multiplier) {
+    return parameterError(text, "it is larger than 100T");
+  }
+  const std::uint64_t count = whole * multiplier + fraction * (multiplier / fractionScale);
+  if (count == 0) {
+    return parameterError(text, "it must be at least 1");
+  }
+  if (count > kMaxParameterCount) {
+    return parameterError(text, "it is larger than 100T");
+  }
+  return count;
+}
+
+std::string formatParameterCount(std::uint64_t count) {
+  struct Unit {
+    std::uint64_t scale;
+    char suffix;
+  };
+  for (Unit unit : {Unit{1'000'000'000'000ULL, 'T'}, Unit{1'000'000'000ULL, 'B'},
+                    Unit{1'000'000ULL, 'M'}, Unit{1'000ULL, 'K'}}) {
+    if (count < unit.scale) {
+      continue;
+    }
+    std::string text = std::to_string(count / unit.scale);
+    std::uint64_t rest = count % unit.scale;
+    if (rest != 0) {
+      std::string decimals;
+      for (std::uint64_t scale = unit.scale / 10; scale > 0 && rest != 0; scale /= 10) {
+        decimals.push_back(static_cast<char>('0' + rest / scale));
+        rest %= scale;
+      }
+      text += "." + decimals;
+    }
+    return text + unit.suffix;
+  }
+  return std::to_string(count);
+}
+
+Result<double> parseDecimal(std::string_view text) {
+  const auto fail = [&] {
+    return Error{"", "\"" + std::string(text) + "\" is not a non-negative decimal such as 0.526"};
+  };
+  if (text.empty() || text.front() == '.' || text.back() == '.') {
+    return fail();
+  }
+  int dots = 0;
+  for (char c : text) {
+    if (c == '.') {
+      ++dots;
+    } else if (c < '0' || c > '9') {
+      return fail();
+    }
+  }
+  if (dots > 1) {
+    return fail();
+  }
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return fail();
+  }
+  return value;
+}
+
+}  // namespace gpuplacement::core

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+
+namespace gpuplacement::core {
+
+// The largest model the engine accepts: ten times today's largest published
+// dense models. Anything above is a typo, not a workload.
+inline constexpr std::uint64_t kMaxParameterCount = 100'000'000'000'000ULL;  // 100T
+
+// Parses a parameter count as people write it: "7B", "1.3B", "350M", "70b",
+// "1.5T", "125K", "7e9" or "7000000000". Fractions are exact: "1.3B" is
+// 1,300,000,000, not a rounded double.
+Result<std::uint64_t> parseParameterCount(std::string_view text);
+
+// Formats a count the way parseParameterCount reads it back: 7000000000 ->
+// "7B", 1300000000 -> "1.3B", 350000000 -> "350M".
+std::string formatParameterCount(std::uint64_t count);
+
+// Parses a non-negative decimal such as "0.526" or "12" (no exponent, no
+// sign), as used for prices in the API where floats are avoided.
+Result<double> parseDecimal(std::string_view text);
+
+}  // namespace gpuplacement::core

@@ -1,0 +1,112 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+#include "kube/credentials.h"
+#include "kube/transport.h"
+#include "runtime/asio.h"
+#include "runtime/clock.h"
+#include "runtime/rate_limiter.h"
+
+namespace gpuplacement::kube {
+
+using json = nlohmann::json;
+
+// A request the API server refused, or one that never got an answer
+// (status 0). reason is the Kubernetes Status reason when there is one.
+struct ApiError {
+  unsigned status = 0;
+  std::string reason;
+  std::string message;
+  std::optional<std::chrono::seconds> retryAfter;
+  bool timedOut = false;
+
+  bool notFound() const { return status == 404; }
+  bool conflict() const { return status == 409; }
+  bool alreadyExists() const { return status == 409 && reason == "AlreadyExists"; }
+  bool gone() const { return status == 410; }
+  bool forbidden() const { return status == 403; }
+  // Worth retrying later, as opposed to a request that is wrong.
+  bool transient() const {
+    return status == 0 || status == 429 || status >= 500 || status == 410 || status == 409;
+  }
+  std::string describe() const;
+};
+
+template <typename T>
+using ApiResult = core::Result<T, ApiError>;
+
+enum class PatchType { Merge, Strategic, Json, Apply };
+
+struct ClientOptions {
+  // Client-side limit on requests per second; zero or less disables it.
+  double qps = 50;
+  int burst = 100;
+  // Retries of 429, 503 and 504 answers (and of reads that got no answer).
+  int maxRetries = 5;
+  std::chrono::milliseconds requestTimeout{std::chrono::seconds(30)};
+  std::chrono::milliseconds retryBase{200};
+  std::chrono::seconds maxRetryAfter{30};
+};
+
+// One finished HTTP exchange, for metrics. code 0: no answer.
+struct RequestRecord {
+  const char* verb;  // Kubernetes verb: get, list, watch, create, update, patch, delete
+  unsigned code;
+  std::chrono::nanoseconds latency;
+};
+
+// A Kubernetes REST client over a Transport: JSON in and out, credentials,
+// a client-side QPS limit, and retries that honour Retry-After.
+class KubeClient {
+ public:
+  KubeClient(std::unique_ptr<Transport> transport, std::unique_ptr<CredentialSource> credentials,
+             ClientOptions options, const runtime::Clock& clock);
+
+  asio::awaitable<ApiResult<json>> get(std::string path);
+  asio::awaitable<ApiResult<json>> list(std::string pathWithQuery);
+  asio::awaitable<ApiResult<json>> create(std::string path, const json& body);
+  asio::awaitable<ApiResult<json>> update(std::string path, const json& body);
+  asio::awaitable<ApiResult<json>> patch(std::string path, const json& body, PatchType type);
+  asio::awaitable<ApiResult<json>> remove(std::string path);
+  // The raw body of a GET, for non-JSON endpoints such as /metrics.
+  asio::awaitable<ApiResult<std::string>> getRaw(std::string path);
+  // Opens a watch; `path` carries the query (watch=1, resourceVersion, ...).
+  // The stream times out after `idleTimeout` without a byte.
+  asio::awaitable<ApiResult<std::unique_ptr<LineStream>>> watch(
+      std::string path, std::chrono::milliseconds idleTimeout);
+
+  void setObserver(std::function<void(const RequestRecord&)> observer) {
+    observer_ = std::move(observer);
+  }
+
+ private:
+  asio::awaitable<ApiResult<HttpResponse>> execute(const char* verb, HttpRequest request);
+  asio::awaitable<ApiResult<json>> executeJson(const char* verb, HttpRequest request);
+  asio::awaitable<void> pace();
+  asio::awaitable<void> sleep(std::chrono::nanoseconds duration);
+  std::chrono::nanoseconds backoff(int attempt);
+  void observe(const char* verb, unsigned code, runtime::MonotonicTime start);
+
+  std::unique_ptr<Transport> transport_;
+  std::unique_ptr<CredentialSource> credentials_;
+  ClientOptions options_;
+  const runtime::Clock& clock_;
+  runtime::TokenBucket limiter_;
+  std::minstd_rand jitter_;
+  std::function<void(const RequestRecord&)> observer_;
+};
+
+// Reads a Kubernetes Status (or any body) into an ApiError.
+ApiError apiErrorFrom(unsigned status, const std::string& body,
+                      std::optional<std::chrono::seconds> retryAfter);
+
+}  // namespace gpuplacement::kube

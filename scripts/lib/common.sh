@@ -1,0 +1,39 @@
+# Shared by scripts/*: where things live and how to find the pinned versions.
+# Sourced, never executed.
+
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+CONTROLPLANE_MODULES="$REPO_ROOT/tests/controlplane"
+CACHE_ROOT="${GPU_PLACEMENT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpu-placement}"
+
+log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# The version a wrapper module pins, read from its go.mod so that the module
+# is the only place a version is written down.
+pinned_version() { # module-dir module-path
+  awk -v m="$2" '$1 == m && $2 ~ /^v/ { print $2; exit }' "$1/go.mod"
+}
+
+K8S_VERSION=$(pinned_version "$CONTROLPLANE_MODULES" k8s.io/kubernetes)
+ETCD_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/etcd" go.etcd.io/etcd/server/v3)
+HELM_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/helm" helm.sh/helm/v3)
+
+K8S_BIN="$CACHE_ROOT/k8s-$K8S_VERSION/bin"
+ETCD_BIN="$CACHE_ROOT/etcd-$ETCD_VERSION/bin"
+HELM_BIN="$CACHE_ROOT/helm-$HELM_VERSION/bin"
+
+# Configures (first time) and builds a tree; extra arguments go to cmake.
+build_tree() { # build-dir cmake-args...
+  local dir=$1
+  shift
+  if [[ ! -f "$REPO_ROOT/$dir/build.ninja" ]]; then
+    cmake -S "$REPO_ROOT" -B "$REPO_ROOT/$dir" -G Ninja "$@" >/dev/null
+  else
+    cmake "$REPO_ROOT/$dir" "$@" >/dev/null
+  fi
+  local output
+  if ! output=$(ninja -C "$REPO_ROOT/$dir" 2>&1); then
+    echo "$output" | grep -vE '^\[[0-9]+/[0-9]+\] ' >&2
+    die "the build in $dir failed"
+  fi
+}

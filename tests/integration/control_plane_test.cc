@@ -1,0 +1,116 @@
+// Proves the test fixture: a real kube-apiserver of the pinned release, and
+// our own client creating, reading and watching objects through it.
+#include "support/control_plane.h"
+
+#include <doctest/doctest.h>
+
+#include "kube/client.h"
+#include "runtime/run_sync.h"
+
+namespace gpuplacement {
+namespace {
+
+using kube::json;
+using testing::ControlPlane;
+
+json deploymentManifest(const std::string& name) {
+  return json::parse(R"({
+    "apiVersion": "apps/v1", "kind": "Deployment",
+    "metadata": {"name": ")" +
+                     name + R"("},
+    "spec": {
+      "replicas": 1,
+      "selector": {"matchLabels": {"app": ")" +
+                     name + R"("}},
+      "template": {
+        "metadata": {"labels": {"app": ")" +
+                     name + R"("}},
+        "spec": {"containers": [{"name": "server", "image": "vllm/vllm-openai:v0.6.0",
+                                  "resources": {"limits": {"cpu": "2"}}}]}
+      }
+    }
+  })");
+}
+
+}  // namespace
+
+TEST_CASE("the control plane runs the pinned Kubernetes release") {
+  auto& plane = ControlPlane::shared();
+  asio::io_context context;
+  auto client = plane.adminClient(context.get_executor());
+  auto version = runtime::runSync(context, client->get("/version"));
+  REQUIRE_MESSAGE(version.ok(), version.error().describe());
+  CHECK(version->at("gitVersion").get<std::string>() == ControlPlane::pinnedVersion());
+  CHECK(version->at("gitVersion").get<std::string>() != "v0.0.0-master");
+}
+
+TEST_CASE("create a namespace and a Deployment, read them back, watch one arrive") {
+  auto& plane = ControlPlane::shared();
+  asio::io_context context;
+  auto client = plane.adminClient(context.get_executor());
+
+  auto ns = runtime::runSync(
+      context,
+      client->create("/api/v1/namespaces", json{{"apiVersion", "v1"},
+                                                {"kind", "Namespace"},
+                                                {"metadata", {{"name", "fixture-test"}}}}));
+  REQUIRE_MESSAGE(ns.ok(), ns.error().describe());
+
+  auto readNs = runtime::runSync(context, client->get("/api/v1/namespaces/fixture-test"));
+  REQUIRE(readNs.ok());
+  CHECK(readNs->at("metadata").at("uid") == ns->at("metadata").at("uid"));
+
+  const std::string deployments = "/apis/apps/v1/namespaces/fixture-test/deployments";
+  auto created = runtime::runSync(context, client->create(deployments, deploymentManifest("llm")));
+  REQUIRE_MESSAGE(created.ok(), created.error().describe());
+
+  auto read = runtime::runSync(context, client->get(deployments + "/llm"));
+  REQUIRE(read.ok());
+  const auto& container = read->at("spec").at("template").at("spec").at("containers").at(0);
+  CHECK(container.at("image") == "vllm/vllm-openai:v0.6.0");
+  CHECK(container.at("resources").at("limits").at("cpu") == "2");
+
+  // The server's errors come back as values with their Kubernetes reason.
+  auto duplicate =
+      runtime::runSync(context, client->create(deployments, deploymentManifest("llm")));
+  REQUIRE_FALSE(duplicate.ok());
+  CHECK(duplicate.error().alreadyExists());
+  auto missing = runtime::runSync(context, client->get(deployments + "/absent"));
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().notFound());
+
+  // A watch from the list's resourceVersion sees the next Deployment arrive.
+  auto list = runtime::runSync(context, client->list(deployments));
+  REQUIRE(list.ok());
+  CHECK(list->at("items").size() == 1);
+  const std::string rv = list->at("metadata").at("resourceVersion");
+  auto event = runtime::runSync(context, [&]() -> asio::awaitable<kube::ApiResult<json>> {
+    auto stream = co_await client->watch(
+        deployments + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + rv,
+        std::chrono::seconds(30));
+    if (!stream) {
+      co_return std::move(stream).error();
+    }
+    auto second = co_await client->create(deployments, deploymentManifest("embedder"));
+    if (!second) {
+      co_return std::move(second).error();
+    }
+    for (;;) {
+      auto line = co_await (*stream)->nextLine();
+      if (!line || !line.value()) {
+        kube::ApiError ended;
+        ended.message = "the watch ended without the event";
+        co_return ended;
+      }
+      auto parsed = json::parse(*line.value());
+      if (parsed.at("type") != "BOOKMARK") {
+        co_return parsed;
+      }
+    }
+  }());
+  REQUIRE_MESSAGE(event.ok(), event.error().describe());
+  CHECK(event->at("type") == "ADDED");
+  CHECK(event->at("object").at("metadata").at("name") == "embedder");
+}
+
+}  // namespace gpuplacement

@@ -1,0 +1,96 @@
+#include "support/control_plane.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+#include <unistd.h>
+
+#include "kube/connect.h"
+
+namespace gpuplacement::testing {
+namespace {
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+std::string repoRoot() {
+  return GPUPLACEMENT_SOURCE_DIR;
+}
+
+int ControlPlane::script(const std::string& arguments) {
+  const std::string command = repoRoot() + "/scripts/controlplane " + arguments;
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+ControlPlane::ControlPlane() {
+  const char* base = std::getenv("TMPDIR");
+  std::string pattern = std::string(base ? base : "/tmp") + "/gpu-placement-test-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) {
+    throw std::runtime_error("cannot create a directory for the control plane");
+  }
+  dir_ = pattern;
+  // --owner-pid: should this process die without running destructors, the
+  // script's watchdog stops etcd and kube-apiserver within a second.
+  const int status = script("start " + dir_ + " --owner-pid " + std::to_string(getpid()));
+  if (status != 0) {
+    throw std::runtime_error("scripts/controlplane start failed (exit " + std::to_string(status) +
+                             "); logs in " + dir_ + "/logs. Run scripts/setup first.");
+  }
+}
+
+ControlPlane::~ControlPlane() {
+  script("stop " + dir_ + " >/dev/null 2>&1");
+  std::error_code ignored;
+  std::filesystem::remove_all(dir_, ignored);
+}
+
+ControlPlane& ControlPlane::shared() {
+  static ControlPlane instance;
+  return instance;
+}
+
+std::string ControlPlane::pinnedVersion() {
+  const std::string goMod = readFile(repoRoot() + "/tests/controlplane/go.mod");
+  std::smatch match;
+  if (!std::regex_search(goMod, match, std::regex(R"(k8s\.io/kubernetes (v[0-9.]+))"))) {
+    throw std::runtime_error("tests/controlplane/go.mod pins no k8s.io/kubernetes version");
+  }
+  return match[1];
+}
+
+kube::ClientConfig ControlPlane::adminConfig() const {
+  auto config = kube::loadKubeconfigFiles({kubeconfigPath()}, "");
+  if (!config) {
+    throw std::runtime_error("cannot load " + kubeconfigPath() + ": " + config.error().describe());
+  }
+  return *config;
+}
+
+std::unique_ptr<kube::KubeClient> ControlPlane::adminClient(asio::any_io_executor executor,
+                                                            kube::ClientOptions options) const {
+  auto client = kube::connect(executor, adminConfig(), options, clock_);
+  if (!client) {
+    throw std::runtime_error(client.error().describe());
+  }
+  return std::move(client).value();
+}
+
+void ControlPlane::restartApiServer() {
+  if (script("restart-apiserver " + dir_) != 0) {
+    throw std::runtime_error("scripts/controlplane restart-apiserver failed; logs in " + dir_ +
+                             "/logs");
+  }
+}
+
+}  // namespace gpuplacement::testing

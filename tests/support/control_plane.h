@@ -1,0 +1,46 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "kube/client.h"
+#include "kube/kubeconfig.h"
+#include "runtime/clock.h"
+
+namespace gpuplacement::testing {
+
+// A real etcd + kube-apiserver for one test binary (one suite), started on
+// first use through scripts/controlplane and stopped when the process exits.
+// If the process dies instead, the script's watchdog stops it. A suite that
+// cannot start it fails; it never skips.
+class ControlPlane {
+ public:
+  static ControlPlane& shared();
+
+  const std::string& dir() const { return dir_; }
+  std::string kubeconfigPath() const { return dir_ + "/kubeconfig"; }
+  // The Kubernetes release tests/controlplane/go.mod pins.
+  static std::string pinnedVersion();
+  kube::ClientConfig adminConfig() const;
+  // An admin client bound to `executor`.
+  std::unique_ptr<kube::KubeClient> adminClient(asio::any_io_executor executor,
+                                                kube::ClientOptions options = {}) const;
+  // Runs scripts/controlplane with these arguments; returns its exit status.
+  static int script(const std::string& arguments);
+  // Stops and starts kube-apiserver (etcd keeps its data), for tests of
+  // watch recovery across an API server restart.
+  void restartApiServer();
+
+  ControlPlane(const ControlPlane&) = delete;
+  ControlPlane& operator=(const ControlPlane&) = delete;
+  ~ControlPlane();
+
+ private:
+  ControlPlane();
+  std::string dir_;
+  runtime::RealClock clock_;
+};
+
+std::string repoRoot();
+
+}  // namespace gpuplacement::testing
