@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/commands.h"
 #include "kube/connect.h"
 #include "runtime/run_sync.h"
 
@@ -20,6 +21,80 @@ struct KubeFlags {
   }
 };
 
+struct EngineFlags {
+  EngineFiles files;
+  std::string output = "table";
+
+  void addTo(CLI::App& command) {
+    command.add_option("--catalog", files.catalog,
+                       "Instance catalog YAML (default: the built-in config/catalog.yaml)");
+    command.add_option("--rules", files.rules,
+                       "Placement rules YAML (default: the built-in config/rules.yaml)");
+    command.add_option("--policy", files.policy,
+                       "A PlacementPolicy manifest overriding prices and rules");
+    command.add_option("-o,--output", output, "Output format: table, json or yaml");
+  }
+};
+
+// Flags shared by recommend and analyze; the optional numbers are read
+// through their CLI11 options to tell "not given" from a value.
+struct WorkloadOptions {
+  WorkloadFlags flags;
+  double latencyMs = 0;
+  double maxHourlyCost = 0;
+  CLI::Option* latencyOption = nullptr;
+  CLI::Option* costOption = nullptr;
+
+  // `sizing`: --capacity and --replicas, which analyze sets its own way.
+  void addTo(CLI::App& command, bool sizing) {
+    command.add_option("--kind", flags.kind, "Training, FineTuning, Inference or BatchInference");
+    command.add_option("--params", flags.parameters, "Model parameters: 7B, 1.3B, 350M, 7e9");
+    command.add_option("--precision", flags.precision, "fp32, fp16, bf16, fp8, int8 or int4")
+        ->capture_default_str();
+    command.add_option("--framework", flags.framework, "PyTorch, TensorFlow, JAX, ONNX, Other")
+        ->capture_default_str();
+    command
+        .add_option("--architecture", flags.architecture,
+                    "Transformer, Diffusion, CNN, Speech, Other")
+        ->capture_default_str();
+    latencyOption = command.add_option("--latency-ms", latencyMs, "Latency target in ms");
+    command.add_option("--objective", flags.objective, "CostOptimized, Balanced or MaxPerformance")
+        ->capture_default_str();
+    command.add_option("--tiers", flags.tiers, "Allowed tiers: NVIDIA,Trainium,Inferentia,CPU")
+        ->delimiter(',');
+    costOption =
+        command.add_option("--max-hourly-cost", maxHourlyCost, "Maximum USD per replica-hour");
+    command.add_option("--instance-types", flags.instanceTypes, "Allowed instance types")
+        ->delimiter(',');
+    command
+        .add_option("--exclude-instance-types", flags.excludedInstanceTypes,
+                    "Excluded instance types")
+        ->delimiter(',');
+    if (sizing) {
+      command.add_option("--capacity", flags.capacity, "OnDemand, Spot or Any")
+          ->capture_default_str();
+      command.add_option("--replicas", flags.replicas, "Replicas, for total cost")
+          ->capture_default_str();
+    }
+  }
+
+  WorkloadFlags resolved() const {
+    WorkloadFlags result = flags;
+    if (latencyOption && latencyOption->count() > 0) {
+      result.latencyMs = latencyMs;
+    }
+    if (costOption && costOption->count() > 0) {
+      result.maxHourlyCost = maxHourlyCost;
+    }
+    return result;
+  }
+};
+
+int badInput(const core::Error& error) {
+  std::cerr << "error: " << error.describe() << "\n";
+  return kExitBadInput;
+}
+
 int printVersion(bool server, const KubeFlags& flags) {
   std::cout << "gpu-placement " << GPUPLACEMENT_VERSION << "\n";
   if (!server) {
@@ -28,15 +103,13 @@ int printVersion(bool server, const KubeFlags& flags) {
   auto config =
       kube::loadClientConfig({flags.kubeconfig, flags.context}, kube::Environment::process());
   if (!config) {
-    std::cerr << "error: " << config.error().describe() << "\n";
-    return kExitBadInput;
+    return badInput(config.error());
   }
   asio::io_context context;
   runtime::RealClock clock;
   auto client = kube::connect(context.get_executor(), *config, {}, clock);
   if (!client) {
-    std::cerr << "error: " << client.error().describe() << "\n";
-    return kExitBadInput;
+    return badInput(client.error());
   }
   auto version = runtime::runSync(context, (*client)->get("/version"));
   if (!version) {
@@ -60,6 +133,46 @@ int runCli(int argc, char** argv) {
   version->add_flag("--server", server, "Also ask the API server for its version");
   versionFlags.addTo(*version);
 
+  auto* recommend = cli.add_subcommand(
+      "recommend", "Recommend hardware for a workload, from flags or GpuWorkload manifests");
+  WorkloadOptions recommendWorkload;
+  EngineFlags recommendEngine;
+  std::string manifests;
+  recommendWorkload.addTo(*recommend, true);
+  recommendEngine.addTo(*recommend);
+  recommend->add_option("-f,--filename", manifests,
+                        "GpuWorkload manifests (YAML, several documents allowed)");
+
+  auto* analyze = cli.add_subcommand(
+      "analyze", "Compare what a workload runs on today with the recommended placement");
+  WorkloadOptions analyzeWorkload;
+  analyzeWorkload.flags.objective = "CostOptimized";
+  EngineFlags analyzeEngine;
+  core::CurrentSetup current;
+  double hours = 0;
+  bool spot = false;
+  analyzeWorkload.addTo(*analyze, false);
+  analyzeEngine.addTo(*analyze);
+  std::string scenarios;
+  auto* currentOption =
+      analyze->add_option("--current", current.instanceType, "Instance type in use today");
+  analyze
+      ->add_option("--scenarios", scenarios,
+                   "Run the what-if scenarios of a file (config/examples/*.yaml)")
+      ->excludes(currentOption);
+  auto* acceleratorsOption = analyze->add_option("--current-accelerators", current.accelerators,
+                                                 "Accelerators in use today");
+  analyze->add_option("--current-instances", current.instances, "Whole instances in use today")
+      ->excludes(acceleratorsOption);
+  auto* hoursOption = analyze->add_option("--hours", hours, "Hours a month (default 730)");
+  analyze->add_flag("--spot", spot, "Price both setups at spot prices");
+
+  auto* catalog = cli.add_subcommand("catalog", "List the instance catalog with effective prices");
+  EngineFlags catalogEngine;
+  std::string tierFilter;
+  catalogEngine.addTo(*catalog);
+  catalog->add_option("--tier", tierFilter, "Only this tier: NVIDIA, Trainium, Inferentia, CPU");
+
   try {
     cli.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -68,8 +181,90 @@ int runCli(int argc, char** argv) {
     cli.exit(e);
     return kExitBadInput;
   }
+
   if (version->parsed()) {
     return printVersion(server, versionFlags);
+  }
+
+  const auto engineFor = [](const EngineFlags& flags)
+      -> core::Result<std::pair<std::shared_ptr<const core::PlacementEngine>, OutputFormat>> {
+    auto format = parseOutputFormat(flags.output);
+    if (!format) {
+      return format.error();
+    }
+    auto engine = loadEngine(flags.files);
+    if (!engine) {
+      return engine.error();
+    }
+    return std::pair{*engine, *format};
+  };
+
+  if (recommend->parsed()) {
+    auto loaded = engineFor(recommendEngine);
+    if (!loaded) {
+      return badInput(loaded.error());
+    }
+    const auto& [engine, format] = *loaded;
+    std::vector<NamedIntent> intents;
+    if (!manifests.empty()) {
+      auto fromFile =
+          intentsFromManifests(manifests, engine->catalog(), recommendWorkload.flags.replicas);
+      if (!fromFile) {
+        return badInput(fromFile.error());
+      }
+      intents = std::move(fromFile).value();
+    } else {
+      auto intent = recommendWorkload.resolved().toIntent(engine->catalog());
+      if (!intent) {
+        return badInput(intent.error());
+      }
+      intents.push_back(NamedIntent{"", std::move(intent).value()});
+    }
+    return runRecommend(*engine, intents, format, std::cout);
+  }
+
+  if (analyze->parsed()) {
+    auto loaded = engineFor(analyzeEngine);
+    if (!loaded) {
+      return badInput(loaded.error());
+    }
+    const auto& [engine, format] = *loaded;
+    if (!scenarios.empty()) {
+      auto list = scenariosFromFile(scenarios, engine->catalog(), engine->policy().hoursPerMonth);
+      if (!list) {
+        return badInput(list.error());
+      }
+      return runScenarios(*engine, *list, format, std::cout, std::cerr);
+    }
+    if (current.instanceType.empty()) {
+      return badInput(core::Error{"--current",
+                                  "required: the instance type in use today (or "
+                                  "--scenarios FILE)"});
+    }
+    auto flags = analyzeWorkload.resolved();
+    flags.capacity = spot ? "Spot" : "OnDemand";
+    auto intent = flags.toIntent(engine->catalog());
+    if (!intent) {
+      return badInput(intent.error());
+    }
+    const double monthHours = hoursOption->count() > 0 ? hours : engine->policy().hoursPerMonth;
+    return runAnalyze(*engine, *intent, current, monthHours, format, std::cout, std::cerr);
+  }
+
+  if (catalog->parsed()) {
+    auto loaded = engineFor(catalogEngine);
+    if (!loaded) {
+      return badInput(loaded.error());
+    }
+    std::optional<core::Tier> tier;
+    if (!tierFilter.empty()) {
+      auto parsed = core::parseEnum<core::Tier>(tierFilter);
+      if (!parsed) {
+        return badInput(core::Error{"--tier", parsed.error().message});
+      }
+      tier = *parsed;
+    }
+    return runCatalog(*loaded->first, tier, loaded->second, std::cout);
   }
   return kExitBadInput;
 }

@@ -1,0 +1,535 @@
+#include "app/commands.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "app/cli.h"
+#include "app/table.h"
+#include "app/yaml_json.h"
+#include "core/decision_json.h"
+#include "core/json_reader.h"
+#include "core/quantity.h"
+#include "core/render.h"
+
+namespace gpuplacement::app {
+namespace {
+
+using core::Error;
+using core::Result;
+using json = nlohmann::json;
+
+template <typename E>
+Result<E> enumFlag(const std::string& flag, const std::string& value) {
+  auto parsed = core::parseEnum<E>(value);
+  if (!parsed) {
+    return Error{flag, parsed.error().message};
+  }
+  return parsed;
+}
+
+std::string money(double dollars) {
+  return core::formatMoney(dollars);
+}
+
+std::string fixed(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+std::string shapeOf(const std::string& accelerator, int count) {
+  return accelerator.empty() ? "CPU" : std::to_string(count) + "x " + accelerator;
+}
+
+std::string capacityText(core::CapacityType capacity) {
+  return capacity == core::CapacityType::Spot ? "spot" : "on-demand";
+}
+
+std::string describeIntent(const core::WorkloadIntent& intent) {
+  std::string text = std::string(core::nameOf(intent.kind)) + ", " +
+                     core::formatParameterCount(intent.parameters) + " " +
+                     std::string(core::nameOf(intent.precision)) + ", " +
+                     std::string(core::nameOf(intent.architecture)) + "/" +
+                     std::string(core::nameOf(intent.framework)) + ", " +
+                     std::string(core::nameOf(intent.objective));
+  if (intent.latencyTargetMs) {
+    text += ", latency < " + fixed(*intent.latencyTargetMs, 0) + " ms";
+  }
+  return text;
+}
+
+void printScheduling(const core::Scheduling& scheduling, std::ostream& out) {
+  std::string selector;
+  for (const auto& [key, value] : scheduling.nodeSelector) {
+    selector += (selector.empty() ? "" : ", ") + key + "=" + value;
+  }
+  out << "SCHEDULING   nodeSelector " << selector << "\n";
+  for (const auto& toleration : scheduling.tolerations) {
+    out << "             toleration " << toleration.key << " " << toleration.op
+        << (toleration.value.empty() ? "" : " " + toleration.value) << " " << toleration.effect
+        << "\n";
+  }
+  for (const auto& [name, value] : scheduling.resources) {
+    out << "             resources " << name << "=" << value << " (requests = limits)\n";
+  }
+}
+
+void printDecision(const std::string& name, const core::WorkloadIntent& intent,
+                   const core::Decision& decision, const core::Scheduling* scheduling,
+                   double hoursPerMonth, std::ostream& out) {
+  const auto& memory = decision.memory;
+  if (!name.empty()) {
+    out << "WORKLOAD     " << name << "\n";
+  }
+  out << "INTENT       " << describeIntent(intent) << " (size " << decision.sizeBucket << ")\n";
+  out << "MEMORY       " << core::formatParameterCount(memory.parameters) << " x "
+      << fixed(memory.bytesPerParameter, memory.bytesPerParameter < 1 ? 1 : 0) << " B x "
+      << fixed(memory.overhead, 2) << " overhead = " << core::formatGiB(memory.requiredGiB)
+      << " GiB needed (weights " << core::formatGiB(memory.weightsGiB) << " GiB)\n";
+  if (!decision.placement) {
+    out << "PLACEMENT    none: " << decision.cannotPlace << "\n";
+  } else {
+    const auto& placement = *decision.placement;
+    out << "PLACEMENT    " << placement.instanceType << ": "
+        << shapeOf(placement.accelerator, placement.acceleratorCount) << " ("
+        << core::nameOf(placement.tier) << ")";
+    if (placement.acceleratorsPerInstance > 0) {
+      out << " of " << placement.acceleratorsPerInstance << " per instance";
+    }
+    out << ", " << capacityText(placement.capacityType) << ", "
+        << core::formatGiB(placement.availableMemoryGiB) << " GiB available\n";
+    out << "COST         " << money(placement.hourlyCost) << "/h, " << money(placement.monthlyCost)
+        << "/month per replica (" << fixed(hoursPerMonth, 0) << " h); " << placement.replicas
+        << " replica" << (placement.replicas == 1 ? "" : "s") << ": "
+        << money(placement.totalMonthlyCost) << "/month\n";
+  }
+  out << "RULE         " << (decision.rule.empty() ? "-" : decision.rule) << "\n";
+  out << "REASON       " << decision.reason << "\n";
+  if (scheduling) {
+    printScheduling(*scheduling, out);
+  }
+  if (!decision.alternatives.empty()) {
+    out << "\n";
+    Table table({"ALTERNATIVE", "ACCELERATORS", "CAPACITY", "$/HOUR", "WHY NOT"});
+    for (const auto& alternative : decision.alternatives) {
+      if (alternative.instanceType.empty()) {
+        table.add({"(" + std::string(core::nameOf(alternative.tier)) + ")", "-", "-", "-",
+                   alternative.rejected});
+        continue;
+      }
+      table.add(
+          {alternative.instanceType, shapeOf(alternative.accelerator, alternative.acceleratorCount),
+           capacityText(alternative.capacityType),
+           alternative.hourlyCost ? money(*alternative.hourlyCost) : "-", alternative.rejected});
+    }
+    table.print(out);
+  }
+}
+
+void printJsonOrYaml(const json& value, OutputFormat format, std::ostream& out) {
+  if (format == OutputFormat::Yaml) {
+    out << toYaml(value);
+  } else {
+    out << value.dump(2) << "\n";
+  }
+}
+
+}  // namespace
+
+Result<OutputFormat> parseOutputFormat(const std::string& text) {
+  if (text == "table" || text == "wide") {
+    return OutputFormat::Table;
+  }
+  if (text == "json") {
+    return OutputFormat::Json;
+  }
+  if (text == "yaml") {
+    return OutputFormat::Yaml;
+  }
+  return Error{"-o", "\"" + text + "\" is not an output format (use table, json or yaml)"};
+}
+
+Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& catalog) const {
+  core::WorkloadIntent intent;
+  if (kind.empty()) {
+    return Error{"--kind", "required (use " + core::allowedValues<core::WorkloadKind>() + ")"};
+  }
+  if (parameters.empty()) {
+    return Error{"--params", "required (e.g. 7B, 1.3B, 350M, 7e9)"};
+  }
+  auto parsedKind = enumFlag<core::WorkloadKind>("--kind", kind);
+  if (!parsedKind) {
+    return parsedKind.error();
+  }
+  intent.kind = *parsedKind;
+  auto count = core::parseParameterCount(parameters);
+  if (!count) {
+    return Error{"--params", count.error().message};
+  }
+  intent.parameters = *count;
+  auto parsedPrecision = enumFlag<core::Precision>("--precision", precision);
+  auto parsedFramework = enumFlag<core::Framework>("--framework", framework);
+  auto parsedArchitecture = enumFlag<core::Architecture>("--architecture", architecture);
+  auto parsedObjective = enumFlag<core::Objective>("--objective", objective);
+  auto parsedCapacity = enumFlag<core::CapacityType>("--capacity", capacity);
+  for (const Error* error : {parsedPrecision ? nullptr : &parsedPrecision.error(),
+                             parsedFramework ? nullptr : &parsedFramework.error(),
+                             parsedArchitecture ? nullptr : &parsedArchitecture.error(),
+                             parsedObjective ? nullptr : &parsedObjective.error(),
+                             parsedCapacity ? nullptr : &parsedCapacity.error()}) {
+    if (error) {
+      return *error;
+    }
+  }
+  intent.precision = *parsedPrecision;
+  intent.framework = *parsedFramework;
+  intent.architecture = *parsedArchitecture;
+  intent.objective = *parsedObjective;
+  intent.constraints.capacityType = *parsedCapacity;
+  if (latencyMs && !(*latencyMs > 0)) {
+    return Error{"--latency-ms", "must be a positive number of milliseconds"};
+  }
+  intent.latencyTargetMs = latencyMs;
+  if (maxHourlyCost && !(*maxHourlyCost > 0)) {
+    return Error{"--max-hourly-cost", "must be a positive amount in USD per replica-hour"};
+  }
+  intent.constraints.maxHourlyCost = maxHourlyCost;
+  for (const auto& tier : tiers) {
+    auto parsed = enumFlag<core::Tier>("--tiers", tier);
+    if (!parsed) {
+      return parsed.error();
+    }
+    intent.constraints.tiers.push_back(*parsed);
+  }
+  intent.constraints.instanceTypes = instanceTypes;
+  intent.constraints.excludedInstanceTypes = excludedInstanceTypes;
+  if (replicas < 0) {
+    return Error{"--replicas", "must not be negative"};
+  }
+  intent.replicas = replicas;
+  if (auto ok = core::validateIntent(intent, catalog); !ok) {
+    // Name the flag, not the CRD field the validator speaks of.
+    std::string field = ok.error().field;
+    if (field.rfind("spec.constraints.instanceTypes", 0) == 0) {
+      field = "--instance-types";
+    } else if (field.rfind("spec.constraints.excludedInstanceTypes", 0) == 0) {
+      field = "--exclude-instance-types";
+    }
+    return Error{field, ok.error().message};
+  }
+  return intent;
+}
+
+Result<std::vector<NamedIntent>> intentsFromManifests(const std::string& path,
+                                                      const core::Catalog& catalog, int replicas) {
+  auto text = readTextFile(path);
+  if (!text) {
+    return Error{"-f", text.error().field + ": " + text.error().message};
+  }
+  auto documents = parseYamlDocuments(*text, path);
+  if (!documents) {
+    return documents.error();
+  }
+  std::vector<NamedIntent> intents;
+  for (std::size_t i = 0; i < documents->size(); ++i) {
+    const auto& document = (*documents)[i];
+    const std::string where = path + " document " + std::to_string(i + 1);
+    if (!document.is_object() || document.value("kind", "") != "GpuWorkload") {
+      return Error{where, "is not a GpuWorkload (kind: GpuWorkload)"};
+    }
+    if (document.value("apiVersion", "") != "gpuplacement.io/v1alpha1") {
+      return Error{where + ": apiVersion", "expected gpuplacement.io/v1alpha1"};
+    }
+    std::string name;
+    if (const auto metadata = document.find("metadata");
+        metadata != document.end() && metadata->is_object()) {
+      const auto ns = metadata->value("namespace", std::string());
+      name = (ns.empty() ? "" : ns + "/") + metadata->value("name", std::string());
+    }
+    const auto spec = document.find("spec");
+    if (spec == document.end()) {
+      return Error{where + " (" + name + "): spec", "required"};
+    }
+    auto parsed = core::parseGpuWorkloadSpec(*spec, catalog);
+    if (!parsed) {
+      return Error{where + " (" + name + "): " + parsed.error().field, parsed.error().message};
+    }
+    parsed->intent.replicas = replicas;
+    intents.push_back(NamedIntent{name, std::move(parsed->intent)});
+  }
+  if (intents.empty()) {
+    return Error{"-f", path + " holds no GpuWorkload"};
+  }
+  return intents;
+}
+
+int runRecommend(const core::PlacementEngine& engine, const std::vector<NamedIntent>& intents,
+                 OutputFormat format, std::ostream& out) {
+  bool allPlaced = true;
+  json results = json::array();
+  for (std::size_t i = 0; i < intents.size(); ++i) {
+    const auto& [name, intent] = intents[i];
+    const auto decision = engine.decide(intent);
+    std::optional<core::Scheduling> scheduling;
+    if (decision.placement) {
+      scheduling = core::renderScheduling(*decision.placement, engine.catalog(), engine.policy());
+    } else {
+      allPlaced = false;
+    }
+    if (format == OutputFormat::Table) {
+      if (i > 0) {
+        out << "\n";
+      }
+      printDecision(name, intent, decision, scheduling ? &*scheduling : nullptr,
+                    engine.policy().hoursPerMonth, out);
+      continue;
+    }
+    json result = core::toJson(decision, scheduling ? &*scheduling : nullptr);
+    if (!name.empty()) {
+      result["workload"] = name;
+    }
+    results.push_back(std::move(result));
+  }
+  if (format != OutputFormat::Table) {
+    printJsonOrYaml(results.size() == 1 ? results[0] : results, format, out);
+  }
+  return allPlaced ? kExitOk : kExitCannotPlace;
+}
+
+int runAnalyze(const core::PlacementEngine& engine, const core::WorkloadIntent& intent,
+               const core::CurrentSetup& current, double hours, OutputFormat format,
+               std::ostream& out, std::ostream& err) {
+  auto analysis = core::analyze(engine, intent, current, hours);
+  if (!analysis) {
+    err << "error: " << analysis.error().describe() << "\n";
+    return kExitBadInput;
+  }
+  std::optional<core::Scheduling> scheduling;
+  if (analysis->recommended.placement) {
+    scheduling =
+        core::renderScheduling(*analysis->recommended.placement, engine.catalog(), engine.policy());
+  }
+  if (format != OutputFormat::Table) {
+    printJsonOrYaml(core::toJson(*analysis, scheduling ? &*scheduling : nullptr), format, out);
+    return analysis->recommended.placement ? kExitOk : kExitCannotPlace;
+  }
+  const auto& a = *analysis;
+  out << "CURRENT      " << a.current.instanceType << ": "
+      << shapeOf(a.currentAccelerator, a.currentAcceleratorCount) << ", "
+      << capacityText(a.capacityType) << ", " << money(a.currentHourlyCost) << "/h, "
+      << money(a.currentMonthlyCost) << "/month (" << fixed(a.hoursPerMonth, 0) << " h)"
+      << (a.currentFits
+              ? ""
+              : " - does NOT fit the model (" + core::formatGiB(a.currentMemoryGiB) + " GiB)")
+      << "\n";
+  printDecision("", intent, a.recommended, scheduling ? &*scheduling : nullptr, a.hoursPerMonth,
+                out);
+  if (a.recommended.placement) {
+    out << "\nSAVINGS      " << fixed(a.savingsPercent, 1) << "% (" << money(a.monthlySavings)
+        << "/month) moving from " << a.current.instanceType << " to "
+        << a.recommended.placement->instanceType << "\n";
+  }
+  if (!a.alternatives.empty()) {
+    out << "\n";
+    Table table({"RANK", "INSTANCE", "ACCELERATORS", "CAPACITY", "$/MONTH", "SAVINGS", "NOTE"});
+    int rank = 2;
+    for (const auto& option : a.alternatives) {
+      table.add({std::to_string(rank++), option.instanceType,
+                 shapeOf(option.accelerator, option.acceleratorCount),
+                 capacityText(option.capacityType), money(option.monthlyCost),
+                 fixed(option.savingsPercent, 1) + "%", option.note});
+    }
+    table.print(out);
+  }
+  return a.recommended.placement ? kExitOk : kExitCannotPlace;
+}
+
+Result<std::vector<Scenario>> scenariosFromFile(const std::string& path,
+                                                const core::Catalog& catalog, double defaultHours) {
+  auto text = readTextFile(path);
+  if (!text) {
+    return Error{"--scenarios", text.error().field + ": " + text.error().message};
+  }
+  auto document = parseYaml(*text, path);
+  if (!document) {
+    return document.error();
+  }
+  if (!document->is_object() || !document->contains("scenarios") ||
+      !(*document)["scenarios"].is_array()) {
+    return Error{path + ": scenarios", "required: a list of scenarios"};
+  }
+  std::vector<Scenario> scenarios;
+  const auto& list = (*document)["scenarios"];
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    core::ObjectReader entry(list[i], path + ": scenarios[" + std::to_string(i) + "]");
+    if (auto ok = entry.requireObject(); !ok) {
+      return ok.error();
+    }
+    if (auto ok = entry.onlyKeys(
+            {"id", "description", "current", "workload", "hoursPerMonth", "spot", "expected"});
+        !ok) {
+      return ok.error();
+    }
+    Scenario scenario;
+    auto id = entry.string("id");
+    if (!id) {
+      return id.error();
+    }
+    scenario.id = *id;
+    scenario.description = entry.optionalString("description").value().value_or("");
+    scenario.expected = entry.optionalString("expected").value().value_or("");
+    const auto current = entry.child("current");
+    if (auto ok = current.requireObject(); !ok) {
+      return ok.error();
+    }
+    auto type = current.string("instanceType");
+    auto accelerators = current.optionalInteger("accelerators", 1, 4096);
+    auto instances = current.optionalInteger("instances", 1, 100000);
+    for (const Error* error :
+         {type ? nullptr : &type.error(), accelerators ? nullptr : &accelerators.error(),
+          instances ? nullptr : &instances.error()}) {
+      if (error) {
+        return *error;
+      }
+    }
+    scenario.current.instanceType = *type;
+    scenario.current.accelerators = static_cast<int>(accelerators->value_or(0));
+    scenario.current.instances = static_cast<int>(instances->value_or(0));
+
+    const auto workload = entry.child("workload");
+    if (auto ok = workload.requireObject(); !ok) {
+      return ok.error();
+    }
+    if (auto ok = workload.onlyKeys({"kind", "parameters", "precision", "framework", "architecture",
+                                     "latencyTargetMs", "objective"});
+        !ok) {
+      return ok.error();
+    }
+    WorkloadFlags flags;
+    flags.objective = "CostOptimized";
+    for (auto [key, target] :
+         {std::pair{"kind", &flags.kind}, std::pair{"parameters", &flags.parameters},
+          std::pair{"precision", &flags.precision}, std::pair{"framework", &flags.framework},
+          std::pair{"architecture", &flags.architecture},
+          std::pair{"objective", &flags.objective}}) {
+      auto value = workload.optionalString(key);
+      if (!value) {
+        return value.error();
+      }
+      if (*value) {
+        *target = **value;
+      }
+    }
+    auto latency = workload.optionalNumber("latencyTargetMs", 0.001, 3.6e6);
+    auto hours = entry.optionalNumber("hoursPerMonth", 1, 744);
+    auto spot = entry.optionalBool("spot");
+    for (const Error* error : {latency ? nullptr : &latency.error(),
+                               hours ? nullptr : &hours.error(), spot ? nullptr : &spot.error()}) {
+      if (error) {
+        return *error;
+      }
+    }
+    flags.latencyMs = *latency;
+    flags.capacity = spot->value_or(false) ? "Spot" : "OnDemand";
+    auto intent = flags.toIntent(catalog);
+    if (!intent) {
+      // Flag names become the file's field names.
+      std::string field = intent.error().field;
+      if (field.rfind("--", 0) == 0) {
+        field = "workload." + field.substr(2);
+      }
+      return Error{entry.path() + " (" + scenario.id + "): " + field, intent.error().message};
+    }
+    scenario.intent = std::move(intent).value();
+    scenario.hoursPerMonth = hours->value_or(defaultHours);
+    scenarios.push_back(std::move(scenario));
+  }
+  return scenarios;
+}
+
+int runScenarios(const core::PlacementEngine& engine, const std::vector<Scenario>& scenarios,
+                 OutputFormat format, std::ostream& out, std::ostream& err) {
+  Table table({"SCENARIO", "CURRENT", "$/MONTH", "RECOMMENDED", "$/MONTH", "SAVINGS", "EXPECTED"});
+  json results = json::array();
+  bool allPlaced = true;
+  for (const auto& scenario : scenarios) {
+    auto analysis =
+        core::analyze(engine, scenario.intent, scenario.current, scenario.hoursPerMonth);
+    if (!analysis) {
+      err << "error: " << scenario.id << ": " << analysis.error().describe() << "\n";
+      return kExitBadInput;
+    }
+    const auto& placement = analysis->recommended.placement;
+    allPlaced = allPlaced && placement.has_value();
+    if (format != OutputFormat::Table) {
+      std::optional<core::Scheduling> scheduling;
+      if (placement) {
+        scheduling = core::renderScheduling(*placement, engine.catalog(), engine.policy());
+      }
+      json result = core::toJson(*analysis, scheduling ? &*scheduling : nullptr);
+      result["id"] = scenario.id;
+      result["description"] = scenario.description;
+      result["expected"] = scenario.expected;
+      results.push_back(std::move(result));
+      continue;
+    }
+    table.add({scenario.id,
+               shapeOf(analysis->currentAccelerator, analysis->currentAcceleratorCount) + " " +
+                   scenario.current.instanceType,
+               money(analysis->currentMonthlyCost),
+               placement ? shapeOf(placement->accelerator, placement->acceleratorCount) + " " +
+                               placement->instanceType + " " + capacityText(placement->capacityType)
+                         : "none: " + analysis->recommended.cannotPlace,
+               placement ? money(placement->monthlyCost) : "-",
+               placement ? fixed(analysis->savingsPercent, 1) + "%" : "-", scenario.expected});
+  }
+  if (format == OutputFormat::Table) {
+    table.print(out);
+  } else {
+    printJsonOrYaml(results, format, out);
+  }
+  return allPlaced ? kExitOk : kExitCannotPlace;
+}
+
+int runCatalog(const core::PlacementEngine& engine, std::optional<core::Tier> tier,
+               OutputFormat format, std::ostream& out) {
+  const auto& catalog = engine.catalog();
+  Table table({"INSTANCE", "TIER", "ACCELERATOR", "COUNT", "GIB/ACCEL", "VCPU", "MEMORY GIB",
+               "ON-DEMAND $/H", "SPOT $/H"});
+  json rows = json::array();
+  for (std::size_t i = 0; i < catalog.instances.size(); ++i) {
+    const auto& instance = catalog.instances[i];
+    if (tier && instance.tier != *tier) {
+      continue;
+    }
+    const auto* accelerator = catalog.acceleratorOf(instance);
+    const auto onDemand = engine.price(static_cast<int>(i), core::CapacityType::OnDemand);
+    const auto spot = engine.price(static_cast<int>(i), core::CapacityType::Spot);
+    if (format == OutputFormat::Table) {
+      table.add({instance.type, std::string(core::nameOf(instance.tier)),
+                 accelerator ? accelerator->name : "-", std::to_string(instance.acceleratorCount),
+                 accelerator ? fixed(accelerator->memoryGiB, 2) : "-",
+                 std::to_string(instance.vcpus), fixed(instance.memoryGiB, 0),
+                 onDemand ? money(*onDemand) : "-", spot ? money(*spot) : "-"});
+      continue;
+    }
+    rows.push_back(
+        {{"instanceType", instance.type},
+         {"tier", core::nameOf(instance.tier)},
+         {"accelerator", accelerator ? json(accelerator->name) : json(nullptr)},
+         {"acceleratorCount", instance.acceleratorCount},
+         {"acceleratorMemoryGiB", accelerator ? json(accelerator->memoryGiB) : json(nullptr)},
+         {"vcpus", instance.vcpus},
+         {"memoryGiB", instance.memoryGiB},
+         {"onDemand", onDemand ? json(*onDemand) : json(nullptr)},
+         {"spot", spot ? json(*spot) : json(nullptr)}});
+  }
+  if (format == OutputFormat::Table) {
+    table.print(out);
+  } else {
+    printJsonOrYaml(rows, format, out);
+  }
+  return kExitOk;
+}
+
+}  // namespace gpuplacement::app

@@ -1,0 +1,74 @@
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "app/placement_config.h"
+#include "core/analysis.h"
+#include "core/result.h"
+#include "core/workload.h"
+
+namespace gpuplacement::app {
+
+enum class OutputFormat { Table, Json, Yaml };
+core::Result<OutputFormat> parseOutputFormat(const std::string& text);
+
+// The workload as flags; values as in the CRD, case-insensitive.
+struct WorkloadFlags {
+  std::string kind;
+  std::string parameters;
+  std::string precision = "fp16";
+  std::string framework = "PyTorch";
+  std::string architecture = "Transformer";
+  std::optional<double> latencyMs;
+  std::string objective = "Balanced";
+  std::vector<std::string> tiers;
+  std::optional<double> maxHourlyCost;
+  std::string capacity = "OnDemand";
+  int replicas = 1;
+  std::vector<std::string> instanceTypes;
+  std::vector<std::string> excludedInstanceTypes;
+
+  // Errors name the flag: "--objective: \"fast\" is not a valid objective ...".
+  core::Result<core::WorkloadIntent> toIntent(const core::Catalog& catalog) const;
+};
+
+struct NamedIntent {
+  std::string name;  // namespace/name from a manifest; empty for flags
+  core::WorkloadIntent intent;
+};
+
+// GpuWorkload manifests from a file (several documents allowed). Errors
+// name the document and the field.
+core::Result<std::vector<NamedIntent>> intentsFromManifests(const std::string& path,
+                                                            const core::Catalog& catalog,
+                                                            int replicas);
+
+// One what-if of `analyze --scenarios FILE` (config/examples/*.yaml).
+struct Scenario {
+  std::string id;
+  std::string description;
+  std::string expected;
+  core::CurrentSetup current;
+  core::WorkloadIntent intent;
+  double hoursPerMonth = 0;
+};
+
+core::Result<std::vector<Scenario>> scenariosFromFile(const std::string& path,
+                                                      const core::Catalog& catalog,
+                                                      double defaultHours);
+
+// Each returns the process exit code (0 placed, 1 cannot place, 2 bad input).
+int runRecommend(const core::PlacementEngine& engine, const std::vector<NamedIntent>& intents,
+                 OutputFormat format, std::ostream& out);
+int runAnalyze(const core::PlacementEngine& engine, const core::WorkloadIntent& intent,
+               const core::CurrentSetup& current, double hours, OutputFormat format,
+               std::ostream& out, std::ostream& err);
+int runScenarios(const core::PlacementEngine& engine, const std::vector<Scenario>& scenarios,
+                 OutputFormat format, std::ostream& out, std::ostream& err);
+int runCatalog(const core::PlacementEngine& engine, std::optional<core::Tier> tier,
+               OutputFormat format, std::ostream& out);
+
+}  // namespace gpuplacement::app

@@ -1,0 +1,107 @@
+#include "app/placement_config.h"
+
+#include "app/yaml_json.h"
+
+namespace gpuplacement::app {
+namespace {
+
+core::Error inFile(const std::string& source, const core::Error& error) {
+  return core::Error{source + (error.field.empty() ? "" : ": " + error.field), error.message};
+}
+
+core::Result<nlohmann::json> loadDocument(const std::string& path, const char* builtin,
+                                          const std::string& builtinName) {
+  if (path.empty()) {
+    return parseYaml(builtin, builtinName);
+  }
+  auto text = readTextFile(path);
+  if (!text) {
+    return text.error();
+  }
+  return parseYaml(*text, path);
+}
+
+}  // namespace
+
+core::Result<std::shared_ptr<const core::Catalog>> loadCatalog(const std::string& path) {
+  const std::string source = path.empty() ? "built-in catalog" : path;
+  auto document = loadDocument(path, kBuiltinCatalogYaml, source);
+  if (!document) {
+    return document.error();
+  }
+  auto catalog = core::parseCatalog(*document);
+  if (!catalog) {
+    return inFile(source, catalog.error());
+  }
+  return std::make_shared<const core::Catalog>(std::move(catalog).value());
+}
+
+core::Result<std::shared_ptr<const core::RuleSet>> loadRules(const std::string& path,
+                                                             const core::Catalog& catalog) {
+  const std::string source = path.empty() ? "built-in rules" : path;
+  auto document = loadDocument(path, kBuiltinRulesYaml, source);
+  if (!document) {
+    return document.error();
+  }
+  auto rules = core::parseRuleSet(*document, catalog);
+  if (!rules) {
+    return inFile(source, rules.error());
+  }
+  return std::make_shared<const core::RuleSet>(std::move(rules).value());
+}
+
+core::Result<core::Policy> policyFromManifest(const nlohmann::json& manifest,
+                                              const core::Catalog& catalog,
+                                              const core::RuleSet& rules) {
+  if (!manifest.is_object()) {
+    return core::Error{"", "a PlacementPolicy must be an object"};
+  }
+  if (manifest.value("kind", "") != "PlacementPolicy") {
+    return core::Error{"kind", "expected PlacementPolicy, found \"" +
+                                   manifest.value("kind", std::string()) + "\""};
+  }
+  if (manifest.value("apiVersion", "") != "gpuplacement.io/v1alpha1") {
+    return core::Error{"apiVersion", "expected gpuplacement.io/v1alpha1"};
+  }
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  const auto spec = manifest.find("spec");
+  return core::parsePolicySpec(spec == manifest.end() ? kEmpty : *spec, catalog, rules);
+}
+
+core::Result<core::Policy> loadPolicyFile(const std::string& path, const core::Catalog& catalog,
+                                          const core::RuleSet& rules) {
+  if (path.empty()) {
+    return core::Policy{};
+  }
+  auto text = readTextFile(path);
+  if (!text) {
+    return text.error();
+  }
+  auto document = parseYaml(*text, path);
+  if (!document) {
+    return document.error();
+  }
+  auto policy = policyFromManifest(*document, catalog, rules);
+  if (!policy) {
+    return inFile(path, policy.error());
+  }
+  return policy;
+}
+
+core::Result<std::shared_ptr<const core::PlacementEngine>> loadEngine(const EngineFiles& files) {
+  auto catalog = loadCatalog(files.catalog);
+  if (!catalog) {
+    return catalog.error();
+  }
+  auto rules = loadRules(files.rules, **catalog);
+  if (!rules) {
+    return rules.error();
+  }
+  auto policy = loadPolicyFile(files.policy, **catalog, **rules);
+  if (!policy) {
+    return policy.error();
+  }
+  return core::PlacementEngine::create(*catalog, *rules, std::move(policy).value());
+}
+
+}  // namespace gpuplacement::app

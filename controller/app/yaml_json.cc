@@ -1,0 +1,154 @@
+#include "app/yaml_json.h"
+
+#include <charconv>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+namespace gpuplacement::app {
+namespace {
+
+using json = nlohmann::json;
+
+// YAML 1.2 core schema for plain scalars.
+json plainScalar(const std::string& text) {
+  static const std::regex nullPattern("^(~|null|Null|NULL|)$");
+  static const std::regex truePattern("^(true|True|TRUE)$");
+  static const std::regex falsePattern("^(false|False|FALSE)$");
+  static const std::regex intPattern("^[-+]?[0-9]+$");
+  static const std::regex floatPattern(R"(^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$)");
+  if (std::regex_match(text, nullPattern)) {
+    return nullptr;
+  }
+  if (std::regex_match(text, truePattern)) {
+    return true;
+  }
+  if (std::regex_match(text, falsePattern)) {
+    return false;
+  }
+  if (std::regex_match(text, intPattern)) {
+    std::int64_t value = 0;
+    const char* begin = text.data() + (text[0] == '+' ? 1 : 0);
+    auto [end, ec] = std::from_chars(begin, text.data() + text.size(), value);
+    if (ec == std::errc() && end == text.data() + text.size()) {
+      return value;
+    }
+    return text;  // too large for an integer: keep the digits
+  }
+  if (std::regex_match(text, floatPattern)) {
+    return std::stod(text);
+  }
+  return text;
+}
+
+json toJson(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return nullptr;
+    case YAML::NodeType::Scalar:
+      // "!" is the tag of a quoted scalar: always a string.
+      return node.Tag() == "!" ? json(node.Scalar()) : plainScalar(node.Scalar());
+    case YAML::NodeType::Sequence: {
+      json array = json::array();
+      for (const auto& item : node) {
+        array.push_back(toJson(item));
+      }
+      return array;
+    }
+    case YAML::NodeType::Map: {
+      json object = json::object();
+      for (const auto& item : node) {
+        object[item.first.as<std::string>()] = toJson(item.second);
+      }
+      return object;
+    }
+  }
+  return nullptr;
+}
+
+void emit(YAML::Emitter& out, const json& value) {
+  switch (value.type()) {
+    case json::value_t::object:
+      out << YAML::BeginMap;
+      for (const auto& [key, item] : value.items()) {
+        out << YAML::Key << key << YAML::Value;
+        emit(out, item);
+      }
+      out << YAML::EndMap;
+      break;
+    case json::value_t::array:
+      out << YAML::BeginSeq;
+      for (const auto& item : value) {
+        emit(out, item);
+      }
+      out << YAML::EndSeq;
+      break;
+    case json::value_t::string: {
+      const auto text = value.get<std::string>();
+      // Quote strings a reader would take for another type.
+      const json reread = plainScalar(text);
+      if (!reread.is_string()) {
+        out << YAML::DoubleQuoted << text;
+      } else {
+        out << text;
+      }
+      break;
+    }
+    case json::value_t::null:
+      out << YAML::Null;
+      break;
+    default:
+      out << value.dump();
+  }
+}
+
+}  // namespace
+
+core::Result<std::vector<json>> parseYamlDocuments(const std::string& text,
+                                                   const std::string& source) {
+  std::vector<json> documents;
+  try {
+    for (const auto& node : YAML::LoadAll(text)) {
+      if (node.IsNull()) {
+        continue;  // "---" with nothing after it
+      }
+      documents.push_back(toJson(node));
+    }
+  } catch (const YAML::Exception& e) {
+    return core::Error{source, "not valid YAML: " + std::string(e.what())};
+  }
+  return documents;
+}
+
+core::Result<json> parseYaml(const std::string& text, const std::string& source) {
+  auto documents = parseYamlDocuments(text, source);
+  if (!documents) {
+    return documents.error();
+  }
+  if (documents->size() != 1) {
+    return core::Error{source,
+                       "expected one YAML document, found " + std::to_string(documents->size())};
+  }
+  return std::move(documents->front());
+}
+
+std::string toYaml(const json& value) {
+  YAML::Emitter out;
+  emit(out, value);
+  return std::string(out.c_str()) + "\n";
+}
+
+core::Result<std::string> readTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return core::Error{path, "cannot read the file"};
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace gpuplacement::app

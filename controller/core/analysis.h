@@ -1,0 +1,57 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/engine.h"
+#include "core/render.h"
+
+namespace gpuplacement::core {
+
+// What a team runs today: an instance type and either how many of its
+// accelerators they use or how many whole instances.
+struct CurrentSetup {
+  std::string instanceType;
+  int accelerators = 0;
+  int instances = 0;
+};
+
+struct RankedOption {
+  std::string instanceType;
+  std::string accelerator;
+  int acceleratorCount = 0;
+  CapacityType capacityType = CapacityType::OnDemand;
+  double monthlyCost = 0;
+  double savingsPercent = 0;
+  std::string note;
+};
+
+// The migration analysis of seed 004's analyzer, done right: precision is
+// honoured, accelerators are counted with a ceiling, and costs come from the
+// same catalog and policy as every placement.
+struct Analysis {
+  CurrentSetup current;
+  std::string currentAccelerator;
+  int currentAcceleratorCount = 0;
+  CapacityType capacityType = CapacityType::OnDemand;
+  double hoursPerMonth = 0;
+  double currentHourlyCost = 0;
+  double currentMonthlyCost = 0;
+  double currentMemoryGiB = 0;
+  bool currentFits = false;
+  Decision recommended;
+  double recommendedMonthlyCost = 0;
+  double savingsPercent = 0;
+  double monthlySavings = 0;
+  std::vector<RankedOption> alternatives;
+};
+
+// Errors name the flag-like field ("current.instanceType") at fault.
+Result<Analysis> analyze(const PlacementEngine& engine, const WorkloadIntent& intent,
+                         const CurrentSetup& current, double hoursPerMonth);
+
+nlohmann::json toJson(const Analysis& analysis, const Scheduling* scheduling);
+
+}  // namespace gpuplacement::core

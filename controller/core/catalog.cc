@@ -1,0 +1,246 @@
+#include "core/catalog.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/json_reader.h"
+
+namespace gpuplacement::core {
+namespace {
+
+using json = nlohmann::json;
+
+Result<AcceleratorSpec> parseAccelerator(const json& value, std::size_t index) {
+  ObjectReader reader(value, "accelerators[" + std::to_string(index) + "]");
+  if (auto ok = reader.requireObject(); !ok) {
+    return ok.error();
+  }
+  auto name = reader.string("name");
+  if (!name) {
+    return name.error();
+  }
+  // From here on, errors name the accelerator rather than its position.
+  ObjectReader entry(value, "accelerators[" + *name + "]");
+  if (auto ok = entry.onlyKeys({"name", "vendor", "memoryGiB", "fp16Tflops", "memoryBandwidthGBs",
+                                "karpenterName", "gpuProduct", "sources"});
+      !ok) {
+    return ok.error();
+  }
+  AcceleratorSpec spec;
+  spec.name = *name;
+  auto vendor = entry.string("vendor");
+  auto memory = entry.number("memoryGiB", 0.5, 4096);
+  auto tflops = entry.number("fp16Tflops", 0.001, 1e6);
+  auto bandwidth = entry.number("memoryBandwidthGBs", 1, 1e6);
+  auto karpenter = entry.optionalString("karpenterName");
+  auto product = entry.optionalString("gpuProduct");
+  for (const Error* error :
+       {vendor ? nullptr : &vendor.error(), memory ? nullptr : &memory.error(),
+        tflops ? nullptr : &tflops.error(), bandwidth ? nullptr : &bandwidth.error(),
+        karpenter ? nullptr : &karpenter.error(), product ? nullptr : &product.error()}) {
+    if (error) {
+      return *error;
+    }
+  }
+  spec.vendor = *vendor;
+  spec.memoryGiB = *memory;
+  spec.fp16Tflops = *tflops;
+  spec.memoryBandwidthGBs = *bandwidth;
+  spec.karpenterName = karpenter->value_or("");
+  spec.gpuProduct = product->value_or("");
+  return spec;
+}
+
+Result<InstanceType> parseInstance(const json& value, std::size_t index, const Catalog& catalog) {
+  ObjectReader reader(value, "instances[" + std::to_string(index) + "]");
+  if (auto ok = reader.requireObject(); !ok) {
+    return ok.error();
+  }
+  auto type = reader.string("type");
+  if (!type) {
+    return type.error();
+  }
+  ObjectReader entry(value, "instances[" + *type + "]");
+  if (auto ok = entry.onlyKeys({"type", "tier", "accelerator", "acceleratorCount",
+                                "allowedAcceleratorCounts", "vcpus", "memoryGiB", "onDemand",
+                                "spot", "fp16Tflops", "memoryBandwidthGBs", "sources"});
+      !ok) {
+    return ok.error();
+  }
+  InstanceType instance;
+  instance.type = *type;
+  const auto dot = type->find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == type->size()) {
+    return Error{entry.fieldPath("type"),
+                 "\"" + *type + "\" is not an instance type like g5.xlarge"};
+  }
+  instance.family = type->substr(0, dot);
+
+  auto tier = entry.optionalEnum<Tier>("tier");
+  if (!tier) {
+    return tier.error();
+  }
+  if (!*tier) {
+    return Error{entry.fieldPath("tier"), "required (use " + allowedValues<Tier>() + ")"};
+  }
+  instance.tier = **tier;
+
+  auto vcpus = entry.optionalInteger("vcpus", 1, 4096);
+  if (!vcpus || !*vcpus) {
+    return vcpus ? Error{entry.fieldPath("vcpus"), "required"} : vcpus.error();
+  }
+  instance.vcpus = static_cast<int>(**vcpus);
+  auto memory = entry.number("memoryGiB", 0.25, 1e5);
+  if (!memory) {
+    return memory.error();
+  }
+  instance.memoryGiB = *memory;
+
+  // Prices: a number, or null for "not sold that way"; the key is required
+  // so a forgotten price is an error, not a free instance.
+  for (const char* key : {"onDemand", "spot"}) {
+    if (!entry.value().contains(key)) {
+      return Error{entry.fieldPath(key), "required (a price per instance-hour, or null)"};
+    }
+    auto price = entry.optionalNumber(key, 0, 10'000);
+    if (!price) {
+      return price.error();
+    }
+    (std::string_view(key) == "onDemand" ? instance.onDemand : instance.spot) = *price;
+  }
+
+  if (instance.tier == Tier::CPU) {
+    if (entry.has("accelerator") || entry.has("acceleratorCount")) {
+      return Error{entry.fieldPath("accelerator"), "a CPU instance has no accelerator"};
+    }
+    auto tflops = entry.number("fp16Tflops", 0.001, 1e4);
+    auto bandwidth = entry.number("memoryBandwidthGBs", 0.1, 1e5);
+    if (!tflops) {
+      return tflops.error();
+    }
+    if (!bandwidth) {
+      return bandwidth.error();
+    }
+    instance.cpuTflops = *tflops;
+    instance.cpuMemoryBandwidthGBs = *bandwidth;
+    return instance;
+  }
+
+  auto acceleratorName = entry.string("accelerator");
+  if (!acceleratorName) {
+    return acceleratorName.error();
+  }
+  instance.accelerator = catalog.acceleratorIndex(*acceleratorName);
+  if (instance.accelerator < 0) {
+    return Error{entry.fieldPath("accelerator"),
+                 "\"" + *acceleratorName + "\" is not in the accelerators list"};
+  }
+  const bool awsChip = catalog.accelerators[instance.accelerator].vendor == "AWS";
+  if (awsChip != (instance.tier == Tier::Trainium || instance.tier == Tier::Inferentia)) {
+    return Error{entry.fieldPath("tier"), "tier " + std::string(nameOf(instance.tier)) +
+                                              " does not match accelerator " + *acceleratorName};
+  }
+  auto count = entry.optionalInteger("acceleratorCount", 1, 64);
+  if (!count || !*count) {
+    return count ? Error{entry.fieldPath("acceleratorCount"), "required"} : count.error();
+  }
+  instance.acceleratorCount = static_cast<int>(**count);
+  if (entry.has("allowedAcceleratorCounts")) {
+    const auto& counts = entry.at("allowedAcceleratorCounts");
+    if (!counts.is_array() || counts.empty()) {
+      return Error{entry.fieldPath("allowedAcceleratorCounts"), "must be a list of counts"};
+    }
+    for (const auto& item : counts) {
+      if (!item.is_number_integer() || item.get<int>() < 1 ||
+          item.get<int>() > instance.acceleratorCount) {
+        return Error{entry.fieldPath("allowedAcceleratorCounts"),
+                     "each count must be between 1 and acceleratorCount (" +
+                         std::to_string(instance.acceleratorCount) + ")"};
+      }
+      instance.allowedAcceleratorCounts.push_back(item.get<int>());
+    }
+    std::sort(instance.allowedAcceleratorCounts.begin(), instance.allowedAcceleratorCounts.end());
+  }
+  return instance;
+}
+
+}  // namespace
+
+int Catalog::acceleratorIndex(std::string_view name) const {
+  for (std::size_t i = 0; i < accelerators.size(); ++i) {
+    if (accelerators[i].name == name) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+int Catalog::indexOf(std::string_view type) const {
+  const auto it = std::lower_bound(
+      instances.begin(), instances.end(), type,
+      [](const InstanceType& instance, std::string_view key) { return instance.type < key; });
+  if (it == instances.end() || it->type != type) {
+    return -1;
+  }
+  return static_cast<int>(it - instances.begin());
+}
+
+const InstanceType* Catalog::find(std::string_view type) const {
+  const int index = indexOf(type);
+  return index < 0 ? nullptr : &instances[index];
+}
+
+Result<Catalog> parseCatalog(const json& document) {
+  ObjectReader root(document, "");
+  if (!document.is_object()) {
+    return Error{"catalog", "must be a YAML or JSON object with accelerators and instances"};
+  }
+  if (auto ok = root.onlyKeys({"version", "region", "pricesAsOf", "accelerators", "instances"});
+      !ok) {
+    return ok.error();
+  }
+  auto version = root.optionalInteger("version", 1, 1);
+  if (!version) {
+    return version.error();
+  }
+  Catalog catalog;
+  catalog.region = root.optionalString("region")->value_or("");
+  catalog.pricesAsOf = root.optionalString("pricesAsOf")->value_or("");
+
+  if (!root.has("accelerators") || !root.at("accelerators").is_array()) {
+    return Error{"accelerators", "required: a list of accelerator models"};
+  }
+  std::set<std::string> names;
+  const auto& accelerators = root.at("accelerators");
+  for (std::size_t i = 0; i < accelerators.size(); ++i) {
+    auto spec = parseAccelerator(accelerators[i], i);
+    if (!spec) {
+      return spec.error();
+    }
+    if (!names.insert(spec->name).second) {
+      return Error{"accelerators[" + spec->name + "]", "defined twice"};
+    }
+    catalog.accelerators.push_back(std::move(spec).value());
+  }
+
+  if (!root.has("instances") || !root.at("instances").is_array() || root.at("instances").empty()) {
+    return Error{"instances", "required: a non-empty list of instance types"};
+  }
+  std::set<std::string> types;
+  const auto& instances = root.at("instances");
+  for (std::size_t i = 0; i < instances.size(); ++i) {
+    auto instance = parseInstance(instances[i], i, catalog);
+    if (!instance) {
+      return instance.error();
+    }
+    if (!types.insert(instance->type).second) {
+      return Error{"instances[" + instance->type + "]", "defined twice"};
+    }
+    catalog.instances.push_back(std::move(instance).value());
+  }
+  std::sort(catalog.instances.begin(), catalog.instances.end(),
+            [](const InstanceType& a, const InstanceType& b) { return a.type < b.type; });
+  return catalog;
+}
+
+}  // namespace gpuplacement::core

@@ -1,0 +1,103 @@
+#include "core/decision_json.h"
+
+#include <cmath>
+
+#include "core/quantity.h"
+
+namespace gpuplacement::core {
+
+using json = nlohmann::json;
+
+double roundMoney(double dollars) {
+  return std::round(dollars * 1e4) / 1e4;
+}
+double roundGiB(double gib) {
+  return std::round(gib * 100) / 100;
+}
+
+json toJson(const MemoryEstimate& memory) {
+  return json{{"parameters", formatParameterCount(memory.parameters)},
+              {"precision", nameOf(memory.precision)},
+              {"bytesPerParameter", memory.bytesPerParameter},
+              {"overhead", memory.overhead},
+              {"weightsGiB", roundGiB(memory.weightsGiB)},
+              {"requiredGiB", roundGiB(memory.requiredGiB)}};
+}
+
+json toJson(const Placement& placement) {
+  return json{
+      {"tier", nameOf(placement.tier)},
+      {"accelerator", placement.accelerator.empty() ? json(nullptr) : json(placement.accelerator)},
+      {"instanceType", placement.instanceType},
+      {"acceleratorCount", placement.acceleratorCount},
+      {"acceleratorsPerInstance", placement.acceleratorsPerInstance},
+      {"capacityType", nameOf(placement.capacityType)},
+      {"hourlyCost", roundMoney(placement.hourlyCost)},
+      {"monthlyCost", roundMoney(placement.monthlyCost)},
+      {"replicas", placement.replicas},
+      {"totalHourlyCost", roundMoney(placement.totalHourlyCost)},
+      {"totalMonthlyCost", roundMoney(placement.totalMonthlyCost)},
+      {"requiredMemoryGiB", roundGiB(placement.requiredMemoryGiB)},
+      {"availableMemoryGiB", roundGiB(placement.availableMemoryGiB)},
+      {"performance", std::round(placement.performance * 100) / 100},
+      {"performanceUnit", placement.performanceUnit}};
+}
+
+json toJson(const Scheduling& scheduling) {
+  json tolerations = json::array();
+  for (const auto& toleration : scheduling.tolerations) {
+    json item = {{"operator", toleration.op}};
+    if (!toleration.key.empty()) {
+      item["key"] = toleration.key;
+    }
+    if (!toleration.value.empty()) {
+      item["value"] = toleration.value;
+    }
+    if (!toleration.effect.empty()) {
+      item["effect"] = toleration.effect;
+    }
+    tolerations.push_back(std::move(item));
+  }
+  return json{
+      {"nodeSelector", scheduling.nodeSelector},
+      {"tolerations", std::move(tolerations)},
+      {"resources", {{"limits", scheduling.resources}, {"requests", scheduling.resources}}}};
+}
+
+json toJson(const Alternative& alternative) {
+  json item = {{"instanceType",
+                alternative.instanceType.empty() ? json(nullptr) : json(alternative.instanceType)},
+               {"tier", nameOf(alternative.tier)},
+               {"hourlyCost",
+                alternative.hourlyCost ? json(roundMoney(*alternative.hourlyCost)) : json(nullptr)},
+               {"rejected", alternative.rejected}};
+  if (!alternative.instanceType.empty()) {
+    item["accelerator"] =
+        alternative.accelerator.empty() ? json(nullptr) : json(alternative.accelerator);
+    item["acceleratorCount"] = alternative.acceleratorCount;
+    item["capacityType"] = nameOf(alternative.capacityType);
+  }
+  return item;
+}
+
+json toJson(const Decision& decision, const Scheduling* scheduling) {
+  json alternatives = json::array();
+  for (const auto& alternative : decision.alternatives) {
+    alternatives.push_back(toJson(alternative));
+  }
+  json result = {{"placement", decision.placement ? toJson(*decision.placement) : json(nullptr)},
+                 {"scheduling", scheduling ? toJson(*scheduling) : json(nullptr)},
+                 {"rule", decision.rule.empty() ? json(nullptr) : json(decision.rule)},
+                 {"ruleSource", decision.ruleSource},
+                 {"reason", decision.reason},
+                 {"alternatives", std::move(alternatives)},
+                 {"memory", toJson(decision.memory)},
+                 {"sizeBucket", decision.sizeBucket},
+                 {"latencyClass", nameOf(decision.latency)}};
+  if (!decision.placement) {
+    result["cannotPlace"] = decision.cannotPlace;
+  }
+  return result;
+}
+
+}  // namespace gpuplacement::core

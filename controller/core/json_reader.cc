@@ -1,0 +1,61 @@
+#include "core/json_reader.h"
+
+#include <cctype>
+#include <cstdio>
+
+#include "core/quantity.h"
+
+namespace gpuplacement::core {
+
+namespace detail {
+
+bool sameName(std::string_view input, std::string_view name) {
+  std::size_t i = 0;
+  std::size_t j = 0;
+  const auto skip = [&] {
+    while (i < input.size() && (input[i] == '-' || input[i] == '_')) {
+      ++i;
+    }
+  };
+  skip();
+  while (i < input.size() && j < name.size()) {
+    if (std::tolower(static_cast<unsigned char>(input[i])) !=
+        std::tolower(static_cast<unsigned char>(name[j]))) {
+      return false;
+    }
+    ++i;
+    ++j;
+    skip();
+  }
+  return i == input.size() && j == name.size();
+}
+
+}  // namespace detail
+
+Result<std::optional<double>> ObjectReader::optionalNumber(std::string_view key, double min,
+                                                           double max) const {
+  if (!has(key)) {
+    return std::optional<double>();
+  }
+  const auto& field = at(key);
+  double value = 0;
+  if (field.is_number()) {
+    value = field.get<double>();
+  } else if (field.is_string()) {
+    auto parsed = parseDecimal(field.get<std::string>());
+    if (!parsed) {
+      return Error{fieldPath(key), parsed.error().message};
+    }
+    value = *parsed;
+  } else {
+    return Error{fieldPath(key), "must be a number"};
+  }
+  if (!std::isfinite(value) || value < min || value > max) {
+    char bounds[96];
+    std::snprintf(bounds, sizeof bounds, "must be between %g and %g, not %g", min, max, value);
+    return Error{fieldPath(key), bounds};
+  }
+  return std::optional<double>(value);
+}
+
+}  // namespace gpuplacement::core

@@ -1,0 +1,115 @@
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/catalog.h"
+#include "core/result.h"
+#include "core/rules.h"
+#include "core/types.h"
+
+namespace gpuplacement::core {
+
+struct Toleration {
+  std::string key;
+  std::string op = "Exists";  // Exists or Equal
+  std::string value;
+  std::string effect;  // NoSchedule, PreferNoSchedule, NoExecute, or empty for all
+
+  bool operator==(const Toleration&) const = default;
+  auto operator<=>(const Toleration&) const = default;
+};
+
+// Memory needed = parameters x bytes per parameter x overhead. The defaults
+// and why:
+//   training 8.0: Adam in mixed precision keeps 2-byte weights, 2-byte
+//     gradients, 4-byte fp32 master weights and 8 bytes of moments: 16 bytes
+//     per parameter, 8x the 2-byte weights. Activations come on top; raise it
+//     for long sequences, lower it (4.0) for pure fp32 training.
+//   fineTuning 1.5: parameter-efficient fine-tuning (LoRA): frozen weights,
+//     small adapters with their optimizer state, and activations; the seeds'
+//     training figure. Full fine-tuning is training.
+//   inference and batchInference 1.2: weights plus KV cache and activations
+//     (seed 004).
+struct MemoryOverheads {
+  double training = 8.0;
+  double fineTuning = 1.5;
+  double inference = 1.2;
+  double batchInference = 1.2;
+
+  double forKind(WorkloadKind kind) const {
+    switch (kind) {
+      case WorkloadKind::Training:
+        return training;
+      case WorkloadKind::FineTuning:
+        return fineTuning;
+      case WorkloadKind::Inference:
+        return inference;
+      case WorkloadKind::BatchInference:
+        return batchInference;
+    }
+    return inference;
+  }
+};
+
+struct PriceOverride {
+  std::optional<double> onDemand;
+  std::optional<double> spot;
+};
+
+// Which node label tells Karpenter (or a node group) spot from on-demand.
+// An empty key writes no capacity-type selector.
+struct CapacityTypeLabel {
+  std::string key = "karpenter.sh/capacity-type";
+  std::string onDemand = "on-demand";
+  std::string spot = "spot";
+};
+
+struct TierSettings {
+  std::string resourceName;  // nvidia.com/gpu, aws.amazon.com/neuron; empty for CPU
+  std::vector<Toleration> tolerations;
+};
+
+// How the controller moves workloads when prices or rules change.
+struct ReplacementSettings {
+  double minSavingsPercent = 10;  // hysteresis: smaller savings never move a workload
+  std::chrono::seconds cooldown{std::chrono::hours(1)};
+  int maxConcurrentRollouts = 2;
+};
+
+// Everything a PlacementPolicy can set; the defaults are the built-in policy.
+struct Policy {
+  std::map<std::string, PriceOverride> prices;
+  std::set<std::string> disabledInstanceTypes;
+  double hoursPerMonth = 730;
+  CostModel costModel = CostModel::AcceleratorShare;
+  MemoryOverheads memoryOverheads;
+  // Rule knobs; nullopt keeps the rules file's value.
+  std::optional<double> lowLatencyBelowMs;
+  std::optional<double> realtimeBelowMs;
+  std::optional<std::vector<Framework>> neuronFrameworks;
+  std::optional<std::vector<Architecture>> neuronArchitectures;
+  std::set<std::string> disabledRules;
+  LabelScheme labelScheme = LabelScheme::InstanceType;
+  CapacityTypeLabel capacityTypeLabel;
+  std::array<TierSettings, 4> tiers = defaultTiers();
+  ReplacementSettings replacement;
+
+  const TierSettings& tier(Tier tier) const { return tiers[static_cast<std::size_t>(tier)]; }
+  static std::array<TierSettings, 4> defaultTiers();
+};
+
+// Reads a PlacementPolicy's spec. Instance types and rule names are checked
+// against the catalog and rules, so a typo is an error, not a silent no-op.
+// Field paths start at "spec".
+Result<Policy> parsePolicySpec(const nlohmann::json& spec, const Catalog& catalog,
+                               const RuleSet& rules);
+
+}  // namespace gpuplacement::core

@@ -1,0 +1,245 @@
+#include "core/workload.h"
+
+#include <algorithm>
+
+#include "core/json_reader.h"
+#include "core/quantity.h"
+
+namespace gpuplacement::core {
+namespace {
+
+using json = nlohmann::json;
+
+Result<std::uint64_t> readParameters(const ObjectReader& model) {
+  if (!model.has("parameters")) {
+    return Error{model.fieldPath("parameters"), "required (e.g. 7B, 350M, 7e9)"};
+  }
+  const auto& value = model.at("parameters");
+  Result<std::uint64_t> parsed = Error{};
+  if (value.is_string()) {
+    parsed = parseParameterCount(value.get<std::string>());
+  } else if (value.is_number()) {
+    // YAML reads 7000000000 and 7e9 as numbers.
+    const double number = value.get<double>();
+    char text[64];
+    std::snprintf(text, sizeof text, "%.17g", number);
+    parsed = value.is_number_unsigned()
+                 ? parseParameterCount(std::to_string(value.get<std::uint64_t>()))
+                 : parseParameterCount(text);
+  } else {
+    return Error{model.fieldPath("parameters"), "must be a count such as 7B or 7000000000"};
+  }
+  if (!parsed) {
+    return Error{model.fieldPath("parameters"), parsed.error().message};
+  }
+  return parsed;
+}
+
+Status readConstraints(const ObjectReader& spec, Constraints& constraints) {
+  const auto reader = spec.child("constraints");
+  if (auto ok = reader.requireObject(true); !ok) {
+    return ok.error();
+  }
+  if (auto ok = reader.onlyKeys(
+          {"tiers", "instanceTypes", "excludedInstanceTypes", "maxHourlyCost", "capacityType"});
+      !ok) {
+    return ok.error();
+  }
+  auto tiers = reader.enumList<Tier>("tiers");
+  auto types = reader.stringList("instanceTypes");
+  auto excluded = reader.stringList("excludedInstanceTypes");
+  auto cost = reader.optionalNumber("maxHourlyCost", 0.0001, 1e5);
+  auto capacity = reader.optionalEnum<CapacityType>("capacityType");
+  for (const Error* error : {tiers ? nullptr : &tiers.error(), types ? nullptr : &types.error(),
+                             excluded ? nullptr : &excluded.error(), cost ? nullptr : &cost.error(),
+                             capacity ? nullptr : &capacity.error()}) {
+    if (error) {
+      return *error;
+    }
+  }
+  constraints.tiers = *tiers;
+  constraints.instanceTypes = *types;
+  constraints.excludedInstanceTypes = *excluded;
+  constraints.maxHourlyCost = *cost;
+  constraints.capacityType = capacity->value_or(constraints.capacityType);
+  return Ok{};
+}
+
+}  // namespace
+
+Status validateIntent(const WorkloadIntent& intent, const Catalog& catalog) {
+  const auto& constraints = intent.constraints;
+  if (intent.parameters == 0) {
+    return Error{"spec.model.parameters", "required (e.g. 7B, 350M, 7e9)"};
+  }
+  if (intent.latencyTargetMs && !(*intent.latencyTargetMs > 0)) {
+    return Error{"spec.workload.latencyTargetMs", "must be a positive number of milliseconds"};
+  }
+  if (intent.replicas < 0) {
+    return Error{"replicas", "must not be negative"};
+  }
+  const auto checkTypes = [&](const std::vector<std::string>& types, const char* field) -> Status {
+    for (std::size_t i = 0; i < types.size(); ++i) {
+      if (!catalog.find(types[i])) {
+        return Error{std::string("spec.constraints.") + field + "[" + std::to_string(i) + "]",
+                     "\"" + types[i] + "\" is not an instance type of the catalog"};
+      }
+    }
+    return Ok{};
+  };
+  if (auto ok = checkTypes(constraints.instanceTypes, "instanceTypes"); !ok) {
+    return ok;
+  }
+  if (auto ok = checkTypes(constraints.excludedInstanceTypes, "excludedInstanceTypes"); !ok) {
+    return ok;
+  }
+  for (std::size_t i = 0; i < constraints.instanceTypes.size(); ++i) {
+    const auto& type = constraints.instanceTypes[i];
+    if (std::find(constraints.excludedInstanceTypes.begin(),
+                  constraints.excludedInstanceTypes.end(),
+                  type) != constraints.excludedInstanceTypes.end()) {
+      return Error{"spec.constraints.instanceTypes[" + std::to_string(i) + "]",
+                   "\"" + type + "\" is both allowed and excluded"};
+    }
+    if (!constraints.tiers.empty()) {
+      const auto tier = catalog.find(type)->tier;
+      if (std::find(constraints.tiers.begin(), constraints.tiers.end(), tier) ==
+          constraints.tiers.end()) {
+        return Error{"spec.constraints.instanceTypes[" + std::to_string(i) + "]",
+                     "\"" + type + "\" is a " + std::string(nameOf(tier)) +
+                         " instance, outside the allowed tiers"};
+      }
+    }
+  }
+  return Ok{};
+}
+
+Result<GpuWorkloadSpec> parseGpuWorkloadSpec(const json& specValue, const Catalog& catalog) {
+  ObjectReader spec(specValue, "spec");
+  if (auto ok = spec.requireObject(); !ok) {
+    return ok.error();
+  }
+  if (auto ok = spec.onlyKeys({"targetRef", "containers", "workload", "model", "objective",
+                               "constraints", "policyRef", "mode"});
+      !ok) {
+    return ok.error();
+  }
+  GpuWorkloadSpec result;
+
+  const auto target = spec.child("targetRef");
+  if (!spec.has("targetRef")) {
+    return Error{"spec.targetRef", "required: the Deployment to place"};
+  }
+  if (auto ok = target.requireObject(); !ok) {
+    return ok.error();
+  }
+  if (auto ok = target.onlyKeys({"apiVersion", "kind", "name"}); !ok) {
+    return ok.error();
+  }
+  auto targetName = target.string("name");
+  auto targetKind = target.optionalString("kind");
+  auto targetVersion = target.optionalString("apiVersion");
+  for (const Error* error :
+       {targetName ? nullptr : &targetName.error(), targetKind ? nullptr : &targetKind.error(),
+        targetVersion ? nullptr : &targetVersion.error()}) {
+    if (error) {
+      return *error;
+    }
+  }
+  result.targetRef.name = *targetName;
+  result.targetRef.kind = targetKind->value_or("Deployment");
+  result.targetRef.apiVersion = targetVersion->value_or("apps/v1");
+  if (result.targetRef.kind != "Deployment" || result.targetRef.apiVersion != "apps/v1") {
+    return Error{"spec.targetRef.kind", "only apps/v1 Deployment is supported so far, not " +
+                                            result.targetRef.apiVersion + " " +
+                                            result.targetRef.kind};
+  }
+
+  auto containers = spec.stringList("containers");
+  if (!containers) {
+    return containers.error();
+  }
+  result.containers = *containers;
+
+  auto& intent = result.intent;
+  const auto workload = spec.child("workload");
+  if (!spec.has("workload")) {
+    return Error{"spec.workload", "required: at least the workload kind"};
+  }
+  if (auto ok = workload.requireObject(); !ok) {
+    return ok.error();
+  }
+  if (auto ok = workload.onlyKeys({"kind", "latencyTargetMs"}); !ok) {
+    return ok.error();
+  }
+  auto kind = workload.optionalEnum<WorkloadKind>("kind");
+  if (!kind) {
+    return kind.error();
+  }
+  if (!*kind) {
+    return Error{"spec.workload.kind", "required (use " + allowedValues<WorkloadKind>() + ")"};
+  }
+  intent.kind = **kind;
+  auto latency = workload.optionalNumber("latencyTargetMs", 0.001, 3.6e6);
+  if (!latency) {
+    return latency.error();
+  }
+  intent.latencyTargetMs = *latency;
+
+  const auto model = spec.child("model");
+  if (!spec.has("model")) {
+    return Error{"spec.model", "required: at least the parameter count"};
+  }
+  if (auto ok = model.requireObject(); !ok) {
+    return ok.error();
+  }
+  if (auto ok = model.onlyKeys({"parameters", "precision", "framework", "architecture"}); !ok) {
+    return ok.error();
+  }
+  auto parameters = readParameters(model);
+  auto precision = model.optionalEnum<Precision>("precision");
+  auto framework = model.optionalEnum<Framework>("framework");
+  auto architecture = model.optionalEnum<Architecture>("architecture");
+  auto objective = spec.optionalEnum<Objective>("objective");
+  auto mode = spec.optionalEnum<PlacementMode>("mode");
+  for (const Error* error :
+       {parameters ? nullptr : &parameters.error(), precision ? nullptr : &precision.error(),
+        framework ? nullptr : &framework.error(), architecture ? nullptr : &architecture.error(),
+        objective ? nullptr : &objective.error(), mode ? nullptr : &mode.error()}) {
+    if (error) {
+      return *error;
+    }
+  }
+  intent.parameters = *parameters;
+  intent.precision = precision->value_or(intent.precision);
+  intent.framework = framework->value_or(intent.framework);
+  intent.architecture = architecture->value_or(intent.architecture);
+  intent.objective = objective->value_or(intent.objective);
+  result.mode = mode->value_or(result.mode);
+
+  if (auto ok = readConstraints(spec, intent.constraints); !ok) {
+    return ok.error();
+  }
+
+  if (spec.has("policyRef")) {
+    const auto policy = spec.child("policyRef");
+    if (auto ok = policy.requireObject(); !ok) {
+      return ok.error();
+    }
+    if (auto ok = policy.onlyKeys({"name"}); !ok) {
+      return ok.error();
+    }
+    auto name = policy.string("name");
+    if (!name) {
+      return name.error();
+    }
+    result.policyName = *name;
+  }
+
+  if (auto ok = validateIntent(intent, catalog); !ok) {
+    return ok.error();
+  }
+  return result;
+}
+
+}  // namespace gpuplacement::core

@@ -1,0 +1,68 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/catalog.h"
+#include "core/result.h"
+#include "core/types.h"
+
+namespace gpuplacement::core {
+
+struct Constraints {
+  std::vector<Tier> tiers;                 // empty: any
+  std::vector<std::string> instanceTypes;  // empty: any
+  std::vector<std::string> excludedInstanceTypes;
+  std::optional<double> maxHourlyCost;  // USD per replica-hour
+  CapacityType capacityType = CapacityType::OnDemand;
+};
+
+// What the engine decides from: the workload's intent.
+struct WorkloadIntent {
+  WorkloadKind kind = WorkloadKind::Inference;
+  std::uint64_t parameters = 0;
+  Precision precision = Precision::FP16;
+  Framework framework = Framework::PyTorch;
+  Architecture architecture = Architecture::Transformer;
+  std::optional<double> latencyTargetMs;
+  Objective objective = Objective::Balanced;
+  Constraints constraints;
+  int replicas = 1;
+};
+
+enum class PlacementMode : std::uint8_t { Apply, Recommend };
+template <>
+struct EnumNames<PlacementMode> {
+  static constexpr std::string_view what = "mode";
+  static constexpr auto names = std::to_array<std::string_view>({"Apply", "Recommend"});
+};
+
+struct TargetRef {
+  std::string apiVersion = "apps/v1";
+  std::string kind = "Deployment";
+  std::string name;
+};
+
+// A GpuWorkload's spec: the intent plus where to apply the placement.
+struct GpuWorkloadSpec {
+  TargetRef targetRef;
+  std::vector<std::string> containers;  // empty: the first container
+  WorkloadIntent intent;
+  std::string policyName = "default";
+  PlacementMode mode = PlacementMode::Apply;
+};
+
+// Reads a GpuWorkload spec. Every error names its field from "spec", and
+// catches what the CRD schema cannot: unknown instance types, excluded types
+// that are also required, contradictory constraints.
+Result<GpuWorkloadSpec> parseGpuWorkloadSpec(const nlohmann::json& spec, const Catalog& catalog);
+
+// Checks an intent built by other means (the command line's flags) the same
+// way; `prefix` names where the fields came from.
+Status validateIntent(const WorkloadIntent& intent, const Catalog& catalog);
+
+}  // namespace gpuplacement::core

@@ -1,0 +1,128 @@
+#include "core/render.h"
+
+#include <doctest/doctest.h>
+
+#include "support/engine_fixture.h"
+
+namespace gpuplacement::core {
+
+namespace {
+
+Placement placementOn(const char* type, int count, CapacityType capacity = CapacityType::OnDemand) {
+  const auto* instance = testing::shippedCatalog()->find(type);
+  REQUIRE(instance);
+  Placement placement;
+  placement.instanceType = type;
+  placement.tier = instance->tier;
+  placement.acceleratorCount = count;
+  placement.capacityType = capacity;
+  return placement;
+}
+
+}  // namespace
+
+TEST_CASE("scheduling fields per label scheme and tier") {
+  const auto& catalog = *testing::shippedCatalog();
+  struct Row {
+    const char* label;
+    LabelScheme scheme;
+    const char* type;
+    int count;
+    CapacityType capacity;
+    std::map<std::string, std::string> selector;
+    std::map<std::string, std::string> resources;
+    const char* tolerationKey;
+  };
+  const Row rows[] = {
+      {"instance type, NVIDIA",
+       LabelScheme::InstanceType,
+       "g5.xlarge",
+       1,
+       CapacityType::OnDemand,
+       {{"node.kubernetes.io/instance-type", "g5.xlarge"},
+        {"karpenter.sh/capacity-type", "on-demand"}},
+       {{"nvidia.com/gpu", "1"}},
+       "nvidia.com/gpu"},
+      {"Karpenter, NVIDIA spot",
+       LabelScheme::Karpenter,
+       "g6e.12xlarge",
+       2,
+       CapacityType::Spot,
+       {{"karpenter.k8s.aws/instance-gpu-name", "l40s"},
+        {"karpenter.k8s.aws/instance-gpu-count", "4"},
+        {"karpenter.sh/capacity-type", "spot"}},
+       {{"nvidia.com/gpu", "2"}},
+       "nvidia.com/gpu"},
+      {"Karpenter, Inferentia",
+       LabelScheme::Karpenter,
+       "inf2.xlarge",
+       1,
+       CapacityType::OnDemand,
+       {{"karpenter.k8s.aws/instance-accelerator-name", "inferentia2"},
+        {"karpenter.k8s.aws/instance-accelerator-count", "1"},
+        {"karpenter.sh/capacity-type", "on-demand"}},
+       {{"aws.amazon.com/neuron", "1"}},
+       "aws.amazon.com/neuron"},
+      {"GPU Feature Discovery, NVIDIA",
+       LabelScheme::GPUFeatureDiscovery,
+       "p5.48xlarge",
+       8,
+       CapacityType::OnDemand,
+       {{"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"},
+        {"karpenter.sh/capacity-type", "on-demand"}},
+       {{"nvidia.com/gpu", "8"}},
+       "nvidia.com/gpu"},
+      {"GPU Feature Discovery, Trainium falls back to instance type",
+       LabelScheme::GPUFeatureDiscovery,
+       "trn1.32xlarge",
+       4,
+       CapacityType::OnDemand,
+       {{"node.kubernetes.io/instance-type", "trn1.32xlarge"},
+        {"karpenter.sh/capacity-type", "on-demand"}},
+       {{"aws.amazon.com/neuron", "4"}},
+       "aws.amazon.com/neuron"},
+      {"CPU",
+       LabelScheme::Karpenter,
+       "m5.xlarge",
+       0,
+       CapacityType::OnDemand,
+       {{"node.kubernetes.io/instance-type", "m5.xlarge"},
+        {"karpenter.sh/capacity-type", "on-demand"}},
+       {},
+       nullptr},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(std::string(row.label));
+    Policy policy;
+    policy.labelScheme = row.scheme;
+    const auto scheduling =
+        renderScheduling(placementOn(row.type, row.count, row.capacity), catalog, policy);
+    CHECK(scheduling.nodeSelector == row.selector);
+    CHECK(scheduling.resources == row.resources);
+    if (row.tolerationKey) {
+      REQUIRE(scheduling.tolerations.size() == 1);
+      CHECK(scheduling.tolerations[0].key == row.tolerationKey);
+      CHECK(scheduling.tolerations[0].op == "Exists");
+      CHECK(scheduling.tolerations[0].effect == "NoSchedule");
+    } else {
+      CHECK(scheduling.tolerations.empty());
+    }
+  }
+}
+
+TEST_CASE("capacity-type label: another key, or none") {
+  const auto& catalog = *testing::shippedCatalog();
+  Policy nodeGroups;
+  nodeGroups.capacityTypeLabel = {"eks.amazonaws.com/capacityType", "ON_DEMAND", "SPOT"};
+  auto scheduling =
+      renderScheduling(placementOn("g5.xlarge", 1, CapacityType::Spot), catalog, nodeGroups);
+  CHECK(scheduling.nodeSelector.at("eks.amazonaws.com/capacityType") == "SPOT");
+  CHECK_FALSE(scheduling.nodeSelector.count("karpenter.sh/capacity-type"));
+
+  Policy none;
+  none.capacityTypeLabel.key = "";
+  scheduling = renderScheduling(placementOn("g5.xlarge", 1), catalog, none);
+  CHECK(scheduling.nodeSelector.size() == 1);
+}
+
+}  // namespace gpuplacement::core
