@@ -400,6 +400,76 @@ void PlacementEngine::evaluateRule(const Rule& rule, const WorkloadIntent& inten
   }
 }
 
+Assessment PlacementEngine::assess(const WorkloadIntent& intent, const std::string& instanceType,
+                                   int count, CapacityType capacity) const {
+  Assessment assessment;
+  const int index = catalog_->indexOf(instanceType);
+  if (index < 0) {
+    assessment.reason = instanceType + " is no longer in the catalog";
+    return assessment;
+  }
+  const auto& instance = catalog_->instances[index];
+  const auto& constraints = intent.constraints;
+  if (!containsTier(constraints.tiers, instance.tier) ||
+      (!constraints.instanceTypes.empty() &&
+       !containsString(constraints.instanceTypes, instanceType)) ||
+      containsString(constraints.excludedInstanceTypes, instanceType)) {
+    assessment.reason = instanceType + " is outside the workload's constraints";
+    return assessment;
+  }
+  if (capacity != CapacityType::Any && constraints.capacityType != CapacityType::Any &&
+      constraints.capacityType != capacity) {
+    assessment.reason =
+        "the workload now asks for " + std::string(nameOf(constraints.capacityType)) + " capacity";
+    return assessment;
+  }
+  if (auto why = neuronIneligibility(instance.tier, intent); !why.empty()) {
+    assessment.reason = why;
+    return assessment;
+  }
+  const auto price = this->price(index, capacity);
+  if (!price) {
+    assessment.reason = instanceType + " has no " + capacityLabel(capacity) + " price any more";
+    return assessment;
+  }
+  const double requiredGiB = estimateMemory(intent, policy_.memoryOverheads).requiredGiB;
+  const auto* accelerator = catalog_->acceleratorOf(instance);
+  const bool training = isTraining(intent.kind);
+  double share = 1.0;
+  if (accelerator) {
+    if (count < 1 || count > instance.acceleratorCount ||
+        count * accelerator->memoryGiB + 1e-9 < requiredGiB) {
+      assessment.reason = std::to_string(count) + "x " + accelerator->name + " no longer holds " +
+                          formatGiB(requiredGiB) + " GiB";
+      return assessment;
+    }
+    if (policy_.costModel != CostModel::WholeInstance) {
+      share = static_cast<double>(count) / instance.acceleratorCount;
+    }
+    assessment.performance =
+        count * (training ? accelerator->fp16Tflops : accelerator->memoryBandwidthGBs);
+  } else {
+    if (requiredGiB > instance.memoryGiB * kCpuUsableMemory) {
+      assessment.reason = instanceType + " no longer holds " + formatGiB(requiredGiB) + " GiB";
+      return assessment;
+    }
+    if (policy_.costModel != CostModel::WholeInstance) {
+      share = std::min(1.0, std::max(requiredGiB / instance.memoryGiB,
+                                     static_cast<double>(kCpuMinVcpus) / instance.vcpus));
+    }
+    assessment.performance =
+        share * (training ? instance.cpuTflops : instance.cpuMemoryBandwidthGBs);
+  }
+  assessment.hourlyCost = *price * share;
+  if (constraints.maxHourlyCost && assessment.hourlyCost > *constraints.maxHourlyCost + 1e-12) {
+    assessment.reason = instanceType + " now costs " + formatMoney(assessment.hourlyCost) +
+                        "/h, over maxHourlyCost";
+    return assessment;
+  }
+  assessment.feasible = true;
+  return assessment;
+}
+
 Decision PlacementEngine::decide(const WorkloadIntent& intent) const {
   Decision decision;
   decision.memory = estimateMemory(intent, policy_.memoryOverheads);

@@ -68,6 +68,15 @@ struct Decision {
   std::string cannotPlace;
 };
 
+// Whether a placement already in use can stay, under this engine's prices
+// and the workload's current intent, and what it costs now.
+struct Assessment {
+  bool feasible = false;
+  std::string reason;  // why not, when infeasible
+  double hourlyCost = 0;
+  double performance = 0;
+};
+
 // Decides placements from a catalog, a rule set and a policy. Pure and
 // deterministic: the same intent always gives the same decision. Built once
 // per policy version; decide() is const and allocation-light.
@@ -83,6 +92,9 @@ class PlacementEngine {
   // nullopt when the type has no price for that capacity type.
   std::optional<double> hourlyCost(const std::string& instanceType, int count,
                                    CapacityType capacity, double requiredMemoryGiB = 0) const;
+
+  Assessment assess(const WorkloadIntent& intent, const std::string& instanceType, int count,
+                    CapacityType capacity) const;
 
   const Catalog& catalog() const { return *catalog_; }
   const RuleSet& rules() const { return *rules_; }

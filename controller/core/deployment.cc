@@ -1,0 +1,355 @@
+#include "core/deployment.h"
+
+#include <algorithm>
+
+namespace gpuplacement::core {
+namespace {
+
+using json = nlohmann::json;
+
+const json& field(const json& object, const char* key) {
+  static const json kNull;
+  if (!object.is_object()) {
+    return kNull;
+  }
+  const auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
+std::int64_t integer(const json& value, std::int64_t fallback = 0) {
+  return value.is_number_integer() ? value.get<std::int64_t>() : fallback;
+}
+
+std::string quantityText(const json& value) {
+  if (value.is_string()) {
+    return value.get<std::string>();
+  }
+  if (value.is_number_integer()) {
+    return std::to_string(value.get<std::int64_t>());
+  }
+  return value.dump();
+}
+
+std::map<std::string, std::string> extendedResources(const json& list) {
+  std::map<std::string, std::string> resources;
+  if (!list.is_object()) {
+    return resources;
+  }
+  for (const auto& [name, value] : list.items()) {
+    if (name.find('/') != std::string::npos) {
+      resources[name] = quantityText(value);
+    }
+  }
+  return resources;
+}
+
+Toleration tolerationFromJson(const json& item) {
+  Toleration toleration;
+  toleration.key = item.value("key", "");
+  toleration.op = item.value("operator", "Equal");
+  toleration.value = item.value("value", "");
+  toleration.effect = item.value("effect", "");
+  return toleration;
+}
+
+json tolerationToJson(const Toleration& toleration) {
+  json item = {{"operator", toleration.op}};
+  if (!toleration.key.empty()) {
+    item["key"] = toleration.key;
+  }
+  if (!toleration.value.empty()) {
+    item["value"] = toleration.value;
+  }
+  if (!toleration.effect.empty()) {
+    item["effect"] = toleration.effect;
+  }
+  return item;
+}
+
+bool contains(const std::vector<Toleration>& list, const Toleration& toleration) {
+  return std::find(list.begin(), list.end(), toleration) != list.end();
+}
+
+const ContainerResources* findContainer(const DeploymentState& live, const std::string& name) {
+  for (const auto& container : live.containers) {
+    if (container.name == name) {
+      return &container;
+    }
+  }
+  return nullptr;
+}
+
+std::string lookup(const std::map<std::string, std::string>& map, const std::string& key) {
+  const auto it = map.find(key);
+  return it == map.end() ? "" : it->second;
+}
+
+}  // namespace
+
+DeploymentState deploymentFromJson(const json& object) {
+  DeploymentState state;
+  const auto& metadata = field(object, "metadata");
+  state.uid = field(metadata, "uid").is_string() ? field(metadata, "uid").get<std::string>() : "";
+  state.generation = integer(field(metadata, "generation"));
+  const auto& annotations = field(metadata, "annotations");
+  if (const auto& owned = field(annotations, kOwnedFieldsAnnotation); owned.is_string()) {
+    state.ownedFields = owned.get<std::string>();
+  }
+  const auto& spec = field(object, "spec");
+  state.replicas = static_cast<std::int32_t>(integer(field(spec, "replicas"), 1));
+  const auto& podSpec = field(field(spec, "template"), "spec");
+  if (const auto& selector = field(podSpec, "nodeSelector"); selector.is_object()) {
+    for (const auto& [key, value] : selector.items()) {
+      if (value.is_string()) {
+        state.nodeSelector[key] = value.get<std::string>();
+      }
+    }
+  }
+  if (const auto& tolerations = field(podSpec, "tolerations"); tolerations.is_array()) {
+    for (const auto& item : tolerations) {
+      if (item.is_object()) {
+        state.tolerations.push_back(tolerationFromJson(item));
+      }
+    }
+  }
+  if (const auto& containers = field(podSpec, "containers"); containers.is_array()) {
+    for (const auto& item : containers) {
+      ContainerResources container;
+      container.name = item.value("name", "");
+      const auto& resources = field(item, "resources");
+      container.limits = extendedResources(field(resources, "limits"));
+      container.requests = extendedResources(field(resources, "requests"));
+      state.containers.push_back(std::move(container));
+    }
+  }
+  const auto& status = field(object, "status");
+  state.observedGeneration = integer(field(status, "observedGeneration"));
+  state.updatedReplicas = static_cast<std::int32_t>(integer(field(status, "updatedReplicas")));
+  state.availableReplicas = static_cast<std::int32_t>(integer(field(status, "availableReplicas")));
+  state.statusReplicas = static_cast<std::int32_t>(integer(field(status, "replicas")));
+  return state;
+}
+
+Result<OwnedFields> parseOwnedFields(const std::string& annotation) {
+  OwnedFields owned;
+  if (annotation.empty()) {
+    return owned;
+  }
+  const auto document = json::parse(annotation, nullptr, /*allow_exceptions=*/false);
+  const auto fail = [] {
+    return Error{std::string("metadata.annotations[") + kOwnedFieldsAnnotation + "]",
+                 "is not the operator's ownership record; remove it to let the operator start "
+                 "over"};
+  };
+  if (!document.is_object()) {
+    return fail();
+  }
+  owned.workload = document.value("workload", "");
+  if (const auto& selector = field(document, "nodeSelector"); selector.is_object()) {
+    for (const auto& [key, value] : selector.items()) {
+      if (!value.is_string()) {
+        return fail();
+      }
+      owned.nodeSelector[key] = value.get<std::string>();
+    }
+  }
+  if (const auto& tolerations = field(document, "tolerations"); tolerations.is_array()) {
+    for (const auto& item : tolerations) {
+      if (!item.is_object()) {
+        return fail();
+      }
+      owned.tolerations.push_back(tolerationFromJson(item));
+    }
+  }
+  if (const auto& resources = field(document, "resources"); resources.is_object()) {
+    for (const auto& [container, names] : resources.items()) {
+      if (!names.is_object()) {
+        return fail();
+      }
+      for (const auto& [name, value] : names.items()) {
+        owned.resources[container][name] = quantityText(value);
+      }
+    }
+  }
+  return owned;
+}
+
+std::string serializeOwnedFields(const OwnedFields& owned) {
+  json document = {{"workload", owned.workload}};
+  if (!owned.nodeSelector.empty()) {
+    document["nodeSelector"] = owned.nodeSelector;
+  }
+  if (!owned.tolerations.empty()) {
+    json list = json::array();
+    for (const auto& toleration : owned.tolerations) {
+      list.push_back(tolerationToJson(toleration));
+    }
+    document["tolerations"] = std::move(list);
+  }
+  if (!owned.resources.empty()) {
+    document["resources"] = owned.resources;
+  }
+  return document.dump();
+}
+
+PatchPlan planDeploymentPatch(const DeploymentState& live, const Scheduling* desired,
+                              const std::vector<std::string>& containers,
+                              const std::string& workload, const std::string& resourceVersion) {
+  PatchPlan plan;
+  auto previous = parseOwnedFields(live.ownedFields);
+  if (!previous) {
+    plan.error = previous.error().describe();
+    return plan;
+  }
+  const OwnedFields& owned = *previous;
+  if (!owned.workload.empty() && owned.workload != workload && !owned.empty()) {
+    plan.error = "the Deployment is already placed by GpuWorkload " + owned.workload;
+    return plan;
+  }
+  plan.owned.workload = workload;
+  json podSpec = json::object();
+
+  // Node selector: a map merged key by key; null removes a key.
+  json selectorPatch = json::object();
+  if (desired) {
+    for (const auto& [key, value] : desired->nodeSelector) {
+      const auto current = live.nodeSelector.find(key);
+      const bool ours = owned.nodeSelector.count(key) > 0;
+      if (!ours && current != live.nodeSelector.end()) {
+        if (current->second != value) {
+          plan.conflicts.push_back("nodeSelector " + key + "=" + current->second +
+                                   " is set on the Deployment; the placement needs " + value);
+        }
+        continue;  // the user's own, identical: leave it theirs
+      }
+      if (current == live.nodeSelector.end() || current->second != value) {
+        selectorPatch[key] = value;
+      }
+      plan.owned.nodeSelector[key] = value;
+    }
+  }
+  for (const auto& [key, value] : owned.nodeSelector) {
+    if (plan.owned.nodeSelector.count(key)) {
+      continue;
+    }
+    // Remove what we set, unless someone has since changed it.
+    if (lookup(live.nodeSelector, key) == value) {
+      selectorPatch[key] = nullptr;
+    }
+  }
+  if (!selectorPatch.empty()) {
+    podSpec["nodeSelector"] = std::move(selectorPatch);
+  }
+
+  // Tolerations: an atomic list, replaced whole; the user's entries are
+  // carried over untouched and in order.
+  std::vector<Toleration> userTolerations;
+  for (const auto& toleration : live.tolerations) {
+    if (!contains(owned.tolerations, toleration)) {
+      userTolerations.push_back(toleration);
+    }
+  }
+  std::vector<Toleration> next = userTolerations;
+  if (desired) {
+    for (const auto& toleration : desired->tolerations) {
+      if (contains(userTolerations, toleration)) {
+        continue;  // the user tolerates it already
+      }
+      next.push_back(toleration);
+      plan.owned.tolerations.push_back(toleration);
+    }
+  }
+  if (next != live.tolerations) {
+    if (next.empty()) {
+      podSpec["tolerations"] = nullptr;
+    } else {
+      json list = json::array();
+      for (const auto& toleration : next) {
+        list.push_back(tolerationToJson(toleration));
+      }
+      podSpec["tolerations"] = std::move(list);
+    }
+  }
+
+  // Device resources: requests and limits per container, merged by name.
+  std::vector<std::string> targets = containers;
+  if (targets.empty() && desired && !live.containers.empty()) {
+    targets.push_back(live.containers.front().name);
+  }
+  std::map<std::string, json> containerPatches;
+  const auto setBoth = [&](const std::string& container, const std::string& name, json value) {
+    auto& patch = containerPatches[container];
+    patch["limits"][name] = value;
+    patch["requests"][name] = value;
+  };
+  if (desired) {
+    for (const auto& name : targets) {
+      const auto* container = findContainer(live, name);
+      if (!container) {
+        plan.error = "the Deployment has no container named " + name;
+        return plan;
+      }
+      const auto ownedHere = owned.resources.find(name);
+      for (const auto& [resource, value] : desired->resources) {
+        const bool ours = ownedHere != owned.resources.end() && ownedHere->second.count(resource);
+        const std::string limit = lookup(container->limits, resource);
+        const std::string request = lookup(container->requests, resource);
+        if (!ours && (!limit.empty() || !request.empty())) {
+          if (limit != value || request != value) {
+            plan.conflicts.push_back("containers[" + name + "].resources " + resource + "=" +
+                                     (limit.empty() ? request : limit) +
+                                     " is set on the Deployment; the placement needs " + value);
+          }
+          continue;
+        }
+        if (limit != value || request != value) {
+          setBoth(name, resource, value);
+        }
+        plan.owned.resources[name][resource] = value;
+      }
+    }
+  }
+  for (const auto& [name, resources] : owned.resources) {
+    const auto* container = findContainer(live, name);
+    for (const auto& [resource, value] : resources) {
+      const auto kept = plan.owned.resources.find(name);
+      if (kept != plan.owned.resources.end() && kept->second.count(resource)) {
+        continue;
+      }
+      if (container && (lookup(container->limits, resource) == value ||
+                        lookup(container->requests, resource) == value)) {
+        setBoth(name, resource, nullptr);
+      }
+    }
+  }
+  if (!containerPatches.empty()) {
+    json list = json::array();
+    for (auto& [name, resources] : containerPatches) {
+      list.push_back({{"name", name}, {"resources", std::move(resources)}});
+    }
+    podSpec["containers"] = std::move(list);
+  }
+
+  if (plan.blocked()) {
+    return plan;  // nothing half-applied
+  }
+  const bool ownershipChanged = plan.owned.empty()
+                                    ? !owned.empty() || !live.ownedFields.empty()
+                                    : !(plan.owned == owned) || live.ownedFields.empty();
+  if (podSpec.empty() && !ownershipChanged) {
+    return plan;  // already as desired: no write
+  }
+  json patch = {
+      {"metadata",
+       {{"resourceVersion", resourceVersion},
+        {"annotations",
+         {{kOwnedFieldsAnnotation,
+           plan.owned.empty() ? json(nullptr) : json(serializeOwnedFields(plan.owned))}}}}}};
+  if (!podSpec.empty()) {
+    patch["spec"]["template"]["spec"] = std::move(podSpec);
+  }
+  plan.patch = std::move(patch);
+  return plan;
+}
+
+}  // namespace gpuplacement::core

@@ -1,0 +1,197 @@
+#include "core/status.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "core/quantity.h"
+
+namespace gpuplacement::core {
+namespace {
+
+using json = nlohmann::json;
+
+std::string text(const json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::int64_t integer(const json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+}
+
+json placementJson(const Placement& placement) {
+  json result = {{"tier", nameOf(placement.tier)},
+                 {"instanceType", placement.instanceType},
+                 {"acceleratorCount", placement.acceleratorCount},
+                 {"capacityType", nameOf(placement.capacityType)},
+                 {"hourlyCost", decimalString(placement.hourlyCost, 4)},
+                 {"monthlyCost", decimalString(placement.monthlyCost, 2)},
+                 {"replicas", placement.replicas},
+                 {"totalMonthlyCost", decimalString(placement.totalMonthlyCost, 2)},
+                 {"requiredMemoryGiB", decimalString(placement.requiredMemoryGiB, 2)},
+                 {"availableMemoryGiB", decimalString(placement.availableMemoryGiB, 2)}};
+  if (!placement.accelerator.empty()) {
+    result["accelerator"] = placement.accelerator;
+  }
+  return result;
+}
+
+}  // namespace
+
+std::string decimalString(double value, int maxDecimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", maxDecimals, value);
+  std::string result = buffer;
+  if (result.find('.') != std::string::npos) {
+    while (result.back() == '0') {
+      result.pop_back();
+    }
+    if (result.back() == '.') {
+      result.pop_back();
+    }
+  }
+  return result == "-0" ? "0" : result;
+}
+
+void setCondition(std::vector<Condition>& conditions, Condition next, const std::string& now) {
+  for (auto& condition : conditions) {
+    if (condition.type != next.type) {
+      continue;
+    }
+    next.lastTransitionTime =
+        condition.status == next.status && !condition.lastTransitionTime.empty()
+            ? condition.lastTransitionTime
+            : now;
+    condition = std::move(next);
+    return;
+  }
+  next.lastTransitionTime = now;
+  conditions.push_back(std::move(next));
+}
+
+const Condition* findCondition(const std::vector<Condition>& conditions, const std::string& type) {
+  for (const auto& condition : conditions) {
+    if (condition.type == type) {
+      return &condition;
+    }
+  }
+  return nullptr;
+}
+
+WorkloadStatus workloadStatusFromJson(const json& status) {
+  WorkloadStatus result;
+  if (!status.is_object()) {
+    return result;
+  }
+  result.observedGeneration = integer(status, "observedGeneration");
+  if (const auto it = status.find("applied"); it != status.end() && it->is_object()) {
+    AppliedRecord applied;
+    applied.deployment = text(*it, "deployment");
+    applied.instanceType = text(*it, "instanceType");
+    applied.accelerator = text(*it, "accelerator");
+    applied.tier =
+        parseEnum<Tier>(text(*it, "tier")).ok() ? *parseEnum<Tier>(text(*it, "tier")) : Tier::CPU;
+    applied.acceleratorCount = static_cast<int>(integer(*it, "acceleratorCount"));
+    const auto capacity = parseEnum<CapacityType>(text(*it, "capacityType"));
+    applied.capacityType = capacity ? *capacity : CapacityType::OnDemand;
+    applied.deploymentGeneration = integer(*it, "deploymentGeneration");
+    applied.specGeneration = integer(*it, "specGeneration");
+    applied.time = text(*it, "time");
+    applied.replacement = it->value("replacement", false);
+    result.applied = std::move(applied);
+  }
+  if (const auto it = status.find("lastReplacement"); it != status.end() && it->is_object()) {
+    result.lastReplacement =
+        ReplacementRecord{text(*it, "from"), text(*it, "to"), text(*it, "monthlySaving"),
+                          text(*it, "time"), text(*it, "reason")};
+  }
+  if (const auto it = status.find("conditions"); it != status.end() && it->is_array()) {
+    for (const auto& item : *it) {
+      if (!item.is_object()) {
+        continue;
+      }
+      result.conditions.push_back(Condition{
+          text(item, "type"), text(item, "status"), text(item, "reason"), text(item, "message"),
+          text(item, "lastTransitionTime"), integer(item, "observedGeneration")});
+    }
+  }
+  return result;
+}
+
+json statusToJson(const StatusView& view) {
+  json status = {{"observedGeneration", view.observedGeneration}, {"mode", view.mode}};
+  if (view.placement) {
+    status["placement"] = placementJson(*view.placement);
+  }
+  if (view.recommendation) {
+    status["recommendation"] = placementJson(*view.recommendation);
+    status["recommendation"]["note"] = view.recommendationNote;
+  }
+  if (view.decision) {
+    const auto& decision = *view.decision;
+    if (!decision.rule.empty()) {
+      status["rule"] = decision.rule;
+    }
+    status["reason"] = decision.reason;
+    const auto& memory = decision.memory;
+    status["memory"] = {{"parameters", formatParameterCount(memory.parameters)},
+                        {"precision", nameOf(memory.precision)},
+                        {"overhead", decimalString(memory.overhead, 3)},
+                        {"requiredGiB", decimalString(memory.requiredGiB, 2)}};
+    json alternatives = json::array();
+    for (const auto& alternative : decision.alternatives) {
+      json item = {{"tier", nameOf(alternative.tier)}, {"rejected", alternative.rejected}};
+      if (!alternative.instanceType.empty()) {
+        item["instanceType"] = alternative.instanceType;
+        item["acceleratorCount"] = alternative.acceleratorCount;
+        item["capacityType"] = nameOf(alternative.capacityType);
+      }
+      if (alternative.hourlyCost) {
+        item["hourlyCost"] = decimalString(*alternative.hourlyCost, 4);
+      }
+      alternatives.push_back(std::move(item));
+    }
+    status["alternatives"] = std::move(alternatives);
+  }
+  if (view.applied) {
+    const auto& applied = *view.applied;
+    status["applied"] = {{"deployment", applied.deployment},
+                         {"instanceType", applied.instanceType},
+                         {"tier", nameOf(applied.tier)},
+                         {"acceleratorCount", applied.acceleratorCount},
+                         {"capacityType", nameOf(applied.capacityType)},
+                         {"deploymentGeneration", applied.deploymentGeneration},
+                         {"specGeneration", applied.specGeneration},
+                         {"time", applied.time},
+                         {"replacement", applied.replacement}};
+    if (!applied.accelerator.empty()) {
+      status["applied"]["accelerator"] = applied.accelerator;
+    }
+  }
+  if (view.lastReplacement) {
+    const auto& last = *view.lastReplacement;
+    status["lastReplacement"] = {{"from", last.from},
+                                 {"to", last.to},
+                                 {"monthlySaving", last.monthlySaving},
+                                 {"time", last.time},
+                                 {"reason", last.reason}};
+  }
+  status["policy"] = {{"name", view.policyName}};
+  if (view.policyGeneration > 0) {
+    status["policy"]["generation"] = view.policyGeneration;
+  }
+  json conditions = json::array();
+  for (const auto& condition : view.conditions) {
+    conditions.push_back({{"type", condition.type},
+                          {"status", condition.status},
+                          {"reason", condition.reason},
+                          {"message", condition.message},
+                          {"lastTransitionTime", condition.lastTransitionTime},
+                          {"observedGeneration", condition.observedGeneration}});
+  }
+  status["conditions"] = std::move(conditions);
+  return status;
+}
+
+}  // namespace gpuplacement::core

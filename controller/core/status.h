@@ -1,0 +1,91 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/engine.h"
+#include "core/time_format.h"
+
+namespace gpuplacement::core {
+
+// metav1.Condition.
+struct Condition {
+  std::string type;
+  std::string status;  // True, False, Unknown
+  std::string reason;
+  std::string message;
+  std::string lastTransitionTime;
+  std::int64_t observedGeneration = 0;
+
+  bool operator==(const Condition&) const = default;
+};
+
+// Replaces or adds a condition; lastTransitionTime moves only when the
+// status changes (apimachinery's SetStatusCondition).
+void setCondition(std::vector<Condition>& conditions, Condition next, const std::string& now);
+const Condition* findCondition(const std::vector<Condition>& conditions, const std::string& type);
+
+// status.applied: what the operator last wrote to the Deployment.
+struct AppliedRecord {
+  std::string deployment;
+  std::string instanceType;
+  std::string accelerator;
+  Tier tier = Tier::CPU;
+  int acceleratorCount = 0;
+  CapacityType capacityType = CapacityType::OnDemand;
+  std::int64_t deploymentGeneration = 0;  // the generation the patch produced
+  std::int64_t specGeneration = 0;        // the GpuWorkload generation it was decided for
+  std::string time;
+  bool replacement = false;  // moved by a price or rule change, not by the spec
+
+  bool operator==(const AppliedRecord&) const = default;
+};
+
+// status.lastReplacement: the last move a price or rule change caused.
+struct ReplacementRecord {
+  std::string from;
+  std::string to;
+  std::string monthlySaving;  // decimal USD for all replicas; negative when the move costs more
+  std::string time;
+  std::string reason;
+
+  bool operator==(const ReplacementRecord&) const = default;
+};
+
+// The parts of a GpuWorkload's status the controller reads back.
+struct WorkloadStatus {
+  std::int64_t observedGeneration = 0;
+  std::optional<AppliedRecord> applied;
+  std::optional<ReplacementRecord> lastReplacement;
+  std::vector<Condition> conditions;
+};
+
+WorkloadStatus workloadStatusFromJson(const nlohmann::json& status);
+
+// Everything that goes into a status document.
+struct StatusView {
+  std::int64_t observedGeneration = 0;
+  std::string mode;  // Apply or Recommend
+  // The placement in force (applied) or, in Recommend mode, recommended.
+  std::optional<Placement> placement;
+  // A better placement that is held back, and why.
+  std::optional<Placement> recommendation;
+  std::string recommendationNote;
+  const Decision* decision = nullptr;  // rule, reason, alternatives, memory
+  std::optional<AppliedRecord> applied;
+  std::optional<ReplacementRecord> lastReplacement;
+  std::string policyName;
+  std::int64_t policyGeneration = 0;  // 0: the built-in policy
+  std::vector<Condition> conditions;
+};
+
+nlohmann::json statusToJson(const StatusView& view);
+
+// Money and GiB as the API carries them: decimal strings, no floats.
+std::string decimalString(double value, int maxDecimals);
+
+}  // namespace gpuplacement::core

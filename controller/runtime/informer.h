@@ -1,0 +1,357 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/asio.h"
+#include "runtime/clock.h"
+#include "runtime/list_watch.h"
+#include "runtime/watch_state.h"
+
+namespace gpuplacement::runtime {
+
+// The key of an object: "namespace/name", or "name" when cluster-scoped.
+std::string objectKey(const nlohmann::json& object);
+
+// What the informer keeps per object: the projection the controller needs
+// (never the whole object) and the resourceVersion it came from.
+template <typename T>
+struct Cached {
+  std::string resourceVersion;
+  T value;
+};
+
+// Read-only to everyone but its informer ("never modify objects from the
+// store"). Single-threaded like the rest of the event loop.
+template <typename T>
+class Store {
+ public:
+  const T* get(const std::string& key) const {
+    const auto it = items_.find(key);
+    return it == items_.end() ? nullptr : &it->second.value;
+  }
+  const Cached<T>* entry(const std::string& key) const {
+    const auto it = items_.find(key);
+    return it == items_.end() ? nullptr : &it->second;
+  }
+  std::size_t size() const { return items_.size(); }
+  template <typename F>
+  void forEach(F&& visit) const {
+    for (const auto& [key, entry] : items_) {
+      visit(key, entry.value);
+    }
+  }
+
+ private:
+  template <typename>
+  friend class Informer;
+  std::unordered_map<std::string, Cached<T>> items_;
+};
+
+struct InformerOptions {
+  std::string resource;  // for logs and metrics, e.g. "deployments"
+  std::string path;      // e.g. "/apis/apps/v1/deployments"
+  std::size_t pageSize = 500;
+  // The server ends each watch after a random time in [min, 2*min), as
+  // client-go does, so many clients do not reconnect in step.
+  std::chrono::seconds minWatchTimeout{300};
+  WatchState::Backoff backoff;
+};
+
+// Lists, then watches, one resource into a Store, and tells handlers what
+// changed: (key, old, new), with old null for an addition and new null for
+// a deletion. Handlers must not suspend; they enqueue work.
+template <typename T>
+class Informer {
+ public:
+  using Projector = std::function<T(const nlohmann::json& object)>;
+  using Handler = std::function<void(const std::string& key, const T* previous, const T* current)>;
+  using Logger = std::function<void(const std::string& message)>;
+
+  Informer(asio::any_io_executor executor, ListWatchClient& client, InformerOptions options,
+           Projector project, const Clock& clock)
+      : executor_(std::move(executor)),
+        client_(client),
+        options_(std::move(options)),
+        project_(std::move(project)),
+        clock_(clock),
+        state_(options_.backoff),
+        random_(std::random_device{}()) {}
+
+  void addHandler(Handler handler) { handlers_.push_back(std::move(handler)); }
+  void setLogger(Logger logger) { log_ = std::move(logger); }
+
+  const Store<T>& store() const { return store_; }
+  bool synced() const { return state_.synced(); }
+  const WatchState& state() const { return state_; }
+  const InformerOptions& options() const { return options_; }
+
+  // Runs until stop().
+  asio::awaitable<void> run();
+  void stop();
+  // Returns once the first full list is in the store (or on stop).
+  asio::awaitable<void> waitForSync();
+
+ private:
+  asio::awaitable<void> listPage(const std::string& continueToken);
+  asio::awaitable<void> watch(const std::string& resourceVersion);
+  asio::awaitable<void> wait(MonotonicTime until);
+  // Applies one watch event; false if the stream must be abandoned.
+  bool applyEvent(const std::string& line);
+  void upsert(const std::string& key, std::string resourceVersion, T value);
+  void erase(const std::string& key);
+  void replaceAll();
+  void notify(const std::string& key, const T* previous, const T* current) {
+    for (auto& handler : handlers_) {
+      handler(key, previous, current);
+    }
+  }
+  double jitter() { return std::uniform_real_distribution<double>(0, 1)(random_); }
+  void log(const std::string& message) {
+    if (log_) {
+      log_(options_.resource + ": " + message);
+    }
+  }
+
+  asio::any_io_executor executor_;
+  ListWatchClient& client_;
+  InformerOptions options_;
+  Projector project_;
+  const Clock& clock_;
+  WatchState state_;
+  Store<T> store_;
+  // Pages of a list in progress; swapped into the store on the last page.
+  std::unordered_map<std::string, Cached<T>> pending_;
+  std::vector<Handler> handlers_;
+  Logger log_;
+  std::minstd_rand random_;
+  bool stopped_ = false;
+  EventStream* activeStream_ = nullptr;
+  asio::steady_timer* activeWait_ = nullptr;
+  std::vector<asio::steady_timer*> syncWaiters_;
+};
+
+template <typename T>
+asio::awaitable<void> Informer<T>::run() {
+  while (!stopped_) {
+    const auto step = state_.next();
+    switch (step.kind) {
+      case WatchState::StepKind::ListPage:
+        co_await listPage(step.continueToken);
+        break;
+      case WatchState::StepKind::Watch:
+        co_await watch(step.resourceVersion);
+        break;
+      case WatchState::StepKind::Wait:
+        co_await wait(step.until);
+        break;
+    }
+  }
+  for (auto* waiter : syncWaiters_) {
+    waiter->cancel();
+  }
+}
+
+template <typename T>
+void Informer<T>::stop() {
+  stopped_ = true;
+  if (activeStream_) {
+    activeStream_->close();
+  }
+  if (activeWait_) {
+    activeWait_->cancel();
+  }
+  for (auto* waiter : syncWaiters_) {
+    waiter->cancel();
+  }
+}
+
+template <typename T>
+asio::awaitable<void> Informer<T>::waitForSync() {
+  while (!state_.synced() && !stopped_) {
+    asio::steady_timer timer(executor_, MonotonicTime::max());
+    syncWaiters_.push_back(&timer);
+    boost::system::error_code ignored;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+    std::erase(syncWaiters_, &timer);
+  }
+}
+
+template <typename T>
+asio::awaitable<void> Informer<T>::listPage(const std::string& continueToken) {
+  if (continueToken.empty()) {
+    pending_.clear();
+  }
+  auto page = co_await client_.list(options_.path, continueToken, options_.pageSize);
+  if (stopped_) {
+    co_return;
+  }
+  if (!page) {
+    log("list failed (" + std::to_string(page.error().status) + "): " + page.error().message);
+    pending_.clear();
+    state_.listFailed(page.error().status, clock_.monotonicNow(), jitter());
+    co_return;
+  }
+  for (const auto& object : page->items) {
+    const auto* metadata = object.contains("metadata") ? &object.at("metadata") : nullptr;
+    if (!metadata || !metadata->is_object()) {
+      continue;  // nothing to key it by; the API server never sends this
+    }
+    pending_[objectKey(object)] =
+        Cached<T>{metadata->value("resourceVersion", ""), project_(object)};
+  }
+  if (state_.pageReceived(page->continueToken, page->resourceVersion)) {
+    replaceAll();
+    for (auto* waiter : syncWaiters_) {
+      waiter->cancel();
+    }
+  }
+}
+
+template <typename T>
+void Informer<T>::replaceAll() {
+  // Deletions the watch missed: in the store, not in the new list.
+  std::vector<std::string> gone;
+  for (const auto& [key, entry] : store_.items_) {
+    if (!pending_.count(key)) {
+      gone.push_back(key);
+    }
+  }
+  for (const auto& key : gone) {
+    erase(key);
+  }
+  for (auto& [key, entry] : pending_) {
+    const auto* existing = store_.entry(key);
+    if (existing && existing->resourceVersion == entry.resourceVersion) {
+      continue;  // unchanged: no notification
+    }
+    upsert(key, std::move(entry.resourceVersion), std::move(entry.value));
+  }
+  pending_.clear();
+}
+
+template <typename T>
+void Informer<T>::upsert(const std::string& key, std::string resourceVersion, T value) {
+  auto it = store_.items_.find(key);
+  if (it == store_.items_.end()) {
+    it = store_.items_.emplace(key, Cached<T>{std::move(resourceVersion), std::move(value)}).first;
+    notify(key, nullptr, &it->second.value);
+    return;
+  }
+  T previous = std::move(it->second.value);
+  it->second = Cached<T>{std::move(resourceVersion), std::move(value)};
+  notify(key, &previous, &it->second.value);
+}
+
+template <typename T>
+void Informer<T>::erase(const std::string& key) {
+  const auto it = store_.items_.find(key);
+  if (it == store_.items_.end()) {
+    return;
+  }
+  T previous = std::move(it->second.value);
+  store_.items_.erase(it);
+  notify(key, &previous, nullptr);
+}
+
+template <typename T>
+bool Informer<T>::applyEvent(const std::string& line) {
+  const auto event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!event.is_object() || !event.contains("type") || !event["type"].is_string() ||
+      !event.contains("object") || !event["object"].is_object()) {
+    log("ignoring a malformed watch event; restarting the watch");
+    state_.watchFailed(0, clock_.monotonicNow(), jitter());
+    return false;
+  }
+  const std::string type = event["type"];
+  const auto& object = event["object"];
+  if (type == "ERROR") {
+    // A Status in the stream; 410 Expired means the resume point is gone.
+    const unsigned code = object.value("code", 0U);
+    log("watch error " + std::to_string(code) + ": " + object.value("message", ""));
+    state_.watchFailed(code, clock_.monotonicNow(), jitter());
+    return false;
+  }
+  const auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) {
+    state_.watchFailed(0, clock_.monotonicNow(), jitter());
+    return false;
+  }
+  std::string resourceVersion = metadata->value("resourceVersion", "");
+  if (type == "BOOKMARK") {
+    state_.eventReceived(resourceVersion);
+    return true;
+  }
+  const std::string key = objectKey(object);
+  if (type == "ADDED" || type == "MODIFIED") {
+    upsert(key, resourceVersion, project_(object));
+  } else if (type == "DELETED") {
+    erase(key);
+  } else {
+    log("ignoring a watch event of unknown type " + type);
+  }
+  state_.eventReceived(resourceVersion);
+  return true;
+}
+
+template <typename T>
+asio::awaitable<void> Informer<T>::watch(const std::string& resourceVersion) {
+  const auto timeout = options_.minWatchTimeout +
+                       std::chrono::seconds(static_cast<std::int64_t>(
+                           jitter() * static_cast<double>(options_.minWatchTimeout.count())));
+  auto opened = co_await client_.watch(options_.path, resourceVersion, timeout);
+  if (stopped_) {
+    co_return;
+  }
+  if (!opened) {
+    log("watch failed (" + std::to_string(opened.error().status) + "): " + opened.error().message);
+    state_.watchFailed(opened.error().status, clock_.monotonicNow(), jitter());
+    co_return;
+  }
+  auto stream = std::move(opened).value();
+  activeStream_ = stream.get();
+  state_.watchStarted();
+  for (;;) {
+    auto line = co_await stream->next();
+    if (stopped_) {
+      break;
+    }
+    if (!line) {
+      log("watch interrupted: " + line.error().message);
+      state_.watchFailed(line.error().status, clock_.monotonicNow(), jitter());
+      break;
+    }
+    if (!*line) {
+      state_.watchEnded();  // the server's timeout: resume from the last rv
+      break;
+    }
+    if ((*line)->empty()) {
+      continue;
+    }
+    if (!applyEvent(**line)) {
+      break;
+    }
+  }
+  activeStream_ = nullptr;
+  stream->close();
+}
+
+template <typename T>
+asio::awaitable<void> Informer<T>::wait(MonotonicTime until) {
+  asio::steady_timer timer(executor_, until);
+  activeWait_ = &timer;
+  boost::system::error_code ignored;
+  co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+  activeWait_ = nullptr;
+  state_.waited();
+}
+
+}  // namespace gpuplacement::runtime

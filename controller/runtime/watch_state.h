@@ -1,0 +1,142 @@
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "runtime/clock.h"
+
+namespace gpuplacement::runtime {
+
+// The list-then-watch protocol as an explicit state machine (kube-rs's
+// watcher, client-go's reflector), with no I/O: the informer asks next()
+// what to do, does it, and reports what happened.
+//
+//   Listing --last page--> Watching --server ends watch--> Watching (same rv)
+//      ^  \--error--> BackingOff --then--> Listing            |
+//      |                                                      |
+//      +---- 410 Gone (HTTP or in-stream ERROR), or an expired continue token
+//                                                             |
+//   Watching --other error--> BackingOff --then--> Watching (same rv)
+//
+// Every resourceVersion seen (events and bookmarks) moves the resume point,
+// so a new watch starts where the last one stopped: no event is lost. 410
+// means that point is gone, so the informer lists again and replaces its
+// store wholesale: no stale object survives.
+class WatchState {
+ public:
+  enum class Phase { Listing, Watching, BackingOff };
+  enum class StepKind { ListPage, Watch, Wait };
+
+  struct Step {
+    StepKind kind;
+    std::string continueToken;    // ListPage: the page to fetch ("" = first)
+    std::string resourceVersion;  // Watch: resume from here
+    MonotonicTime until{};        // Wait: until then
+  };
+
+  struct Backoff {
+    std::chrono::milliseconds initial{800};  // client-go's reflector backoff
+    std::chrono::milliseconds max{30'000};
+  };
+
+  WatchState() : WatchState(Backoff{std::chrono::milliseconds(800), std::chrono::seconds(30)}) {}
+  explicit WatchState(Backoff backoff) : backoff_(backoff) {}
+
+  Step next() const {
+    switch (phase_) {
+      case Phase::Listing:
+        return Step{StepKind::ListPage, continueToken_, "", {}};
+      case Phase::Watching:
+        return Step{StepKind::Watch, "", resourceVersion_, {}};
+      case Phase::BackingOff:
+        return Step{StepKind::Wait, "", "", waitUntil_};
+    }
+    return Step{StepKind::ListPage, "", "", {}};
+  }
+
+  // A page arrived. The last one (no continue token) completes the list.
+  // Returns true when the list is complete and the store should be replaced.
+  bool pageReceived(const std::string& continueToken, const std::string& resourceVersion) {
+    if (!continueToken.empty()) {
+      continueToken_ = continueToken;
+      return false;
+    }
+    continueToken_.clear();
+    resourceVersion_ = resourceVersion;
+    phase_ = Phase::Watching;
+    synced_ = true;
+    failures_ = 0;
+    ++lists_;
+    return true;
+  }
+
+  // `jitter` in [0, 1) spreads retries of many clients apart.
+  void listFailed(unsigned status, MonotonicTime now, double jitter) {
+    continueToken_.clear();  // an expired token (410) or any failure: start over
+    if (status == 410) {
+      phase_ = Phase::Listing;
+      return;
+    }
+    backOff(now, jitter, /*thenList=*/true);
+  }
+
+  void watchStarted() { failures_ = 0; }
+
+  // ADDED, MODIFIED, DELETED and BOOKMARK all carry the new resume point.
+  void eventReceived(const std::string& resourceVersion) {
+    if (!resourceVersion.empty()) {
+      resourceVersion_ = resourceVersion;
+    }
+  }
+
+  // The server closed the watch as it does every few minutes: resume.
+  void watchEnded() { phase_ = Phase::Watching; }
+
+  void watchFailed(unsigned status, MonotonicTime now, double jitter) {
+    if (status == 410) {
+      ++expirations_;
+      phase_ = Phase::Listing;
+      continueToken_.clear();
+      return;
+    }
+    backOff(now, jitter, /*thenList=*/false);
+  }
+
+  // The wait is over.
+  void waited() { phase_ = afterWait_; }
+
+  Phase phase() const { return phase_; }
+  bool synced() const { return synced_; }
+  const std::string& resourceVersion() const { return resourceVersion_; }
+  int lists() const { return lists_; }
+  int expirations() const { return expirations_; }
+  int consecutiveFailures() const { return failures_; }
+
+ private:
+  void backOff(MonotonicTime now, double jitter, bool thenList) {
+    const double factor = static_cast<double>(1LL << std::min(failures_, 16));
+    const double ceiling = std::min<double>(static_cast<double>(backoff_.max.count()),
+                                            static_cast<double>(backoff_.initial.count()) * factor);
+    // Jitter within [ceiling/2, ceiling).
+    const auto delay = std::chrono::milliseconds(
+        static_cast<std::int64_t>(ceiling / 2 + ceiling / 2 * std::clamp(jitter, 0.0, 1.0)));
+    ++failures_;
+    waitUntil_ = now + delay;
+    afterWait_ = thenList ? Phase::Listing : Phase::Watching;
+    phase_ = Phase::BackingOff;
+  }
+
+  Backoff backoff_;
+  Phase phase_ = Phase::Listing;
+  Phase afterWait_ = Phase::Listing;
+  std::string continueToken_;
+  std::string resourceVersion_;
+  MonotonicTime waitUntil_{};
+  int failures_ = 0;
+  int lists_ = 0;
+  int expirations_ = 0;
+  bool synced_ = false;
+};
+
+}  // namespace gpuplacement::runtime

@@ -1,0 +1,224 @@
+#include "runtime/informer.h"
+
+#include <algorithm>
+#include <deque>
+#include <functional>
+#include <variant>
+
+#include <doctest/doctest.h>
+
+namespace gpuplacement::runtime {
+namespace {
+
+using json = nlohmann::json;
+
+json object(const std::string& name, const std::string& rv, int value = 0) {
+  return json{{"metadata", {{"namespace", "ns"}, {"name", name}, {"resourceVersion", rv}}},
+              {"spec", {{"value", value}}}};
+}
+
+std::string event(const std::string& type, const json& object) {
+  return json{{"type", type}, {"object", object}}.dump();
+}
+
+// A scripted API server: list pages and watch streams in order. When the
+// script runs out, `onExhausted` runs (the test stops the informer there).
+class ScriptedListWatch final : public ListWatchClient {
+ public:
+  using ListAnswer = core::Result<ListPage, ListWatchError>;
+  struct WatchScript {
+    std::optional<ListWatchError> refuse;  // HTTP error instead of a stream
+    std::vector<std::string> lines;
+    std::optional<ListWatchError> breakWith;  // stream error after the lines
+  };
+
+  std::deque<ListAnswer> lists;
+  std::deque<WatchScript> watches;
+  std::vector<std::string> listCalls;   // continue tokens
+  std::vector<std::string> watchCalls;  // resource versions
+  std::function<void()> onExhausted;
+
+  asio::awaitable<ListAnswer> list(const std::string&, const std::string& continueToken,
+                                   std::size_t) override {
+    listCalls.push_back(continueToken);
+    if (lists.empty()) {
+      onExhausted();
+      co_return ListWatchError{503, "script exhausted"};
+    }
+    auto answer = std::move(lists.front());
+    lists.pop_front();
+    co_return answer;
+  }
+
+  asio::awaitable<core::Result<std::unique_ptr<EventStream>, ListWatchError>> watch(
+      const std::string&, const std::string& resourceVersion, std::chrono::seconds) override {
+    watchCalls.push_back(resourceVersion);
+    if (watches.empty()) {
+      onExhausted();
+      co_return ListWatchError{503, "script exhausted"};
+    }
+    auto script = std::move(watches.front());
+    watches.pop_front();
+    if (script.refuse) {
+      co_return *script.refuse;
+    }
+    co_return std::unique_ptr<EventStream>(std::make_unique<Stream>(std::move(script)));
+  }
+
+ private:
+  class Stream final : public EventStream {
+   public:
+    explicit Stream(WatchScript script) : script_(std::move(script)) {}
+    asio::awaitable<core::Result<std::optional<std::string>, ListWatchError>> next() override {
+      if (next_ < script_.lines.size()) {
+        co_return std::optional<std::string>(script_.lines[next_++]);
+      }
+      if (script_.breakWith) {
+        co_return *script_.breakWith;
+      }
+      co_return std::optional<std::string>();
+    }
+    void close() override {}
+
+   private:
+    WatchScript script_;
+    std::size_t next_ = 0;
+  };
+};
+
+ListPage page(std::vector<json> items, std::string rv, std::string continueToken = "") {
+  return ListPage{json(std::move(items)), std::move(rv), std::move(continueToken)};
+}
+
+struct Harness {
+  asio::io_context context;
+  RealClock clock;
+  ScriptedListWatch server;
+  InformerOptions options{
+      "things", "/apis/x/v1/things", 2, std::chrono::seconds(1),
+      WatchState::Backoff{std::chrono::milliseconds(1), std::chrono::milliseconds(2)}};
+  Informer<int> informer{context.get_executor(), server, options,
+                         [](const json& object) { return object["spec"].value("value", 0); },
+                         clock};
+  std::vector<std::string> changes;
+
+  Harness() {
+    server.onExhausted = [this] { informer.stop(); };
+    informer.addHandler([this](const std::string& key, const int* previous, const int* current) {
+      changes.push_back(std::string(previous ? "update " : "add ") + key + "=" +
+                        (current ? std::to_string(*current) : "deleted"));
+      if (!current) {
+        changes.back() = "delete " + key;
+      }
+    });
+  }
+
+  void run() {
+    asio::co_spawn(context, informer.run(), asio::detached);
+    context.run();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("paged list, then a watch: adds, updates, deletes, bookmarks, resume") {
+  Harness h;
+  h.server.lists.push_back(page({object("a", "1", 1), object("b", "2", 2)}, "", "page-2"));
+  h.server.lists.push_back(page({object("c", "3", 3)}, "10"));
+  h.server.watches.push_back(
+      {std::nullopt,
+       {event("ADDED", object("d", "11", 4)), event("MODIFIED", object("a", "12", 10)),
+        event("DELETED", object("b", "13")),
+        json{{"type", "BOOKMARK"}, {"object", {{"metadata", {{"resourceVersion", "20"}}}}}}.dump()},
+       std::nullopt});
+  h.run();
+  CHECK(h.server.listCalls == std::vector<std::string>{"", "page-2"});
+  // The first watch starts at the list's rv; after the server ends it, the
+  // next resumes at the bookmark's.
+  REQUIRE(h.server.watchCalls.size() == 2);
+  CHECK(h.server.watchCalls[0] == "10");
+  CHECK(h.server.watchCalls[1] == "20");
+  CHECK(h.informer.synced());
+  CHECK(h.informer.store().size() == 3);
+  CHECK(*h.informer.store().get("ns/a") == 10);
+  CHECK(h.informer.store().get("ns/b") == nullptr);
+  CHECK(*h.informer.store().get("ns/d") == 4);
+  // A list's objects arrive in no particular order; watch events in order.
+  std::sort(h.changes.begin(), h.changes.begin() + 3);
+  CHECK(h.changes == std::vector<std::string>{"add ns/a=1", "add ns/b=2", "add ns/c=3",
+                                              "add ns/d=4", "update ns/a=10", "delete ns/b"});
+}
+
+TEST_CASE("410 in the stream: list again, drop what is gone, keep what is unchanged") {
+  Harness h;
+  h.server.lists.push_back(page({object("a", "1", 1), object("b", "2", 2)}, "10"));
+  h.server.watches.push_back({std::nullopt,
+                              {event("MODIFIED", object("a", "11", 5)),
+                               json{{"type", "ERROR"},
+                                    {"object",
+                                     {{"kind", "Status"},
+                                      {"code", 410},
+                                      {"reason", "Expired"},
+                                      {"message", "too old resource version: 10 (50)"}}}}
+                                   .dump()},
+                              std::nullopt});
+  // The new list: b was deleted while we were not looking, a is as we have
+  // it, c is new.
+  h.server.lists.push_back(page({object("a", "11", 5), object("c", "40", 3)}, "50"));
+  h.run();
+  CHECK(h.informer.state().expirations() == 1);
+  CHECK(h.informer.state().lists() == 2);
+  CHECK(h.server.watchCalls.at(1) == "50");
+  CHECK(h.informer.store().get("ns/b") == nullptr);
+  std::sort(h.changes.begin(), h.changes.begin() + 2);
+  CHECK(h.changes == std::vector<std::string>{"add ns/a=1", "add ns/b=2", "update ns/a=5",
+                                              "delete ns/b", "add ns/c=3"});
+}
+
+TEST_CASE("410 as the watch's HTTP answer also lists again") {
+  Harness h;
+  h.server.lists.push_back(page({object("a", "1", 1)}, "10"));
+  h.server.watches.push_back({ListWatchError{410, "Gone"}, {}, std::nullopt});
+  h.server.lists.push_back(page({object("a", "1", 1)}, "60"));
+  h.run();
+  CHECK(h.informer.state().lists() == 2);
+  CHECK(h.server.watchCalls.at(1) == "60");
+  CHECK(h.changes == std::vector<std::string>{"add ns/a=1"});  // unchanged: no notification
+}
+
+TEST_CASE("garbage and broken streams restart the watch from the last good point") {
+  Harness h;
+  h.server.lists.push_back(page({}, "10"));
+  h.server.watches.push_back(
+      {std::nullopt, {event("ADDED", object("a", "11", 1)), "{not json"}, std::nullopt});
+  h.server.watches.push_back({std::nullopt,
+                              {event("ADDED", object("b", "12", 2))},
+                              ListWatchError{0, "connection reset"}});
+  h.server.watches.push_back({ListWatchError{500, "internal error"}, {}, std::nullopt});
+  h.server.watches.push_back(
+      {std::nullopt, {json{{"type", "ADDED"}, {"object", "not an object"}}.dump()}, std::nullopt});
+  h.run();
+  CHECK(h.server.watchCalls == std::vector<std::string>{"10", "11", "12", "12", "12"});
+  CHECK(h.informer.state().lists() == 1);  // never a needless relist
+  CHECK(h.informer.store().size() == 2);
+}
+
+TEST_CASE("a failed initial list is retried; sync waits for it") {
+  Harness h;
+  h.server.lists.push_back(ListWatchError{503, "unavailable"});
+  h.server.lists.push_back(ListWatchError{0, "connection refused"});
+  h.server.lists.push_back(page({object("a", "1", 1)}, "10"));
+  bool syncedSeen = false;
+  asio::co_spawn(
+      h.context,
+      [&]() -> asio::awaitable<void> {
+        co_await h.informer.waitForSync();
+        syncedSeen = h.informer.store().size() == 1;
+      },
+      asio::detached);
+  h.run();
+  CHECK(syncedSeen);
+  CHECK(h.server.listCalls.size() == 3);
+}
+
+}  // namespace gpuplacement::runtime

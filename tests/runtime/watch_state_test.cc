@@ -1,0 +1,84 @@
+#include "runtime/watch_state.h"
+
+#include <doctest/doctest.h>
+
+#include "support/fake_clock.h"
+
+namespace gpuplacement::runtime {
+
+using namespace std::chrono;
+using Kind = WatchState::StepKind;
+using testing::FakeClock;
+
+TEST_CASE("paged list, then watch from the list's resourceVersion") {
+  WatchState state;
+  CHECK(state.next().kind == Kind::ListPage);
+  CHECK(state.next().continueToken.empty());
+  CHECK_FALSE(state.pageReceived("token-2", "100"));
+  CHECK(state.next().kind == Kind::ListPage);
+  CHECK(state.next().continueToken == "token-2");
+  CHECK_FALSE(state.synced());
+  CHECK(state.pageReceived("", "120"));
+  CHECK(state.synced());
+  CHECK(state.next().kind == Kind::Watch);
+  CHECK(state.next().resourceVersion == "120");
+}
+
+TEST_CASE("events and bookmarks move the resume point; a normal end resumes there") {
+  WatchState state;
+  state.pageReceived("", "10");
+  state.watchStarted();
+  state.eventReceived("11");
+  state.eventReceived("15");  // a bookmark
+  state.watchEnded();
+  CHECK(state.next().kind == Kind::Watch);
+  CHECK(state.next().resourceVersion == "15");
+  CHECK(state.lists() == 1);
+}
+
+TEST_CASE("410 Gone on the watch means list again; other errors back off and resume") {
+  FakeClock clock;
+  WatchState state({milliseconds(100), seconds(2)});
+  state.pageReceived("", "10");
+  state.watchFailed(500, clock.monotonicNow(), 0.0);
+  auto step = state.next();
+  CHECK(step.kind == Kind::Wait);
+  CHECK(step.until == clock.monotonicNow() + milliseconds(50));  // [ceiling/2, ceiling)
+  state.waited();
+  CHECK(state.next().kind == Kind::Watch);
+  CHECK(state.next().resourceVersion == "10");
+
+  // Consecutive failures double the wait, up to the cap.
+  state.watchFailed(0, clock.monotonicNow(), 0.999);
+  CHECK(state.next().until - clock.monotonicNow() >= milliseconds(199));
+  for (int i = 0; i < 10; ++i) {
+    state.waited();
+    state.watchFailed(0, clock.monotonicNow(), 0.999);
+  }
+  CHECK(state.next().until - clock.monotonicNow() <= seconds(2));
+  state.waited();
+
+  state.watchFailed(410, clock.monotonicNow(), 0.5);
+  CHECK(state.next().kind == Kind::ListPage);
+  CHECK(state.next().continueToken.empty());
+  CHECK(state.expirations() == 1);
+  CHECK(state.pageReceived("", "500"));
+  CHECK(state.lists() == 2);
+  CHECK(state.next().resourceVersion == "500");
+}
+
+TEST_CASE("a failed or expired list page starts the list over") {
+  FakeClock clock;
+  WatchState state({milliseconds(100), seconds(2)});
+  state.pageReceived("token", "10");
+  state.listFailed(410, clock.monotonicNow(), 0.5);  // the continue token expired
+  CHECK(state.next().kind == Kind::ListPage);
+  CHECK(state.next().continueToken.empty());
+  state.listFailed(503, clock.monotonicNow(), 0.5);
+  CHECK(state.next().kind == Kind::Wait);
+  state.waited();
+  CHECK(state.next().kind == Kind::ListPage);
+  CHECK_FALSE(state.synced());
+}
+
+}  // namespace gpuplacement::runtime
