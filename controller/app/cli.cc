@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 
 #include "app/commands.h"
+#include "app/run_command.h"
+#include "core/json_access.h"
 #include "kube/connect.h"
 #include "runtime/run_sync.h"
 
@@ -117,7 +119,7 @@ int printVersion(bool server, const KubeFlags& flags) {
     return kExitFailure;
   }
   std::cout << "server " << config->server << ": Kubernetes "
-            << version->value("gitVersion", "unknown") << "\n";
+            << core::stringOf(core::memberOf(*version, "gitVersion"), "unknown") << "\n";
   return kExitOk;
 }
 
@@ -173,6 +175,33 @@ int runCli(int argc, char** argv) {
   catalogEngine.addTo(*catalog);
   catalog->add_option("--tier", tierFilter, "Only this tier: NVIDIA, Trainium, Inferentia, CPU");
 
+  auto* run = cli.add_subcommand("run", "Run the operator against a cluster");
+  RunFlags runFlags;
+  run->add_option("--kubeconfig", runFlags.kubeconfig, "Path to a kubeconfig file");
+  run->add_option("--context", runFlags.context, "The kubeconfig context to use");
+  run->add_option("--namespaces", runFlags.namespaces,
+                  "Namespaces to watch, comma-separated (default: all)")
+      ->delimiter(',');
+  run->add_option("--workers", runFlags.workers, "Concurrent reconciles")->capture_default_str();
+  run->add_option("--qps", runFlags.qps, "Client-side requests per second to the API server")
+      ->capture_default_str();
+  run->add_option("--burst", runFlags.burst, "Client-side request burst")->capture_default_str();
+  run->add_option("--resync", runFlags.resync, "Re-check every workload this often")
+      ->capture_default_str();
+  run->add_option("--watch-timeout", runFlags.watchTimeout,
+                  "Shortest server-side watch duration (each watch lasts this to twice this)")
+      ->capture_default_str();
+  run->add_option("--metrics-addr", runFlags.metricsAddress, "Serve /metrics here (\"0\" disables)")
+      ->capture_default_str();
+  run->add_option("--health-addr", runFlags.healthAddress,
+                  "Serve /healthz and /readyz here (\"0\" disables)")
+      ->capture_default_str();
+  run->add_option("--log-level", runFlags.logLevel, "debug, info, warn or error")
+      ->capture_default_str();
+  run->add_option("--log-format", runFlags.logFormat, "json or text")->capture_default_str();
+  run->add_option("--catalog", runFlags.catalog, "Instance catalog YAML (default: built-in)");
+  run->add_option("--rules", runFlags.rules, "Placement rules YAML (default: built-in)");
+
   try {
     cli.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -184,6 +213,9 @@ int runCli(int argc, char** argv) {
 
   if (version->parsed()) {
     return printVersion(server, versionFlags);
+  }
+  if (run->parsed()) {
+    return runOperator(runFlags);
   }
 
   const auto engineFor = [](const EngineFlags& flags)

@@ -7,6 +7,7 @@
 #include "app/table.h"
 #include "app/yaml_json.h"
 #include "core/decision_json.h"
+#include "core/json_access.h"
 #include "core/json_reader.h"
 #include "core/quantity.h"
 #include "core/render.h"
@@ -234,17 +235,17 @@ Result<std::vector<NamedIntent>> intentsFromManifests(const std::string& path,
   for (std::size_t i = 0; i < documents->size(); ++i) {
     const auto& document = (*documents)[i];
     const std::string where = path + " document " + std::to_string(i + 1);
-    if (!document.is_object() || document.value("kind", "") != "GpuWorkload") {
+    if (!document.is_object() || core::stringMember(document, "kind") != "GpuWorkload") {
       return Error{where, "is not a GpuWorkload (kind: GpuWorkload)"};
     }
-    if (document.value("apiVersion", "") != "gpuplacement.io/v1alpha1") {
+    if (core::stringMember(document, "apiVersion") != "gpuplacement.io/v1alpha1") {
       return Error{where + ": apiVersion", "expected gpuplacement.io/v1alpha1"};
     }
     std::string name;
     if (const auto metadata = document.find("metadata");
         metadata != document.end() && metadata->is_object()) {
-      const auto ns = metadata->value("namespace", std::string());
-      name = (ns.empty() ? "" : ns + "/") + metadata->value("name", std::string());
+      const auto ns = core::stringMember(*metadata, "namespace");
+      name = (ns.empty() ? "" : ns + "/") + core::stringMember(*metadata, "name");
     }
     const auto spec = document.find("spec");
     if (spec == document.end()) {
@@ -376,8 +377,16 @@ Result<std::vector<Scenario>> scenariosFromFile(const std::string& path,
       return id.error();
     }
     scenario.id = *id;
-    scenario.description = entry.optionalString("description").value().value_or("");
-    scenario.expected = entry.optionalString("expected").value().value_or("");
+    auto description = entry.optionalString("description");
+    auto expected = entry.optionalString("expected");
+    if (!description) {
+      return description.error();
+    }
+    if (!expected) {
+      return expected.error();
+    }
+    scenario.description = description->value_or("");
+    scenario.expected = expected->value_or("");
     const auto current = entry.child("current");
     if (auto ok = current.requireObject(); !ok) {
       return ok.error();

@@ -1,6 +1,7 @@
 #include "app/placement_config.h"
 
 #include "app/yaml_json.h"
+#include "core/json_access.h"
 
 namespace gpuplacement::app {
 namespace {
@@ -56,11 +57,11 @@ core::Result<core::Policy> policyFromManifest(const nlohmann::json& manifest,
   if (!manifest.is_object()) {
     return core::Error{"", "a PlacementPolicy must be an object"};
   }
-  if (manifest.value("kind", "") != "PlacementPolicy") {
-    return core::Error{"kind", "expected PlacementPolicy, found \"" +
-                                   manifest.value("kind", std::string()) + "\""};
+  if (core::stringMember(manifest, "kind") != "PlacementPolicy") {
+    return core::Error{
+        "kind", "expected PlacementPolicy, found \"" + core::stringMember(manifest, "kind") + "\""};
   }
-  if (manifest.value("apiVersion", "") != "gpuplacement.io/v1alpha1") {
+  if (core::stringMember(manifest, "apiVersion") != "gpuplacement.io/v1alpha1") {
     return core::Error{"apiVersion", "expected gpuplacement.io/v1alpha1"};
   }
   static const nlohmann::json kEmpty = nlohmann::json::object();

@@ -204,8 +204,16 @@ Result<Catalog> parseCatalog(const json& document) {
     return version.error();
   }
   Catalog catalog;
-  catalog.region = root.optionalString("region")->value_or("");
-  catalog.pricesAsOf = root.optionalString("pricesAsOf")->value_or("");
+  auto region = root.stringOr("region", "");
+  auto pricesAsOf = root.stringOr("pricesAsOf", "");
+  if (!region) {
+    return region.error();
+  }
+  if (!pricesAsOf) {
+    return pricesAsOf.error();
+  }
+  catalog.region = *region;
+  catalog.pricesAsOf = *pricesAsOf;
 
   if (!root.has("accelerators") || !root.at("accelerators").is_array()) {
     return Error{"accelerators", "required: a list of accelerator models"};

@@ -2,10 +2,15 @@
 
 #include <algorithm>
 
+#include "core/json_access.h"
+
 namespace gpuplacement::core {
 namespace {
 
 using json = nlohmann::json;
+using core::memberOf;
+using core::stringMember;
+using core::stringOf;
 
 const json& field(const json& object, const char* key) {
   static const json kNull;
@@ -45,10 +50,10 @@ std::map<std::string, std::string> extendedResources(const json& list) {
 
 Toleration tolerationFromJson(const json& item) {
   Toleration toleration;
-  toleration.key = item.value("key", "");
-  toleration.op = item.value("operator", "Equal");
-  toleration.value = item.value("value", "");
-  toleration.effect = item.value("effect", "");
+  toleration.key = stringMember(item, "key");
+  toleration.op = stringOf(memberOf(item, "operator"), "Equal");
+  toleration.value = stringMember(item, "value");
+  toleration.effect = stringMember(item, "effect");
   return toleration;
 }
 
@@ -115,7 +120,7 @@ DeploymentState deploymentFromJson(const json& object) {
   if (const auto& containers = field(podSpec, "containers"); containers.is_array()) {
     for (const auto& item : containers) {
       ContainerResources container;
-      container.name = item.value("name", "");
+      container.name = stringMember(item, "name");
       const auto& resources = field(item, "resources");
       container.limits = extendedResources(field(resources, "limits"));
       container.requests = extendedResources(field(resources, "requests"));
@@ -127,6 +132,15 @@ DeploymentState deploymentFromJson(const json& object) {
   state.updatedReplicas = static_cast<std::int32_t>(integer(field(status, "updatedReplicas")));
   state.availableReplicas = static_cast<std::int32_t>(integer(field(status, "availableReplicas")));
   state.statusReplicas = static_cast<std::int32_t>(integer(field(status, "replicas")));
+  if (const auto& conditions = field(status, "conditions"); conditions.is_array()) {
+    for (const auto& condition : conditions) {
+      if (stringMember(condition, "type") == "Progressing" &&
+          stringMember(condition, "status") == "False" &&
+          stringMember(condition, "reason") == "ProgressDeadlineExceeded") {
+        state.progressDeadlineExceeded = true;
+      }
+    }
+  }
   return state;
 }
 
@@ -144,7 +158,7 @@ Result<OwnedFields> parseOwnedFields(const std::string& annotation) {
   if (!document.is_object()) {
     return fail();
   }
-  owned.workload = document.value("workload", "");
+  owned.workload = stringMember(document, "workload");
   if (const auto& selector = field(document, "nodeSelector"); selector.is_object()) {
     for (const auto& [key, value] : selector.items()) {
       if (!value.is_string()) {
@@ -202,7 +216,12 @@ PatchPlan planDeploymentPatch(const DeploymentState& live, const Scheduling* des
     return plan;
   }
   const OwnedFields& owned = *previous;
-  if (!owned.workload.empty() && owned.workload != workload && !owned.empty()) {
+  const bool ownedByAnother =
+      !owned.workload.empty() && owned.workload != workload && !owned.empty();
+  if (ownedByAnother && !desired) {
+    return plan;  // nothing of ours to remove
+  }
+  if (ownedByAnother) {
     plan.error = "the Deployment is already placed by GpuWorkload " + owned.workload;
     return plan;
   }

@@ -39,6 +39,8 @@ struct DeploymentState {
   std::int32_t updatedReplicas = 0;
   std::int32_t availableReplicas = 0;
   std::int32_t statusReplicas = 0;
+  // Progressing=False with reason ProgressDeadlineExceeded: the rollout is stuck.
+  bool progressDeadlineExceeded = false;
 
   // The rollout of the current generation is finished: every replica runs
   // the current pod template and is available (what `kubectl rollout

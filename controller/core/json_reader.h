@@ -68,6 +68,15 @@ class ObjectReader {
     return optionalString(key).value().value_or("");
   }
 
+  // An optional string with a fallback; a value of another type is an error.
+  Result<std::string> stringOr(std::string_view key, std::string fallback) const {
+    auto value = optionalString(key);
+    if (!value) {
+      return value.error();
+    }
+    return value->value_or(std::move(fallback));
+  }
+
   Result<std::optional<std::string>> optionalString(std::string_view key) const {
     if (!has(key)) {
       return std::optional<std::string>();

@@ -195,7 +195,11 @@ Result<RuleSet> parseRuleSet(const json& document, const Catalog& catalog) {
     }
     Rule rule;
     rule.name = *name;
-    rule.source = entry.optionalString("source")->value_or("");
+    auto source = entry.stringOr("source", "");
+    if (!source) {
+      return source.error();
+    }
+    rule.source = *source;
     auto reason = entry.string("reason");
     if (!reason) {
       return reason.error();

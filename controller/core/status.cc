@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/json_access.h"
 #include "core/quantity.h"
 
 namespace gpuplacement::core {
@@ -98,7 +99,8 @@ WorkloadStatus workloadStatusFromJson(const json& status) {
     applied.deploymentGeneration = integer(*it, "deploymentGeneration");
     applied.specGeneration = integer(*it, "specGeneration");
     applied.time = text(*it, "time");
-    applied.replacement = it->value("replacement", false);
+    applied.replacement =
+        memberOf(*it, "replacement").is_boolean() && memberOf(*it, "replacement").get<bool>();
     result.applied = std::move(applied);
   }
   if (const auto it = status.find("lastReplacement"); it != status.end() && it->is_object()) {

@@ -1,5 +1,7 @@
 #include "kube/client.h"
 
+#include "core/json_access.h"
+
 namespace gpuplacement::kube {
 namespace {
 
@@ -59,9 +61,9 @@ ApiError apiErrorFrom(unsigned status, const std::string& body,
   error.status = status;
   error.retryAfter = retryAfter;
   const auto document = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (document.is_object() && document.value("kind", "") == "Status") {
-    error.reason = document.value("reason", "");
-    error.message = document.value("message", "");
+  if (core::stringMember(document, "kind") == "Status") {
+    error.reason = core::stringMember(document, "reason");
+    error.message = core::stringMember(document, "message");
   } else {
     error.message = body.substr(0, 512);
   }

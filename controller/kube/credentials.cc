@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/json_access.h"
 #include "core/time_format.h"
 
 extern char** environ;
@@ -279,10 +280,11 @@ Result<ExecCredential> parseExecCredential(const std::string& output,
   if (document.is_discarded() || !document.is_object()) {
     return Error{"exec", "the plugin did not print an ExecCredential JSON object"};
   }
-  if (document.value("kind", "") != "ExecCredential") {
+  if (core::stringMember(document, "kind") != "ExecCredential") {
     return Error{"exec.kind", "expected ExecCredential"};
   }
-  if (const auto version = document.value("apiVersion", ""); version != expectedApiVersion) {
+  if (const auto version = core::stringMember(document, "apiVersion");
+      version != expectedApiVersion) {
     return Error{"exec.apiVersion", "the plugin answered \"" + version + "\", expected \"" +
                                         expectedApiVersion + "\""};
   }

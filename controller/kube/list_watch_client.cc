@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cstdio>
 
+#include "core/json_access.h"
+
 namespace gpuplacement::kube {
 namespace {
 
@@ -63,8 +65,8 @@ asio::awaitable<core::Result<runtime::ListPage, runtime::ListWatchError>> KubeLi
   page.items = std::move(document["items"]);
   if (const auto metadata = document.find("metadata");
       metadata != document.end() && metadata->is_object()) {
-    page.resourceVersion = metadata->value("resourceVersion", "");
-    page.continueToken = metadata->value("continue", "");
+    page.resourceVersion = core::stringMember(*metadata, "resourceVersion");
+    page.continueToken = core::stringMember(*metadata, "continue");
   }
   co_return page;
 }

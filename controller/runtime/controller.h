@@ -88,13 +88,7 @@ class Controller {
       const auto wait = queue_.queue().lastWait();
       const auto start = clock_.monotonicNow();
       ++inFlight_;
-      ReconcileResult result;
-      try {
-        result = co_await reconcile_(*key);
-      } catch (const std::exception& e) {
-        // A bug, not an input: retry with backoff rather than crash the loop.
-        result = ReconcileResult::error(std::string("reconcile threw: ") + e.what());
-      }
+      const ReconcileResult result = co_await guarded(*key);
       --inFlight_;
       const int retries = queue_.queue().retries(*key);
       switch (result.outcome) {
@@ -123,6 +117,21 @@ class Controller {
     if (--running_ == 0 && allDone_) {
       allDone_->cancel();
     }
+  }
+
+  // A reconcile that throws has a bug, not bad input: retry it with backoff
+  // rather than end the loop. (The result initialises a variable inside the
+  // try: g++ 12 destroys a co_await result assigned to an outer variable
+  // twice.)
+  asio::awaitable<ReconcileResult> guarded(std::string key) {
+    std::string failure;
+    try {
+      ReconcileResult result = co_await reconcile_(key);
+      co_return result;
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    co_return ReconcileResult::error("reconcile threw: " + failure);
   }
 
   asio::any_io_executor executor_;

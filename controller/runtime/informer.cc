@@ -1,5 +1,7 @@
 #include "runtime/informer.h"
 
+#include "core/json_access.h"
+
 namespace gpuplacement::runtime {
 
 std::string objectKey(const nlohmann::json& object) {
@@ -7,8 +9,8 @@ std::string objectKey(const nlohmann::json& object) {
   if (metadata == object.end() || !metadata->is_object()) {
     return "";
   }
-  const std::string name = metadata->value("name", "");
-  const std::string ns = metadata->value("namespace", "");
+  const std::string name = core::stringMember(*metadata, "name");
+  const std::string ns = core::stringMember(*metadata, "namespace");
   return ns.empty() ? name : ns + "/" + name;
 }
 

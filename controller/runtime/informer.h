@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_access.h"
 #include "runtime/asio.h"
 #include "runtime/clock.h"
 #include "runtime/list_watch.h"
@@ -206,7 +207,7 @@ asio::awaitable<void> Informer<T>::listPage(const std::string& continueToken) {
       continue;  // nothing to key it by; the API server never sends this
     }
     pending_[objectKey(object)] =
-        Cached<T>{metadata->value("resourceVersion", ""), project_(object)};
+        Cached<T>{core::stringMember(*metadata, "resourceVersion"), project_(object)};
   }
   if (state_.pageReceived(page->continueToken, page->resourceVersion)) {
     replaceAll();
@@ -275,8 +276,8 @@ bool Informer<T>::applyEvent(const std::string& line) {
   const auto& object = event["object"];
   if (type == "ERROR") {
     // A Status in the stream; 410 Expired means the resume point is gone.
-    const unsigned code = object.value("code", 0U);
-    log("watch error " + std::to_string(code) + ": " + object.value("message", ""));
+    const auto code = static_cast<unsigned>(core::integerMember(object, "code"));
+    log("watch error " + std::to_string(code) + ": " + core::stringMember(object, "message"));
     state_.watchFailed(code, clock_.monotonicNow(), jitter());
     return false;
   }
@@ -285,7 +286,7 @@ bool Informer<T>::applyEvent(const std::string& line) {
     state_.watchFailed(0, clock_.monotonicNow(), jitter());
     return false;
   }
-  std::string resourceVersion = metadata->value("resourceVersion", "");
+  std::string resourceVersion = core::stringMember(*metadata, "resourceVersion");
   if (type == "BOOKMARK") {
     state_.eventReceived(resourceVersion);
     return true;

@@ -42,7 +42,17 @@ ControlPlane::ControlPlane() {
   dir_ = pattern;
   // --owner-pid: should this process die without running destructors, the
   // script's watchdog stops etcd and kube-apiserver within a second.
-  const int status = script("start " + dir_ + " --owner-pid " + std::to_string(getpid()));
+  std::string arguments = "start " + dir_ + " --owner-pid " + std::to_string(getpid());
+  if (options().audit) {
+    arguments += " --audit";
+  }
+  if (!options().apiServerFlags.empty()) {
+    arguments += " --";
+    for (const auto& flag : options().apiServerFlags) {
+      arguments += " '" + flag + "'";
+    }
+  }
+  const int status = script(arguments);
   if (status != 0) {
     throw std::runtime_error("scripts/controlplane start failed (exit " + std::to_string(status) +
                              "); logs in " + dir_ + "/logs. Run scripts/setup first.");
@@ -53,6 +63,15 @@ ControlPlane::~ControlPlane() {
   script("stop " + dir_ + " >/dev/null 2>&1");
   std::error_code ignored;
   std::filesystem::remove_all(dir_, ignored);
+}
+
+ControlPlaneOptions& ControlPlane::options() {
+  static ControlPlaneOptions instance;
+  return instance;
+}
+
+void ControlPlane::configure(ControlPlaneOptions options) {
+  ControlPlane::options() = std::move(options);
 }
 
 ControlPlane& ControlPlane::shared() {

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
@@ -13,8 +14,16 @@ namespace gpuplacement::testing {
 // first use through scripts/controlplane and stopped when the process exits.
 // If the process dies instead, the script's watchdog stops it. A suite that
 // cannot start it fails; it never skips.
+struct ControlPlaneOptions {
+  bool audit = false;  // log every request to dir()/logs/audit.log
+  std::vector<std::string> apiServerFlags;
+};
+
 class ControlPlane {
  public:
+  // Call before the first shared() of a suite that needs more than the
+  // defaults.
+  static void configure(ControlPlaneOptions options);
   static ControlPlane& shared();
 
   const std::string& dir() const { return dir_; }
@@ -39,6 +48,7 @@ class ControlPlane {
   ControlPlane();
   std::string dir_;
   runtime::RealClock clock_;
+  static ControlPlaneOptions& options();
 };
 
 std::string repoRoot();

@@ -1,0 +1,144 @@
+#include "app/metrics.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace gpuplacement::app {
+namespace {
+
+std::string escapeLabel(const std::string& value) {
+  std::string escaped;
+  for (char c : value) {
+    if (c == '\\' || c == '"') {
+      escaped.push_back('\\');
+      escaped.push_back(c);
+    } else if (c == '\n') {
+      escaped += "\\n";
+    } else {
+      escaped.push_back(c);
+    }
+  }
+  return escaped;
+}
+
+std::string number(double value) {
+  if (std::isinf(value)) {
+    return value > 0 ? "+Inf" : "-Inf";
+  }
+  char text[40];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+std::string labelSet(const std::vector<std::string>& names, const std::vector<std::string>& values,
+                     const std::string& extraName = "", const std::string& extraValue = "") {
+  std::string text;
+  for (std::size_t i = 0; i < names.size() && i < values.size(); ++i) {
+    text += (text.empty() ? "" : ",") + names[i] + "=\"" + escapeLabel(values[i]) + "\"";
+  }
+  if (!extraName.empty()) {
+    text += (text.empty() ? "" : ",") + extraName + "=\"" + extraValue + "\"";
+  }
+  return text.empty() ? "" : "{" + text + "}";
+}
+
+}  // namespace
+
+void MetricFamily::inc(const std::vector<std::string>& labelValues, double amount) {
+  series_[labelValues].value += amount;
+}
+
+void MetricFamily::set(const std::vector<std::string>& labelValues, double value) {
+  series_[labelValues].value = value;
+}
+
+void MetricFamily::observe(const std::vector<std::string>& labelValues, double value) {
+  auto& series = series_[labelValues];
+  if (series.bucketCounts.empty()) {
+    series.bucketCounts.assign(buckets_.size(), 0);
+  }
+  for (std::size_t i = 0; i < buckets_.size(); ++i) {
+    if (value <= buckets_[i]) {
+      ++series.bucketCounts[i];
+    }
+  }
+  series.value += value;
+  ++series.count;
+}
+
+double MetricFamily::value(const std::vector<std::string>& labelValues) const {
+  const auto it = series_.find(labelValues);
+  return it == series_.end() ? 0 : it->second.value;
+}
+
+void MetricFamily::render(std::string& out) const {
+  const char* type = type_ == Type::Counter ? "counter"
+                     : type_ == Type::Gauge ? "gauge"
+                                            : "histogram";
+  out += "# HELP " + name_ + " " + help_ + "\n# TYPE " + name_ + " " + type + "\n";
+  for (const auto& [values, series] : series_) {
+    if (type_ != Type::Histogram) {
+      out += name_ + labelSet(labels_, values) + " " + number(series.value) + "\n";
+      continue;
+    }
+    for (std::size_t i = 0; i < buckets_.size(); ++i) {
+      out += name_ + "_bucket" + labelSet(labels_, values, "le", number(buckets_[i])) + " " +
+             std::to_string(series.bucketCounts[i]) + "\n";
+    }
+    out += name_ + "_bucket" + labelSet(labels_, values, "le", "+Inf") + " " +
+           std::to_string(series.count) + "\n";
+    out += name_ + "_sum" + labelSet(labels_, values) + " " + number(series.value) + "\n";
+    out += name_ + "_count" + labelSet(labels_, values) + " " + std::to_string(series.count) + "\n";
+  }
+}
+
+MetricFamily& MetricsRegistry::add(std::unique_ptr<MetricFamily> family) {
+  families_.push_back(std::move(family));
+  return *families_.back();
+}
+
+MetricFamily& MetricsRegistry::counter(const std::string& name, const std::string& help,
+                                       std::vector<std::string> labels) {
+  return add(
+      std::make_unique<MetricFamily>(name, help, MetricFamily::Type::Counter, std::move(labels)));
+}
+
+MetricFamily& MetricsRegistry::gauge(const std::string& name, const std::string& help,
+                                     std::vector<std::string> labels) {
+  return add(
+      std::make_unique<MetricFamily>(name, help, MetricFamily::Type::Gauge, std::move(labels)));
+}
+
+MetricFamily& MetricsRegistry::histogram(const std::string& name, const std::string& help,
+                                         std::vector<std::string> labels,
+                                         std::vector<double> buckets) {
+  return add(std::make_unique<MetricFamily>(name, help, MetricFamily::Type::Histogram,
+                                            std::move(labels), std::move(buckets)));
+}
+
+std::string MetricsRegistry::render() {
+  for (auto& refresh : collectors_) {
+    refresh();
+  }
+  std::string out;
+  for (const auto& family : families_) {
+    family->render(out);
+  }
+  return out;
+}
+
+std::vector<double> reconcileBuckets() {
+  return {0.005, 0.01, 0.025, 0.05, 0.1,  0.15, 0.2,  0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6,
+          0.7,   0.8,  0.9,   1.0,  1.25, 1.5,  1.75, 2.0,  2.5, 3.0,  3.5, 4.0,  4.5, 5,
+          6,     7,    8,     9,    10,   15,   20,   25,   30,  40,   50,  60};
+}
+
+std::vector<double> latencyBuckets() {
+  std::vector<double> buckets;
+  for (double bound = 0.001; bound < 20; bound *= 2) {
+    buckets.push_back(bound);
+  }
+  return buckets;
+}
+
+}  // namespace gpuplacement::app

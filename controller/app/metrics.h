@@ -1,0 +1,71 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gpuplacement::app {
+
+// A small Prometheus registry: counters, gauges and histograms with labels,
+// rendered in the text exposition format (0.0.4). Used from the event loop
+// only, so it needs no locks.
+class MetricFamily {
+ public:
+  enum class Type { Counter, Gauge, Histogram };
+
+  MetricFamily(std::string name, std::string help, Type type, std::vector<std::string> labels,
+               std::vector<double> buckets = {})
+      : name_(std::move(name)),
+        help_(std::move(help)),
+        type_(type),
+        labels_(std::move(labels)),
+        buckets_(std::move(buckets)) {}
+
+  void inc(const std::vector<std::string>& labelValues, double amount = 1);
+  void set(const std::vector<std::string>& labelValues, double value);
+  void observe(const std::vector<std::string>& labelValues, double value);
+  // Drops every series (for gauges recomputed from scratch).
+  void clear() { series_.clear(); }
+  double value(const std::vector<std::string>& labelValues) const;
+  void render(std::string& out) const;
+
+ private:
+  struct Series {
+    double value = 0;
+    std::vector<std::uint64_t> bucketCounts;
+    std::uint64_t count = 0;
+  };
+  std::string name_;
+  std::string help_;
+  Type type_;
+  std::vector<std::string> labels_;
+  std::vector<double> buckets_;
+  std::map<std::vector<std::string>, Series> series_;
+};
+
+class MetricsRegistry {
+ public:
+  MetricFamily& counter(const std::string& name, const std::string& help,
+                        std::vector<std::string> labels = {});
+  MetricFamily& gauge(const std::string& name, const std::string& help,
+                      std::vector<std::string> labels = {});
+  MetricFamily& histogram(const std::string& name, const std::string& help,
+                          std::vector<std::string> labels, std::vector<double> buckets);
+  // Runs before every scrape, to refresh gauges computed from state.
+  void onCollect(std::function<void()> refresh) { collectors_.push_back(std::move(refresh)); }
+  std::string render();
+
+ private:
+  MetricFamily& add(std::unique_ptr<MetricFamily> family);
+  std::vector<std::unique_ptr<MetricFamily>> families_;
+  std::vector<std::function<void()>> collectors_;
+};
+
+// controller-runtime's reconcile-time buckets, and exponential ones for
+// short client-side latencies.
+std::vector<double> reconcileBuckets();
+std::vector<double> latencyBuckets();
+
+}  // namespace gpuplacement::app

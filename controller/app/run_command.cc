@@ -1,0 +1,192 @@
+#include "app/run_command.h"
+
+#include <iostream>
+
+#include <unistd.h>
+
+#include "app/cli.h"
+#include "app/http_server.h"
+#include "app/logging.h"
+#include "app/metrics.h"
+#include "app/operator.h"
+#include "app/placement_config.h"
+#include "core/time_format.h"
+#include "kube/connect.h"
+
+namespace gpuplacement::app {
+
+namespace {
+
+core::Result<std::chrono::seconds> durationFlag(const std::string& flag, const std::string& text,
+                                                std::chrono::seconds minimum) {
+  auto parsed = core::parseDuration(text);
+  if (!parsed) {
+    return core::Error{flag, parsed.error().message};
+  }
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(*parsed);
+  if (seconds < minimum) {
+    return core::Error{flag, "must be at least " + std::to_string(minimum.count()) + "s"};
+  }
+  return seconds;
+}
+
+std::string hostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) {
+    return "gpu-placement";
+  }
+  return name;
+}
+
+}  // namespace
+
+int runOperator(const RunFlags& flags) {
+  auto level = parseLogLevel(flags.logLevel);
+  auto format = parseLogFormat(flags.logFormat);
+  auto resync = durationFlag("--resync", flags.resync, std::chrono::seconds(10));
+  auto watchTimeout = durationFlag("--watch-timeout", flags.watchTimeout, std::chrono::seconds(1));
+  for (const core::Error* error :
+       {level ? nullptr : &level.error(), format ? nullptr : &format.error(),
+        resync ? nullptr : &resync.error(), watchTimeout ? nullptr : &watchTimeout.error()}) {
+    if (error) {
+      std::cerr << "error: " << error->describe() << "\n";
+      return kExitBadInput;
+    }
+  }
+  if (flags.workers < 1 || flags.workers > 256) {
+    std::cerr << "error: --workers: must be between 1 and 256\n";
+    return kExitBadInput;
+  }
+  if (flags.burst < 1) {
+    std::cerr << "error: --burst: must be at least 1\n";
+    return kExitBadInput;
+  }
+  Logger log(*level, *format);
+
+  auto catalog = loadCatalog(flags.catalog);
+  if (!catalog) {
+    log.error("cannot load the catalog", {{"error", catalog.error().describe()}});
+    return kExitBadInput;
+  }
+  auto rules = loadRules(flags.rules, **catalog);
+  if (!rules) {
+    log.error("cannot load the rules", {{"error", rules.error().describe()}});
+    return kExitBadInput;
+  }
+  auto config =
+      kube::loadClientConfig({flags.kubeconfig, flags.context}, kube::Environment::process());
+  if (!config) {
+    log.error("cannot find the cluster", {{"error", config.error().describe()}});
+    return kExitBadInput;
+  }
+
+  asio::io_context context(1);
+  runtime::RealClock clock;
+  kube::ClientOptions clientOptions;
+  clientOptions.qps = flags.qps;
+  clientOptions.burst = flags.burst;
+  auto client = kube::connect(context.get_executor(), *config, clientOptions, clock);
+  if (!client) {
+    log.error("cannot configure the client", {{"error", client.error().describe()}});
+    return kExitBadInput;
+  }
+
+  MetricsRegistry metrics;
+  auto& requests = metrics.counter("rest_client_requests_total",
+                                   "Number of HTTP requests, partitioned by verb and status code",
+                                   {"verb", "code"});
+  auto& requestLatency =
+      metrics.histogram("rest_client_request_duration_seconds",
+                        "Request latency in seconds, by verb", {"verb"}, latencyBuckets());
+  (*client)->setObserver([&](const kube::RequestRecord& record) {
+    requests.inc({record.verb, record.code == 0 ? "<error>" : std::to_string(record.code)});
+    requestLatency.observe({record.verb}, std::chrono::duration<double>(record.latency).count());
+  });
+
+  OperatorOptions options;
+  options.namespaces = flags.namespaces;
+  options.workers = flags.workers;
+  options.resync = *resync;
+  options.watchTimeout = *watchTimeout;
+  options.instance = hostname();
+  Operator placementOperator(context.get_executor(), **client, *catalog, *rules, options, log,
+                             metrics, clock);
+  auto& queueDepth = metrics.gauge("workqueue_depth", "Current depth of the work queue", {"name"});
+  metrics.onCollect([&] {
+    queueDepth.set({"gpuworkload"}, static_cast<double>(placementOperator.queueDepth()));
+  });
+
+  auto metricsServer = HttpServer::listen(
+      context.get_executor(), flags.metricsAddress,
+      {{"/metrics", [&] {
+          return HttpAnswer{200, metrics.render(), "text/plain; version=0.0.4; charset=utf-8"};
+        }}});
+  auto healthServer = HttpServer::listen(
+      context.get_executor(), flags.healthAddress,
+      {{"/healthz",
+        [&] {
+          return placementOperator.healthy() ? HttpAnswer{200, "ok\n"}
+                                             : HttpAnswer{500, "informers are failing\n"};
+        }},
+       {"/readyz", [&] {
+          return placementOperator.synced() ? HttpAnswer{200, "ok\n"}
+                                            : HttpAnswer{503, "caches are not synced\n"};
+        }}});
+  for (auto* server : {&metricsServer, &healthServer}) {
+    if (!*server) {
+      log.error("cannot serve", {{"error", server->error().describe()}});
+      return kExitFailure;
+    }
+  }
+  for (auto* server : {&*metricsServer, &*healthServer}) {
+    if (*server) {
+      asio::co_spawn(context, (*server)->run(), asio::detached);
+    }
+  }
+
+  asio::signal_set signals(context, SIGTERM, SIGINT);
+  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+    if (ec) {
+      return;
+    }
+    log.info("stopping: finishing in-flight work", {{"signal", std::to_string(signal)}});
+    placementOperator.stop();
+  });
+
+  log.info("starting", {{"version", GPUPLACEMENT_VERSION},
+                        {"cluster", config->server},
+                        {"credentials", config->source},
+                        {"catalog", flags.catalog.empty() ? "built-in" : flags.catalog},
+                        {"instanceTypes", std::to_string((*catalog)->instances.size())}});
+  bool finished = false;
+  asio::co_spawn(
+      context,
+      [&]() -> asio::awaitable<void> {
+        co_await placementOperator.run();
+        finished = true;
+        signals.cancel();
+        for (auto* server : {&*metricsServer, &*healthServer}) {
+          if (*server) {
+            (*server)->stop();
+          }
+        }
+      },
+      [&](std::exception_ptr error) {
+        if (error) {
+          try {
+            std::rethrow_exception(error);
+          } catch (const std::exception& e) {
+            log.error("the operator loop failed", {{"error", e.what()}});
+          }
+        }
+      });
+  // Anything still pending (a watch being torn down, an event write) gets a
+  // moment, then the loop ends.
+  while (!finished && context.run_one() > 0) {
+  }
+  context.run_for(std::chrono::seconds(2));
+  log.info("stopped");
+  return finished ? kExitOk : kExitFailure;
+}
+
+}  // namespace gpuplacement::app

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gpuplacement::app {
+
+struct RunFlags {
+  std::string kubeconfig;
+  std::string context;
+  std::vector<std::string> namespaces;
+  int workers = 4;
+  double qps = 50;
+  int burst = 100;
+  std::string resync = "1h";
+  std::string watchTimeout = "5m";
+  std::string metricsAddress = ":8080";
+  std::string healthAddress = ":8081";
+  std::string logLevel = "info";
+  std::string logFormat = "json";
+  std::string catalog;
+  std::string rules;
+};
+
+// `gpu-placement run`: the operator. Returns the process exit code: 0 after
+// SIGTERM/SIGINT once in-flight work has finished, 2 for bad flags or
+// configuration, 3 when it cannot start.
+int runOperator(const RunFlags& flags);
+
+}  // namespace gpuplacement::app

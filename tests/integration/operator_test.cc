@@ -1,0 +1,568 @@
+// The operator binary against a real kube-apiserver and etcd: placement,
+// drift, conflicts, deletion, policies, re-placement pacing, idle writes
+// counted by the API server's audit log, and the watch across restarts and
+// 410 Gone.
+#include <atomic>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include "app/yaml_json.h"
+#include "core/json_access.h"
+#include "support/cluster.h"
+
+namespace gpuplacement {
+namespace {
+
+using testing::Cluster;
+using testing::ControlPlane;
+using testing::json;
+using testing::OperatorProcess;
+
+// No watch cache and frequent compaction, so a watch resumed from an old
+// resourceVersion gets 410 Gone from etcd, as it would after a long outage.
+const bool kConfigured = [] {
+  ControlPlane::configure({true, {"--watch-cache=false", "--etcd-compaction-interval=2s"}});
+  return true;
+}();
+
+Cluster& cluster() {
+  static Cluster instance(ControlPlane::shared());
+  static const bool ready = [] {
+    instance.installCrds();
+    return true;
+  }();
+  (void)ready;
+  return instance;
+}
+
+std::string deploymentsPath(const std::string& ns, const std::string& name = "") {
+  return Cluster::pathOf("apps/v1", "Deployment", ns, name);
+}
+std::string workloadsPath(const std::string& ns, const std::string& name = "") {
+  return Cluster::pathOf("gpuplacement.io/v1alpha1", "GpuWorkload", ns, name);
+}
+
+void createNamespace(const std::string& ns) {
+  cluster().apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n");
+}
+
+// A Deployment with the user's own scheduling fields.
+void createDeployment(const std::string& ns, const std::string& name, int replicas = 1,
+                      const std::string& extraSelector = "") {
+  cluster().apply(R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: )" +
+                  name + ", namespace: " + ns + R"(}
+spec:
+  replicas: )" + std::to_string(replicas) +
+                  R"(
+  selector: {matchLabels: {app: )" +
+                  name + R"(}}
+  template:
+    metadata: {labels: {app: )" +
+                  name + R"(}}
+    spec:
+      nodeSelector: {topology.kubernetes.io/zone: us-east-1a)" +
+                  extraSelector + R"(}
+      tolerations:
+      - {key: dedicated, operator: Equal, value: ml, effect: NoSchedule}
+      containers:
+      - name: server
+        image: vllm/vllm-openai:v0.6.3
+        resources:
+          limits: {memory: 32Gi, example.com/fpga: "1"}
+          requests: {cpu: "4", memory: 32Gi}
+      - name: sidecar
+        image: busybox:1.36
+)");
+}
+
+void createWorkload(const std::string& ns, const std::string& name, const std::string& target,
+                    const std::string& specTail) {
+  cluster().apply(R"(apiVersion: gpuplacement.io/v1alpha1
+kind: GpuWorkload
+metadata: {name: )" +
+                  name + ", namespace: " + ns + R"(}
+spec:
+  targetRef: {name: )" +
+                  target + "}\n" + specTail);
+}
+
+const json* condition(const json& object, const std::string& type) {
+  for (const auto& item : core::memberOf(core::memberOf(object, "status"), "conditions")) {
+    if (core::stringMember(item, "type") == type) {
+      return &item;
+    }
+  }
+  return nullptr;
+}
+
+bool conditionIs(const std::string& path, const std::string& type, const std::string& status,
+                 const std::string& reason = "") {
+  auto object = cluster().get(path);
+  if (!object) {
+    return false;
+  }
+  const auto* found = condition(*object, type);
+  return found && core::stringMember(*found, "status") == status &&
+         (reason.empty() || core::stringMember(*found, "reason") == reason);
+}
+
+json podSpec(const std::string& ns, const std::string& name) {
+  return cluster().mustGet(deploymentsPath(ns, name))["spec"]["template"]["spec"];
+}
+
+std::int64_t generationOf(const std::string& path) {
+  return cluster().mustGet(path)["metadata"].value("generation", std::int64_t{0});
+}
+
+std::vector<std::string> eventReasons(const std::string& ns, const std::string& name) {
+  std::vector<std::string> reasons;
+  const auto events = cluster().mustGet("/api/v1/namespaces/" + ns + "/events");
+  for (const auto& event : events["items"]) {
+    if (core::stringMember(event["involvedObject"], "name") == name) {
+      reasons.push_back(core::stringMember(event, "reason"));
+    }
+  }
+  return reasons;
+}
+
+std::size_t countOf(const std::vector<std::string>& items, const std::string& value) {
+  return static_cast<std::size_t>(std::count(items.begin(), items.end(), value));
+}
+
+void applyPolicy(const std::string& name, const std::string& specBody) {
+  const std::string path = Cluster::pathOf("gpuplacement.io/v1alpha1", "PlacementPolicy", "", name);
+  auto spec = app::parseYaml(specBody, "spec");
+  REQUIRE(spec.ok());
+  if (cluster().get(path).ok()) {
+    auto replaced = cluster().patch(
+        path, json::array({{{"op", "replace"}, {"path", "/spec"}, {"value", *spec}}}),
+        kube::PatchType::Json);
+    REQUIRE_MESSAGE(replaced.ok(), replaced.error().describe());
+    return;
+  }
+  auto created = cluster().create(path.substr(0, path.rfind('/')),
+                                  json{{"apiVersion", "gpuplacement.io/v1alpha1"},
+                                       {"kind", "PlacementPolicy"},
+                                       {"metadata", {{"name", name}}},
+                                       {"spec", *spec}});
+  REQUIRE_MESSAGE(created.ok(), created.error().describe());
+}
+
+// 7B on an NVIDIA GPU, cheapest: one T4 on g4dn.xlarge.
+const char* kSmallGpu = R"(  workload: {kind: Inference}
+  model: {parameters: 7B}
+  objective: CostOptimized
+  constraints: {tiers: [NVIDIA]}
+)";
+
+}  // namespace
+
+TEST_CASE("places a Deployment next to the user's fields, re-places it, and cleans up") {
+  auto& c = cluster();
+  const std::string ns = "place";
+  createNamespace(ns);
+  createDeployment(ns, "llm", 2);
+  const auto original = podSpec(ns, "llm");
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE(op.waitReady());
+
+  createWorkload(ns, "llm", "llm", R"(  workload: {kind: Inference, latencyTargetMs: 50}
+  model: {parameters: 13B, precision: fp16, architecture: Diffusion}
+  objective: CostOptimized
+)");
+  REQUIRE_MESSAGE(
+      c.waitFor([&] { return conditionIs(workloadsPath(ns, "llm"), "Applied", "True"); }),
+      op.log());
+  auto workload = c.mustGet(workloadsPath(ns, "llm"));
+  const auto& status = workload["status"];
+  CHECK(status["placement"]["instanceType"] == "g6e.xlarge");  // 29 GiB: one L40S is cheapest
+  CHECK(status["placement"]["acceleratorCount"] == 1);
+  CHECK(status["placement"]["hourlyCost"] == "1.861");
+  CHECK(status["placement"]["replicas"] == 2);
+  CHECK(status["rule"] == "realtime-inference");
+  CHECK(status["alternatives"].size() >= 3);
+  CHECK(status["observedGeneration"] == workload["metadata"]["generation"]);
+  CHECK(conditionIs(workloadsPath(ns, "llm"), "Valid", "True"));
+  CHECK(conditionIs(workloadsPath(ns, "llm"), "Placed", "True"));
+  CHECK(conditionIs(workloadsPath(ns, "llm"), "Ready", "False", "RolloutInProgress"));
+  CHECK(std::count(workload["metadata"]["finalizers"].begin(),
+                   workload["metadata"]["finalizers"].end(), "gpuplacement.io/finalizer") == 1);
+
+  auto spec = podSpec(ns, "llm");
+  CHECK(spec["nodeSelector"] == json{{"topology.kubernetes.io/zone", "us-east-1a"},
+                                     {"node.kubernetes.io/instance-type", "g6e.xlarge"},
+                                     {"karpenter.sh/capacity-type", "on-demand"}});
+  REQUIRE(spec["tolerations"].size() == 2);
+  CHECK(spec["tolerations"][0] == original["tolerations"][0]);
+  CHECK(spec["tolerations"][1]["key"] == "nvidia.com/gpu");
+  CHECK(spec["containers"][0]["resources"]["limits"] ==
+        json{{"memory", "32Gi"}, {"example.com/fpga", "1"}, {"nvidia.com/gpu", "1"}});
+  CHECK(spec["containers"][0]["resources"]["requests"] ==
+        json{{"cpu", "4"}, {"memory", "32Gi"}, {"nvidia.com/gpu", "1"}});
+  CHECK(spec["containers"][1] == original["containers"][1]);
+  CHECK(countOf(eventReasons(ns, "llm"), "Placed") == 1);
+
+  // The rollout finishes (what kube-controller-manager would report).
+  c.completeRollout(ns, "llm");
+  CHECK(c.waitFor([&] { return conditionIs(workloadsPath(ns, "llm"), "Ready", "True"); }));
+
+  // The user changes intent: a bigger model at int8 on Inferentia is allowed.
+  auto patched =
+      c.patch(workloadsPath(ns, "llm"),
+              json{{"spec", {{"model", {{"parameters", "70B"}, {"precision", "int8"}}}}}});
+  REQUIRE(patched.ok());
+  CHECK(c.waitFor([&] {
+    auto current = c.get(workloadsPath(ns, "llm"));
+    return current &&
+           core::stringMember((*current)["status"]["placement"], "instanceType") != "g6e.xlarge" &&
+           conditionIs(workloadsPath(ns, "llm"), "Applied", "True");
+  }));
+  spec = podSpec(ns, "llm");
+  CHECK(spec["nodeSelector"]["topology.kubernetes.io/zone"] == "us-east-1a");
+  CHECK(spec["tolerations"][0] == original["tolerations"][0]);
+  CHECK(spec["containers"][0]["resources"]["limits"]["example.com/fpga"] == "1");
+
+  // Deleting the GpuWorkload removes exactly what the operator added.
+  REQUIRE(c.remove(workloadsPath(ns, "llm")).ok());
+  CHECK(c.waitFor([&] { return !c.get(workloadsPath(ns, "llm")).ok(); }));
+  spec = podSpec(ns, "llm");
+  CHECK(spec["nodeSelector"] == original["nodeSelector"]);
+  CHECK(spec["tolerations"] == original["tolerations"]);
+  CHECK(spec["containers"] == original["containers"]);
+  CHECK_FALSE(c.mustGet(deploymentsPath(ns, "llm"))["metadata"]["annotations"].contains(
+      "gpuplacement.io/owned-fields"));
+  CHECK(op.stop() == 0);
+}
+
+TEST_CASE("invalid specs, missing targets, conflicts, drift and Recommend mode") {
+  auto& c = cluster();
+  const std::string ns = "edges";
+  createNamespace(ns);
+  createDeployment(ns, "conflicted", 1, ", node.kubernetes.io/instance-type: m5.large");
+  createDeployment(ns, "drifting");
+  createDeployment(ns, "watched");
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE(op.waitReady());
+
+  // What the schema cannot catch: an instance type outside the catalog.
+  createDeployment(ns, "untouched");
+  const auto untouchedGeneration = generationOf(deploymentsPath(ns, "untouched"));
+  createWorkload(ns, "invalid", "untouched", R"(  workload: {kind: Inference}
+  model: {parameters: 7B}
+  constraints: {instanceTypes: [g99.xlarge]}
+)");
+  CHECK(c.waitFor(
+      [&] { return conditionIs(workloadsPath(ns, "invalid"), "Valid", "False", "InvalidSpec"); }));
+  const auto invalid = c.mustGet(workloadsPath(ns, "invalid"));
+  const auto* valid = condition(invalid, "Valid");
+  REQUIRE(valid);
+  CHECK(core::stringMember(*valid, "message").find("spec.constraints.instanceTypes[0]") !=
+        std::string::npos);
+  CHECK(countOf(eventReasons(ns, "invalid"), "InvalidSpec") == 1);
+
+  // The target appears after the GpuWorkload.
+  createWorkload(ns, "early", "late", kSmallGpu);
+  CHECK(c.waitFor([&] {
+    return conditionIs(workloadsPath(ns, "early"), "Applied", "False", "TargetNotFound");
+  }));
+  createDeployment(ns, "late");
+  CHECK(c.waitFor([&] { return conditionIs(workloadsPath(ns, "early"), "Applied", "True"); }));
+  CHECK(podSpec(ns, "late")["containers"][0]["resources"]["limits"].contains("nvidia.com/gpu"));
+
+  // The user pinned an instance type: never overwritten, the patch is not
+  // half-applied.
+  const auto conflictedGeneration = generationOf(deploymentsPath(ns, "conflicted"));
+  createWorkload(ns, "conflicted", "conflicted", kSmallGpu);
+  CHECK(c.waitFor([&] {
+    return conditionIs(workloadsPath(ns, "conflicted"), "Applied", "False", "Conflict");
+  }));
+  CHECK(generationOf(deploymentsPath(ns, "conflicted")) == conflictedGeneration);
+  CHECK(podSpec(ns, "conflicted")["nodeSelector"]["node.kubernetes.io/instance-type"] ==
+        "m5.large");
+
+  // Drift: someone (a `helm upgrade` of the app) drops our fields.
+  createWorkload(ns, "drifting", "drifting", kSmallGpu);
+  CHECK(c.waitFor([&] { return conditionIs(workloadsPath(ns, "drifting"), "Applied", "True"); }));
+  REQUIRE(
+      c.patch(deploymentsPath(ns, "drifting"),
+              json{{"spec",
+                    {{"template",
+                      {{"spec",
+                        {{"nodeSelector", {{"node.kubernetes.io/instance-type", nullptr}}}}}}}}}},
+              kube::PatchType::Strategic)
+          .ok());
+  CHECK(c.waitFor([&] {
+    return podSpec(ns, "drifting")["nodeSelector"].contains("node.kubernetes.io/instance-type");
+  }));
+  CHECK(c.waitFor([&] { return countOf(eventReasons(ns, "drifting"), "Restored") == 1; }));
+
+  // Recommend mode reports and never touches the Deployment.
+  const auto watchedGeneration = generationOf(deploymentsPath(ns, "watched"));
+  createWorkload(ns, "watched", "watched", R"(  mode: Recommend
+  workload: {kind: Training}
+  model: {parameters: 13B, precision: bf16}
+)");
+  CHECK(c.waitFor([&] {
+    return conditionIs(workloadsPath(ns, "watched"), "Applied", "False", "RecommendOnly");
+  }));
+  CHECK(c.mustGet(workloadsPath(ns, "watched"))["status"]["placement"]["tier"] == "NVIDIA");
+  CHECK(generationOf(deploymentsPath(ns, "watched")) == watchedGeneration);
+  CHECK(generationOf(deploymentsPath(ns, "untouched")) == untouchedGeneration);
+  CHECK(op.stop() == 0);
+}
+
+TEST_CASE("policies: invalid ones keep the last good; price changes re-place at a paced rate") {
+  auto& c = cluster();
+  const std::string ns = "pricing";
+  createNamespace(ns);
+  // Six 13B inference workloads (29.1 GiB each), cheapest on g6e.xlarge.
+  for (int i = 0; i < 6; ++i) {
+    createDeployment(ns, "svc-" + std::to_string(i));
+  }
+  applyPolicy("team-pricing",
+              "replacement: {minSavingsPercent: 10, cooldown: 0s, maxConcurrentRollouts: 2}\n");
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE(op.waitReady());
+  for (int i = 0; i < 6; ++i) {
+    // Four may use any type; two are pinned to two G6e sizes.
+    const std::string constraints =
+        i < 4 ? "" : "  constraints: {instanceTypes: [g6e.xlarge, g6e.2xlarge]}\n";
+    createWorkload(ns, "svc-" + std::to_string(i), "svc-" + std::to_string(i),
+                   R"(  policyRef: {name: team-pricing}
+  workload: {kind: Inference}
+  model: {parameters: 13B, architecture: Diffusion}
+  objective: CostOptimized
+)" + constraints);
+  }
+  std::map<std::string, std::int64_t> placedGeneration;
+  for (int i = 0; i < 6; ++i) {
+    const std::string name = "svc-" + std::to_string(i);
+    REQUIRE(c.waitFor([&] { return conditionIs(workloadsPath(ns, name), "Applied", "True"); }));
+    CHECK(c.mustGet(workloadsPath(ns, name))["status"]["placement"]["instanceType"] ==
+          "g6e.xlarge");
+    c.completeRollout(ns, name);
+    placedGeneration[name] = generationOf(deploymentsPath(ns, name));
+  }
+  const auto policyPath =
+      Cluster::pathOf("gpuplacement.io/v1alpha1", "PlacementPolicy", "", "team-pricing");
+  CHECK(c.waitFor([&] {
+    auto policy = c.get(policyPath);
+    return policy && conditionIs(policyPath, "Accepted", "True") &&
+           (*policy)["status"].value("workloads", 0) == 6;
+  }));
+
+  // An invalid policy (the schema cannot know instance types) is refused;
+  // the last good version stays in force and nothing moves.
+  applyPolicy("team-pricing", R"(prices: [{instanceType: g99.xlarge, onDemand: "0.01"}]
+replacement: {minSavingsPercent: 10, cooldown: 0s, maxConcurrentRollouts: 2}
+)");
+  CHECK(c.waitFor([&] { return conditionIs(policyPath, "Accepted", "False", "Invalid"); }));
+  const auto rejected = c.mustGet(policyPath);
+  const auto* accepted = condition(rejected, "Accepted");
+  REQUIRE(accepted);
+  CHECK(core::stringMember(*accepted, "message").find("spec.prices[0].instanceType") !=
+        std::string::npos);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  for (const auto& [name, generation] : placedGeneration) {
+    CHECK(generationOf(deploymentsPath(ns, name)) == generation);
+  }
+
+  // New prices: L40S dearer, L4 cheaper. The four free workloads are best
+  // on two of g6.12xlarge's four L4s ($3.60 / 2 = $1.80/h), 28% below the
+  // $2.50/h they now pay: they move, two at a time. The two pinned to G6e
+  // could save 4% on g6e.2xlarge ($2.40/h), below the 10% threshold: they
+  // stay.
+  applyPolicy("team-pricing", R"(prices:
+- {instanceType: g6e.xlarge, onDemand: "2.50"}
+- {instanceType: g6e.2xlarge, onDemand: "2.40"}
+- {instanceType: g6.12xlarge, onDemand: "3.60"}
+replacement: {minSavingsPercent: 10, cooldown: 0s, maxConcurrentRollouts: 2}
+)");
+  const auto moved = [&] {
+    std::set<std::string> names;
+    for (int i = 0; i < 6; ++i) {
+      const std::string name = "svc-" + std::to_string(i);
+      if (generationOf(deploymentsPath(ns, name)) != placedGeneration[name]) {
+        names.insert(name);
+      }
+    }
+    return names;
+  };
+  REQUIRE(c.waitFor([&] { return moved().size() == 2; }));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  auto first = moved();
+  CHECK(first.size() == 2);  // no third rollout while two are in progress
+  for (const auto& name : first) {
+    const auto status = c.mustGet(workloadsPath(ns, name))["status"];
+    CHECK(status["placement"]["instanceType"] == "g6.12xlarge");
+    CHECK(status["lastReplacement"]["from"] == "g6e.xlarge");
+    CHECK(status["lastReplacement"]["to"] == "g6.12xlarge");
+    CHECK(status["lastReplacement"]["monthlySaving"] == "511");  // ($2.50 - $1.80) x 730
+    CHECK(countOf(eventReasons(ns, name), "Replaced") == 1);
+  }
+  // A waiting one says why.
+  for (int i = 0; i < 4; ++i) {
+    const std::string name = "svc-" + std::to_string(i);
+    if (!first.count(name)) {
+      const auto status = c.mustGet(workloadsPath(ns, name))["status"];
+      CHECK(core::stringMember(status["recommendation"], "note")
+                .find("waiting for one of 2 rollouts") != std::string::npos);
+    }
+  }
+  // Finishing the rollouts lets the next two go.
+  for (const auto& name : first) {
+    c.completeRollout(ns, name);
+  }
+  REQUIRE(c.waitFor([&] { return moved().size() == 4; }));
+  for (const auto& name : moved()) {
+    c.completeRollout(ns, name);
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const auto all = moved();
+  CHECK(all == std::set<std::string>{"svc-0", "svc-1", "svc-2", "svc-3"});
+  for (const char* pinned : {"svc-4", "svc-5"}) {
+    const auto status = c.mustGet(workloadsPath(ns, pinned))["status"];
+    CHECK(status["placement"]["instanceType"] == "g6e.xlarge");
+    CHECK(status["placement"]["hourlyCost"] == "2.5");
+    CHECK(core::stringMember(status["recommendation"], "note").find("below minSavingsPercent") !=
+          std::string::npos);
+  }
+  CHECK(op.metric("gpu_placement_replacements_total") == doctest::Approx(4));
+  CHECK(op.stop() == 0);
+}
+
+TEST_CASE("an idle operator with resyncs writes and reads nothing, by the API server's count") {
+  auto& c = cluster();
+  const std::string ns = "idle";
+  createNamespace(ns);
+  for (int i = 0; i < 5; ++i) {
+    createDeployment(ns, "idle-" + std::to_string(i));
+  }
+  OperatorProcess op(c.operatorKubeconfig(), {"--resync", "10s"});
+  REQUIRE(op.waitReady());
+  for (int i = 0; i < 5; ++i) {
+    createWorkload(ns, "idle-" + std::to_string(i), "idle-" + std::to_string(i),
+                   "  workload: {kind: Inference}\n  model: {parameters: 7B}\n");
+  }
+  for (int i = 0; i < 5; ++i) {
+    REQUIRE(c.waitFor([&] {
+      return conditionIs(workloadsPath(ns, "idle-" + std::to_string(i)), "Applied", "True");
+    }));
+    c.completeRollout(ns, "idle-" + std::to_string(i));
+    REQUIRE(c.waitFor([&] {
+      return conditionIs(workloadsPath(ns, "idle-" + std::to_string(i)), "Ready", "True");
+    }));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const auto before = testing::readAudit(c.plane(), c.operatorUser()).size();
+  const double reconcilesBefore = op.metric("controller_runtime_reconcile_total");
+  std::this_thread::sleep_for(std::chrono::seconds(25));  // two resyncs
+  const auto entries = testing::readAudit(c.plane(), c.operatorUser());
+  const double reconciles = op.metric("controller_runtime_reconcile_total") - reconcilesBefore;
+  CHECK(reconciles >= 10);  // the resyncs did run...
+  std::vector<std::string> requests;
+  for (std::size_t i = before; i < entries.size(); ++i) {
+    const auto& entry = entries[i];
+    if (entry.verb == "watch" || entry.stage != "ResponseComplete") {
+      continue;  // watches held open (and renewed) are how it listens
+    }
+    requests.push_back(entry.verb + " " + entry.resource + "/" + entry.name);
+  }
+  CHECK_MESSAGE(requests.empty(), "requests while idle: " << requests.size() << " e.g. "
+                                                          << (requests.empty() ? "" : requests[0]));
+  CHECK(op.stop() == 0);
+}
+
+TEST_CASE("the watch survives an API server restart, and a 410 after compaction re-lists") {
+  auto& c = cluster();
+  const std::string ns = "restart";
+  createNamespace(ns);
+  createDeployment(ns, "a");
+  createDeployment(ns, "b");
+  OperatorProcess op(c.operatorKubeconfig(), {"--watch-timeout", "2s"});
+  REQUIRE(op.waitReady());
+  createWorkload(ns, "a", "a", "  workload: {kind: Inference}\n  model: {parameters: 7B}\n");
+  REQUIRE(c.waitFor([&] { return conditionIs(workloadsPath(ns, "a"), "Applied", "True"); }));
+
+  c.plane().restartApiServer();
+  // An update right after the restart must not be lost.
+  REQUIRE(
+      c.patch(workloadsPath(ns, "a"), json{{"spec", {{"model", {{"parameters", "13B"}}}}}}).ok());
+  CHECK(c.waitFor(
+      [&] {
+        auto current = c.get(workloadsPath(ns, "a"));
+        return current && (*current)["status"].value("observedGeneration", 0) == 2 &&
+               conditionIs(workloadsPath(ns, "a"), "Applied", "True");
+      },
+      std::chrono::seconds(60)));
+  CHECK(op.running());
+
+  // Freeze the operator past its watch timeout while the world changes and
+  // etcd compacts: on waking, its resume point is gone (410) and it must
+  // list again to see everything.
+  const double relistsBefore = op.metric("gpu_placement_informer_relists_total");
+  op.pause();
+  createWorkload(ns, "b", "b", "  workload: {kind: Inference}\n  model: {parameters: 3B}\n");
+  for (int i = 0; i < 5; ++i) {
+    REQUIRE(c.patch(deploymentsPath(ns, "a"),
+                    json{{"metadata", {{"annotations", {{"touch", std::to_string(i)}}}}}})
+                .ok());
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  op.resume();
+  CHECK(c.waitFor([&] { return conditionIs(workloadsPath(ns, "b"), "Applied", "True"); },
+                  std::chrono::seconds(60)));
+  CHECK(
+      c.waitFor([&] { return op.metric("gpu_placement_informer_relists_total") > relistsBefore; }));
+  CHECK(op.log().find("410") != std::string::npos);
+  CHECK(op.stop() == 0);
+}
+
+TEST_CASE("a concurrent writer's 409s resolve") {
+  auto& c = cluster();
+  const std::string ns = "conflicts";
+  createNamespace(ns);
+  createDeployment(ns, "busy");
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE(op.waitReady());
+  // Another controller keeps writing the Deployment while ours places it.
+  std::atomic<bool> writing{true};
+  std::thread writer([&] {
+    Cluster other(c.plane());
+    for (int i = 0; writing && i < 400; ++i) {
+      // Results ignored on purpose: only the operator's side is under test.
+      (void)other.patch(
+          deploymentsPath(ns, "busy"),
+          json{{"metadata", {{"annotations", {{"other-controller", std::to_string(i)}}}}}});
+    }
+  });
+  createWorkload(ns, "busy", "busy", kSmallGpu);
+  const bool applied =
+      c.waitFor([&] { return conditionIs(workloadsPath(ns, "busy"), "Applied", "True"); },
+                std::chrono::seconds(60));
+  writing = false;
+  writer.join();
+  CHECK(applied);
+  CHECK(podSpec(ns, "busy")["nodeSelector"]["node.kubernetes.io/instance-type"] == "g4dn.xlarge");
+  INFO("409 answers seen by the operator: " << op.metric("rest_client_requests_total",
+                                                         "code=\"409\""));
+  CHECK(op.stop() == 0);
+}
+
+TEST_CASE("SIGTERM: stop taking work, finish what is in flight, exit 0") {
+  auto& c = cluster();
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE(op.waitReady());
+  CHECK(OperatorProcess::httpGet(op.healthPort(), "/healthz").first == 200);
+  CHECK(op.stop(SIGTERM) == 0);
+  CHECK(op.log().find("stopping: finishing in-flight work") != std::string::npos);
+}
+
+}  // namespace gpuplacement
