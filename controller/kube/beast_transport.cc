@@ -487,6 +487,7 @@ asio::awaitable<TransportResult<HttpResponse>> BeastTransport::send(HttpRequest 
     }
     connection->expiresAfter(request.timeout);
     auto ec = co_await connection->write(message);
+    const bool written = !ec;
     http::response_parser<http::string_body> parser;
     parser.body_limit(options_.maxBodyBytes);
     if (!ec) {
@@ -494,8 +495,13 @@ asio::awaitable<TransportResult<HttpResponse>> BeastTransport::send(HttpRequest 
     }
     if (ec) {
       connection->close();
-      if (reused && isStaleConnectionError(ec)) {
-        continue;  // the server had closed this keep-alive connection
+      // A keep-alive connection the server had closed: send again on a new
+      // one. Only reads are resent once the request went out, since the
+      // server may have acted on a write (as Go's net/http does).
+      const bool resend =
+          reused && isStaleConnectionError(ec) && (!written || request.method == Method::Get);
+      if (resend) {
+        continue;
       }
       co_return TransportError{
           std::string(methodName(request.method)) + " " + request.target + ": " + describe(ec),

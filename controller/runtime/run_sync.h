@@ -20,7 +20,10 @@ T runSync(asio::io_context& context, asio::awaitable<T> task) {
       [&result, task = std::move(task)]() mutable -> asio::awaitable<void> {
         result.emplace(co_await std::move(task));
       },
-      [&failure](std::exception_ptr error) { failure = error; });
+      [&failure, &context](std::exception_ptr error) {
+        failure = error;
+        context.stop();  // other work on the context (a server, say) waits for the next run
+      });
   context.restart();
   context.run();
   if (failure) {

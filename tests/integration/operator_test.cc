@@ -492,9 +492,12 @@ TEST_CASE("the watch survives an API server restart, and a 410 after compaction 
   REQUIRE(c.waitFor([&] { return conditionIs(workloadsPath(ns, "a"), "Applied", "True"); }));
 
   c.plane().restartApiServer();
-  // An update right after the restart must not be lost.
-  REQUIRE(
-      c.patch(workloadsPath(ns, "a"), json{{"spec", {{"model", {{"parameters", "13B"}}}}}}).ok());
+  // An update as soon as the API server takes it (custom resources are
+  // served a moment after /readyz) must not be lost.
+  REQUIRE(c.waitFor([&] {
+    return c.patch(workloadsPath(ns, "a"), json{{"spec", {{"model", {{"parameters", "13B"}}}}}})
+        .ok();
+  }));
   CHECK(c.waitFor(
       [&] {
         auto current = c.get(workloadsPath(ns, "a"));

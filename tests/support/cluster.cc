@@ -145,7 +145,8 @@ std::string Cluster::operatorKubeconfig() {
   if (std::ifstream(path).good()) {
     return path;
   }
-  for (const char* file : {"service_account.yaml", "role.yaml", "role_leader_election.yaml"}) {
+  for (const char* file :
+       {"namespace.yaml", "service_account.yaml", "role.yaml", "role_leader_election.yaml"}) {
     apply(readFile(repoRoot() + "/config/rbac/" + file));
   }
   auto token =
