@@ -35,6 +35,7 @@ class FakeApiServer {
     std::vector<std::string> chunks;
     std::chrono::milliseconds chunkPause{10};
     bool endStream = true;          // false: drop the connection instead of ending the body
+    bool holdOpen = false;          // keep the stream open, silent, until the server stops
     bool dropBeforeAnswer = false;  // close the connection without answering
     bool closeAfter = false;        // answer, then close (no keep-alive)
   };
@@ -55,6 +56,9 @@ class FakeApiServer {
     acceptor_.close(ignored);
     for (auto* socket : open_) {
       socket->close(ignored);
+    }
+    for (auto* timer : open_timers_) {
+      timer->cancel();
     }
   }
 
@@ -125,6 +129,13 @@ class FakeApiServer {
         asio::steady_timer pause(context_, answer.chunkPause);
         co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       }
+      if (answer.holdOpen) {
+        asio::steady_timer idle(context_, std::chrono::minutes(10));
+        open_timers_.push_back(&idle);
+        co_await idle.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        std::erase(open_timers_, &idle);
+        break;
+      }
       if (!answer.endStream) {
         break;
       }
@@ -142,6 +153,7 @@ class FakeApiServer {
   Handler handler_;
   std::vector<Request> requests_;
   std::vector<asio::ip::tcp::socket*> open_;
+  std::vector<asio::steady_timer*> open_timers_;
   int connections_ = 0;
 };
 
