@@ -201,6 +201,20 @@ int runCli(int argc, char** argv) {
   run->add_option("--log-format", runFlags.logFormat, "json or text")->capture_default_str();
   run->add_option("--catalog", runFlags.catalog, "Instance catalog YAML (default: built-in)");
   run->add_option("--rules", runFlags.rules, "Placement rules YAML (default: built-in)");
+  run->add_flag("--leader-elect", runFlags.leaderElect,
+                "Elect a leader among replicas; only the leader reconciles");
+  run->add_option("--leader-election-namespace", runFlags.leaderElectionNamespace,
+                  "Namespace of the Lease (default: the pod's own)");
+  run->add_option("--leader-election-id", runFlags.leaderElectionId, "Name of the Lease")
+      ->capture_default_str();
+  run->add_option("--lease-duration", runFlags.leaseDuration,
+                  "How long a leader holds the lease without renewing")
+      ->capture_default_str();
+  run->add_option("--renew-deadline", runFlags.renewDeadline,
+                  "How long the leader keeps trying to renew before giving up")
+      ->capture_default_str();
+  run->add_option("--retry-period", runFlags.retryPeriod, "Time between attempts")
+      ->capture_default_str();
 
   try {
     cli.parse(argc, argv);

@@ -2,6 +2,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <dirent.h>
+#include <unistd.h>
 
 namespace gpuplacement::app {
 namespace {
@@ -125,6 +130,65 @@ std::string MetricsRegistry::render() {
     family->render(out);
   }
   return out;
+}
+
+void registerProcessMetrics(MetricsRegistry& registry) {
+  auto& resident =
+      registry.gauge("process_resident_memory_bytes", "Resident memory size in bytes.");
+  auto& virtualMemory =
+      registry.gauge("process_virtual_memory_bytes", "Virtual memory size in bytes.");
+  auto& cpu = registry.counter("process_cpu_seconds_total",
+                               "Total user and system CPU time spent in seconds.");
+  auto& start = registry.gauge("process_start_time_seconds",
+                               "Start time of the process since unix epoch in seconds.");
+  auto& fds = registry.gauge("process_open_fds", "Number of open file descriptors.");
+  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+  const double pageSize = static_cast<double>(sysconf(_SC_PAGESIZE));
+  double bootTime = 0;
+  {
+    std::ifstream stat("/proc/stat");
+    std::string key;
+    while (stat >> key) {
+      if (key == "btime") {
+        stat >> bootTime;
+        break;
+      }
+    }
+  }
+  registry.onCollect([resident = &resident, virtualMemory = &virtualMemory, cpu = &cpu,
+                      start = &start, fds = &fds, ticks, pageSize, bootTime] {
+    std::ifstream in("/proc/self/stat");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Fields after the command name, which may contain spaces, end with ')'.
+    const auto close = text.rfind(')');
+    if (close == std::string::npos) {
+      return;
+    }
+    std::istringstream fields(text.substr(close + 2));
+    std::vector<std::string> values;
+    for (std::string value; fields >> value;) {
+      values.push_back(value);
+    }
+    // /proc/[pid]/stat fields 14-15 utime, stime; 22 starttime; 23 vsize;
+    // 24 rss (pages); numbered from 1 with the state at 3.
+    if (values.size() < 22) {
+      return;
+    }
+    const auto field = [&](int number) { return std::stod(values[number - 3]); };
+    cpu->set({}, (field(14) + field(15)) / ticks);
+    start->set({}, bootTime + field(22) / ticks);
+    virtualMemory->set({}, field(23));
+    resident->set({}, field(24) * pageSize);
+    double open = 0;
+    if (DIR* dir = opendir("/proc/self/fd")) {
+      while (readdir(dir) != nullptr) {
+        ++open;
+      }
+      closedir(dir);
+      open -= 2;  // . and ..
+    }
+    fds->set({}, open);
+  });
 }
 
 std::vector<double> reconcileBuckets() {

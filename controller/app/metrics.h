@@ -63,6 +63,10 @@ class MetricsRegistry {
   std::vector<std::function<void()>> collectors_;
 };
 
+// The standard process_* metrics of Prometheus clients, from /proc/self:
+// resident and virtual memory, CPU seconds, start time, open descriptors.
+void registerProcessMetrics(MetricsRegistry& registry);
+
 // controller-runtime's reconcile-time buckets, and exponential ones for
 // short client-side latencies.
 std::vector<double> reconcileBuckets();

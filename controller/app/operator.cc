@@ -172,7 +172,24 @@ Operator::Operator(asio::any_io_executor executor, kube::KubeClient& client,
     }
   });
 
-  controller_.setObserver([this](const runtime::ReconcileRecord& record) {
+  registerGauges();
+  auto& queueWait =
+      metrics.histogram("workqueue_queue_duration_seconds",
+                        "How long in seconds an item stays in workqueue before being requested",
+                        {"name"}, latencyBuckets());
+  auto& workDuration = metrics.histogram(
+      "workqueue_work_duration_seconds",
+      "How long in seconds processing an item from workqueue takes", {"name"}, latencyBuckets());
+  auto& retries = metrics.counter("workqueue_retries_total",
+                                  "Total number of retries handled by workqueue", {"name"});
+  retries.inc({"gpuworkload"}, 0);  // a series from the start, so rate() has a baseline
+  controller_.setObserver([this, &queueWait, &workDuration,
+                           &retries](const runtime::ReconcileRecord& record) {
+    queueWait.observe({"gpuworkload"}, std::chrono::duration<double>(record.queueWait).count());
+    workDuration.observe({"gpuworkload"}, std::chrono::duration<double>(record.duration).count());
+    if (record.outcome == runtime::ReconcileResult::Outcome::Error) {
+      retries.inc({"gpuworkload"});
+    }
     const std::string controller =
         record.key.rfind(kPolicyPrefix, 0) == 0 ? "placementpolicy" : "gpuworkload";
     const char* result = "success";
@@ -194,6 +211,39 @@ Operator::Operator(asio::any_io_executor executor, kube::KubeClient& client,
 }
 
 Operator::~Operator() = default;
+
+void Operator::registerGauges() {
+  auto& depth = metrics_.gauge("workqueue_depth", "Current depth of workqueue", {"name"});
+  auto& adds = metrics_.counter("workqueue_adds_total", "Total number of adds handled by workqueue",
+                                {"name"});
+  auto& placed = metrics_.gauge("gpu_placement_placed_workloads",
+                                "GpuWorkloads with a placement in force, by tier and instance type",
+                                {"tier", "instance_type"});
+  auto& cost = metrics_.gauge("gpu_placement_estimated_hourly_cost_dollars",
+                              "Estimated USD per hour of the placements in force, all replicas",
+                              {"tier", "namespace"});
+  auto& generation =
+      metrics_.gauge("gpu_placement_policy_generation",
+                     "Generation of the PlacementPolicy in force (0: built-in)", {"policy"});
+  auto& leader = metrics_.gauge("leader_election_master_status",
+                                "1 while this replica reconciles (the leader, or alone)", {"name"});
+  metrics_.onCollect([this, &depth, &adds, &placed, &cost, &generation, &leader] {
+    depth.set({"gpuworkload"}, static_cast<double>(queue_.depth()));
+    adds.set({"gpuworkload"}, static_cast<double>(queue_.adds()));
+    placed.clear();
+    cost.clear();
+    for (const auto& [key, entry] : inForce_) {
+      placed.inc({entry.tier, entry.instanceType});
+      cost.inc({entry.tier, entry.ns}, entry.totalHourlyCost);
+    }
+    generation.clear();
+    generation.set({"default"}, 0);
+    for (const auto& [name, engine] : engines_) {
+      generation.set({name}, static_cast<double>(engine.generation));
+    }
+    leader.set({"gpu-placement-operator"}, !leaderOnly_ || leader_ ? 1 : 0);
+  });
+}
 
 bool Operator::synced() const {
   if (!policies_->synced()) {
@@ -251,9 +301,30 @@ asio::awaitable<void> Operator::run() {
   }
   if (!stopped_) {
     log_.info("caches synced", {{"policies", std::to_string(policies_->store().size())}});
+  }
+  while (leaderOnly_ && !leader_ && !stopped_) {
+    asio::steady_timer wait(executor_, runtime::MonotonicTime::max());
+    leaderWait_ = &wait;
+    boost::system::error_code ignored;
+    co_await wait.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+    leaderWait_ = nullptr;
+  }
+  if (!stopped_) {
     recoverRollouts();
     asio::co_spawn(executor_, resyncLoop(), asio::detached);
     co_await controller_.run();
+  }
+}
+
+void Operator::becomeLeader() {
+  leader_ = true;
+  if (leaderWait_) {
+    leaderWait_->cancel();
+  }
+  // Everything the standby watched is now this replica's to reconcile.
+  for (const auto& informer : workloadInformers_) {
+    informer->store().forEach(
+        [this](const std::string& key, const WorkloadObject&) { asyncQueue_.add("w:" + key); });
   }
 }
 
@@ -262,6 +333,9 @@ void Operator::stop() {
     return;
   }
   stopped_ = true;
+  if (leaderWait_) {
+    leaderWait_->cancel();
+  }
   asyncQueue_.shutDown();
   if (resyncTimer_) {
     resyncTimer_->cancel();

@@ -65,6 +65,10 @@ class Operator {
   asio::awaitable<void> run();
   // Stop taking work; let in-flight reconciles finish.
   void stop();
+  // With leader election, workers wait for becomeLeader(); caches fill and
+  // /readyz turns ready before that, so a standby is ready too.
+  void requireLeadership() { leaderOnly_ = true; }
+  void becomeLeader();
 
   bool synced() const;
   // The loops are turning: the event loop answers (the caller proves that)
@@ -168,7 +172,20 @@ class Operator {
   bool awaitingStatus(const std::string& key, const WorkloadObject& workload);
   bool awaitingDeployment(const std::string& key, const core::DeploymentState* cached);
   bool stopped_ = false;
+  bool leaderOnly_ = false;
+  bool leader_ = false;
+  asio::steady_timer* leaderWait_ = nullptr;
   asio::steady_timer* resyncTimer_ = nullptr;
+
+  // What each workload has in force, for the cost and placement gauges.
+  struct InForce {
+    std::string ns;
+    std::string tier;
+    std::string instanceType;
+    double totalHourlyCost = 0;
+  };
+  std::unordered_map<std::string, InForce> inForce_;
+  void registerGauges();
 
   MetricFamily& reconcileTotal_;
   MetricFamily& reconcileErrors_;

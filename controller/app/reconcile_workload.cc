@@ -73,6 +73,7 @@ asio::awaitable<ReconcileResult> Operator::reconcileWorkload(const std::string& 
   const std::string name = names.second;
   const WorkloadObject* cached = workload(key);
   if (!cached) {
+    inForce_.erase(key);
     co_return ReconcileResult::done();  // deleted; the finalizer already cleaned up
   }
   const WorkloadObject wl = *cached;  // the store may change while we wait on the server
@@ -158,6 +159,12 @@ asio::awaitable<ReconcileResult> Operator::reconcileWorkload(const std::string& 
   // by-value parameters of coroutine lambdas.)
   const auto finish = [&]() -> asio::awaitable<ReconcileResult> {
     view.conditions = conditions;
+    if (view.applied && view.placement) {
+      inForce_[key] = InForce{ns, std::string(core::nameOf(view.placement->tier)),
+                              view.placement->instanceType, view.placement->totalHourlyCost};
+    } else {
+      inForce_.erase(key);
+    }
     view.decision = decision ? &*decision : nullptr;
     const auto status = core::statusToJson(view);
     if (statusDigest(status) != wl.statusHash) {

@@ -1,6 +1,9 @@
 #include "app/run_command.h"
 
+#include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <random>
 
 #include <unistd.h>
 
@@ -12,6 +15,7 @@
 #include "app/placement_config.h"
 #include "core/time_format.h"
 #include "kube/connect.h"
+#include "kube/leader_election.h"
 
 namespace gpuplacement::app {
 
@@ -30,6 +34,21 @@ core::Result<std::chrono::seconds> durationFlag(const std::string& flag, const s
   return seconds;
 }
 
+// The namespace this pod runs in (service account mount), for the Lease.
+std::string podNamespace() {
+  std::ifstream in("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
+  std::string ns;
+  std::getline(in, ns);
+  return ns;
+}
+
+std::string randomSuffix() {
+  std::random_device random;
+  char text[16];
+  std::snprintf(text, sizeof text, "%08x", random());
+  return text;
+}
+
 std::string hostname() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0) {
@@ -45,9 +64,17 @@ int runOperator(const RunFlags& flags) {
   auto format = parseLogFormat(flags.logFormat);
   auto resync = durationFlag("--resync", flags.resync, std::chrono::seconds(10));
   auto watchTimeout = durationFlag("--watch-timeout", flags.watchTimeout, std::chrono::seconds(1));
+  auto leaseDuration =
+      durationFlag("--lease-duration", flags.leaseDuration, std::chrono::seconds(2));
+  auto renewDeadline =
+      durationFlag("--renew-deadline", flags.renewDeadline, std::chrono::seconds(1));
+  auto retryPeriod = durationFlag("--retry-period", flags.retryPeriod, std::chrono::seconds(1));
   for (const core::Error* error :
        {level ? nullptr : &level.error(), format ? nullptr : &format.error(),
-        resync ? nullptr : &resync.error(), watchTimeout ? nullptr : &watchTimeout.error()}) {
+        resync ? nullptr : &resync.error(), watchTimeout ? nullptr : &watchTimeout.error(),
+        leaseDuration ? nullptr : &leaseDuration.error(),
+        renewDeadline ? nullptr : &renewDeadline.error(),
+        retryPeriod ? nullptr : &retryPeriod.error()}) {
     if (error) {
       std::cerr << "error: " << error->describe() << "\n";
       return kExitBadInput;
@@ -55,6 +82,11 @@ int runOperator(const RunFlags& flags) {
   }
   if (flags.workers < 1 || flags.workers > 256) {
     std::cerr << "error: --workers: must be between 1 and 256\n";
+    return kExitBadInput;
+  }
+  if (flags.leaderElect && !(*retryPeriod < *renewDeadline && *renewDeadline < *leaseDuration)) {
+    std::cerr << "error: --renew-deadline: leader election needs retry-period < renew-deadline "
+                 "< lease-duration\n";
     return kExitBadInput;
   }
   if (flags.burst < 1) {
@@ -82,9 +114,14 @@ int runOperator(const RunFlags& flags) {
 
   asio::io_context context(1);
   runtime::RealClock clock;
+  // Unique per process, as client-go's hostname_uuid: two replicas on one
+  // host are still two candidates.
+  const std::string identity = hostname() + "_" + randomSuffix();
   kube::ClientOptions clientOptions;
   clientOptions.qps = flags.qps;
   clientOptions.burst = flags.burst;
+  clientOptions.userAgent =
+      std::string("gpu-placement/") + GPUPLACEMENT_VERSION + " (" + identity + ")";
   auto client = kube::connect(context.get_executor(), *config, clientOptions, clock);
   if (!client) {
     log.error("cannot configure the client", {{"error", client.error().describe()}});
@@ -92,6 +129,7 @@ int runOperator(const RunFlags& flags) {
   }
 
   MetricsRegistry metrics;
+  registerProcessMetrics(metrics);
   auto& requests = metrics.counter("rest_client_requests_total",
                                    "Number of HTTP requests, partitioned by verb and status code",
                                    {"verb", "code"});
@@ -108,9 +146,41 @@ int runOperator(const RunFlags& flags) {
   options.workers = flags.workers;
   options.resync = *resync;
   options.watchTimeout = *watchTimeout;
-  options.instance = hostname();
+  options.instance = identity;
   Operator placementOperator(context.get_executor(), **client, *catalog, *rules, options, log,
                              metrics, clock);
+
+  std::unique_ptr<kube::LeaderElector> elector;
+  if (flags.leaderElect) {
+    kube::LeaderElectionConfig election;
+    election.leaseNamespace = !flags.leaderElectionNamespace.empty() ? flags.leaderElectionNamespace
+                              : !podNamespace().empty()              ? podNamespace()
+                                                                     : "gpu-placement-system";
+    election.leaseName = flags.leaderElectionId;
+    election.identity = identity;
+    election.leaseDuration = *leaseDuration;
+    election.renewDeadline = *renewDeadline;
+    election.retryPeriod = *retryPeriod;
+    elector =
+        std::make_unique<kube::LeaderElector>(context.get_executor(), **client, election, clock);
+    elector->log = [&log](const std::string& message) {
+      log.info(message, {{"component", "leader-election"}});
+    };
+    elector->onStartedLeading = [&] {
+      log.info("leading: reconciling", {{"identity", identity}});
+      placementOperator.becomeLeader();
+    };
+    elector->onStoppedLeading = [&] {
+      // Stop at once, before the next leader can start (the renew deadline
+      // is shorter than the lease): exiting is the only way to be sure no
+      // reconcile in flight writes after this point. Kubernetes restarts
+      // the pod as a standby.
+      log.error("lost leadership: exiting", {{"identity", identity}});
+      std::fflush(nullptr);
+      std::_Exit(1);
+    };
+    placementOperator.requireLeadership();
+  }
   auto& queueDepth = metrics.gauge("workqueue_depth", "Current depth of the work queue", {"name"});
   metrics.onCollect([&] {
     queueDepth.set({"gpuworkload"}, static_cast<double>(placementOperator.queueDepth()));
@@ -153,7 +223,12 @@ int runOperator(const RunFlags& flags) {
     placementOperator.stop();
   });
 
+  if (elector) {
+    asio::co_spawn(context, elector->run(), asio::detached);
+  }
   log.info("starting", {{"version", GPUPLACEMENT_VERSION},
+                        {"identity", identity},
+                        {"leaderElection", flags.leaderElect ? "on" : "off"},
                         {"cluster", config->server},
                         {"credentials", config->source},
                         {"catalog", flags.catalog.empty() ? "built-in" : flags.catalog},
@@ -163,6 +238,9 @@ int runOperator(const RunFlags& flags) {
       context,
       [&]() -> asio::awaitable<void> {
         co_await placementOperator.run();
+        if (elector) {
+          co_await elector->stop();  // hand the lease over at once
+        }
         finished = true;
         signals.cancel();
         for (auto* server : {&*metricsServer, &*healthServer}) {

@@ -20,6 +20,12 @@ struct RunFlags {
   std::string logFormat = "json";
   std::string catalog;
   std::string rules;
+  bool leaderElect = false;
+  std::string leaderElectionNamespace;  // default: the pod's namespace, else gpu-placement-system
+  std::string leaderElectionId = "gpu-placement-operator";
+  std::string leaseDuration = "15s";
+  std::string renewDeadline = "10s";
+  std::string retryPeriod = "2s";
 };
 
 // `gpu-placement run`: the operator. Returns the process exit code: 0 after

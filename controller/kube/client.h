@@ -55,6 +55,8 @@ struct ClientOptions {
   std::chrono::milliseconds requestTimeout{std::chrono::seconds(30)};
   std::chrono::milliseconds retryBase{200};
   std::chrono::seconds maxRetryAfter{30};
+  // Sent as User-Agent (the API server's audit log records it); empty: the default.
+  std::string userAgent;
 };
 
 // One finished HTTP exchange, for metrics. code 0: no answer.

@@ -18,7 +18,8 @@ core::Result<std::unique_ptr<KubeClient>> connect(asio::any_io_executor executor
   tls.serverName = config.tlsServerName;
   tls.insecureSkipVerify = config.insecureSkipVerify;
   TransportOptions transportOptions;
-  transportOptions.userAgent = "gpu-placement/" GPUPLACEMENT_VERSION;
+  transportOptions.userAgent =
+      options.userAgent.empty() ? "gpu-placement/" GPUPLACEMENT_VERSION : options.userAgent;
   auto transport =
       BeastTransport::create(executor, std::move(endpoint).value(), tls, transportOptions);
   if (!transport) {

@@ -32,4 +32,15 @@ T runSync(asio::io_context& context, asio::awaitable<T> task) {
   return std::move(*result);
 }
 
+namespace detail {
+inline asio::awaitable<bool> completed(asio::awaitable<void> task) {
+  co_await std::move(task);
+  co_return true;
+}
+}  // namespace detail
+
+inline void runSync(asio::io_context& context, asio::awaitable<void> task) {
+  runSync(context, detail::completed(std::move(task)));
+}
+
 }  // namespace gpuplacement::runtime

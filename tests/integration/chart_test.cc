@@ -1,0 +1,435 @@
+// The Helm chart and the way the operator runs in a cluster, against the
+// real control plane: lint, template, server-side dry-run, install, upgrade
+// and uninstall; the chart's RBAC proven by running the operator with its
+// ServiceAccount's token; leader election across two processes; metrics and
+// health endpoints.
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include "app/yaml_json.h"
+#include "core/json_access.h"
+#include "kube/connect.h"
+#include "kube/kubeconfig.h"
+#include "runtime/run_sync.h"
+#include "support/cluster.h"
+#include "support/command.h"
+
+namespace gpuplacement {
+namespace {
+
+using testing::Cluster;
+using testing::CommandResult;
+using testing::ControlPlane;
+using testing::json;
+using testing::OperatorProcess;
+
+const bool kConfigured = [] {
+  ControlPlane::configure({true, {}});
+  return true;
+}();
+
+const std::string kChart = testing::repoRoot() + "/charts/gpu-placement-operator";
+const std::string kNamespace = "gpu-placement-system";
+const std::string kRelease = "gpo";
+const std::string kFullname = "gpo-gpu-placement-operator";
+
+Cluster& cluster() {
+  static Cluster instance(ControlPlane::shared());
+  static const bool ready = [] {
+    instance.installCrds();
+    // prometheus-operator's ServiceMonitor, as a schemaless stand-in, so a
+    // dry-run of a chart that renders one can be checked.
+    instance.apply(R"(apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: servicemonitors.monitoring.coreos.com}
+spec:
+  group: monitoring.coreos.com
+  scope: Namespaced
+  names: {kind: ServiceMonitor, plural: servicemonitors, singular: servicemonitor, listKind: ServiceMonitorList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+)");
+    return true;
+  }();
+  (void)ready;
+  return instance;
+}
+
+// A shell command with the pinned kubectl and helm on PATH and KUBECONFIG
+// pointing at the test's control plane.
+CommandResult tool(const std::string& command) {
+  auto& plane = ControlPlane::shared();
+  return testing::runCommand("eval \"$(" + testing::repoRoot() + "/scripts/controlplane env " +
+                             plane.dir() + ")\" && " + command);
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<json> documents(const std::string& yaml) {
+  auto parsed = app::parseYamlDocuments(yaml, "rendered");
+  REQUIRE_MESSAGE(parsed.ok(), parsed.error().describe());
+  return *parsed;
+}
+
+const json* findKind(const std::vector<json>& objects, const std::string& kind) {
+  for (const auto& object : objects) {
+    if (core::stringMember(object, "kind") == kind) {
+      return &object;
+    }
+  }
+  return nullptr;
+}
+
+// A kubeconfig for the chart's ServiceAccount, from a TokenRequest.
+std::string serviceAccountKubeconfig(const std::string& account) {
+  auto& c = cluster();
+  const std::string path = c.plane().dir() + "/" + account + ".kubeconfig";
+  auto token =
+      c.create("/api/v1/namespaces/" + kNamespace + "/serviceaccounts/" + account + "/token",
+               json{{"apiVersion", "authentication.k8s.io/v1"},
+                    {"kind", "TokenRequest"},
+                    {"spec", {{"expirationSeconds", 3600}}}});
+  REQUIRE_MESSAGE(token.ok(), token.error().describe());
+  const auto admin = c.plane().adminConfig();
+  const auto kubeconfig = readFile(c.plane().kubeconfigPath());
+  const auto start = kubeconfig.find("certificate-authority-data: ") + 28;
+  std::ofstream(path) << "apiVersion: v1\nkind: Config\ncurrent-context: sa\nclusters:\n- name: c\n"
+                      << "  cluster:\n    server: " << admin.server
+                      << "\n    certificate-authority-data: "
+                      << kubeconfig.substr(start, kubeconfig.find('\n', start) - start)
+                      << "\nusers:\n- name: sa\n  user:\n    token: "
+                      << core::stringMember(core::memberOf(*token, "status"), "token")
+                      << "\ncontexts:\n- name: sa\n  context: {cluster: c, user: sa}\n";
+  return path;
+}
+
+std::vector<std::string> operatorArgs() {
+  return {"--leader-elect",
+          "--leader-election-namespace",
+          kNamespace,
+          "--leader-election-id",
+          kFullname,
+          "--lease-duration",
+          "15s",
+          "--renew-deadline",
+          "10s",
+          "--retry-period",
+          "2s"};
+}
+
+}  // namespace
+
+TEST_CASE("the chart's CRDs and RBAC are the project's, not copies that drift") {
+  for (const char* file :
+       {"gpuplacement.io_gpuworkloads.yaml", "gpuplacement.io_placementpolicies.yaml"}) {
+    CAPTURE(std::string(file));
+    CHECK(readFile(kChart + "/crds/" + file) == readFile(testing::repoRoot() + "/crds/" + file));
+  }
+  const auto rendered = tool("helm template " + kRelease + " " + kChart + " -n " + kNamespace +
+                             " --kube-version 1.34.10");
+  REQUIRE_MESSAGE(rendered.exitCode == 0, rendered.err);
+  const auto objects = documents(rendered.out);
+  const auto* role = findKind(objects, "ClusterRole");
+  REQUIRE(role);
+  const auto reference = documents(readFile(testing::repoRoot() + "/config/rbac/role.yaml"));
+  CHECK((*role)["rules"] == reference.at(0)["rules"]);
+  // No Secrets, anywhere.
+  for (const auto& rule : (*role)["rules"]) {
+    for (const auto& resource : rule["resources"]) {
+      CHECK(resource.get<std::string>().find("secret") == std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("helm lint and template, with the defaults and with every value set") {
+  CHECK(tool("helm lint " + kChart).exitCode == 0);
+  CHECK(
+      tool("helm lint " + kChart + " -f " + testing::repoRoot() + "/tests/fixtures/values-all.yaml")
+          .exitCode == 0);
+
+  const auto defaults = tool("helm template " + kRelease + " " + kChart + " -n " + kNamespace +
+                             " --kube-version 1.34.10");
+  REQUIRE_MESSAGE(defaults.exitCode == 0, defaults.err);
+  const auto objects = documents(defaults.out);
+  std::set<std::string> kinds;
+  for (const auto& object : objects) {
+    kinds.insert(core::stringMember(object, "kind"));
+  }
+  CHECK(kinds == std::set<std::string>{"ServiceAccount", "ClusterRole", "ClusterRoleBinding",
+                                       "Role", "RoleBinding", "Deployment", "Service",
+                                       "PodDisruptionBudget", "PlacementPolicy"});
+  const auto& deployment = *findKind(objects, "Deployment");
+  const auto& pod = deployment["spec"]["template"]["spec"];
+  const auto& container = pod["containers"][0];
+  CHECK(container["image"] == "ghcr.io/gpu-placement/gpu-placement-operator:0.1.0");
+  CHECK(pod["securityContext"]["runAsNonRoot"] == true);
+  CHECK(pod["securityContext"]["seccompProfile"]["type"] == "RuntimeDefault");
+  CHECK(container["securityContext"]["readOnlyRootFilesystem"] == true);
+  CHECK(container["securityContext"]["allowPrivilegeEscalation"] == false);
+  CHECK(container["securityContext"]["capabilities"]["drop"] == json::array({"ALL"}));
+  CHECK(container["livenessProbe"]["httpGet"]["path"] == "/healthz");
+  CHECK(container["readinessProbe"]["httpGet"]["path"] == "/readyz");
+
+  const auto all =
+      tool("helm template " + kRelease + " " + kChart + " -n " + kNamespace +
+           " --kube-version 1.34.10 -f " + testing::repoRoot() + "/tests/fixtures/values-all.yaml");
+  REQUIRE_MESSAGE(all.exitCode == 0, all.err);
+  const auto everything = documents(all.out);
+  REQUIRE(findKind(everything, "ServiceMonitor"));
+  REQUIRE(findKind(everything, "ConfigMap"));
+  const auto& full = *findKind(everything, "Deployment");
+  const auto& fullPod = full["spec"]["template"]["spec"];
+  CHECK(full["spec"]["replicas"] == 3);
+  CHECK(fullPod["serviceAccountName"] == "gpu-placer");
+  CHECK(fullPod["priorityClassName"] == "system-cluster-critical");
+  CHECK(fullPod["nodeSelector"]["node-role"] == "platform");
+  CHECK(fullPod["imagePullSecrets"][0]["name"] == "registry-credentials");
+  CHECK(fullPod["containers"][0]["image"] ==
+        "registry.example.com/platform/gpu-placement-operator:0.1.0-test");
+  const std::string args = fullPod["containers"][0]["args"].dump();
+  for (const char* expected :
+       {"--namespaces=ml-serving,research", "--workers=8", "--qps=80", "--lease-duration=20s",
+        "--catalog=/etc/gpu-placement/custom/catalog.yaml",
+        "--rules=/etc/gpu-placement/custom/rules.yaml", "--metrics-addr=:9090"}) {
+    CAPTURE(std::string(expected));
+    CHECK(args.find(expected) != std::string::npos);
+  }
+  CHECK((*findKind(everything, "PlacementPolicy"))["spec"]["costModel"] == "WholeInstance");
+}
+
+TEST_CASE("values.schema.json rejects wrong types and unknown keys") {
+  const std::string base = "helm template " + kRelease + " " + kChart + " --kube-version 1.34.10 ";
+  const auto wrongType = tool(base + "--set-string replicaCount=two");
+  CHECK(wrongType.exitCode != 0);
+  CHECK(wrongType.err.find("/replicaCount': got string, want integer") != std::string::npos);
+  const auto unknown = tool(base + "--set replicas=3");
+  CHECK(unknown.exitCode != 0);
+  CHECK(unknown.err.find("additional properties 'replicas' not allowed") != std::string::npos);
+  const auto badEnum = tool(base + "--set logging.format=xml");
+  CHECK(badEnum.exitCode != 0);
+  CHECK(badEnum.err.find("/logging/format': value must be one of") != std::string::npos);
+}
+
+TEST_CASE("the rendered chart passes the API server's dry run") {
+  cluster();
+  for (const std::string& values :
+       {std::string(), " -f " + testing::repoRoot() + "/tests/fixtures/values-all.yaml"}) {
+    CAPTURE(values);
+    const auto result =
+        tool("kubectl create namespace " + kNamespace +
+             " --dry-run=client -o yaml | kubectl apply -f - >/dev/null && helm "
+             "template " +
+             kRelease + " " + kChart + " -n " + kNamespace + " --kube-version 1.34.10" + values +
+             " | kubectl apply --dry-run=server -n " + kNamespace + " -f -");
+    CHECK_MESSAGE(result.exitCode == 0, result.err);
+    CHECK(result.out.find("deployment.apps/gpo-gpu-placement-operator created (server dry run)") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE(
+    "helm install, the chart's RBAC doing the whole job, leader election, upgrade, uninstall") {
+  auto& c = cluster();
+  const auto installed = tool("helm install " + kRelease + " " + kChart + " -n " + kNamespace +
+                              " --create-namespace --wait=false");
+  REQUIRE_MESSAGE(installed.exitCode == 0, installed.err);
+  CHECK(installed.out.find("kubectl get gpuw -A") != std::string::npos);  // NOTES.txt
+  CHECK(c.get(Cluster::pathOf("apps/v1", "Deployment", kNamespace, kFullname)).ok());
+  CHECK(c.get(Cluster::pathOf("gpuplacement.io/v1alpha1", "PlacementPolicy", "", "default")).ok());
+
+  // No kubelet runs here, so the chart's pods never start: run the binary
+  // locally with the chart's ServiceAccount token instead.
+  const auto kubeconfig = serviceAccountKubeconfig(kFullname);
+  const std::string user = "system:serviceaccount:" + kNamespace + ":" + kFullname;
+  c.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: rbac-proof}\n");
+  c.apply(R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: model, namespace: rbac-proof}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: model}}
+  template:
+    metadata: {labels: {app: model}}
+    spec:
+      containers: [{name: server, image: busybox:1.36}]
+)");
+  c.apply(R"(apiVersion: gpuplacement.io/v1alpha1
+kind: GpuWorkload
+metadata: {name: model, namespace: rbac-proof}
+spec:
+  targetRef: {name: model}
+  workload: {kind: Inference}
+  model: {parameters: 7B}
+)");
+  const std::string workloadPath =
+      Cluster::pathOf("gpuplacement.io/v1alpha1", "GpuWorkload", "rbac-proof", "model");
+  const auto applied = [&] {
+    auto object = c.get(workloadPath);
+    if (!object) {
+      return false;
+    }
+    for (const auto& condition : core::memberOf(core::memberOf(*object, "status"), "conditions")) {
+      if (core::stringMember(condition, "type") == "Applied") {
+        return core::stringMember(condition, "status") == "True";
+      }
+    }
+    return false;
+  };
+
+  auto first = std::make_unique<OperatorProcess>(kubeconfig, operatorArgs());
+  REQUIRE_MESSAGE(first->waitReady(), first->log());
+  auto second = std::make_unique<OperatorProcess>(kubeconfig, operatorArgs());
+  REQUIRE_MESSAGE(second->waitReady(), second->log());  // a standby is ready too
+  REQUIRE_MESSAGE(c.waitFor(applied), (first->log() + second->log()));
+
+  // Everything the operator did with the chart's token, it was allowed to.
+  for (const auto& entry : testing::readAudit(c.plane(), user)) {
+    if (entry.stage == "ResponseComplete") {
+      CHECK_MESSAGE(entry.code != 403, entry.verb << " " << entry.resource << " was forbidden");
+    }
+  }
+  // And it cannot read a Secret.
+  {
+    const auto config = kube::loadKubeconfigFiles({kubeconfig}, "");
+    REQUIRE(config.ok());
+    asio::io_context context;
+    runtime::RealClock clock;
+    auto client = kube::connect(context.get_executor(), *config, {}, clock);
+    REQUIRE(client.ok());
+    auto secrets =
+        runtime::runSync(context, (*client)->list("/api/v1/namespaces/" + kNamespace + "/secrets"));
+    REQUIRE_FALSE(secrets.ok());
+    CHECK(secrets.error().forbidden());
+  }
+
+  // Exactly one of them leads: the Lease names it, and it alone reports 1.
+  const std::string leasePath =
+      "/apis/coordination.k8s.io/v1/namespaces/" + kNamespace + "/leases/" + kFullname;
+  const auto lease = c.mustGet(leasePath);
+  const std::string leaderIdentity = core::stringMember(lease["spec"], "holderIdentity");
+  const bool firstLeads = first->metric("leader_election_master_status") == 1;
+  const bool secondLeads = second->metric("leader_election_master_status") == 1;
+  CHECK(firstLeads != secondLeads);
+  const bool named = first->log().find(leaderIdentity) != std::string::npos ||
+                     second->log().find(leaderIdentity) != std::string::npos;
+  CHECK(named);
+
+  // The metrics a dashboard needs, and both health endpoints.
+  auto& leader = firstLeads ? first : second;
+  auto& standby = firstLeads ? second : first;
+  const auto metrics = OperatorProcess::httpGet(leader->metricsPort(), "/metrics");
+  CHECK(metrics.first == 200);
+  for (const char* family :
+       {"controller_runtime_reconcile_total", "controller_runtime_reconcile_time_seconds",
+        "workqueue_depth", "workqueue_adds_total", "workqueue_queue_duration_seconds",
+        "workqueue_work_duration_seconds", "workqueue_retries_total", "rest_client_requests_total",
+        "rest_client_request_duration_seconds", "gpu_placement_placements_total",
+        "gpu_placement_placed_workloads", "gpu_placement_estimated_hourly_cost_dollars",
+        "gpu_placement_replacements_total",
+        "gpu_placement_replacement_monthly_savings_dollars_total",
+        "gpu_placement_policy_generation", "gpu_placement_informer_relists_total",
+        "leader_election_master_status", "process_resident_memory_bytes",
+        "process_cpu_seconds_total"}) {
+    CAPTURE(std::string(family));
+    CHECK(metrics.second.find(std::string("# TYPE ") + family + " ") != std::string::npos);
+  }
+  // Samples, not just declarations.
+  CHECK(leader->metric("controller_runtime_reconcile_total", "result=\"success\"") >= 1);
+  CHECK(leader->metric("rest_client_requests_total", "verb=\"patch\"") >= 1);
+  CHECK(leader->metric("process_resident_memory_bytes") > 1e6);
+  CHECK(leader->metric("gpu_placement_placed_workloads", "instance_type=\"") >= 1);
+  CHECK(OperatorProcess::httpGet(leader->healthPort(), "/healthz").first == 200);
+  CHECK(OperatorProcess::httpGet(standby->healthPort(), "/readyz").first == 200);
+  CHECK(OperatorProcess::httpGet(standby->healthPort(), "/healthz").first == 200);
+
+  // kill -9 the leader: the standby takes over within the lease duration
+  // plus a retry period (15 s + 2 s), and then it places new work.
+  const auto killedAt = std::chrono::steady_clock::now();
+  leader->stop(SIGKILL);
+  const bool tookOver = c.waitFor(
+      [&] {
+        auto current = c.get(leasePath);
+        return current &&
+               core::stringMember((*current)["spec"], "holderIdentity") != leaderIdentity;
+      },
+      std::chrono::seconds(30), std::chrono::milliseconds(200));
+  const auto takeover = std::chrono::steady_clock::now() - killedAt;
+  REQUIRE(tookOver);
+  MESSAGE("takeover after kill -9: "
+          << std::chrono::duration_cast<std::chrono::milliseconds>(takeover).count() << " ms");
+  CHECK(takeover <= std::chrono::seconds(17) + std::chrono::milliseconds(1500));
+  CHECK(standby->metric("leader_election_master_status") == 1);
+  // A bigger model: a new placement, so the new leader patches the Deployment.
+  REQUIRE(c.patch(workloadPath, json{{"spec", {{"model", {{"parameters", "70B"}}}}}}).ok());
+  CHECK(c.waitFor([&] {
+    auto object = c.get(workloadPath);
+    return object && core::integerMember((*object)["status"], "observedGeneration") == 2 &&
+           applied();
+  }));
+
+  // No Deployment was patched by both: every patch came from the leader of
+  // its time, told apart by the User-Agent carrying each identity.
+  std::ifstream audit(c.plane().dir() + "/logs/audit.log");
+  std::string line;
+  std::set<std::string> patchers;
+  std::string lastPatcher;
+  int switches = 0;
+  while (std::getline(audit, line)) {
+    const auto event = json::parse(line, nullptr, false);
+    if (core::stringMember(event, "verb") != "patch" ||
+        core::stringMember(core::memberOf(event, "objectRef"), "resource") != "deployments" ||
+        core::stringMember(event, "stage") != "ResponseComplete") {
+      continue;
+    }
+    const std::string agent = core::stringMember(event, "userAgent");
+    patchers.insert(agent);
+    if (!lastPatcher.empty() && agent != lastPatcher) {
+      ++switches;
+    }
+    lastPatcher = agent;
+  }
+  CHECK(patchers.size() == 2);
+  CHECK(switches == 1);  // the old leader's patches, then only the new one's
+
+  // helm upgrade changes the operator; helm uninstall removes it and leaves
+  // the CRDs (and so every GpuWorkload and the Deployments they placed).
+  CHECK(standby->stop() == 0);
+  const auto upgraded = tool("helm upgrade " + kRelease + " " + kChart + " -n " + kNamespace +
+                             " --set workers=8 --set replicaCount=3 --wait=false");
+  REQUIRE_MESSAGE(upgraded.exitCode == 0, upgraded.err);
+  const auto deployment =
+      c.mustGet(Cluster::pathOf("apps/v1", "Deployment", kNamespace, kFullname));
+  CHECK(deployment["spec"]["replicas"] == 3);
+  CHECK(deployment["spec"]["template"]["spec"]["containers"][0]["args"].dump().find(
+            "--workers=8") != std::string::npos);
+  const auto removed = tool("helm uninstall " + kRelease + " -n " + kNamespace);
+  REQUIRE_MESSAGE(removed.exitCode == 0, removed.err);
+  CHECK(c.waitFor([&] {
+    return !c.get(Cluster::pathOf("apps/v1", "Deployment", kNamespace, kFullname)).ok();
+  }));
+  CHECK(
+      c.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gpuworkloads.gpuplacement.io")
+          .ok());
+  CHECK(c.get(workloadPath).ok());
+}
+
+TEST_CASE("the Dockerfile copies what the build produces") {
+  const auto result = testing::runCommand(testing::repoRoot() + "/scripts/check-dockerfile " +
+                                          testing::repoRoot() + " " + GPUPLACEMENT_BUILD_DIR);
+  CHECK_MESSAGE(result.exitCode == 0, (result.out + result.err));
+}
+
+}  // namespace gpuplacement
