@@ -20,7 +20,7 @@ bool WorkloadObject::hasFinalizer() const {
 }
 
 std::uint64_t statusDigest(const json& status) {
-  return status.is_null() ? 0 : core::stableHash(status.dump());
+  return status.is_null() ? 0 : core::jsonDigest(status);
 }
 
 WorkloadObject projectWorkload(const json& object, const core::Catalog& catalog) {
@@ -71,6 +71,7 @@ PolicyObject projectPolicy(const json& object, const core::Catalog& catalog,
   }
   const auto& status = memberOf(object, "status");
   policy.conditions = core::workloadStatusFromJson(status).conditions;
+  policy.workloadCount = core::integerMember(status, "workloads");
   policy.statusHash = statusDigest(status);
   return policy;
 }

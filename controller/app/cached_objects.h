@@ -44,6 +44,7 @@ struct PolicyObject {
   std::optional<core::Policy> policy;
   core::Error error;
   std::vector<core::Condition> conditions;
+  std::int64_t workloadCount = 0;  // status.workloads as written
   std::uint64_t statusHash = 0;
 };
 

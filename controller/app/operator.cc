@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "app/memory.h"
 #include "core/json_access.h"
 #include "core/time_format.h"
 
@@ -12,6 +13,7 @@ namespace {
 constexpr const char* kGroupVersion = "/apis/gpuplacement.io/v1alpha1";
 constexpr const char* kWorkloadPrefix = "w:";
 constexpr const char* kPolicyPrefix = "p:";
+constexpr auto kPolicyCountInterval = std::chrono::seconds(10);
 
 std::pair<std::string, std::string> splitKey(const std::string& key) {
   const auto slash = key.find('/');
@@ -300,6 +302,7 @@ asio::awaitable<void> Operator::run() {
     co_await informer->waitForSync();
   }
   if (!stopped_) {
+    returnFreedMemory();  // the list pages are gone; their pages need not stay resident
     log_.info("caches synced", {{"policies", std::to_string(policies_->store().size())}});
   }
   while (leaderOnly_ && !leader_ && !stopped_) {
@@ -568,6 +571,17 @@ asio::awaitable<runtime::ReconcileResult> Operator::reconcilePolicy(const std::s
   if (statusDigest(status) == object->statusHash) {
     co_return runtime::ReconcileResult::done();
   }
+  auto storedCount = status;
+  storedCount["workloads"] = object->workloadCount;
+  if (statusDigest(storedCount) == object->statusHash) {
+    // Only the count moved: batch it.
+    const auto now = clock_.monotonicNow();
+    const auto last = policyCountWritten_.find(name);
+    if (last != policyCountWritten_.end() && now - last->second < kPolicyCountInterval) {
+      co_return runtime::ReconcileResult::requeue(kPolicyCountInterval - (now - last->second));
+    }
+  }
+  policyCountWritten_[name] = clock_.monotonicNow();
   // (Built before co_await: g++ 12 miscompiles brace-initialised
   // temporaries inside a co_await expression.)
   const std::string path = std::string(kGroupVersion) + "/placementpolicies/" + name + "/status";

@@ -150,6 +150,10 @@ class Operator {
 
   PolicyEngine builtin_;                         // the built-in policy, generation 0
   std::map<std::string, PolicyEngine> engines_;  // last good engine per policy name
+  // When each policy's workload count was last written: the count follows
+  // every GpuWorkload created or deleted, so it is written at most once per
+  // kPolicyCountInterval instead of once per workload.
+  std::map<std::string, runtime::MonotonicTime> policyCountWritten_;
   std::unordered_map<std::string, std::set<std::string>> byDeployment_;  // deployment -> workloads
   std::unordered_map<std::string, std::set<std::string>> byPolicy_;      // policy -> workloads
   RolloutTracker rollouts_;

@@ -10,6 +10,7 @@
 #include "app/cli.h"
 #include "app/http_server.h"
 #include "app/logging.h"
+#include "app/memory.h"
 #include "app/metrics.h"
 #include "app/operator.h"
 #include "app/placement_config.h"
@@ -60,6 +61,7 @@ std::string hostname() {
 }  // namespace
 
 int runOperator(const RunFlags& flags) {
+  tuneAllocator();
   auto level = parseLogLevel(flags.logLevel);
   auto format = parseLogFormat(flags.logFormat);
   auto resync = durationFlag("--resync", flags.resync, std::chrono::seconds(10));

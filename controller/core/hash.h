@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 namespace gpuplacement::core {
 
 // FNV-1a: a stable 64-bit digest of a canonical document, used to tell
@@ -15,5 +17,10 @@ constexpr std::uint64_t stableHash(std::string_view text) {
   }
   return hash;
 }
+
+// The same kind of digest of a JSON value, walked in place instead of
+// serialized first. Objects are ordered by key; an integer hashes the same
+// whether it was parsed as signed or unsigned.
+std::uint64_t jsonDigest(const nlohmann::json& value);
 
 }  // namespace gpuplacement::core

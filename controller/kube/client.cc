@@ -1,6 +1,7 @@
 #include "kube/client.h"
 
 #include "core/json_access.h"
+#include "runtime/object_json.h"
 
 namespace gpuplacement::kube {
 namespace {
@@ -158,7 +159,7 @@ asio::awaitable<ApiResult<json>> KubeClient::executeJson(const char* verb, HttpR
   if (!response) {
     co_return std::move(response).error();
   }
-  auto document = json::parse(response->body, nullptr, /*allow_exceptions=*/false);
+  auto document = runtime::parseObject(response->body);
   if (document.is_discarded()) {
     ApiError error = noAnswer("the server's answer is not JSON", false, "InvalidResponse");
     error.status = response->status;

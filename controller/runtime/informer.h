@@ -15,6 +15,7 @@
 #include "runtime/asio.h"
 #include "runtime/clock.h"
 #include "runtime/list_watch.h"
+#include "runtime/object_json.h"
 #include "runtime/watch_state.h"
 
 namespace gpuplacement::runtime {
@@ -219,6 +220,15 @@ asio::awaitable<void> Informer<T>::listPage(const std::string& continueToken) {
 
 template <typename T>
 void Informer<T>::replaceAll() {
+  if (store_.items_.empty()) {
+    // The first list: take the pages' entries as they are, without a
+    // second copy of every object.
+    store_.items_.swap(pending_);
+    for (const auto& [key, entry] : store_.items_) {
+      notify(key, nullptr, &entry.value);
+    }
+    return;
+  }
   // Deletions the watch missed: in the store, not in the new list.
   std::vector<std::string> gone;
   for (const auto& [key, entry] : store_.items_) {
@@ -265,7 +275,7 @@ void Informer<T>::erase(const std::string& key) {
 
 template <typename T>
 bool Informer<T>::applyEvent(const std::string& line) {
-  const auto event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  const auto event = parseObject(line);
   if (!event.is_object() || !event.contains("type") || !event["type"].is_string() ||
       !event.contains("object") || !event["object"].is_object()) {
     log("ignoring a malformed watch event; restarting the watch");

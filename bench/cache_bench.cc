@@ -1,0 +1,142 @@
+// What the informer caches cost: N GpuWorkloads and N Deployments, as the
+// API server lists them (bench/fixtures/, captured from a real run, with
+// managedFields), parsed page by page and projected into stores the way the
+// operator does. Prints time per object, heap bytes kept per object and the
+// process's RSS. Prints figures; it passes or fails nothing.
+//   build/bin/cache_bench [N]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <malloc.h>
+
+#include "app/cached_objects.h"
+#include "app/placement_config.h"
+#include "core/deployment.h"
+#include "runtime/informer.h"
+#include "runtime/object_json.h"
+
+namespace {
+
+using namespace gpuplacement;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+json readFixture(const std::string& name) {
+  std::ifstream in(std::string(GPUPLACEMENT_SOURCE_DIR) + "/bench/fixtures/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return json::parse(text.str());
+}
+
+double heapMiB() {
+  return static_cast<double>(mallinfo2().uordblks) / (1024.0 * 1024.0);
+}
+
+double rssMiB() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) {
+      return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+    }
+  }
+  return 0;
+}
+
+// The list pages the API server would send: `pageSize` objects each, every
+// object the fixture with its own name, uid and resourceVersion.
+std::vector<std::string> listPages(const json& fixture, std::size_t count, std::size_t pageSize) {
+  std::vector<std::string> pages;
+  for (std::size_t first = 0; first < count; first += pageSize) {
+    json page = {{"apiVersion", "v1"}, {"kind", "List"}, {"metadata", {{"resourceVersion", "1"}}}};
+    json items = json::array();
+    for (std::size_t i = first; i < std::min(count, first + pageSize); ++i) {
+      json object = fixture;
+      char name[16];
+      std::snprintf(name, sizeof name, "w-%05zu", i);
+      object["metadata"]["name"] = name;
+      object["metadata"]["uid"] = "8c5f0f1e-6d0b-4a53-9a3e-" + std::to_string(100000000000 + i);
+      object["metadata"]["resourceVersion"] = std::to_string(200000 + i);
+      if (object.contains("spec") && object["spec"].contains("targetRef")) {
+        object["spec"]["targetRef"]["name"] = name;
+      }
+      items.push_back(std::move(object));
+    }
+    page["items"] = std::move(items);
+    pages.push_back(page.dump());
+  }
+  return pages;
+}
+
+template <typename T, typename Project>
+void load(const char* what, const std::vector<std::string>& pages, std::size_t count,
+          std::unordered_map<std::string, runtime::Cached<T>>& store, Project project) {
+  const double heapBefore = heapMiB();
+  double parseSeconds = 0;
+  double projectSeconds = 0;
+  std::size_t bytes = 0;
+  for (const auto& text : pages) {
+    bytes += text.size();
+    const auto start = Clock::now();
+    auto page = runtime::parseObject(text);
+    const auto parsed = Clock::now();
+    for (const auto& object : page["items"]) {
+      store.emplace(runtime::objectKey(object),
+                    runtime::Cached<T>{object["metadata"]["resourceVersion"], project(object)});
+    }
+    parseSeconds += std::chrono::duration<double>(parsed - start).count();
+    projectSeconds += std::chrono::duration<double>(Clock::now() - parsed).count();
+  }
+  const double kept = heapMiB() - heapBefore;
+  std::printf(
+      "  %-12s %6zu objects, %5.1f MiB listed: parse %6.1f ms (%.1f us each), project %6.1f ms "
+      "(%.1f us each), heap kept %5.1f MiB (%.0f bytes each)\n",
+      what, count, static_cast<double>(bytes) / (1024.0 * 1024.0), parseSeconds * 1e3,
+      parseSeconds * 1e6 / static_cast<double>(count), projectSeconds * 1e3,
+      projectSeconds * 1e6 / static_cast<double>(count), kept,
+      kept * 1024 * 1024 / static_cast<double>(count));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::size_t count = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 10'000;
+  constexpr std::size_t kPageSize = 500;  // the informer's
+  auto engine = app::loadEngine({});
+  if (!engine) {
+    std::fprintf(stderr, "error: %s\n", engine.error().describe().c_str());
+    return 1;
+  }
+  const auto& catalog = (*engine)->catalog();
+  const auto workloadPages = listPages(readFixture("gpuworkload.json"), count, kPageSize);
+  const auto deploymentPages = listPages(readFixture("deployment.json"), count, kPageSize);
+  malloc_trim(0);
+  const double rssBefore = rssMiB();
+  const double heapBefore = heapMiB();
+
+  std::unordered_map<std::string, runtime::Cached<app::WorkloadObject>> workloads;
+  std::unordered_map<std::string, runtime::Cached<core::DeploymentState>> deployments;
+  const auto start = Clock::now();
+  std::printf("cache_bench: %zu GpuWorkloads and %zu Deployments in pages of %zu\n", count, count,
+              kPageSize);
+  load("gpuworkloads", workloadPages, count, workloads,
+       [&](const json& object) { return app::projectWorkload(object, catalog); });
+  load("deployments", deploymentPages, count, deployments,
+       [](const json& object) { return core::deploymentFromJson(object); });
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double rssLoaded = rssMiB();
+  malloc_trim(0);
+  std::printf(
+      "  both         %.0f ms; heap kept %.1f MiB; RSS grew %.1f MiB (%.1f MiB after "
+      "malloc_trim)\n",
+      seconds * 1e3, heapMiB() - heapBefore, rssLoaded - rssBefore, rssMiB() - rssBefore);
+  std::printf("  sizeof       WorkloadObject %zu, DeploymentState %zu bytes\n",
+              sizeof(app::WorkloadObject), sizeof(core::DeploymentState));
+  return workloads.size() == count && deployments.size() == count ? 0 : 1;
+}

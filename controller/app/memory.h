@@ -1,0 +1,14 @@
+#pragma once
+
+namespace gpuplacement::app {
+
+// glibc's allocator, tuned for a long-lived process whose large buffers
+// (list pages, watch lines) come and go: they are mapped and unmapped
+// directly instead of fragmenting the heap.
+void tuneAllocator();
+
+// Hands freed heap pages back to the system; after a full list, whose
+// transient buffers would otherwise stay resident.
+void returnFreedMemory();
+
+}  // namespace gpuplacement::app

@@ -1,0 +1,91 @@
+#include "core/hash.h"
+
+#include <bit>
+
+namespace gpuplacement::core {
+namespace {
+
+struct Fnv {
+  std::uint64_t hash = 14695981039346656037ULL;
+
+  void byte(unsigned char c) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  void bytes(std::string_view text) {
+    for (char c : text) {
+      byte(static_cast<unsigned char>(c));
+    }
+  }
+  void word(std::uint64_t value) {
+    for (int i = 0; i < 8; ++i) {
+      byte(static_cast<unsigned char>(value >> (8 * i)));
+    }
+  }
+  // Strings carry their length, so {"ab": "c"} and {"a": "bc"} differ.
+  void string(std::string_view text) {
+    word(text.size());
+    bytes(text);
+  }
+
+  void value(const nlohmann::json& json) {
+    using Type = nlohmann::json::value_t;
+    switch (json.type()) {
+      case Type::null:
+      case Type::discarded:
+        byte('n');
+        break;
+      case Type::boolean:
+        byte(json.get<bool>() ? 't' : 'f');
+        break;
+      case Type::number_integer:
+        byte('i');
+        word(static_cast<std::uint64_t>(json.get<std::int64_t>()));
+        break;
+      case Type::number_unsigned:
+        byte('i');
+        word(json.get<std::uint64_t>());
+        break;
+      case Type::number_float:
+        byte('d');
+        word(std::bit_cast<std::uint64_t>(json.get<double>()));
+        break;
+      case Type::string:
+        byte('s');
+        string(json.get_ref<const std::string&>());
+        break;
+      case Type::array:
+        byte('[');
+        word(json.size());
+        for (const auto& element : json) {
+          value(element);
+        }
+        break;
+      case Type::object:
+        byte('{');
+        word(json.size());
+        for (const auto& [key, member] : json.items()) {
+          string(key);
+          value(member);
+        }
+        break;
+      case Type::binary:
+        byte('b');
+        word(json.get_binary().size());
+        for (auto c : json.get_binary()) {
+          byte(c);
+        }
+        break;
+    }
+  }
+};
+
+}  // namespace
+
+std::uint64_t jsonDigest(const nlohmann::json& value) {
+  Fnv fnv;
+  fnv.value(value);
+  return fnv.hash;
+}
+
+}  // namespace gpuplacement::core

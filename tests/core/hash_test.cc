@@ -1,0 +1,39 @@
+#include "core/hash.h"
+
+#include <doctest/doctest.h>
+
+namespace gpuplacement::core {
+
+using json = nlohmann::json;
+
+TEST_CASE("jsonDigest: equal documents agree, however they were built") {
+  const json built = {{"replicas", 3}, {"name", "w"}, {"ok", true}};
+  const json parsed = json::parse(R"({"ok": true, "name": "w", "replicas": 3})");
+  CHECK(parsed["replicas"].is_number_unsigned());
+  CHECK(built["replicas"].is_number_integer());
+  CHECK(jsonDigest(built) == jsonDigest(parsed));
+  CHECK(jsonDigest(json::parse(built.dump())) == jsonDigest(built));
+}
+
+TEST_CASE("jsonDigest: any difference changes it") {
+  struct Case {
+    const char* name;
+    json a, b;
+  };
+  const Case cases[] = {
+      {"value", json{{"a", "x"}}, json{{"a", "y"}}},
+      {"key and value boundary", json{{"ab", "c"}}, json{{"a", "bc"}}},
+      {"string or number", json{{"a", "1"}}, json{{"a", 1}}},
+      {"integer or float", json{{"a", 1}}, json{{"a", 1.0}}},
+      {"null or missing", json{{"a", nullptr}}, json::object()},
+      {"array order", json::array({1, 2}), json::array({2, 1})},
+      {"nesting", json::array({json::array({1}), 2}), json::array({1, json::array({2})})},
+      {"negative", json{{"a", -1}}, json{{"a", 1}}},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    CHECK(jsonDigest(c.a) != jsonDigest(c.b));
+  }
+}
+
+}  // namespace gpuplacement::core
