@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/catalog.h"
+#include "core/deployment.h"
 #include "core/policy.h"
 #include "core/rules.h"
 #include "core/status.h"
@@ -36,6 +37,43 @@ struct WorkloadObject {
 };
 
 WorkloadObject projectWorkload(const nlohmann::json& object, const core::Catalog& catalog);
+
+// What the informer stores of a GpuWorkload: the fields its event handler
+// compares, as they are; everything else packed (spec as MessagePack, the
+// status the controller reads back), unpacked once per reconcile. About
+// 1 KB per workload instead of 2.5 KB of small allocations.
+struct CachedWorkload {
+  std::int64_t generation = 0;
+  bool deleting = false;
+  bool movedByReplacement = false;  // status.applied.replacement
+  std::uint64_t finalizersDigest = 0;
+  std::uint64_t statusHash = 0;
+  std::string targetName;
+  std::string policyName = "default";
+  std::string packed;  // uid, finalizers, spec, status read-back
+
+  WorkloadObject unpack(const core::Catalog& catalog) const;
+};
+
+CachedWorkload packWorkload(const nlohmann::json& object);
+
+// What the informer stores of a Deployment: the rollout figures as they
+// are, the scheduling fields and ownership record packed.
+struct CachedDeployment {
+  std::int64_t generation = 0;
+  std::int64_t observedGeneration = 0;
+  std::int32_t replicas = 1;
+  std::int32_t updatedReplicas = 0;
+  std::int32_t availableReplicas = 0;
+  std::int32_t statusReplicas = 0;
+  bool progressDeadlineExceeded = false;
+  std::string packed;  // node selector, tolerations, device resources, owned fields
+
+  core::DeploymentState unpack() const;
+  bool operator==(const CachedDeployment&) const = default;
+};
+
+CachedDeployment packDeployment(const core::DeploymentState& state);
 
 // What the informer keeps of a PlacementPolicy.
 struct PolicyObject {

@@ -27,20 +27,6 @@ nlohmann::json replaceStatus(const nlohmann::json& status) {
   return nlohmann::json::array({{{"op", "add"}, {"path", "/status"}, {"value", status}}});
 }
 
-bool sameDeployment(const core::DeploymentState& a, const core::DeploymentState& b) {
-  return a.generation == b.generation && a.replicas == b.replicas &&
-         a.nodeSelector == b.nodeSelector && a.tolerations == b.tolerations &&
-         a.ownedFields == b.ownedFields && a.observedGeneration == b.observedGeneration &&
-         a.updatedReplicas == b.updatedReplicas && a.availableReplicas == b.availableReplicas &&
-         a.statusReplicas == b.statusReplicas &&
-         a.progressDeadlineExceeded == b.progressDeadlineExceeded &&
-         a.containers.size() == b.containers.size() &&
-         std::equal(a.containers.begin(), a.containers.end(), b.containers.begin(),
-                    [](const core::ContainerResources& x, const core::ContainerResources& y) {
-                      return x.name == y.name && x.limits == y.limits && x.requests == y.requests;
-                    });
-}
-
 }  // namespace
 
 std::size_t RolloutTracker::inFlight(const std::string& policy) const {
@@ -133,11 +119,10 @@ Operator::Operator(asio::any_io_executor executor, kube::KubeClient& client,
     workloadOptions.path = std::string(kGroupVersion) + nsPath + "/gpuworkloads";
     auto workloads = std::make_unique<WorkloadInformer>(
         executor_, listWatch_, workloadOptions,
-        [this](const nlohmann::json& object) { return projectWorkload(object, *catalog_); },
-        clock_);
+        [](const nlohmann::json& object) { return packWorkload(object); }, clock_);
     workloads->addHandler(
-        [this](const std::string& key, const WorkloadObject* previous,
-               const WorkloadObject* current) { onWorkload(key, previous, current); });
+        [this](const std::string& key, const CachedWorkload* previous,
+               const CachedWorkload* current) { onWorkload(key, previous, current); });
     workloads->setLogger(logInformer);
     workloadInformers_.push_back(std::move(workloads));
 
@@ -146,10 +131,13 @@ Operator::Operator(asio::any_io_executor executor, kube::KubeClient& client,
     deploymentOptions.path = "/apis/apps/v1" + nsPath + "/deployments";
     auto deployments = std::make_unique<DeploymentInformer>(
         executor_, listWatch_, deploymentOptions,
-        [](const nlohmann::json& object) { return core::deploymentFromJson(object); }, clock_);
+        [](const nlohmann::json& object) {
+          return packDeployment(core::deploymentFromJson(object));
+        },
+        clock_);
     deployments->addHandler(
-        [this](const std::string& key, const core::DeploymentState* previous,
-               const core::DeploymentState* current) { onDeployment(key, previous, current); });
+        [this](const std::string& key, const CachedDeployment* previous,
+               const CachedDeployment* current) { onDeployment(key, previous, current); });
     deployments->setLogger(logInformer);
     deploymentInformers_.push_back(std::move(deployments));
   }
@@ -327,7 +315,7 @@ void Operator::becomeLeader() {
   // Everything the standby watched is now this replica's to reconcile.
   for (const auto& informer : workloadInformers_) {
     informer->store().forEach(
-        [this](const std::string& key, const WorkloadObject&) { asyncQueue_.add("w:" + key); });
+        [this](const std::string& key, const CachedWorkload&) { asyncQueue_.add("w:" + key); });
   }
 }
 
@@ -365,7 +353,7 @@ asio::awaitable<void> Operator::resyncLoop() {
     // A safety net: level-based reconciles of everything, which write
     // nothing when nothing changed.
     for (const auto& informer : workloadInformers_) {
-      informer->store().forEach([this](const std::string& key, const WorkloadObject&) {
+      informer->store().forEach([this](const std::string& key, const CachedWorkload&) {
         asyncQueue_.add(kWorkloadPrefix + key);
       });
     }
@@ -380,13 +368,17 @@ void Operator::recoverRollouts() {
   // After a restart: rollouts this operator started and that are still
   // running hold their slots again.
   for (const auto& informer : workloadInformers_) {
-    informer->store().forEach([this](const std::string& key, const WorkloadObject& workload) {
+    informer->store().forEach([this](const std::string& key, const CachedWorkload& cached) {
+      if (!cached.movedByReplacement) {
+        return;  // only moves hold rollout slots
+      }
+      const auto workload = cached.unpack(*catalog_);
       const auto& applied = workload.status.applied;
       if (!applied || !applied->replacement) {
         return;
       }
       const std::string deploymentKey = splitKey(key).first + "/" + applied->deployment;
-      const auto* state = deployment(deploymentKey);
+      const auto state = deployment(deploymentKey);
       if (state && state->generation == applied->deploymentGeneration && !state->rolledOut() &&
           !state->progressDeadlineExceeded) {
         rollouts_.start(workload.policyName, deploymentKey);
@@ -395,22 +387,22 @@ void Operator::recoverRollouts() {
   }
 }
 
-const WorkloadObject* Operator::workload(const std::string& key) const {
+std::optional<WorkloadObject> Operator::workload(const std::string& key) const {
   for (const auto& informer : workloadInformers_) {
     if (const auto* found = informer->store().get(key)) {
-      return found;
+      return found->unpack(*catalog_);
     }
   }
-  return nullptr;
+  return std::nullopt;
 }
 
-const core::DeploymentState* Operator::deployment(const std::string& key) const {
+std::optional<core::DeploymentState> Operator::deployment(const std::string& key) const {
   for (const auto& informer : deploymentInformers_) {
     if (const auto* found = informer->store().get(key)) {
-      return found;
+      return found->unpack();
     }
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 std::string Operator::deploymentResourceVersion(const std::string& key) const {
@@ -422,8 +414,8 @@ std::string Operator::deploymentResourceVersion(const std::string& key) const {
   return "";
 }
 
-void Operator::onWorkload(const std::string& key, const WorkloadObject* previous,
-                          const WorkloadObject* current) {
+void Operator::onWorkload(const std::string& key, const CachedWorkload* previous,
+                          const CachedWorkload* current) {
   const std::string ns = splitKey(key).first;
   if (!current) {
     released_.erase(key);
@@ -431,11 +423,13 @@ void Operator::onWorkload(const std::string& key, const WorkloadObject* previous
   }
   if (previous) {
     byDeployment_[ns + "/" + previous->targetName].erase(key);
-    byPolicy_[previous->policyName].erase(key);
+    if (--workloadsOfPolicy_[previous->policyName] == 0) {
+      workloadsOfPolicy_.erase(previous->policyName);
+    }
   }
   if (current) {
     byDeployment_[ns + "/" + current->targetName].insert(key);
-    byPolicy_[current->policyName].insert(key);
+    ++workloadsOfPolicy_[current->policyName];
   }
   if (!previous || !current || previous->policyName != current->policyName) {
     // The policy's workload count changed.
@@ -450,15 +444,16 @@ void Operator::onWorkload(const std::string& key, const WorkloadObject* previous
   // like controller-runtime's GenerationChangedPredicate, they need no
   // reconcile (the resync covers edits of status by others).
   if (previous && current && previous->generation == current->generation &&
-      previous->deleting == current->deleting && previous->finalizers == current->finalizers) {
+      previous->deleting == current->deleting &&
+      previous->finalizersDigest == current->finalizersDigest) {
     return;
   }
   asyncQueue_.add(kWorkloadPrefix + key);
 }
 
-void Operator::onDeployment(const std::string& key, const core::DeploymentState* previous,
-                            const core::DeploymentState* current) {
-  if (previous && current && sameDeployment(*previous, *current)) {
+void Operator::onDeployment(const std::string& key, const CachedDeployment* previous,
+                            const CachedDeployment* current) {
+  if (previous && current && *previous == *current) {
     return;
   }
   const auto it = byDeployment_.find(key);
@@ -500,12 +495,12 @@ void Operator::onPolicy(const std::string& name, const PolicyObject*, const Poli
 }
 
 void Operator::enqueueWorkloadsOfPolicy(const std::string& policy) {
-  const auto it = byPolicy_.find(policy);
-  if (it == byPolicy_.end()) {
-    return;
-  }
-  for (const auto& key : it->second) {
-    asyncQueue_.add(kWorkloadPrefix + key);
+  for (const auto& informer : workloadInformers_) {
+    informer->store().forEach([&](const std::string& key, const CachedWorkload& workload) {
+      if (workload.policyName == policy) {
+        asyncQueue_.add(kWorkloadPrefix + key);
+      }
+    });
   }
 }
 
@@ -555,7 +550,7 @@ asio::awaitable<runtime::ReconcileResult> Operator::reconcilePolicy(const std::s
              : std::string("no version of this policy is in force"));
   }
   core::setCondition(conditions, accepted, timestamp());
-  const auto count = byPolicy_.count(name) ? byPolicy_.at(name).size() : 0;
+  const auto count = workloadsOfPolicy_.count(name) ? workloadsOfPolicy_.at(name) : 0;
   nlohmann::json conditionList = nlohmann::json::array();
   for (const auto& condition : conditions) {
     conditionList.push_back({{"type", condition.type},
@@ -613,7 +608,8 @@ bool Operator::awaitingStatus(const std::string& key, const WorkloadObject& work
   return true;
 }
 
-bool Operator::awaitingDeployment(const std::string& key, const core::DeploymentState* cached) {
+bool Operator::awaitingDeployment(const std::string& key,
+                                  const std::optional<core::DeploymentState>& cached) {
   const auto it = deploymentExpected_.find(key);
   if (it == deploymentExpected_.end()) {
     return false;
@@ -647,7 +643,7 @@ asio::awaitable<Operator::PatchOutcome> Operator::patchDeployment(
     std::vector<std::string>& conflicts) {
   PatchOutcome outcome;
   const std::string key = ns + "/" + name;
-  const auto* cached = deployment(key);
+  const auto cached = deployment(key);
   if (!cached) {
     outcome.notFound = true;
     co_return outcome;

@@ -81,15 +81,15 @@ class Operator {
     std::int64_t generation = 0;
     std::shared_ptr<const core::PlacementEngine> engine;
   };
-  using WorkloadInformer = runtime::Informer<WorkloadObject>;
-  using DeploymentInformer = runtime::Informer<core::DeploymentState>;
+  using WorkloadInformer = runtime::Informer<CachedWorkload>;
+  using DeploymentInformer = runtime::Informer<CachedDeployment>;
   using PolicyInformer = runtime::Informer<PolicyObject>;
 
   // Informer handlers: they only index and enqueue.
-  void onWorkload(const std::string& key, const WorkloadObject* previous,
-                  const WorkloadObject* current);
-  void onDeployment(const std::string& key, const core::DeploymentState* previous,
-                    const core::DeploymentState* current);
+  void onWorkload(const std::string& key, const CachedWorkload* previous,
+                  const CachedWorkload* current);
+  void onDeployment(const std::string& key, const CachedDeployment* previous,
+                    const CachedDeployment* current);
   void onPolicy(const std::string& name, const PolicyObject* previous, const PolicyObject* current);
   void enqueueWorkloadsOfPolicy(const std::string& policy);
 
@@ -99,8 +99,9 @@ class Operator {
   asio::awaitable<void> resyncLoop();
   void recoverRollouts();
 
-  const WorkloadObject* workload(const std::string& key) const;
-  const core::DeploymentState* deployment(const std::string& key) const;
+  // Unpacked copies of what the caches hold.
+  std::optional<WorkloadObject> workload(const std::string& key) const;
+  std::optional<core::DeploymentState> deployment(const std::string& key) const;
   std::string deploymentResourceVersion(const std::string& key) const;
   // The engine for a policy name, or why there is none.
   const PolicyEngine* engineFor(const std::string& policy, std::string& problem) const;
@@ -155,7 +156,7 @@ class Operator {
   // kPolicyCountInterval instead of once per workload.
   std::map<std::string, runtime::MonotonicTime> policyCountWritten_;
   std::unordered_map<std::string, std::set<std::string>> byDeployment_;  // deployment -> workloads
-  std::unordered_map<std::string, std::set<std::string>> byPolicy_;      // policy -> workloads
+  std::unordered_map<std::string, std::size_t> workloadsOfPolicy_;       // policy -> how many
   RolloutTracker rollouts_;
   // Read-your-writes: after the controller writes, the cache lags until the
   // watch delivers the change. A reconcile that would act on the older copy
@@ -174,7 +175,8 @@ class Operator {
   std::unordered_set<std::string> released_;  // finalizer removed, deletion not yet seen
   // True while the cache has not caught up with this controller's own write.
   bool awaitingStatus(const std::string& key, const WorkloadObject& workload);
-  bool awaitingDeployment(const std::string& key, const core::DeploymentState* cached);
+  bool awaitingDeployment(const std::string& key,
+                          const std::optional<core::DeploymentState>& cached);
   bool stopped_ = false;
   bool leaderOnly_ = false;
   bool leader_ = false;

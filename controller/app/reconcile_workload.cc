@@ -71,7 +71,7 @@ asio::awaitable<ReconcileResult> Operator::reconcileWorkload(const std::string& 
   const auto names = splitWorkloadKey(key);
   const std::string ns = names.first;
   const std::string name = names.second;
-  const WorkloadObject* cached = workload(key);
+  const auto cached = workload(key);
   if (!cached) {
     inForce_.erase(key);
     co_return ReconcileResult::done();  // deleted; the finalizer already cleaned up
@@ -225,7 +225,7 @@ asio::awaitable<ReconcileResult> Operator::reconcileWorkload(const std::string& 
     }
     view.applied.reset();
   }
-  const core::DeploymentState* cachedTarget = deployment(deploymentKey);
+  const auto cachedTarget = deployment(deploymentKey);
   if (awaitingDeployment(deploymentKey, cachedTarget)) {
     co_return ReconcileResult::requeue(kCacheLag);
   }

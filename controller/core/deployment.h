@@ -23,6 +23,8 @@ struct ContainerResources {
   // Only extended resources (names with a '/'): the ones placement sets.
   std::map<std::string, std::string> limits;
   std::map<std::string, std::string> requests;
+
+  bool operator==(const ContainerResources&) const = default;
 };
 
 // The part of a Deployment the controller reads: its pod template's
@@ -41,6 +43,8 @@ struct DeploymentState {
   std::int32_t statusReplicas = 0;
   // Progressing=False with reason ProgressDeadlineExceeded: the rollout is stuck.
   bool progressDeadlineExceeded = false;
+
+  bool operator==(const DeploymentState&) const = default;
 
   // The rollout of the current generation is finished: every replica runs
   // the current pod template and is available (what `kubectl rollout

@@ -62,6 +62,8 @@ struct WorkloadStatus {
   std::optional<AppliedRecord> applied;
   std::optional<ReplacementRecord> lastReplacement;
   std::vector<Condition> conditions;
+
+  bool operator==(const WorkloadStatus&) const = default;
 };
 
 WorkloadStatus workloadStatusFromJson(const nlohmann::json& status);

@@ -19,6 +19,8 @@ struct Constraints {
   std::vector<std::string> excludedInstanceTypes;
   std::optional<double> maxHourlyCost;  // USD per replica-hour
   CapacityType capacityType = CapacityType::OnDemand;
+
+  bool operator==(const Constraints&) const = default;
 };
 
 // What the engine decides from: the workload's intent.
@@ -32,6 +34,8 @@ struct WorkloadIntent {
   Objective objective = Objective::Balanced;
   Constraints constraints;
   int replicas = 1;
+
+  bool operator==(const WorkloadIntent&) const = default;
 };
 
 enum class PlacementMode : std::uint8_t { Apply, Recommend };
@@ -45,6 +49,8 @@ struct TargetRef {
   std::string apiVersion = "apps/v1";
   std::string kind = "Deployment";
   std::string name;
+
+  bool operator==(const TargetRef&) const = default;
 };
 
 // A GpuWorkload's spec: the intent plus where to apply the placement.
@@ -54,6 +60,8 @@ struct GpuWorkloadSpec {
   WorkloadIntent intent;
   std::string policyName = "default";
   PlacementMode mode = PlacementMode::Apply;
+
+  bool operator==(const GpuWorkloadSpec&) const = default;
 };
 
 // Reads a GpuWorkload spec. Every error names its field from "spec", and

@@ -1,0 +1,155 @@
+// The packed cache entries give back exactly what projecting the object
+// gives, for every shape a GpuWorkload or Deployment can take.
+#include "app/cached_objects.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <doctest/doctest.h>
+
+#include "app/packing.h"
+#include "app/placement_config.h"
+
+namespace gpuplacement::app {
+namespace {
+
+using json = nlohmann::json;
+
+json fixture(const std::string& name) {
+  std::ifstream in(std::string(GPUPLACEMENT_SOURCE_DIR) + "/bench/fixtures/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return json::parse(text.str());
+}
+
+void checkSame(const WorkloadObject& a, const WorkloadObject& b) {
+  CHECK(a.uid == b.uid);
+  CHECK(a.generation == b.generation);
+  CHECK(a.deleting == b.deleting);
+  CHECK(a.finalizers == b.finalizers);
+  CHECK(a.spec == b.spec);
+  CHECK(a.specError.describe() == b.specError.describe());
+  CHECK(a.targetName == b.targetName);
+  CHECK(a.policyName == b.policyName);
+  CHECK(a.status == b.status);
+  CHECK(a.statusHash == b.statusHash);
+}
+
+}  // namespace
+
+TEST_CASE("Packer and Unpacker: integers of every size and sign, strings, past the end") {
+  Packer out;
+  const std::int64_t numbers[] = {0,   1,   -1,   63,        -64,       64,       127,
+                                  128, 300, -300, 1LL << 40, INT64_MAX, INT64_MIN};
+  for (auto n : numbers) {
+    out.integer(n);
+  }
+  out.string("");
+  out.string(std::string(200, 'x'));
+  out.string("nvidia.com/gpu");
+  out.boolean(true);
+  const auto bytes = out.take();
+  Unpacker in(bytes);
+  for (auto n : numbers) {
+    CHECK(in.integer() == n);
+  }
+  CHECK(in.string().empty());
+  CHECK(in.string() == std::string(200, 'x'));
+  CHECK(in.string() == "nvidia.com/gpu");
+  CHECK(in.boolean());
+  CHECK(in.integer() == 0);  // past the end: zeros and empty strings
+  CHECK(in.string().empty());
+  Unpacker truncated(std::string_view(bytes).substr(0, bytes.size() - 5));
+  for (int i = 0; i < 20; ++i) {
+    truncated.string();  // never reads out of bounds
+  }
+}
+
+TEST_CASE("a packed GpuWorkload unpacks to its projection") {
+  auto engine = loadEngine({});
+  REQUIRE(engine.ok());
+  const auto& catalog = (*engine)->catalog();
+  const json placed = fixture("gpuworkload.json");
+
+  json fresh = placed;  // just created: no status, no finalizer
+  fresh.erase("status");
+  fresh["metadata"].erase("finalizers");
+  json invalid = placed;
+  invalid["spec"]["model"]["parameters"] = "a lot";
+  json deleting = placed;
+  deleting["metadata"]["deletionTimestamp"] = "2026-11-22T03:00:00Z";
+  deleting["metadata"]["finalizers"] = {"example.com/other", "gpuplacement.io/finalizer"};
+  json otherPolicy = placed;
+  otherPolicy["spec"]["policyRef"] = {{"name", "research"}};
+  otherPolicy["spec"]["containers"] = {"server", "sidecar"};
+  otherPolicy["spec"]["constraints"] = {
+      {"tiers", {"NVIDIA", "Inferentia"}}, {"maxHourlyCost", "3.50"}, {"capacityType", "Spot"}};
+  json moved = placed;
+  moved["status"]["lastReplacement"] = {{"from", "g4dn.xlarge"},
+                                        {"to", "g4dn.2xlarge"},
+                                        {"monthlySaving", "-12.5"},
+                                        {"time", "2026-11-22T03:00:00Z"},
+                                        {"reason", "the price went up"}};
+  moved["status"]["applied"]["replacement"] = true;
+
+  const std::pair<const char*, json> cases[] = {{"placed", placed},
+                                                {"fresh", fresh},
+                                                {"invalid", invalid},
+                                                {"deleting", deleting},
+                                                {"other policy", otherPolicy},
+                                                {"moved", moved}};
+  for (const auto& [name, object] : cases) {
+    CAPTURE(std::string(name));
+    const auto packed = packWorkload(object);
+    const auto projected = projectWorkload(object, catalog);
+    checkSame(packed.unpack(catalog), projected);
+    CHECK(packed.generation == projected.generation);
+    CHECK(packed.deleting == projected.deleting);
+    CHECK(packed.targetName == projected.targetName);
+    CHECK(packed.policyName == projected.policyName);
+    CHECK(packed.movedByReplacement ==
+          (projected.status.applied && projected.status.applied->replacement));
+    CHECK(packed.packed.size() < 1200);
+  }
+  CHECK_FALSE(packWorkload(invalid).unpack(catalog).spec.has_value());
+  CHECK(packWorkload(placed).finalizersDigest != packWorkload(fresh).finalizersDigest);
+  CHECK(packWorkload(placed).finalizersDigest == packWorkload(invalid).finalizersDigest);
+}
+
+TEST_CASE("a packed Deployment unpacks to its projection, and compares as it does") {
+  const json placed = fixture("deployment.json");
+  json plain = placed;
+  plain["metadata"].erase("annotations");
+  plain["spec"]["template"]["spec"].erase("nodeSelector");
+  plain["spec"]["template"]["spec"].erase("tolerations");
+  json twoContainers = placed;
+  twoContainers["spec"]["template"]["spec"]["containers"].push_back(
+      {{"name", "sidecar"},
+       {"image", "busybox"},
+       {"resources", {{"limits", {{"aws.amazon.com/neuron", "2"}}}}}});
+  json rolling = placed;
+  rolling["status"] = {
+      {"observedGeneration", 7},
+      {"replicas", 3},
+      {"updatedReplicas", 1},
+      {"availableReplicas", 2},
+      {"conditions",
+       {{{"type", "Progressing"}, {"status", "False"}, {"reason", "ProgressDeadlineExceeded"}}}}};
+  const std::pair<const char*, json> cases[] = {{"placed", placed},
+                                                {"plain", plain},
+                                                {"two containers", twoContainers},
+                                                {"rolling", rolling}};
+  for (const auto& [name, object] : cases) {
+    CAPTURE(std::string(name));
+    const auto state = core::deploymentFromJson(object);
+    const auto packed = packDeployment(state);
+    CHECK(packed.unpack() == state);
+    CHECK(packed == packDeployment(core::deploymentFromJson(object)));
+  }
+  CHECK_FALSE(packDeployment(core::deploymentFromJson(placed)) ==
+              packDeployment(core::deploymentFromJson(plain)));
+  CHECK_FALSE(packDeployment(core::deploymentFromJson(placed)) ==
+              packDeployment(core::deploymentFromJson(rolling)));
+}
+
+}  // namespace gpuplacement::app
