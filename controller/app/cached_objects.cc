@@ -247,6 +247,11 @@ CachedDeployment packDeployment(const core::DeploymentState& state) {
   cached.availableReplicas = state.availableReplicas;
   cached.statusReplicas = state.statusReplicas;
   cached.progressDeadlineExceeded = state.progressDeadlineExceeded;
+  if (!state.ownedFields.empty()) {
+    if (auto owned = core::parseOwnedFields(state.ownedFields); owned) {
+      cached.owner = owned->workload;
+    }
+  }
   Packer out;
   out.string(state.uid);
   packPairs(out, state.nodeSelector);

@@ -67,6 +67,7 @@ struct CachedDeployment {
   std::int32_t availableReplicas = 0;
   std::int32_t statusReplicas = 0;
   bool progressDeadlineExceeded = false;
+  std::string owner;   // the GpuWorkload its ownership record names, if any
   std::string packed;  // node selector, tolerations, device resources, owned fields
 
   core::DeploymentState unpack() const;

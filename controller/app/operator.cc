@@ -387,6 +387,15 @@ void Operator::recoverRollouts() {
   }
 }
 
+const CachedWorkload* Operator::cachedWorkload(const std::string& key) const {
+  for (const auto& informer : workloadInformers_) {
+    if (const auto* found = informer->store().get(key)) {
+      return found;
+    }
+  }
+  return nullptr;
+}
+
 std::optional<WorkloadObject> Operator::workload(const std::string& key) const {
   for (const auto& informer : workloadInformers_) {
     if (const auto* found = informer->store().get(key)) {
@@ -455,6 +464,22 @@ void Operator::onDeployment(const std::string& key, const CachedDeployment* prev
                             const CachedDeployment* current) {
   if (previous && current && *previous == *current) {
     return;
+  }
+  const std::string ns = splitKey(key).first;
+  if (previous && !previous->owner.empty()) {
+    const auto owner = ownedBy_.find(ns + "/" + previous->owner);
+    if (owner != ownedBy_.end() && owner->second.erase(key) && owner->second.empty()) {
+      ownedBy_.erase(owner);
+    }
+  }
+  if (current && !current->owner.empty()) {
+    const std::string ownerKey = ns + "/" + current->owner;
+    ownedBy_[ownerKey].insert(key);
+    if (!cachedWorkload(ownerKey)) {
+      // Fields of a GpuWorkload that no longer exists (deleted while no
+      // operator ran, or its finalizer removed by hand): take them back.
+      asyncQueue_.add(kWorkloadPrefix + ownerKey);
+    }
   }
   const auto it = byDeployment_.find(key);
   if (it == byDeployment_.end()) {

@@ -99,6 +99,7 @@ class Operator {
   asio::awaitable<void> resyncLoop();
   void recoverRollouts();
 
+  const CachedWorkload* cachedWorkload(const std::string& key) const;
   // Unpacked copies of what the caches hold.
   std::optional<WorkloadObject> workload(const std::string& key) const;
   std::optional<core::DeploymentState> deployment(const std::string& key) const;
@@ -157,6 +158,9 @@ class Operator {
   std::map<std::string, runtime::MonotonicTime> policyCountWritten_;
   std::unordered_map<std::string, std::set<std::string>> byDeployment_;  // deployment -> workloads
   std::unordered_map<std::string, std::size_t> workloadsOfPolicy_;       // policy -> how many
+  // workload -> Deployments whose ownership record names it: what to take
+  // back if the workload is gone without its finalizer having run.
+  std::unordered_map<std::string, std::set<std::string>> ownedBy_;
   RolloutTracker rollouts_;
   // Read-your-writes: after the controller writes, the cache lags until the
   // watch delivers the change. A reconcile that would act on the older copy

@@ -74,7 +74,29 @@ asio::awaitable<ReconcileResult> Operator::reconcileWorkload(const std::string& 
   const auto cached = workload(key);
   if (!cached) {
     inForce_.erase(key);
-    co_return ReconcileResult::done();  // deleted; the finalizer already cleaned up
+    // Deleted. Normally the finalizer has cleaned up already; a Deployment
+    // still recording fields of this workload lost them to a deletion that
+    // bypassed it, and gets them back here.
+    const auto owned = ownedBy_.find(key);
+    if (owned == ownedBy_.end()) {
+      co_return ReconcileResult::done();
+    }
+    const std::vector<std::string> orphans(owned->second.begin(), owned->second.end());
+    for (const auto& deploymentKey : orphans) {
+      const std::string target = splitWorkloadKey(deploymentKey).second;
+      std::vector<std::string> conflicts;
+      const auto outcome = co_await patchDeployment(ns, target, nullptr, {}, name, conflicts);
+      if (!outcome.error.empty() && !outcome.notFound) {
+        co_return ReconcileResult::error("removing the placement of a deleted GpuWorkload from " +
+                                         target + ": " + outcome.error);
+      }
+      for (const auto& waiting : rollouts_.finish(deploymentKey)) {
+        asyncQueue_.add("w:" + waiting);
+      }
+      log_.info("placement of a deleted GpuWorkload removed",
+                {{"namespace", ns}, {"name", name}, {"deployment", target}});
+    }
+    co_return ReconcileResult::done();
   }
   const WorkloadObject wl = *cached;  // the store may change while we wait on the server
   const std::string now = timestamp();
@@ -114,14 +136,6 @@ asio::awaitable<ReconcileResult> Operator::reconcileWorkload(const std::string& 
     released_.insert(key);
     log_.info("placement removed; finalizer released", {{"namespace", ns}, {"name", name}});
     co_return ReconcileResult::done();
-  }
-
-  const bool applyMode = !wl.spec || wl.spec->mode == core::PlacementMode::Apply;
-  if (applyMode && !wl.hasFinalizer()) {
-    // First, so that a deletion can always clean up after us.
-    if (auto error = co_await setFinalizer(ns, name, wl, true); !error.empty()) {
-      co_return ReconcileResult::error(error);
-    }
   }
 
   std::vector<core::Condition> conditions = wl.status.conditions;
@@ -367,6 +381,15 @@ asio::awaitable<ReconcileResult> Operator::reconcileWorkload(const std::string& 
     set("Ready", "False", reason, message);
     onTransition("Applied", reason, "Warning", message);
     co_return co_await finish();
+  }
+
+  if (!wl.hasFinalizer()) {
+    // Right after the first patch, not before it: the placement reaches
+    // the Deployment one round trip sooner, and a deletion in between is
+    // caught by the ownership record (see the top of this function).
+    if (auto error = co_await setFinalizer(ns, name, wl, true); !error.empty()) {
+      co_return ReconcileResult::error(error);
+    }
   }
 
   const core::DeploymentState& state = outcome.state;

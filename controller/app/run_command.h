@@ -10,8 +10,8 @@ struct RunFlags {
   std::string context;
   std::vector<std::string> namespaces;
   int workers = 4;
-  double qps = 50;
-  int burst = 100;
+  double qps = 100;  // a placement is four writes: 25 placements per second
+  int burst = 200;
   std::string resync = "1h";
   std::string watchTimeout = "5m";
   std::string metricsAddress = ":8080";

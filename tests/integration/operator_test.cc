@@ -241,6 +241,42 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
   CHECK(op.stop() == 0);
 }
 
+TEST_CASE("a GpuWorkload deleted behind the operator's back: its fields are taken back") {
+  auto& c = cluster();
+  const std::string ns = "orphans";
+  createNamespace(ns);
+  createDeployment(ns, "svc", 1);
+  const auto original = podSpec(ns, "svc");
+  {
+    OperatorProcess op(c.operatorKubeconfig());
+    REQUIRE(op.waitReady());
+    createWorkload(ns, "svc", "svc", kSmallGpu);
+    REQUIRE_MESSAGE(
+        c.waitFor([&] { return conditionIs(workloadsPath(ns, "svc"), "Applied", "True"); }),
+        op.log());
+    CHECK(op.stop() == 0);
+  }
+  CHECK(podSpec(ns, "svc")["nodeSelector"]["node.kubernetes.io/instance-type"] == "g4dn.xlarge");
+  // While no operator runs, someone removes the finalizer and deletes it.
+  REQUIRE(c.patch(workloadsPath(ns, "svc"), json{{"metadata", {{"finalizers", nullptr}}}}).ok());
+  REQUIRE(c.remove(workloadsPath(ns, "svc")).ok());
+  REQUIRE(c.waitFor([&] { return !c.get(workloadsPath(ns, "svc")).ok(); }));
+
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE(op.waitReady());
+  CHECK_MESSAGE(c.waitFor([&] {
+    return !c.mustGet(deploymentsPath(ns, "svc"))["metadata"].contains("annotations") ||
+           !c.mustGet(deploymentsPath(ns, "svc"))["metadata"]["annotations"].contains(
+               "gpuplacement.io/owned-fields");
+  }),
+                op.log());
+  const auto spec = podSpec(ns, "svc");
+  CHECK(spec["nodeSelector"] == original["nodeSelector"]);
+  CHECK(spec["tolerations"] == original["tolerations"]);
+  CHECK(spec["containers"] == original["containers"]);
+  CHECK(op.stop() == 0);
+}
+
 TEST_CASE("invalid specs, missing targets, conflicts, drift and Recommend mode") {
   auto& c = cluster();
   const std::string ns = "edges";
