@@ -238,6 +238,10 @@ WorkloadObject CachedWorkload::unpack(const core::Catalog& catalog) const {
   return workload;
 }
 
+std::uint64_t ownedFieldsDigest(const std::string& annotation) {
+  return core::stableHash(annotation);
+}
+
 CachedDeployment packDeployment(const core::DeploymentState& state) {
   CachedDeployment cached;
   cached.generation = state.generation;
@@ -252,6 +256,7 @@ CachedDeployment packDeployment(const core::DeploymentState& state) {
       cached.owner = owned->workload;
     }
   }
+  cached.ownedDigest = ownedFieldsDigest(state.ownedFields);
   Packer out;
   out.string(state.uid);
   packPairs(out, state.nodeSelector);

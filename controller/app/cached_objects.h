@@ -67,14 +67,18 @@ struct CachedDeployment {
   std::int32_t availableReplicas = 0;
   std::int32_t statusReplicas = 0;
   bool progressDeadlineExceeded = false;
-  std::string owner;   // the GpuWorkload its ownership record names, if any
-  std::string packed;  // node selector, tolerations, device resources, owned fields
+  std::string owner;              // the GpuWorkload its ownership record names, if any
+  std::uint64_t ownedDigest = 0;  // of the ownership record as written
+  std::string packed;             // node selector, tolerations, device resources, owned fields
 
   core::DeploymentState unpack() const;
   bool operator==(const CachedDeployment&) const = default;
 };
 
 CachedDeployment packDeployment(const core::DeploymentState& state);
+
+// The digest CachedDeployment::ownedDigest holds for an ownership record.
+std::uint64_t ownedFieldsDigest(const std::string& annotation);
 
 // What the informer keeps of a PlacementPolicy.
 struct PolicyObject {

@@ -396,6 +396,15 @@ const CachedWorkload* Operator::cachedWorkload(const std::string& key) const {
   return nullptr;
 }
 
+const CachedDeployment* Operator::cachedDeployment(const std::string& key) const {
+  for (const auto& informer : deploymentInformers_) {
+    if (const auto* found = informer->store().get(key)) {
+      return found;
+    }
+  }
+  return nullptr;
+}
+
 std::optional<WorkloadObject> Operator::workload(const std::string& key) const {
   for (const auto& informer : workloadInformers_) {
     if (const auto* found = informer->store().get(key)) {
@@ -429,6 +438,10 @@ void Operator::onWorkload(const std::string& key, const CachedWorkload* previous
   if (!current) {
     released_.erase(key);
     statusExpected_.erase(key);
+  } else if (const auto expected = statusExpected_.find(key);
+             expected != statusExpected_.end() &&
+             expected->second.statusHash == current->statusHash) {
+    statusExpected_.erase(expected);
   }
   if (previous) {
     byDeployment_[ns + "/" + previous->targetName].erase(key);
@@ -462,6 +475,10 @@ void Operator::onWorkload(const std::string& key, const CachedWorkload* previous
 
 void Operator::onDeployment(const std::string& key, const CachedDeployment* previous,
                             const CachedDeployment* current) {
+  if (const auto expected = deploymentExpected_.find(key);
+      expected != deploymentExpected_.end() && caughtUp(expected->second, current)) {
+    deploymentExpected_.erase(expected);
+  }
   if (previous && current && *previous == *current) {
     return;
   }
@@ -633,17 +650,17 @@ bool Operator::awaitingStatus(const std::string& key, const WorkloadObject& work
   return true;
 }
 
-bool Operator::awaitingDeployment(const std::string& key,
-                                  const std::optional<core::DeploymentState>& cached) {
+bool Operator::caughtUp(const DeploymentExpectation& expected, const CachedDeployment* cached) {
+  return !cached || cached->generation > expected.generation ||
+         (cached->generation == expected.generation && cached->ownedDigest == expected.ownedDigest);
+}
+
+bool Operator::awaitingDeployment(const std::string& key, const CachedDeployment* cached) {
   const auto it = deploymentExpected_.find(key);
   if (it == deploymentExpected_.end()) {
     return false;
   }
-  const auto& expected = it->second;
-  const bool caughtUp =
-      !cached || cached->generation > expected.generation ||
-      (cached->generation == expected.generation && cached->ownedFields == expected.ownedFields);
-  if (caughtUp || clock_.monotonicNow() >= expected.until) {
+  if (caughtUp(it->second, cached) || clock_.monotonicNow() >= it->second.until) {
     deploymentExpected_.erase(it);
     return false;
   }
@@ -695,9 +712,9 @@ asio::awaitable<Operator::PatchOutcome> Operator::patchDeployment(
     if (result) {
       outcome.patched = true;
       outcome.state = core::deploymentFromJson(*result);
-      deploymentExpected_[key] =
-          DeploymentExpectation{outcome.state.generation, outcome.state.ownedFields,
-                                clock_.monotonicNow() + kExpectationTimeout};
+      deploymentExpected_[key] = DeploymentExpectation{outcome.state.generation,
+                                                       ownedFieldsDigest(outcome.state.ownedFields),
+                                                       clock_.monotonicNow() + kExpectationTimeout};
       outcome.resourceVersion =
           core::stringMember(core::memberOf(*result, "metadata"), "resourceVersion");
       co_return outcome;

@@ -100,6 +100,7 @@ class Operator {
   void recoverRollouts();
 
   const CachedWorkload* cachedWorkload(const std::string& key) const;
+  const CachedDeployment* cachedDeployment(const std::string& key) const;
   // Unpacked copies of what the caches hold.
   std::optional<WorkloadObject> workload(const std::string& key) const;
   std::optional<core::DeploymentState> deployment(const std::string& key) const;
@@ -171,7 +172,7 @@ class Operator {
   };
   struct DeploymentExpectation {
     std::int64_t generation;
-    std::string ownedFields;
+    std::uint64_t ownedDigest;
     runtime::MonotonicTime until;
   };
   std::unordered_map<std::string, StatusExpectation> statusExpected_;
@@ -179,8 +180,10 @@ class Operator {
   std::unordered_set<std::string> released_;  // finalizer removed, deletion not yet seen
   // True while the cache has not caught up with this controller's own write.
   bool awaitingStatus(const std::string& key, const WorkloadObject& workload);
-  bool awaitingDeployment(const std::string& key,
-                          const std::optional<core::DeploymentState>& cached);
+  bool awaitingDeployment(const std::string& key, const CachedDeployment* cached);
+  // Expectations end as soon as the cache shows the write, so none is left
+  // behind for an object that is not reconciled again.
+  static bool caughtUp(const DeploymentExpectation& expected, const CachedDeployment* cached);
   bool stopped_ = false;
   bool leaderOnly_ = false;
   bool leader_ = false;

@@ -240,7 +240,7 @@ asio::awaitable<ReconcileResult> Operator::reconcileWorkload(const std::string& 
     view.applied.reset();
   }
   const auto cachedTarget = deployment(deploymentKey);
-  if (awaitingDeployment(deploymentKey, cachedTarget)) {
+  if (awaitingDeployment(deploymentKey, cachedDeployment(deploymentKey))) {
     co_return ReconcileResult::requeue(kCacheLag);
   }
 
