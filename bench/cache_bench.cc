@@ -58,7 +58,7 @@ std::vector<std::string> listPages(const json& fixture, std::size_t count, std::
     json items = json::array();
     for (std::size_t i = first; i < std::min(count, first + pageSize); ++i) {
       json object = fixture;
-      char name[16];
+      char name[32];
       std::snprintf(name, sizeof name, "w-%05zu", i);
       object["metadata"]["name"] = name;
       object["metadata"]["uid"] = "8c5f0f1e-6d0b-4a53-9a3e-" + std::to_string(100000000000 + i);
