@@ -1,0 +1,221 @@
+package main
+
+// One fresh control plane per measured run, started by the project's own
+// scripts/controlplane, with the audit log limited to the reactors' users.
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const (
+	benchNamespace    = "bench"
+	operatorUser      = "system:serviceaccount:gpu-placement-system:gpu-placement-operator"
+	floorUser         = "system:serviceaccount:bench:floor"
+	workloadsPath     = "/apis/gpuplacement.io/v1alpha1/namespaces/" + benchNamespace + "/gpuworkloads"
+	deploymentsPath   = "/apis/apps/v1/namespaces/" + benchNamespace + "/deployments"
+	policiesPath      = "/apis/gpuplacement.io/v1alpha1/placementpolicies"
+	floorRBACManifest = `apiVersion: v1
+kind: ServiceAccount
+metadata: {name: floor, namespace: bench}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: bench-floor}
+rules:
+- apiGroups: [gpuplacement.io]
+  resources: [gpuworkloads]
+  verbs: [list, watch]
+- apiGroups: [apps]
+  resources: [deployments]
+  verbs: [patch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: bench-floor}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: bench-floor}
+subjects: [{kind: ServiceAccount, name: floor, namespace: bench}]
+`
+)
+
+type ControlPlane struct {
+	repo   string
+	dir    string
+	env    []string // PATH with the pinned kubectl, KUBECONFIG
+	creds  Credentials
+	client *Client
+}
+
+func startControlPlane(repo, dir string, stopWithUs bool) (*ControlPlane, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	policyFile := filepath.Join(filepath.Dir(dir), "audit-policy.yaml")
+	if err := os.WriteFile(policyFile, []byte(fmt.Sprintf(auditPolicy, operatorUser, floorUser)), 0o644); err != nil {
+		return nil, err
+	}
+	script := filepath.Join(repo, "scripts", "controlplane")
+	args := []string{"start", dir}
+	if stopWithUs {
+		args = append(args, "--owner-pid", strconv.Itoa(os.Getpid()))
+	}
+	args = append(args, "--", "--audit-policy-file", policyFile, "--audit-log-path",
+		filepath.Join(dir, "logs", "audit.log"), "--audit-log-maxsize", "0", "--audit-log-mode", "batch",
+		"--audit-log-batch-max-wait", "1s")
+	start := exec.Command(script, args...)
+	if output, err := start.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("starting the control plane: %v\n%s", err, output)
+	}
+	plane := &ControlPlane{repo: repo, dir: dir}
+	envOutput, err := exec.Command(script, "env", dir).Output()
+	if err != nil {
+		return nil, fmt.Errorf("scripts/controlplane env: %v", err)
+	}
+	plane.env = os.Environ()
+	for _, line := range strings.Split(string(envOutput), "\n") {
+		line = strings.TrimPrefix(strings.TrimSpace(line), "export ")
+		if name, value, ok := strings.Cut(line, "="); ok {
+			value = strings.Trim(value, `"`)
+			value = strings.ReplaceAll(value, "$PATH", os.Getenv("PATH"))
+			plane.env = append(plane.env, name+"="+value)
+		}
+	}
+	server, err := kubeconfigServer(filepath.Join(dir, "kubeconfig"))
+	if err != nil {
+		return nil, err
+	}
+	pki := filepath.Join(dir, "pki")
+	plane.creds = Credentials{Server: server, CAFile: filepath.Join(pki, "ca.crt"),
+		CertFile: filepath.Join(pki, "admin.crt"), KeyFile: filepath.Join(pki, "admin.key")}
+	if plane.client, err = NewClient(plane.creds); err != nil {
+		return nil, err
+	}
+	return plane, nil
+}
+
+func kubeconfigServer(path string) (string, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer file.Close()
+	scanner := bufio.NewScanner(file)
+	for scanner.Scan() {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(scanner.Text()), "server:"); ok {
+			return strings.TrimSpace(rest), nil
+		}
+	}
+	return "", fmt.Errorf("%s: no server", path)
+}
+
+func (p *ControlPlane) Stop() {
+	exec.Command(filepath.Join(p.repo, "scripts", "controlplane"), "stop", p.dir).Run()
+}
+
+func (p *ControlPlane) kubectl(stdin string, args ...string) (string, error) {
+	command := exec.Command("kubectl", args...)
+	command.Env = p.env
+	command.Stdin = strings.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	command.Stdout, command.Stderr = &out, &errOut
+	// exec.Command resolved kubectl on our PATH; use the pinned one.
+	for _, entry := range p.env {
+		if path, ok := strings.CutPrefix(entry, "PATH="); ok {
+			for _, dir := range filepath.SplitList(path) {
+				if candidate := filepath.Join(dir, "kubectl"); isExecutable(candidate) {
+					command.Path = candidate
+					break
+				}
+			}
+		}
+	}
+	if err := command.Run(); err != nil {
+		return "", fmt.Errorf("kubectl %s: %v: %s", strings.Join(args, " "), err, errOut.String())
+	}
+	return out.String(), nil
+}
+
+func isExecutable(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.Mode()&0o111 != 0
+}
+
+// Install sets up the CRDs, the bench namespace and both reactors' identities.
+func (p *ControlPlane) Install() error {
+	steps := [][]string{
+		{"apply", "-f", filepath.Join(p.repo, "crds")},
+		{"wait", "--for", "condition=established", "--timeout=60s", "crd/gpuworkloads.gpuplacement.io",
+			"crd/placementpolicies.gpuplacement.io"},
+		{"create", "namespace", benchNamespace},
+		{"apply", "-f", filepath.Join(p.repo, "config", "rbac")},
+	}
+	for _, step := range steps {
+		if _, err := p.kubectl("", step...); err != nil {
+			return err
+		}
+	}
+	_, err := p.kubectl(floorRBACManifest, "apply", "-f", "-")
+	return err
+}
+
+func (p *ControlPlane) token(namespace, serviceAccount string) (string, error) {
+	out, err := p.kubectl("", "create", "token", serviceAccount, "-n", namespace, "--duration", "12h")
+	return strings.TrimSpace(out), err
+}
+
+// OperatorKubeconfig writes a kubeconfig with the operator's token.
+func (p *ControlPlane) OperatorKubeconfig() (string, error) {
+	token, err := p.token("gpu-placement-system", "gpu-placement-operator")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(p.dir, "operator.kubeconfig")
+	config := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: bench, cluster: {server: %q, certificate-authority: %q}}]
+users: [{name: operator, user: {token: %q}}]
+contexts: [{name: bench, context: {cluster: bench, user: operator}}]
+current-context: bench
+`, p.creds.Server, p.creds.CAFile, token)
+	return path, os.WriteFile(path, []byte(config), 0o600)
+}
+
+// FloorCredentials writes the floor's credentials file.
+func (p *ControlPlane) FloorCredentials() (string, error) {
+	token, err := p.token(benchNamespace, "floor")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(p.dir, "floor-credentials.json")
+	data := fmt.Sprintf(`{"server": %q, "caFile": %q, "token": %q}`, p.creds.Server, p.creds.CAFile, token)
+	return path, os.WriteFile(path, []byte(data), 0o600)
+}
+
+// ServerCPUSeconds is the CPU time kube-apiserver and etcd have used so far.
+func (p *ControlPlane) ServerCPUSeconds() float64 {
+	total := 0.0
+	for _, name := range []string{"kube-apiserver", "etcd"} {
+		data, err := os.ReadFile(filepath.Join(p.dir, name+".pid"))
+		if err != nil {
+			continue
+		}
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+		if stats, ok := readProc(pid); ok {
+			total += stats.CPUSeconds
+		}
+	}
+	return total
+}
+
+// Audit reads the audit log once the batch writer has flushed.
+func (p *ControlPlane) Audit() ([]Request, error) {
+	time.Sleep(1500 * time.Millisecond)
+	return readAudit(filepath.Join(p.dir, "logs", "audit.log"))
+}

@@ -1,0 +1,38 @@
+// Command bench-scale measures the operator at scale against a real
+// control plane, next to the floor (the fastest possible reaction).
+//
+//	bench-scale run --repo DIR --operator BIN [--sizes 100,1000,10000] [--quick] ...
+//	bench-scale floor --credentials FILE --namespace NS   (the floor reactor)
+//	bench-scale plot RESULTS.json                          (redraws the PNG)
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: bench-scale run|floor|plot ...")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "run":
+		err = runBench(os.Args[2:])
+	case "floor":
+		err = runFloor(os.Args[2:])
+	case "plot":
+		if len(os.Args) != 3 {
+			err = fmt.Errorf("usage: bench-scale plot RESULTS.json")
+		} else {
+			err = replot(os.Args[2])
+		}
+	default:
+		err = fmt.Errorf("unknown command %q (run, floor or plot)", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench-scale:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,386 @@
+package main
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// measure runs one reactor with `size` workloads on a fresh control plane.
+func measure(settings Settings, reactorName string, size int) (RunResult, string, error) {
+	result := RunResult{Reactor: reactorName, Size: size}
+	dir := filepath.Join(settings.Work, fmt.Sprintf("%s-%d", reactorName, size))
+	os.RemoveAll(dir)
+	plane, err := startControlPlane(settings.Repo, dir, !settings.Keep)
+	if err != nil {
+		return result, "", err
+	}
+	if settings.Keep {
+		logf("keeping the control plane: KUBECONFIG=%s/kubeconfig, the operator's: %s/operator.kubeconfig", dir, dir)
+	} else {
+		defer plane.Stop()
+	}
+	var version struct {
+		GitVersion string `json:"gitVersion"`
+	}
+	if err := plane.client.Do("GET", "/version", "", nil, &version); err != nil {
+		return result, "", err
+	}
+	if err := plane.Install(); err != nil {
+		return result, "", err
+	}
+	policy := policyManifest(nil)
+	if err := plane.client.Create(policiesPath, policy); err != nil {
+		return result, "", err
+	}
+	logf("creating %d Deployments", size)
+	if err := createAll(plane.client, deploymentsPath, size, func(i int) map[string]any {
+		return deploymentManifest(deploymentName(i))
+	}); err != nil {
+		return result, "", err
+	}
+
+	// The reactor, with the Deployments already there.
+	user := floorUser
+	var reactor *Reactor
+	origin := time.Now()
+	extra := []string{}
+	if size >= settings.BulkFrom {
+		extra = settings.BulkFlags
+	}
+	if reactorName == "operator" {
+		user = operatorUser
+		kubeconfig, err := plane.OperatorKubeconfig()
+		if err != nil {
+			return result, "", err
+		}
+		reactor, err = startOperator(settings, kubeconfig, filepath.Join(dir, "operator.log"), extra...)
+		if err != nil {
+			return result, "", err
+		}
+		if result.SecondsToReady, err = reactor.waitReady(2 * time.Minute); err != nil {
+			reactor.stop()
+			return result, "", err
+		}
+	} else {
+		credentials, err := plane.FloorCredentials()
+		if err != nil {
+			return result, "", err
+		}
+		self, _ := os.Executable()
+		if reactor, err = startFloor(self, credentials, filepath.Join(dir, "floor.log")); err != nil {
+			return result, "", err
+		}
+		result.SecondsToReady = time.Since(reactor.started).Seconds()
+	}
+	origin = reactor.started
+	sampler := StartSampler(reactor.pid(), origin, 250*time.Millisecond)
+	stopReactor := func() {
+		if reactor != nil {
+			reactor.stop()
+			reactor = nil
+		}
+	}
+	defer stopReactor()
+
+	watch, err := watchDeployments(plane.client)
+	if err != nil {
+		return result, "", err
+	}
+	defer watch.Stop()
+
+	// ---- placement -----------------------------------------------------
+	rate := settings.Rate
+	if size >= settings.BulkFrom {
+		rate = settings.BulkRate
+	}
+	logf("creating %d GpuWorkloads at %.0f/s", size, rate)
+	cpuBefore := sampler.Now().CPUSeconds
+	serverCPUBefore := plane.ServerCPUSeconds()
+	placementStart := time.Now()
+	sent, err := createAtRate(plane.client, size, rate)
+	if err != nil {
+		return result, "", fmt.Errorf("creating GpuWorkloads: %v", err)
+	}
+	limit := time.Duration(float64(size)/rate*3*float64(time.Second)) + 2*time.Minute
+	err = watch.WaitFor(limit, func(state map[string]deploymentState) bool {
+		for i := 0; i < size; i++ {
+			if state[deploymentName(i)].placedAt.IsZero() {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return result, "", fmt.Errorf("waiting for every Deployment to be placed: %v", err)
+	}
+	state := watch.Snapshot()
+	latencies := make([]float64, size)
+	last := placementStart
+	for i := 0; i < size; i++ {
+		placedAt := state[deploymentName(i)].placedAt
+		latencies[i] = round(placedAt.Sub(sent[i]).Seconds()*1000, 3)
+		if placedAt.After(last) {
+			last = placedAt
+		}
+	}
+	if reactorName == "operator" {
+		if err := reactor.settle(5 * time.Minute); err != nil {
+			return result, "", err
+		}
+	} else {
+		time.Sleep(2 * time.Second)
+	}
+	placementEnd := time.Now()
+	result.LatenciesMs = latencies
+	result.Placement = PlacementFigures{Rate: rate, Placed: size, LatencyMs: summarize(latencies),
+		SecondsToPlaceAll: round(last.Sub(sent[0]).Seconds(), 3),
+		CPUSeconds:        round(sampler.Now().CPUSeconds-cpuBefore, 2),
+		ServerCPUSeconds:  round(plane.ServerCPUSeconds()-serverCPUBefore, 2)}
+	result.Placement.PlacementsPerSec = round(float64(size)/result.Placement.SecondsToPlaceAll, 1)
+
+	// ---- idle ----------------------------------------------------------
+	logf("idle for %v", settings.Idle)
+	idleStart := time.Now()
+	idleCPU := sampler.Now().CPUSeconds
+	time.Sleep(settings.Idle)
+	idleEnd := time.Now()
+	result.Idle = IdleFigures{Seconds: settings.Idle.Seconds(),
+		CPUPercent: round((sampler.Now().CPUSeconds-idleCPU)/idleEnd.Sub(idleStart).Seconds()*100, 3),
+		RSSMiB:     round(median(sampler.Between(idleStart.Sub(origin).Seconds(), idleEnd.Sub(origin).Seconds())), 1)}
+
+	if reactorName == "operator" {
+		replacement, replacementWindow, err := measureReplacement(settings, plane, reactor, watch, size, dir)
+		if err != nil {
+			return result, "", err
+		}
+		result.Replacement = replacement
+		samples, peak := sampler.Stop()
+		result.Samples, result.PeakRSSMiB = samples, round(peak, 1)
+		stopReactor()
+
+		restart, restartSamples, restartWindows, err := measureRestart(settings, plane, dir, origin, extra)
+		if err != nil {
+			return result, "", err
+		}
+		result.Restart = restart
+		result.SamplesOfRestart = restartSamples
+		requests, err := plane.Audit()
+		if err != nil {
+			return result, "", err
+		}
+		result.Replacement.Requests = countRequests(requests, user, replacementWindow[0], replacementWindow[1])
+		result.Restart.Requests = countRequests(requests, user, restartWindows[0], restartWindows[1])
+		result.Restart.ResyncRequests = countRequests(requests, user, restartWindows[2], restartWindows[3])
+		result.Placement.Requests = countRequests(requests, user, placementStart, placementEnd)
+		result.Idle.Requests = countRequests(requests, user, idleStart, idleEnd)
+	} else {
+		samples, peak := sampler.Stop()
+		result.Samples, result.PeakRSSMiB = samples, round(peak, 1)
+		stopReactor()
+		requests, err := plane.Audit()
+		if err != nil {
+			return result, "", err
+		}
+		result.Placement.Requests = countRequests(requests, user, placementStart, placementEnd)
+		result.Idle.Requests = countRequests(requests, user, idleStart, idleEnd)
+	}
+	result.Placement.RequestsPerPlaced = round(float64(result.Placement.Requests.Total)/float64(size), 2)
+	return result, version.GitVersion, nil
+}
+
+// measureReplacement raises the price of kind A's instance type so every
+// kind-A workload should move and no kind-B one may; returns the figures
+// and the time window whose requests are counted.
+func measureReplacement(settings Settings, plane *ControlPlane, reactor *Reactor, watch *DeploymentWatch,
+	size int, dir string) (*ReplacementFigures, [2]time.Time, error) {
+	var window [2]time.Time
+	before := policyManifest(nil)
+	fromType, err := expectedInstanceType(settings.Operator, dir, 0, before)
+	if err != nil {
+		return nil, window, err
+	}
+	prices := []map[string]string{{"instanceType": fromType, "onDemand": "5.00"}}
+	after := policyManifest(prices)
+	figures := &ReplacementFigures{From: fromType, PolicyChangedTo: fromType + " on demand at $5.00/h"}
+	expected := map[int]string{}
+	for kind := 0; kind < 2; kind++ {
+		was, err := expectedInstanceType(settings.Operator, dir, kind, before)
+		if err != nil {
+			return nil, window, err
+		}
+		will, err := expectedInstanceType(settings.Operator, dir, kind, after)
+		if err != nil {
+			return nil, window, err
+		}
+		if was != will {
+			expected[kind] = will
+			figures.To = will
+		}
+	}
+	snapshot := watch.Snapshot()
+	movers := map[string]string{}
+	others := map[string]string{} // name -> resourceVersion before
+	for i := 0; i < size; i++ {
+		name := deploymentName(i)
+		if to, moves := expected[i%2]; moves {
+			movers[name] = to
+		} else {
+			others[name] = snapshot[name].resourceVersion
+		}
+	}
+	figures.ShouldMove = len(movers)
+	logf("re-placement: %d of %d should move from %s to %s", len(movers), size, fromType, figures.To)
+
+	completer := startRolloutCompleter(plane.client)
+	watch.SetOnRollout(func(name string, generation int64) {
+		if _, moves := movers[name]; moves {
+			completer.add(name, generation)
+		}
+	})
+	defer func() {
+		watch.SetOnRollout(nil)
+		completer.stop()
+	}()
+	window[0] = time.Now()
+	patch := map[string]any{"spec": map[string]any{"prices": prices}}
+	if err := plane.client.Patch(policiesPath+"/default", MergePatch, patch); err != nil {
+		return nil, window, err
+	}
+	err = watch.WaitFor(5*time.Minute, func(state map[string]deploymentState) bool {
+		for name, to := range movers {
+			if state[name].instanceType != to {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return nil, window, fmt.Errorf("re-placement: %v", err)
+	}
+	state := watch.Snapshot()
+	lastMove := window[0]
+	for name, to := range movers {
+		figures.Moved++
+		if state[name].instanceType == to {
+			figures.MovedCorrectly++
+		}
+		if state[name].changedAt.After(lastMove) {
+			lastMove = state[name].changedAt
+		}
+	}
+	figures.SecondsToMove = round(lastMove.Sub(window[0]).Seconds(), 3)
+	if err := reactor.settle(5 * time.Minute); err != nil {
+		return nil, window, err
+	}
+	window[1] = time.Now()
+	// The server's own word on the others: a fresh list, not the watch.
+	items, _, err := plane.client.ListAll(deploymentsPath)
+	if err != nil {
+		return nil, window, err
+	}
+	for _, item := range items {
+		if rv, ok := others[item.Metadata.Name]; ok {
+			figures.OthersChecked++
+			if item.Metadata.ResourceVersion != rv {
+				figures.OthersTouched++
+			}
+		}
+	}
+	return figures, window, nil
+}
+
+// measureRestart starts a second operator with everything in place: time
+// to synced, the requests its first full round of (no-op) reconciles
+// makes, and a window with resyncs. Windows: [start, settled], [resync
+// window start, end].
+func measureRestart(settings Settings, plane *ControlPlane, dir string, origin time.Time, extra []string) (*RestartFigures,
+	[]ProcSample, [4]time.Time, error) {
+	var windows [4]time.Time
+	kubeconfig := filepath.Join(dir, "operator.kubeconfig")
+	rawList, err := rawListSeconds(plane)
+	if err != nil {
+		return nil, nil, windows, err
+	}
+	windows[0] = time.Now()
+	reactor, err := startOperator(settings, kubeconfig, filepath.Join(dir, "operator-restart.log"),
+		append([]string{"--resync", settings.Resync.String()}, extra...)...)
+	if err != nil {
+		return nil, nil, windows, err
+	}
+	defer reactor.stop()
+	sampler := StartSampler(reactor.pid(), origin, 100*time.Millisecond)
+	figures := &RestartFigures{RawListSeconds: round(rawList, 3)}
+	if figures.SecondsToSynced, err = reactor.waitReady(2 * time.Minute); err != nil {
+		sampler.Stop()
+		return nil, nil, windows, err
+	}
+	figures.SecondsToSynced = round(figures.SecondsToSynced, 3)
+	if err := reactor.settle(5 * time.Minute); err != nil {
+		sampler.Stop()
+		return nil, nil, windows, err
+	}
+	windows[1] = time.Now()
+	figures.SecondsToSettled = round(windows[1].Sub(reactor.started).Seconds()-1, 3) // settle waits 1 s
+	figures.Reconciles = reactor.metric("controller_runtime_reconcile_total")
+
+	// Resyncs: every workload again, twice, with nothing to change.
+	window := 2*settings.Resync + settings.Resync/2
+	logf("restarted: synced in %.3f s; resync window of %v", figures.SecondsToSynced, window)
+	windows[2] = time.Now()
+	cpu := sampler.Now().CPUSeconds
+	time.Sleep(window)
+	windows[3] = time.Now()
+	figures.ResyncSeconds = round(windows[3].Sub(windows[2]).Seconds(), 1)
+	figures.ResyncReconciles = reactor.metric("controller_runtime_reconcile_total") - figures.Reconciles
+	cpuUsed := sampler.Now().CPUSeconds - cpu
+	figures.ResyncCPUPercent = round(cpuUsed/figures.ResyncSeconds*100, 2)
+	if figures.ResyncReconciles > 0 {
+		figures.MicrosPerNoopCPU = round(cpuUsed/figures.ResyncReconciles*1e6, 1)
+	}
+	figures.SteadyRSSMiB = round(median(sampler.Between(windows[2].Sub(origin).Seconds(),
+		windows[3].Sub(origin).Seconds())), 1)
+	samples, peak := sampler.Stop()
+	figures.PeakRSSMiB = round(peak, 1)
+	return figures, samples, windows, nil
+}
+
+// rawListSeconds pages through the GpuWorkloads and the Deployments at
+// once, as the operator's informers do, and throws the bytes away: what
+// the API server alone needs to serve a full sync.
+func rawListSeconds(plane *ControlPlane) (float64, error) {
+	start := time.Now()
+	errs := make(chan error, 2)
+	for _, path := range []string{"/apis/gpuplacement.io/v1alpha1/gpuworkloads", "/apis/apps/v1/deployments"} {
+		go func(path string) {
+			next := ""
+			for {
+				var page struct {
+					Metadata struct {
+						Continue string `json:"continue"`
+					} `json:"metadata"`
+				}
+				query := "?limit=500"
+				if next != "" {
+					query += "&continue=" + url.QueryEscape(next)
+				}
+				if err := plane.client.Do("GET", path+query, "", nil, &page); err != nil {
+					errs <- err
+					return
+				}
+				if next = page.Metadata.Continue; next == "" {
+					errs <- nil
+					return
+				}
+			}
+		}(path)
+	}
+	for i := 0; i < 2; i++ {
+		if err := <-errs; err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start).Seconds(), nil
+}

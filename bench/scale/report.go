@@ -1,0 +1,178 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"os"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+func printRun(r RunResult) {
+	p := r.Placement
+	fmt.Printf("%s, %d workloads at %.0f/s: latency p50 %.1f ms, p90 %.1f, p99 %.1f, max %.1f; all placed in %.2f s (%.1f/s); "+
+		"%.2f requests per placement; CPU %.1f s (control plane %.1f s); peak RSS %.1f MiB, idle RSS %.1f MiB, idle CPU %.3f%%\n",
+		r.Reactor, r.Size, p.Rate, p.LatencyMs.P50, p.LatencyMs.P90, p.LatencyMs.P99, p.LatencyMs.Max,
+		p.SecondsToPlaceAll, p.PlacementsPerSec, p.RequestsPerPlaced, p.CPUSeconds, p.ServerCPUSeconds, r.PeakRSSMiB, r.Idle.RSSMiB, r.Idle.CPUPercent)
+	if r.Replacement != nil {
+		x := r.Replacement
+		fmt.Printf("  re-placement: %d/%d moved (%d to the expected type) in %.2f s; %d requests (%s); others touched %d of %d\n",
+			x.Moved, x.ShouldMove, x.MovedCorrectly, x.SecondsToMove, x.Requests.Total, describeCounts(x.Requests),
+			x.OthersTouched, x.OthersChecked)
+	}
+	if r.Restart != nil {
+		x := r.Restart
+		fmt.Printf("  restart: synced in %.3f s (the server alone: %.3f s), all reconciled in %.2f s (%.0f reconciles, requests: %s); peak RSS %.1f MiB\n",
+			x.SecondsToSynced, x.RawListSeconds, x.SecondsToSettled, x.Reconciles, describeCounts(x.Requests), x.PeakRSSMiB)
+		fmt.Printf("  resyncs: %.0f no-op reconciles in %.0f s, requests: %s; CPU %.2f%% (%.1f us per reconcile); RSS %.1f MiB\n",
+			x.ResyncReconciles, x.ResyncSeconds, describeCounts(x.ResyncRequests), x.ResyncCPUPercent,
+			x.MicrosPerNoopCPU, x.SteadyRSSMiB)
+	}
+}
+
+func describeCounts(c RequestCounts) string {
+	if c.Total == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, key := range c.keys() {
+		parts = append(parts, fmt.Sprintf("%d %s", c.ByVerb[key], key))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func printSummary(report Report) {
+	fmt.Println()
+	fmt.Printf("decision engine: %s decisions/s, p50 %s us, p99 %s us\n", report.Decisions["decisionsPerSecond"],
+		report.Decisions["p50Micros"], report.Decisions["p99Micros"])
+	for _, ratio := range report.Ratios {
+		fmt.Printf("operator / floor at %d workloads: p50 %.2fx, p99 %.2fx, time to place all %.2fx, throughput %.2fx\n",
+			ratio.Size, ratio.P50, ratio.P99, ratio.TimeToPlace, ratio.Throughput)
+	}
+}
+
+func replot(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var report Report
+	if err := json.Unmarshal(data, &report); err != nil {
+		return err
+	}
+	return drawPlot(report, strings.TrimSuffix(path, ".json")+".png")
+}
+
+var palette = []color.Color{
+	color.RGBA{0x1f, 0x77, 0xb4, 0xff}, color.RGBA{0xff, 0x7f, 0x0e, 0xff}, color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
+	color.RGBA{0xd6, 0x27, 0x28, 0xff}, color.RGBA{0x94, 0x67, 0xbd, 0xff},
+}
+
+// plot draws two panels: the placement latency distributions (operator
+// solid, floor dashed, one colour per size) and the operator's resident
+// memory over its run (placement, idle, re-placement, restart).
+func drawPlot(report Report, path string) error {
+	latency := plot.New()
+	latency.Title.Text = "Placement latency (creation to Deployment patch seen on a watch)"
+	latency.X.Label.Text = "latency (ms, log scale)"
+	latency.Y.Label.Text = "fraction of workloads placed"
+	latency.X.Scale = plot.LogScale{}
+	latency.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	latency.Legend.Top = false
+	latency.Legend.Left = false
+	latency.Add(plotter.NewGrid())
+
+	memory := plot.New()
+	memory.Title.Text = "Operator resident memory (first process, then the restarted one)"
+	memory.X.Label.Text = "seconds since the operator started"
+	memory.Y.Label.Text = "RSS (MiB)"
+	memory.Add(plotter.NewGrid())
+
+	sizes := map[int]int{}
+	for _, run := range report.Runs {
+		if _, ok := sizes[run.Size]; !ok {
+			sizes[run.Size] = len(sizes)
+		}
+	}
+	for _, run := range report.Runs {
+		colour := palette[sizes[run.Size]%len(palette)]
+		sorted := append([]float64(nil), run.LatenciesMs...)
+		sort.Float64s(sorted)
+		points := make(plotter.XYs, 0, len(sorted))
+		for i, v := range sorted {
+			points = append(points, plotter.XY{X: maxFloat(v, 0.1), Y: float64(i+1) / float64(len(sorted))})
+		}
+		line, err := plotter.NewLine(points)
+		if err != nil {
+			return err
+		}
+		line.Color = colour
+		line.Width = vg.Points(1.5)
+		if run.Reactor == "floor" {
+			line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		}
+		latency.Add(line)
+		latency.Legend.Add(fmt.Sprintf("%s, %d", run.Reactor, run.Size), line)
+
+		if run.Reactor != "operator" {
+			continue
+		}
+		for part, samples := range [][]ProcSample{run.Samples, run.SamplesOfRestart} {
+			if len(samples) == 0 {
+				continue
+			}
+			xy := make(plotter.XYs, 0, len(samples))
+			for _, s := range samples {
+				if s.RSSMiB > 0 { // a process between fork and exec has no VmRSS yet
+					xy = append(xy, plotter.XY{X: s.At, Y: s.RSSMiB})
+				}
+			}
+			rss, err := plotter.NewLine(xy)
+			if err != nil {
+				return err
+			}
+			rss.Color = colour
+			rss.Width = vg.Points(1.5)
+			if part == 1 {
+				rss.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			}
+			memory.Add(rss)
+			if part == 0 {
+				memory.Legend.Add(fmt.Sprintf("%d workloads", run.Size), rss)
+			}
+		}
+	}
+	memory.Y.Min = 0
+	memory.Legend.Top = true
+	memory.Legend.Left = true
+
+	const width, height = 10 * vg.Inch, 10 * vg.Inch
+	canvas := vgimg.PngCanvas{Canvas: vgimg.New(width, height)}
+	dc := draw.New(canvas)
+	tiles := draw.Tiles{Rows: 2, Cols: 1, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 6,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
+	canvases := plot.Align([][]*plot.Plot{{latency}, {memory}}, tiles, dc)
+	latency.Draw(canvases[0][0])
+	memory.Draw(canvases[1][0])
+	file, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	_, err = canvas.WriteTo(file)
+	return err
+}
+
+func maxFloat(a, b float64) float64 {
+	if a > b {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,486 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type Settings struct {
+	Repo          string
+	Operator      string
+	DecideBench   string
+	Sizes         []int
+	Rate          float64
+	BulkRate      float64
+	BulkFrom      int
+	Idle          time.Duration
+	Resync        time.Duration
+	Work          string
+	Out           string
+	Reactors      []string
+	OperatorFlags []string
+	BulkFlags     []string
+	Keep          bool
+}
+
+// Figures of one measured run, as written to the JSON file.
+type Latency struct {
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+type PlacementFigures struct {
+	Rate              float64       `json:"creationsPerSecond"`
+	Placed            int           `json:"placed"`
+	LatencyMs         Latency       `json:"latencyMs"`
+	SecondsToPlaceAll float64       `json:"secondsToPlaceAll"`
+	PlacementsPerSec  float64       `json:"placementsPerSecond"`
+	Requests          RequestCounts `json:"requests"`
+	RequestsPerPlaced float64       `json:"requestsPerPlacement"`
+	CPUSeconds        float64       `json:"cpuSeconds"`
+	ServerCPUSeconds  float64       `json:"controlPlaneCpuSeconds"` // kube-apiserver + etcd
+}
+
+type IdleFigures struct {
+	Seconds    float64       `json:"seconds"`
+	CPUPercent float64       `json:"cpuPercentOfOneCore"`
+	RSSMiB     float64       `json:"rssMiB"`
+	Requests   RequestCounts `json:"requests"`
+}
+
+type ReplacementFigures struct {
+	ShouldMove      int           `json:"shouldMove"`
+	Moved           int           `json:"moved"`
+	MovedCorrectly  int           `json:"movedToTheExpectedType"`
+	From, To        string        `json:"-"`
+	SecondsToMove   float64       `json:"secondsUntilAllMoved"`
+	Requests        RequestCounts `json:"requests"`
+	OthersTouched   int           `json:"othersTouched"` // Deployments that should not move but changed
+	OthersChecked   int           `json:"othersChecked"`
+	PolicyChangedTo string        `json:"priceChange"`
+}
+
+type RestartFigures struct {
+	SecondsToSynced  float64       `json:"secondsFromStartToSynced"`
+	RawListSeconds   float64       `json:"rawListSeconds"` // the same pages fetched and discarded: the server's share
+	SecondsToSettled float64       `json:"secondsFromStartToAllReconciled"`
+	Reconciles       float64       `json:"reconciles"`
+	Requests         RequestCounts `json:"requests"`
+	PeakRSSMiB       float64       `json:"peakRssMiB"`
+	ResyncSeconds    float64       `json:"resyncWindowSeconds"`
+	ResyncReconciles float64       `json:"resyncReconciles"`
+	ResyncRequests   RequestCounts `json:"resyncRequests"`
+	ResyncCPUPercent float64       `json:"resyncCpuPercentOfOneCore"`
+	MicrosPerNoopCPU float64       `json:"cpuMicrosecondsPerNoopReconcile"`
+	SteadyRSSMiB     float64       `json:"steadyRssMiB"`
+}
+
+type RunResult struct {
+	Reactor          string              `json:"reactor"`
+	Size             int                 `json:"size"`
+	SecondsToReady   float64             `json:"secondsFromStartToReady"` // N Deployments, no GpuWorkloads yet
+	Placement        PlacementFigures    `json:"placement"`
+	Idle             IdleFigures         `json:"idle"`
+	PeakRSSMiB       float64             `json:"peakRssMiB"`
+	Replacement      *ReplacementFigures `json:"replacement,omitempty"`
+	Restart          *RestartFigures     `json:"restart,omitempty"`
+	LatenciesMs      []float64           `json:"latenciesMs"`
+	Samples          []ProcSample        `json:"samples"`
+	SamplesOfRestart []ProcSample        `json:"samplesOfRestart,omitempty"`
+}
+
+type Machine struct {
+	CPU      string `json:"cpu"`
+	Cores    int    `json:"cores"`
+	MemoryGB int    `json:"memoryGiB"`
+	Kernel   string `json:"kernel"`
+	Go       string `json:"go"`
+}
+
+type Report struct {
+	Started    time.Time         `json:"started"`
+	Commit     string            `json:"commit"`
+	Machine    Machine           `json:"machine"`
+	Kubernetes string            `json:"kubernetes"`
+	Settings   map[string]string `json:"settings"`
+	Decisions  map[string]string `json:"decisionEngine"`
+	Runs       []RunResult       `json:"runs"`
+	Ratios     []Ratio           `json:"ratiosToFloor"`
+}
+
+type Ratio struct {
+	Size        int     `json:"size"`
+	P50         float64 `json:"p50"`
+	P99         float64 `json:"p99"`
+	TimeToPlace float64 `json:"timeToPlaceAll"`
+	Throughput  float64 `json:"throughput"`
+}
+
+func parseSettings(args []string) (Settings, error) {
+	flags := flag.NewFlagSet("run", flag.ExitOnError)
+	var s Settings
+	var sizes, reactors, operatorFlags string
+	quick := flags.Bool("quick", false, "a short run: 100 workloads, short idle windows")
+	flags.StringVar(&s.Repo, "repo", ".", "the repository (for scripts/ and crds/)")
+	flags.StringVar(&s.Operator, "operator", "build/bin/gpu-placement", "the operator binary")
+	flags.StringVar(&s.DecideBench, "decide-bench", "build/bin/decide_bench", "the engine benchmark binary")
+	flags.StringVar(&sizes, "sizes", "100,1000,10000", "numbers of workloads, comma-separated")
+	flags.Float64Var(&s.Rate, "rate", 20, "GpuWorkload creations per second")
+	flags.Float64Var(&s.BulkRate, "bulk-rate", 200, "creations per second from --bulk-from workloads on")
+	flags.IntVar(&s.BulkFrom, "bulk-from", 10000, "size from which --bulk-rate applies")
+	flags.DurationVar(&s.Idle, "idle", 30*time.Second, "idle window after placement")
+	flags.DurationVar(&s.Resync, "resync", 15*time.Second, "the restarted operator's --resync")
+	flags.StringVar(&s.Work, "work", filepath.Join(os.TempDir(), "gpu-placement-bench"), "scratch directory")
+	flags.StringVar(&s.Out, "out", "build/bench-results", "where the JSON and PNG go")
+	flags.StringVar(&reactors, "reactors", "floor,operator", "what to measure")
+	flags.StringVar(&operatorFlags, "operator-flags", "", "extra flags for `gpu-placement run`, space-separated")
+	bulkFlags := flags.String("bulk-operator-flags", "--qps 1000 --burst 2000 --workers 16",
+		"extra flags for the operator from --bulk-from workloads on, so that the client-side limit is not what is measured")
+	flags.BoolVar(&s.Keep, "keep", false, "leave each run's control plane running (for profiling; stop it with scripts/controlplane stop)")
+	flags.Parse(args)
+	if *quick {
+		sizes = "100"
+		s.Idle = 10 * time.Second
+		s.Resync = 10 * time.Second // the operator's least --resync
+	}
+	for _, field := range strings.Split(sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil || n < 2 {
+			return s, fmt.Errorf("--sizes: %q is not a number of workloads (at least 2)", field)
+		}
+		s.Sizes = append(s.Sizes, n)
+	}
+	s.Reactors = strings.Split(reactors, ",")
+	for _, reactor := range s.Reactors {
+		if reactor != "floor" && reactor != "operator" {
+			return s, fmt.Errorf("--reactors: %q is neither floor nor operator", reactor)
+		}
+	}
+	s.OperatorFlags = strings.Fields(operatorFlags)
+	s.BulkFlags = strings.Fields(*bulkFlags)
+	if s.Rate <= 0 || s.BulkRate <= 0 {
+		return s, fmt.Errorf("--rate and --bulk-rate must be positive")
+	}
+	return s, nil
+}
+
+func runBench(args []string) error {
+	settings, err := parseSettings(args)
+	if err != nil {
+		return err
+	}
+	for _, path := range []*string{&settings.Repo, &settings.Operator, &settings.DecideBench, &settings.Out} {
+		if *path, err = filepath.Abs(*path); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(settings.Out, 0o755); err != nil {
+		return err
+	}
+	report := Report{Started: time.Now().UTC(), Machine: describeMachine(), Settings: map[string]string{
+		"sizes": fmt.Sprint(settings.Sizes), "rate": fmt.Sprint(settings.Rate),
+		"bulkRate": fmt.Sprintf("%v from %d", settings.BulkRate, settings.BulkFrom),
+		"idle":     settings.Idle.String(), "restartResync": settings.Resync.String(),
+		"operatorFlags":     strings.Join(settings.OperatorFlags, " "),
+		"bulkOperatorFlags": strings.Join(settings.BulkFlags, " "),
+	}}
+	if out, err := exec.Command("git", "-C", settings.Repo, "rev-parse", "--short", "HEAD").Output(); err == nil {
+		report.Commit = strings.TrimSpace(string(out))
+	}
+	logf("decision engine: %s", settings.DecideBench)
+	report.Decisions = runDecideBench(settings.DecideBench)
+
+	for _, size := range settings.Sizes {
+		for _, reactor := range settings.Reactors {
+			logf("%s, %d workloads", reactor, size)
+			result, version, err := measure(settings, reactor, size)
+			if err != nil {
+				return fmt.Errorf("%s with %d workloads: %v", reactor, size, err)
+			}
+			report.Kubernetes = version
+			report.Runs = append(report.Runs, result)
+			printRun(result)
+		}
+	}
+	report.Ratios = ratios(report.Runs)
+	base := filepath.Join(settings.Out, "scale-"+report.Started.Format("20060102-150405"))
+	data, _ := json.MarshalIndent(report, "", "  ")
+	if err := os.WriteFile(base+".json", data, 0o644); err != nil {
+		return err
+	}
+	if err := drawPlot(report, base+".png"); err != nil {
+		return err
+	}
+	printSummary(report)
+	logf("wrote %s.json and %s.png", base, base)
+	return nil
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[bench %s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func describeMachine() Machine {
+	machine := Machine{Cores: runtime.NumCPU(), Go: runtime.Version()}
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if name, value, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(name) == "model name" {
+				machine.CPU = strings.TrimSpace(value)
+				break
+			}
+		}
+	}
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		fields := strings.Fields(string(data))
+		if len(fields) > 1 {
+			kib, _ := strconv.Atoi(fields[1])
+			machine.MemoryGB = int(math.Round(float64(kib) / 1024 / 1024))
+		}
+	}
+	if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		machine.Kernel = strings.TrimSpace(string(data))
+	}
+	return machine
+}
+
+func runDecideBench(binary string) map[string]string {
+	figures := map[string]string{}
+	out, err := exec.Command(binary).Output()
+	if err != nil {
+		figures["error"] = err.Error()
+		return figures
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		fields := strings.Fields(line)
+		switch {
+		case len(fields) >= 3 && fields[0] == "throughput":
+			figures["decisionsPerSecond"] = fields[1]
+		case len(fields) >= 4 && fields[0] == "latency":
+			figures[fields[1]+"Micros"] = fields[2]
+		case len(fields) >= 3 && fields[0] == "allocations":
+			figures["allocationsPerDecision"] = fields[1]
+		}
+	}
+	return figures
+}
+
+// A reactor process: the operator or the floor.
+type Reactor struct {
+	command     *exec.Cmd
+	exited      chan struct{}
+	metricsPort int
+	healthPort  int
+	started     time.Time
+}
+
+func freePort() int {
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0
+	}
+	defer listener.Close()
+	return listener.Addr().(*net.TCPAddr).Port
+}
+
+func startOperator(settings Settings, kubeconfig, logPath string, extra ...string) (*Reactor, error) {
+	reactor := &Reactor{metricsPort: freePort(), healthPort: freePort()}
+	args := []string{"run", "--kubeconfig", kubeconfig, "--log-level", "warn",
+		"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", reactor.metricsPort),
+		"--health-addr", fmt.Sprintf("127.0.0.1:%d", reactor.healthPort)}
+	args = append(append(args, settings.OperatorFlags...), extra...)
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	reactor.command = exec.Command(settings.Operator, args...)
+	reactor.command.Stdout, reactor.command.Stderr = logFile, logFile
+	if err := reactor.begin(); err != nil {
+		return nil, err
+	}
+	return reactor, nil
+}
+
+func (r *Reactor) begin() error {
+	r.started = time.Now()
+	if err := r.command.Start(); err != nil {
+		return err
+	}
+	r.exited = make(chan struct{})
+	go func() {
+		r.command.Wait()
+		close(r.exited)
+	}()
+	return nil
+}
+
+func (r *Reactor) pid() int { return r.command.Process.Pid }
+
+func (r *Reactor) stop() {
+	r.command.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.exited:
+	case <-time.After(20 * time.Second):
+		r.command.Process.Kill()
+		<-r.exited
+	}
+}
+
+// waitReady polls /readyz; the time from process start until it answered 200.
+func (r *Reactor) waitReady(limit time.Duration) (float64, error) {
+	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", r.healthPort)
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if resp, err := client.Get(url); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return time.Since(r.started).Seconds(), nil
+			}
+		}
+		select {
+		case <-r.exited:
+			return 0, fmt.Errorf("the operator exited: %v", r.command.ProcessState)
+		default:
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("not ready after %v", limit)
+}
+
+// metric sums every sample of a family on the operator's /metrics.
+func (r *Reactor) metric(family string) float64 {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", r.metricsPort))
+	if err != nil {
+		return math.NaN()
+	}
+	defer resp.Body.Close()
+	total := 0.0
+	scanner := bufio.NewScanner(resp.Body)
+	for scanner.Scan() {
+		line := scanner.Text()
+		if !strings.HasPrefix(line, family+"{") && !strings.HasPrefix(line, family+" ") {
+			continue
+		}
+		fields := strings.Fields(line)
+		value, _ := strconv.ParseFloat(fields[len(fields)-1], 64)
+		total += value
+	}
+	return total
+}
+
+// settle waits until the operator has nothing queued and has stopped
+// reconciling for a second: the end of a phase.
+func (r *Reactor) settle(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	last := -1.0
+	stableSince := time.Now()
+	for time.Now().Before(deadline) {
+		reconciles := r.metric("controller_runtime_reconcile_total")
+		depth := r.metric("workqueue_depth")
+		if reconciles != last || depth != 0 {
+			last = reconciles
+			stableSince = time.Now()
+		} else if time.Since(stableSince) >= time.Second {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("still reconciling after %v", limit)
+}
+
+func startFloor(self, credentials, logPath string) (*Reactor, error) {
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	reactor := &Reactor{}
+	reactor.command = exec.Command(self, "floor", "--credentials", credentials, "--namespace", benchNamespace)
+	reactor.command.Stderr = logFile
+	stdout, err := reactor.command.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := reactor.begin(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "ready" {
+		reactor.stop()
+		return nil, fmt.Errorf("the floor did not start (see %s)", logPath)
+	}
+	return reactor, nil
+}
+
+func percentile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	index := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[max(0, min(index, len(sorted)-1))]
+}
+
+func summarize(values []float64) Latency {
+	sorted := append([]float64(nil), values...)
+	sort.Float64s(sorted)
+	sum := 0.0
+	for _, v := range sorted {
+		sum += v
+	}
+	return Latency{P50: percentile(sorted, 0.50), P90: percentile(sorted, 0.90), P99: percentile(sorted, 0.99),
+		Max: sorted[len(sorted)-1], Mean: sum / float64(len(sorted))}
+}
+
+func median(samples []ProcSample) float64 {
+	if len(samples) == 0 {
+		return math.NaN()
+	}
+	values := make([]float64, len(samples))
+	for i, s := range samples {
+		values[i] = s.RSSMiB
+	}
+	sort.Float64s(values)
+	return values[len(values)/2]
+}
+
+func round(value float64, digits int) float64 {
+	scale := math.Pow(10, float64(digits))
+	return math.Round(value*scale) / scale
+}
+
+func ratios(runs []RunResult) []Ratio {
+	var out []Ratio
+	for _, op := range runs {
+		if op.Reactor != "operator" {
+			continue
+		}
+		for _, floor := range runs {
+			if floor.Reactor == "floor" && floor.Size == op.Size {
+				out = append(out, Ratio{Size: op.Size,
+					P50:         round(op.Placement.LatencyMs.P50/floor.Placement.LatencyMs.P50, 2),
+					P99:         round(op.Placement.LatencyMs.P99/floor.Placement.LatencyMs.P99, 2),
+					TimeToPlace: round(op.Placement.SecondsToPlaceAll/floor.Placement.SecondsToPlaceAll, 2),
+					Throughput:  round(op.Placement.PlacementsPerSec/floor.Placement.PlacementsPerSec, 2)})
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,343 @@
+package main
+
+// The objects of a run: N Deployments, N GpuWorkloads of two kinds (so a
+// price change moves half of them), the bench's PlacementPolicy, and an
+// independent watch that timestamps every Deployment change.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+func deploymentName(i int) string { return fmt.Sprintf("w-%05d", i) }
+
+func deploymentManifest(name string) map[string]any {
+	labels := map[string]string{"app": name}
+	return map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": name, "namespace": benchNamespace},
+		"spec": map[string]any{
+			"replicas": 1,
+			"selector": map[string]any{"matchLabels": labels},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": labels},
+				"spec": map[string]any{"containers": []map[string]any{{
+					"name": "server", "image": "registry.k8s.io/pause:3.10",
+					"resources": map[string]any{"requests": map[string]string{"cpu": "100m", "memory": "64Mi"}},
+				}}},
+			},
+		},
+	}
+}
+
+// Even workloads are kind A (small inference: moves when its instance type
+// gets dearer); odd ones kind B (fine-tuning: stays).
+func workloadSpec(i int) map[string]any {
+	spec := map[string]any{"targetRef": map[string]string{"kind": "Deployment", "name": deploymentName(i)}}
+	if i%2 == 0 {
+		spec["workload"] = map[string]any{"kind": "Inference", "latencyTargetMs": 100}
+		spec["model"] = map[string]any{"parameters": "7B", "precision": "fp16", "framework": "PyTorch",
+			"architecture": "Transformer"}
+		spec["objective"] = "CostOptimized"
+	} else {
+		spec["workload"] = map[string]any{"kind": "FineTuning"}
+		spec["model"] = map[string]any{"parameters": "13B", "precision": "bf16", "framework": "PyTorch",
+			"architecture": "Transformer"}
+		spec["objective"] = "Balanced"
+	}
+	return spec
+}
+
+func workloadManifest(i int) map[string]any {
+	return map[string]any{
+		"apiVersion": "gpuplacement.io/v1alpha1", "kind": "GpuWorkload",
+		"metadata": map[string]any{"name": deploymentName(i), "namespace": benchNamespace},
+		"spec":     workloadSpec(i),
+	}
+}
+
+func policyManifest(prices []map[string]string) map[string]any {
+	if prices == nil {
+		prices = []map[string]string{}
+	}
+	return map[string]any{
+		"apiVersion": "gpuplacement.io/v1alpha1", "kind": "PlacementPolicy",
+		"metadata": map[string]any{"name": "default"},
+		"spec": map[string]any{
+			"prices": prices,
+			// No kube-controller-manager runs: during re-placement the
+			// harness completes each rollout it sees (rolloutCompleter), so
+			// moves are paced by the operator at the policy's highest limit.
+			"replacement": map[string]any{"minSavingsPercent": 10, "cooldown": "0s",
+				"maxConcurrentRollouts": 1000},
+		},
+	}
+}
+
+// expectedInstanceType asks the operator's own CLI where workload i goes
+// under a policy: the ground truth for which workloads must move.
+func expectedInstanceType(operator, dir string, i int, policy map[string]any) (string, error) {
+	workloadFile := filepath.Join(dir, fmt.Sprintf("expected-workload-%d.json", i%2))
+	policyFile := filepath.Join(dir, "expected-policy.json")
+	for file, object := range map[string]any{workloadFile: workloadManifest(i), policyFile: policy} {
+		data, _ := json.Marshal(object)
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			return "", err
+		}
+	}
+	out, err := exec.Command(operator, "recommend", "-f", workloadFile, "--policy", policyFile, "-o", "json").Output()
+	if err != nil {
+		return "", fmt.Errorf("gpu-placement recommend: %v", err)
+	}
+	var answer struct {
+		Placement struct {
+			InstanceType string `json:"instanceType"`
+		} `json:"placement"`
+	}
+	if err := json.Unmarshal(out, &answer); err != nil || answer.Placement.InstanceType == "" {
+		return "", fmt.Errorf("gpu-placement recommend: no placement in %s", out)
+	}
+	return answer.Placement.InstanceType, nil
+}
+
+// createAll creates objects with a few connections in parallel, as fast as
+// the server takes them (set-up, not measured).
+func createAll(client *Client, path string, n int, manifest func(int) map[string]any) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	next := make(chan int)
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := client.Create(path, manifest(i)); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return nil
+	}
+}
+
+// createAtRate creates N GpuWorkloads at most `rate` per second and
+// returns when each request was sent.
+func createAtRate(client *Client, n int, rate float64) ([]time.Time, error) {
+	sent := make([]time.Time, n)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	next := make(chan int, 64)
+	for w := 0; w < 32; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				sent[i] = time.Now()
+				if err := client.Create(workloadsPath, workloadManifest(i)); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		due := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
+		if wait := time.Until(due); wait > 0 {
+			time.Sleep(wait)
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return sent, firstErr
+}
+
+// DeploymentWatch follows the bench namespace's Deployments and records,
+// per Deployment, its resourceVersion, the instance type its node selector
+// names, and when that last changed.
+type DeploymentWatch struct {
+	// Called (outside the lock) for a Deployment whose spec generation its
+	// status has not observed: a rollout a Deployment controller would run.
+	OnRollout func(name string, generation int64)
+	mu        sync.Mutex
+	state     map[string]*deploymentState
+	cancel    context.CancelFunc
+	errs      chan error
+	updates   int
+}
+
+type deploymentState struct {
+	resourceVersion string
+	generation      int64
+	instanceType    string
+	placedAt        time.Time // first time it carried a node selector
+	changedAt       time.Time // last time the instance type changed
+}
+
+type deploymentSpec struct {
+	Template struct {
+		Spec struct {
+			NodeSelector map[string]string `json:"nodeSelector"`
+		} `json:"spec"`
+	} `json:"template"`
+}
+
+func selectedInstanceType(raw json.RawMessage) string {
+	var spec deploymentSpec
+	if json.Unmarshal(raw, &spec) != nil {
+		return ""
+	}
+	return spec.Template.Spec.NodeSelector["node.kubernetes.io/instance-type"]
+}
+
+func watchDeployments(client *Client) (*DeploymentWatch, error) {
+	items, resourceVersion, err := client.ListAll(deploymentsPath)
+	if err != nil {
+		return nil, err
+	}
+	watch := &DeploymentWatch{state: map[string]*deploymentState{}, errs: make(chan error, 1)}
+	for _, item := range items {
+		watch.state[item.Metadata.Name] = &deploymentState{resourceVersion: item.Metadata.ResourceVersion,
+			instanceType: selectedInstanceType(item.Spec)}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	watch.cancel = cancel
+	go func() {
+		watch.errs <- client.Watch(ctx, deploymentsPath, resourceVersion, watch.observe)
+	}()
+	return watch, nil
+}
+
+func (w *DeploymentWatch) observe(event WatchEvent, at time.Time) {
+	if event.Type != "ADDED" && event.Type != "MODIFIED" {
+		return
+	}
+	instanceType := selectedInstanceType(event.Object.Spec)
+	var status struct {
+		ObservedGeneration int64 `json:"observedGeneration"`
+	}
+	json.Unmarshal(event.Object.Status, &status)
+	generation := event.Object.Metadata.Generation
+	w.mu.Lock()
+	onRollout := w.OnRollout
+	defer func() {
+		w.mu.Unlock()
+		if onRollout != nil && status.ObservedGeneration < generation {
+			onRollout(event.Object.Metadata.Name, generation)
+		}
+	}()
+	state, ok := w.state[event.Object.Metadata.Name]
+	if !ok {
+		state = &deploymentState{}
+		w.state[event.Object.Metadata.Name] = state
+	}
+	state.resourceVersion = event.Object.Metadata.ResourceVersion
+	state.generation = generation
+	w.updates++
+	if instanceType != state.instanceType {
+		state.instanceType = instanceType
+		state.changedAt = at
+	}
+	if instanceType != "" && state.placedAt.IsZero() {
+		state.placedAt = at
+	}
+}
+
+func (w *DeploymentWatch) Stop() { w.cancel() }
+
+func (w *DeploymentWatch) SetOnRollout(handler func(name string, generation int64)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.OnRollout = handler
+}
+
+// rolloutCompleter plays the Deployment controller for rollouts: it marks
+// each new generation as rolled out (every replica updated and available).
+type rolloutCompleter struct {
+	work chan rollout
+	wg   sync.WaitGroup
+}
+
+type rollout struct {
+	name       string
+	generation int64
+}
+
+func startRolloutCompleter(client *Client) *rolloutCompleter {
+	completer := &rolloutCompleter{work: make(chan rollout, 100000)}
+	for w := 0; w < 8; w++ {
+		completer.wg.Add(1)
+		go func() {
+			defer completer.wg.Done()
+			for r := range completer.work {
+				status := map[string]any{"status": map[string]any{"observedGeneration": r.generation,
+					"replicas": 1, "updatedReplicas": 1, "readyReplicas": 1, "availableReplicas": 1}}
+				if err := client.Patch(deploymentsPath+"/"+r.name+"/status", MergePatch, status); err != nil {
+					logf("completing the rollout of %s: %v", r.name, err)
+				}
+			}
+		}()
+	}
+	return completer
+}
+
+func (c *rolloutCompleter) add(name string, generation int64) { c.work <- rollout{name, generation} }
+
+func (c *rolloutCompleter) stop() {
+	close(c.work)
+	c.wg.Wait()
+}
+
+// Snapshot copies the state of every Deployment.
+func (w *DeploymentWatch) Snapshot() map[string]deploymentState {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[string]deploymentState, len(w.state))
+	for name, state := range w.state {
+		out[name] = *state
+	}
+	return out
+}
+
+// WaitFor polls until done(snapshot) holds, the watch fails or the time is up.
+func (w *DeploymentWatch) WaitFor(limit time.Duration, done func(map[string]deploymentState) bool) error {
+	deadline := time.Now().Add(limit)
+	for {
+		if done(w.Snapshot()) {
+			return nil
+		}
+		select {
+		case err := <-w.errs:
+			return fmt.Errorf("the Deployment watch ended: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not done after %v", limit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
