@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include <dirent.h>
 #include <unistd.h>
@@ -30,8 +32,15 @@ std::string number(double value) {
   if (std::isinf(value)) {
     return value > 0 ? "+Inf" : "-Inf";
   }
+  // The shortest text that reads back as the same double, as Go's
+  // strconv (and so client_golang) writes it: 0.1, not 0.10000000000000001.
   char text[40];
-  std::snprintf(text, sizeof text, "%.17g", value);
+  for (int precision = 15; precision <= 17; ++precision) {
+    std::snprintf(text, sizeof text, "%.*g", precision, value);
+    if (std::strtod(text, nullptr) == value) {
+      break;
+    }
+  }
   return text;
 }
 
@@ -98,6 +107,11 @@ void MetricFamily::render(std::string& out) const {
 }
 
 MetricFamily& MetricsRegistry::add(std::unique_ptr<MetricFamily> family) {
+  for (const auto& existing : families_) {
+    if (existing->name() == family->name()) {
+      throw std::logic_error("metric " + family->name() + " registered twice");
+    }
+  }
   families_.push_back(std::move(family));
   return *families_.back();
 }

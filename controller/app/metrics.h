@@ -30,6 +30,7 @@ class MetricFamily {
   void clear() { series_.clear(); }
   double value(const std::vector<std::string>& labelValues) const;
   void render(std::string& out) const;
+  const std::string& name() const { return name_; }
 
  private:
   struct Series {
@@ -47,6 +48,8 @@ class MetricFamily {
 
 class MetricsRegistry {
  public:
+  // Registering a name twice is a bug (a scrape would carry two families
+  // of that name, which Prometheus rejects): throws std::logic_error.
   MetricFamily& counter(const std::string& name, const std::string& help,
                         std::vector<std::string> labels = {});
   MetricFamily& gauge(const std::string& name, const std::string& help,

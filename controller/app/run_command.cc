@@ -183,11 +183,6 @@ int runOperator(const RunFlags& flags) {
     };
     placementOperator.requireLeadership();
   }
-  auto& queueDepth = metrics.gauge("workqueue_depth", "Current depth of the work queue", {"name"});
-  metrics.onCollect([&] {
-    queueDepth.set({"gpuworkload"}, static_cast<double>(placementOperator.queueDepth()));
-  });
-
   auto metricsServer = HttpServer::listen(
       context.get_executor(), flags.metricsAddress,
       {{"/metrics", [&] {

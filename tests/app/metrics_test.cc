@@ -1,0 +1,59 @@
+// The Prometheus text format as scrapers parse it, and the registry's
+// guard against one name registered twice.
+#include "app/metrics.h"
+
+#include <stdexcept>
+
+#include <doctest/doctest.h>
+
+namespace gpuplacement::app {
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST_CASE("counters, gauges and histograms render in the text exposition format") {
+  MetricsRegistry registry;
+  auto& requests = registry.counter("requests_total", "Requests", {"verb", "code"});
+  auto& depth = registry.gauge("queue_depth", "Depth");
+  auto& latency = registry.histogram("latency_seconds", "Latency", {"name"}, {0.1, 1});
+  requests.inc({"get", "200"});
+  requests.inc({"get", "200"}, 2);
+  requests.inc({"patch", "409"});
+  depth.set({}, 7);
+  latency.observe({"w"}, 0.05);
+  latency.observe({"w"}, 0.5);
+  latency.observe({"w"}, 5);
+
+  const std::string text = registry.render();
+  CHECK(contains(text, "# HELP requests_total Requests\n# TYPE requests_total counter\n"));
+  CHECK(contains(text, "requests_total{verb=\"get\",code=\"200\"} 3\n"));
+  CHECK(contains(text, "requests_total{verb=\"patch\",code=\"409\"} 1\n"));
+  CHECK(contains(text, "# TYPE queue_depth gauge\nqueue_depth 7\n"));
+  CHECK(contains(text, "latency_seconds_bucket{name=\"w\",le=\"0.1\"} 1\n"));
+  CHECK(contains(text, "latency_seconds_bucket{name=\"w\",le=\"1\"} 2\n"));
+  CHECK(contains(text, "latency_seconds_bucket{name=\"w\",le=\"+Inf\"} 3\n"));
+  CHECK(contains(text, "latency_seconds_sum{name=\"w\"} 5.55\n"));
+  CHECK(contains(text, "latency_seconds_count{name=\"w\"} 3\n"));
+  CHECK(requests.value({"get", "200"}) == 3);
+}
+
+TEST_CASE("label values are escaped; collectors refresh gauges before each scrape") {
+  MetricsRegistry registry;
+  auto& info = registry.gauge("info", "Info", {"message"});
+  int scrapes = 0;
+  registry.onCollect([&] { info.set({"say \"hi\"\\\nbye"}, ++scrapes); });
+  CHECK(contains(registry.render(), "info{message=\"say \\\"hi\\\"\\\\\\nbye\"} 1\n"));
+  CHECK(contains(registry.render(), "} 2\n"));
+}
+
+TEST_CASE("a name registered twice is refused: one scrape, one family per name") {
+  MetricsRegistry registry;
+  registry.gauge("workqueue_depth", "Current depth of workqueue", {"name"});
+  CHECK_THROWS_AS(registry.gauge("workqueue_depth", "again", {"name"}), std::logic_error);
+  CHECK_THROWS_AS(registry.counter("workqueue_depth", "again"), std::logic_error);
+}
+
+}  // namespace
+}  // namespace gpuplacement::app
