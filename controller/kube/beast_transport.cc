@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
@@ -528,7 +529,10 @@ asio::awaitable<TransportResult<StreamResponse>> BeastTransport::openStream(Http
   connection->expiresAfter(request.timeout);
   auto ec = co_await connection->write(message);
   auto parser = std::make_unique<http::response_parser<http::buffer_body>>();
-  parser->body_limit(boost::none);  // a watch body never ends by size
+  // A watch body never ends by size. Not boost::none: Boost 1.74 compares
+  // a Content-Length against an empty limit as "exceeded", which turned
+  // every error answer to a watch into a transport error.
+  parser->body_limit(std::numeric_limits<std::uint64_t>::max());
   if (!ec) {
     ec = co_await connection->readHeader(*parser);
   }

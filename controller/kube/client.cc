@@ -176,6 +176,21 @@ asio::awaitable<ApiResult<json>> KubeClient::list(std::string pathWithQuery) {
   co_return co_await executeJson("list", makeRequest(Method::Get, std::move(pathWithQuery)));
 }
 
+asio::awaitable<ApiResult<json>> KubeClient::list(std::string pathWithQuery,
+                                                  const std::function<void(json& item)>& onItem) {
+  auto response = co_await execute("list", makeRequest(Method::Get, std::move(pathWithQuery)));
+  if (!response) {
+    co_return std::move(response).error();
+  }
+  auto document = runtime::parseList(response->body, onItem);
+  if (document.is_discarded()) {
+    ApiError error = noAnswer("the server's answer is not JSON", false, "InvalidResponse");
+    error.status = response->status;
+    co_return error;
+  }
+  co_return document;
+}
+
 asio::awaitable<ApiResult<json>> KubeClient::create(std::string path, const json& body) {
   co_return co_await executeJson("create", makeRequest(Method::Post, std::move(path), body.dump()));
 }

@@ -75,6 +75,10 @@ class KubeClient {
 
   asio::awaitable<ApiResult<json>> get(std::string path);
   asio::awaitable<ApiResult<json>> list(std::string pathWithQuery);
+  // The same, handing each item to `onItem` while parsing; the answer
+  // comes back with an empty "items".
+  asio::awaitable<ApiResult<json>> list(std::string pathWithQuery,
+                                        const std::function<void(json& item)>& onItem);
   asio::awaitable<ApiResult<json>> create(std::string path, const json& body);
   asio::awaitable<ApiResult<json>> update(std::string path, const json& body);
   asio::awaitable<ApiResult<json>> patch(std::string path, const json& body, PatchType type);

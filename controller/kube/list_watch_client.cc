@@ -48,21 +48,21 @@ std::string urlEncode(const std::string& value) {
 }
 
 asio::awaitable<core::Result<runtime::ListPage, runtime::ListWatchError>> KubeListWatchClient::list(
-    const std::string& path, const std::string& continueToken, std::size_t limit) {
+    const std::string& path, const std::string& continueToken, std::size_t limit,
+    const runtime::ListItemSink& onItem) {
   std::string target = path + "?limit=" + std::to_string(limit);
   if (!continueToken.empty()) {
     target += "&continue=" + urlEncode(continueToken);
   }
-  auto response = co_await client_.list(target);
+  auto response = co_await client_.list(target, onItem);
   if (!response) {
     co_return toListWatchError(response.error());
   }
-  auto& document = *response;
+  const auto& document = *response;
   runtime::ListPage page;
   if (!document.is_object() || !document.contains("items") || !document["items"].is_array()) {
     co_return runtime::ListWatchError{0, "the list answer has no items"};
   }
-  page.items = std::move(document["items"]);
   if (const auto metadata = document.find("metadata");
       metadata != document.end() && metadata->is_object()) {
     page.resourceVersion = core::stringMember(*metadata, "resourceVersion");
@@ -77,6 +77,22 @@ KubeListWatchClient::watch(const std::string& path, const std::string& resourceV
   const std::string target =
       path + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + urlEncode(resourceVersion) +
       "&timeoutSeconds=" + std::to_string(timeout.count());
+  co_return co_await openWatch(target, timeout);
+}
+
+asio::awaitable<core::Result<std::unique_ptr<runtime::EventStream>, runtime::ListWatchError>>
+KubeListWatchClient::streamList(const std::string& path, std::chrono::seconds timeout) {
+  // No resourceVersion with NotOlderThan: a consistent start, as fresh as
+  // a quorum read.
+  const std::string target = path +
+                             "?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+                             "&allowWatchBookmarks=true&timeoutSeconds=" +
+                             std::to_string(timeout.count());
+  co_return co_await openWatch(target, timeout);
+}
+
+asio::awaitable<core::Result<std::unique_ptr<runtime::EventStream>, runtime::ListWatchError>>
+KubeListWatchClient::openWatch(const std::string& target, std::chrono::seconds timeout) {
   // The server ends the watch after `timeout`; give it 30 s more before the
   // client decides the connection is dead.
   auto stream = co_await client_.watch(target, timeout + std::chrono::seconds(30));

@@ -8,19 +8,25 @@ namespace gpuplacement::kube {
 // Percent-encodes a query parameter value (continue tokens are base64).
 std::string urlEncode(const std::string& value);
 
-// The informers' view of the API server, over KubeClient: paged LIST and
-// WATCH with bookmarks and a server-side timeout.
+// The informers' view of the API server, over KubeClient: streaming and
+// paged LIST, WATCH with bookmarks and a server-side timeout.
 class KubeListWatchClient final : public runtime::ListWatchClient {
  public:
   explicit KubeListWatchClient(KubeClient& client) : client_(client) {}
 
   asio::awaitable<core::Result<runtime::ListPage, runtime::ListWatchError>> list(
-      const std::string& path, const std::string& continueToken, std::size_t limit) override;
+      const std::string& path, const std::string& continueToken, std::size_t limit,
+      const runtime::ListItemSink& onItem) override;
   asio::awaitable<core::Result<std::unique_ptr<runtime::EventStream>, runtime::ListWatchError>>
   watch(const std::string& path, const std::string& resourceVersion,
         std::chrono::seconds timeout) override;
+  asio::awaitable<core::Result<std::unique_ptr<runtime::EventStream>, runtime::ListWatchError>>
+  streamList(const std::string& path, std::chrono::seconds timeout) override;
 
  private:
+  asio::awaitable<core::Result<std::unique_ptr<runtime::EventStream>, runtime::ListWatchError>>
+  openWatch(const std::string& target, std::chrono::seconds timeout);
+
   KubeClient& client_;
 };
 

@@ -66,6 +66,8 @@ struct InformerOptions {
   // client-go does, so many clients do not reconnect in step.
   std::chrono::seconds minWatchTimeout{300};
   WatchState::Backoff backoff;
+  // Try a streaming list first (see WatchState); paged LISTs if refused.
+  bool streamingList = true;
 };
 
 // Lists, then watches, one resource into a Store, and tells handlers what
@@ -85,7 +87,7 @@ class Informer {
         options_(std::move(options)),
         project_(std::move(project)),
         clock_(clock),
-        state_(options_.backoff),
+        state_(options_.backoff, options_.streamingList),
         random_(std::random_device{}()) {}
 
   void addHandler(Handler handler) { handlers_.push_back(std::move(handler)); }
@@ -104,7 +106,20 @@ class Informer {
 
  private:
   asio::awaitable<void> listPage(const std::string& continueToken);
+  asio::awaitable<void> streamList();
   asio::awaitable<void> watch(const std::string& resourceVersion);
+  // Reads a watch stream (or a streaming list, then its watch) to its end.
+  asio::awaitable<void> consume(std::unique_ptr<EventStream> stream);
+  // The stream failed: a streaming list in progress starts over, a watch
+  // resumes (both after a backoff; 410 lists at once).
+  void streamFailed(unsigned status);
+  // The list is complete: into the store, and wake waitForSync().
+  void completeList();
+  std::chrono::seconds watchTimeout() {
+    return options_.minWatchTimeout +
+           std::chrono::seconds(static_cast<std::int64_t>(
+               jitter() * static_cast<double>(options_.minWatchTimeout.count())));
+  }
   asio::awaitable<void> wait(MonotonicTime until);
   // Applies one watch event; false if the stream must be abandoned.
   bool applyEvent(const std::string& line);
@@ -136,6 +151,7 @@ class Informer {
   Logger log_;
   std::minstd_rand random_;
   bool stopped_ = false;
+  bool initialEvents_ = false;  // a streaming list's objects are arriving
   EventStream* activeStream_ = nullptr;
   asio::steady_timer* activeWait_ = nullptr;
   std::vector<asio::steady_timer*> syncWaiters_;
@@ -146,6 +162,9 @@ asio::awaitable<void> Informer<T>::run() {
   while (!stopped_) {
     const auto step = state_.next();
     switch (step.kind) {
+      case WatchState::StepKind::StreamList:
+        co_await streamList();
+        break;
       case WatchState::StepKind::ListPage:
         co_await listPage(step.continueToken);
         break;
@@ -192,7 +211,15 @@ asio::awaitable<void> Informer<T>::listPage(const std::string& continueToken) {
   if (continueToken.empty()) {
     pending_.clear();
   }
-  auto page = co_await client_.list(options_.path, continueToken, options_.pageSize);
+  const ListItemSink keep = [this](nlohmann::json& object) {
+    const auto* metadata = object.contains("metadata") ? &object.at("metadata") : nullptr;
+    if (!metadata || !metadata->is_object()) {
+      return;  // nothing to key it by; the API server never sends this
+    }
+    pending_[objectKey(object)] =
+        Cached<T>{core::stringMember(*metadata, "resourceVersion"), project_(object)};
+  };
+  auto page = co_await client_.list(options_.path, continueToken, options_.pageSize, keep);
   if (stopped_) {
     co_return;
   }
@@ -202,19 +229,50 @@ asio::awaitable<void> Informer<T>::listPage(const std::string& continueToken) {
     state_.listFailed(page.error().status, clock_.monotonicNow(), jitter());
     co_return;
   }
-  for (const auto& object : page->items) {
-    const auto* metadata = object.contains("metadata") ? &object.at("metadata") : nullptr;
-    if (!metadata || !metadata->is_object()) {
-      continue;  // nothing to key it by; the API server never sends this
-    }
-    pending_[objectKey(object)] =
-        Cached<T>{core::stringMember(*metadata, "resourceVersion"), project_(object)};
-  }
   if (state_.pageReceived(page->continueToken, page->resourceVersion)) {
-    replaceAll();
-    for (auto* waiter : syncWaiters_) {
-      waiter->cancel();
+    completeList();
+  }
+}
+
+template <typename T>
+void Informer<T>::completeList() {
+  replaceAll();
+  for (auto* waiter : syncWaiters_) {
+    waiter->cancel();
+  }
+}
+
+template <typename T>
+asio::awaitable<void> Informer<T>::streamList() {
+  pending_.clear();
+  auto opened = co_await client_.streamList(options_.path, watchTimeout());
+  if (stopped_) {
+    co_return;
+  }
+  if (!opened) {
+    const unsigned status = opened.error().status;
+    if (status == 400 || status == 422) {
+      log("the server offers no streaming list (" + std::to_string(status) + ": " +
+          opened.error().message + "); listing in pages from now on");
+      state_.streamingListRefused();
+      co_return;
     }
+    log("streaming list failed (" + std::to_string(status) + "): " + opened.error().message);
+    state_.listFailed(status, clock_.monotonicNow(), jitter());
+    co_return;
+  }
+  initialEvents_ = true;
+  co_await consume(std::move(opened).value());
+}
+
+template <typename T>
+void Informer<T>::streamFailed(unsigned status) {
+  if (initialEvents_) {
+    initialEvents_ = false;
+    pending_.clear();
+    state_.listFailed(status, clock_.monotonicNow(), jitter());
+  } else {
+    state_.watchFailed(status, clock_.monotonicNow(), jitter());
   }
 }
 
@@ -279,7 +337,7 @@ bool Informer<T>::applyEvent(const std::string& line) {
   if (!event.is_object() || !event.contains("type") || !event["type"].is_string() ||
       !event.contains("object") || !event["object"].is_object()) {
     log("ignoring a malformed watch event; restarting the watch");
-    state_.watchFailed(0, clock_.monotonicNow(), jitter());
+    streamFailed(0);
     return false;
   }
   const std::string type = event["type"];
@@ -288,15 +346,30 @@ bool Informer<T>::applyEvent(const std::string& line) {
     // A Status in the stream; 410 Expired means the resume point is gone.
     const auto code = static_cast<unsigned>(core::integerMember(object, "code"));
     log("watch error " + std::to_string(code) + ": " + core::stringMember(object, "message"));
-    state_.watchFailed(code, clock_.monotonicNow(), jitter());
+    streamFailed(code);
     return false;
   }
   const auto metadata = object.find("metadata");
   if (metadata == object.end() || !metadata->is_object()) {
-    state_.watchFailed(0, clock_.monotonicNow(), jitter());
+    streamFailed(0);
     return false;
   }
   std::string resourceVersion = core::stringMember(*metadata, "resourceVersion");
+  if (initialEvents_) {
+    if (type == "BOOKMARK") {
+      const auto& annotations = core::memberOf(*metadata, "annotations");
+      if (core::stringMember(annotations, "k8s.io/initial-events-end") == "true") {
+        initialEvents_ = false;
+        state_.initialEventsEnded(resourceVersion);
+        completeList();
+      }
+    } else if (type == "ADDED" || type == "MODIFIED") {
+      pending_[objectKey(object)] = Cached<T>{std::move(resourceVersion), project_(object)};
+    } else if (type == "DELETED") {
+      pending_.erase(objectKey(object));
+    }
+    return true;
+  }
   if (type == "BOOKMARK") {
     state_.eventReceived(resourceVersion);
     return true;
@@ -315,10 +388,7 @@ bool Informer<T>::applyEvent(const std::string& line) {
 
 template <typename T>
 asio::awaitable<void> Informer<T>::watch(const std::string& resourceVersion) {
-  const auto timeout = options_.minWatchTimeout +
-                       std::chrono::seconds(static_cast<std::int64_t>(
-                           jitter() * static_cast<double>(options_.minWatchTimeout.count())));
-  auto opened = co_await client_.watch(options_.path, resourceVersion, timeout);
+  auto opened = co_await client_.watch(options_.path, resourceVersion, watchTimeout());
   if (stopped_) {
     co_return;
   }
@@ -327,7 +397,11 @@ asio::awaitable<void> Informer<T>::watch(const std::string& resourceVersion) {
     state_.watchFailed(opened.error().status, clock_.monotonicNow(), jitter());
     co_return;
   }
-  auto stream = std::move(opened).value();
+  co_await consume(std::move(opened).value());
+}
+
+template <typename T>
+asio::awaitable<void> Informer<T>::consume(std::unique_ptr<EventStream> stream) {
   activeStream_ = stream.get();
   state_.watchStarted();
   for (;;) {
@@ -337,11 +411,20 @@ asio::awaitable<void> Informer<T>::watch(const std::string& resourceVersion) {
     }
     if (!line) {
       log("watch interrupted: " + line.error().message);
-      state_.watchFailed(line.error().status, clock_.monotonicNow(), jitter());
+      streamFailed(line.error().status);
       break;
     }
     if (!*line) {
-      state_.watchEnded();  // the server's timeout: resume from the last rv
+      if (initialEvents_) {
+        // Ended before the end-of-list bookmark: a server that took the
+        // request for a plain watch.
+        initialEvents_ = false;
+        pending_.clear();
+        log("the streaming list ended before its last object; listing in pages from now on");
+        state_.streamingListRefused();
+      } else {
+        state_.watchEnded();  // the server's timeout: resume from the last rv
+      }
       break;
     }
     if ((*line)->empty()) {
@@ -350,6 +433,10 @@ asio::awaitable<void> Informer<T>::watch(const std::string& resourceVersion) {
     if (!applyEvent(**line)) {
       break;
     }
+  }
+  if (initialEvents_) {  // stopped in the middle of a streaming list
+    initialEvents_ = false;
+    pending_.clear();
   }
   activeStream_ = nullptr;
   stream->close();

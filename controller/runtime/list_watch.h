@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,8 +21,11 @@ struct ListWatchError {
   bool gone() const { return status == 410; }
 };
 
+// Receives each object of a list page as it is parsed; only one object of
+// a page exists at a time.
+using ListItemSink = std::function<void(nlohmann::json& object)>;
+
 struct ListPage {
-  nlohmann::json items;  // array of objects
   std::string resourceVersion;
   std::string continueToken;
 };
@@ -39,10 +43,15 @@ class ListWatchClient {
  public:
   virtual ~ListWatchClient() = default;
   virtual asio::awaitable<core::Result<ListPage, ListWatchError>> list(
-      const std::string& path, const std::string& continueToken, std::size_t limit) = 0;
+      const std::string& path, const std::string& continueToken, std::size_t limit,
+      const ListItemSink& onItem) = 0;
   virtual asio::awaitable<core::Result<std::unique_ptr<EventStream>, ListWatchError>> watch(
       const std::string& path, const std::string& resourceVersion,
       std::chrono::seconds timeout) = 0;
+  // A streaming list: a watch that first sends every current object as
+  // ADDED, then a BOOKMARK annotated k8s.io/initial-events-end: "true".
+  virtual asio::awaitable<core::Result<std::unique_ptr<EventStream>, ListWatchError>> streamList(
+      const std::string& path, std::chrono::seconds timeout) = 0;
 };
 
 }  // namespace gpuplacement::runtime

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -11,5 +12,13 @@ namespace gpuplacement::runtime {
 // controller never reads, often half of an object's bytes. Returns a
 // discarded value (is_discarded()) when the text is not JSON.
 nlohmann::json parseObject(std::string_view text);
+
+// Parses a list (`{"items": [...], "metadata": {...}}`) one item at a time:
+// each item, managedFields left out, goes to `onItem` as soon as it is
+// complete and is then dropped, so a page of 500 objects never exists as
+// one tree. Returns the list without its items, or a discarded value when
+// the text is not JSON (items seen before the error have been delivered).
+nlohmann::json parseList(std::string_view text,
+                         const std::function<void(nlohmann::json& item)>& onItem);
 
 }  // namespace gpuplacement::runtime

@@ -19,6 +19,15 @@ namespace gpuplacement::runtime {
 //                                                             |
 //   Watching --other error--> BackingOff --then--> Watching (same rv)
 //
+// "Listing" is a streaming list when the server offers one (a watch with
+// sendInitialEvents=true, KEP-3157, on by default since Kubernetes 1.32):
+// the current objects arrive as ADDED events from the watch cache, a
+// bookmark marks their end, and the same stream goes on as the watch. It
+// costs the server a fraction of paged LISTs, which for custom resources
+// are decoded from etcd page by page. A server that refuses it (400 or
+// 422), or ends the stream before that bookmark, gets paged LISTs from
+// then on.
+//
 // Every resourceVersion seen (events and bookmarks) moves the resume point,
 // so a new watch starts where the last one stopped: no event is lost. 410
 // means that point is gone, so the informer lists again and replaces its
@@ -26,7 +35,7 @@ namespace gpuplacement::runtime {
 class WatchState {
  public:
   enum class Phase { Listing, Watching, BackingOff };
-  enum class StepKind { ListPage, Watch, Wait };
+  enum class StepKind { StreamList, ListPage, Watch, Wait };
 
   struct Step {
     StepKind kind;
@@ -41,11 +50,15 @@ class WatchState {
   };
 
   WatchState() : WatchState(Backoff{std::chrono::milliseconds(800), std::chrono::seconds(30)}) {}
-  explicit WatchState(Backoff backoff) : backoff_(backoff) {}
+  explicit WatchState(Backoff backoff, bool streamingLists = true)
+      : backoff_(backoff), streaming_(streamingLists) {}
 
   Step next() const {
     switch (phase_) {
       case Phase::Listing:
+        if (streaming_) {
+          return Step{StepKind::StreamList, "", "", {}};
+        }
         return Step{StepKind::ListPage, continueToken_, "", {}};
       case Phase::Watching:
         return Step{StepKind::Watch, "", resourceVersion_, {}};
@@ -69,6 +82,23 @@ class WatchState {
     failures_ = 0;
     ++lists_;
     return true;
+  }
+
+  // The streaming list's end bookmark: the store is complete, and the
+  // stream goes on as the watch from `resourceVersion`.
+  void initialEventsEnded(const std::string& resourceVersion) {
+    resourceVersion_ = resourceVersion;
+    phase_ = Phase::Watching;
+    synced_ = true;
+    failures_ = 0;
+    ++lists_;
+  }
+
+  // The server does not offer streaming lists: paged LISTs from now on.
+  void streamingListRefused() {
+    streaming_ = false;
+    phase_ = Phase::Listing;
+    continueToken_.clear();
   }
 
   // `jitter` in [0, 1) spreads retries of many clients apart.
@@ -108,6 +138,7 @@ class WatchState {
 
   Phase phase() const { return phase_; }
   bool synced() const { return synced_; }
+  bool streamingLists() const { return streaming_; }
   const std::string& resourceVersion() const { return resourceVersion_; }
   int lists() const { return lists_; }
   int expirations() const { return expirations_; }
@@ -130,6 +161,7 @@ class WatchState {
   Backoff backoff_;
   Phase phase_ = Phase::Listing;
   Phase afterWait_ = Phase::Listing;
+  bool streaming_;
   std::string continueToken_;
   std::string resourceVersion_;
   MonotonicTime waitUntil_{};

@@ -209,6 +209,10 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
         json{{"cpu", "4"}, {"memory", "32Gi"}, {"nvidia.com/gpu", "1"}});
   CHECK(spec["containers"][1] == original["containers"][1]);
   CHECK(countOf(eventReasons(ns, "llm"), "Placed") == 1);
+  // Kubernetes 1.34 serves streaming lists: the caches filled from watches
+  // alone, without one paged LIST.
+  CHECK(op.metric("rest_client_requests_total", "verb=\"list\"") == 0);
+  CHECK(op.metric("rest_client_requests_total", "verb=\"watch\"") >= 3);
 
   // The rollout finishes (what kube-controller-manager would report).
   c.completeRollout(ns, "llm");

@@ -178,7 +178,18 @@ TEST_CASE("non-JSON answers and error bodies become errors, not crashes") {
   CHECK(missing.error().message == "not json at all");
 }
 
-TEST_CASE("an informer over HTTP: chunked events, an in-stream 410, a dropped stream") {
+TEST_CASE("an error answer to a watch keeps its status and the server's message") {
+  Harness h([&](const FakeApiServer::Request&) { return status(403, "Forbidden"); });
+  auto opened = h.run(h.client->watch("/apis/x/v1/things?watch=1", std::chrono::seconds(5)));
+  REQUIRE_FALSE(opened.ok());
+  CHECK(opened.error().status == 403);
+  CHECK(opened.error().reason == "Forbidden");
+  CHECK(opened.error().message == "Forbidden happened");
+}
+
+TEST_CASE(
+    "an informer over HTTP: streaming list refused, chunked events, an in-stream 410, a dropped "
+    "stream") {
   auto object = [](const std::string& name, const std::string& rv) {
     return json{{"metadata", {{"namespace", "ns"}, {"name", name}, {"resourceVersion", rv}}}};
   };
@@ -187,9 +198,16 @@ TEST_CASE("an informer over HTTP: chunked events, an in-stream 410, a dropped st
   };
   int lists = 0;
   int watches = 0;
+  int streamingLists = 0;
   std::vector<std::string> watchTargets;
   runtime::Informer<std::string>* informerPointer = nullptr;
   Harness h([&](const FakeApiServer::Request& request) {
+    if (request.target.find("sendInitialEvents=true") != std::string::npos) {
+      // What a server without the WatchList feature answers.
+      ++streamingLists;
+      CHECK(request.target.find("resourceVersionMatch=NotOlderThan") != std::string::npos);
+      return status(422, "Invalid");
+    }
     if (request.target.find("watch=1") == std::string::npos) {
       ++lists;
       return ok({{"items",
@@ -225,6 +243,7 @@ TEST_CASE("an informer over HTTP: chunked events, an in-stream 410, a dropped st
   informerPointer = &informer;
   asio::co_spawn(h.context, informer.run(), asio::detached);
   h.context.run_for(std::chrono::seconds(10));
+  CHECK(streamingLists == 1);  // refused once: paged lists from then on, also after the 410
   CHECK(lists == 2);
   REQUIRE(watches >= 3);
   CHECK(watchTargets[0].find("resourceVersion=10") != std::string::npos);

@@ -25,7 +25,12 @@ std::string event(const std::string& type, const json& object) {
 // script runs out, `onExhausted` runs (the test stops the informer there).
 class ScriptedListWatch final : public ListWatchClient {
  public:
-  using ListAnswer = core::Result<ListPage, ListWatchError>;
+  struct ScriptedPage {
+    std::vector<json> items;
+    std::string resourceVersion;
+    std::string continueToken;
+  };
+  using ListAnswer = core::Result<ScriptedPage, ListWatchError>;
   struct WatchScript {
     std::optional<ListWatchError> refuse;  // HTTP error instead of a stream
     std::vector<std::string> lines;
@@ -34,12 +39,15 @@ class ScriptedListWatch final : public ListWatchClient {
 
   std::deque<ListAnswer> lists;
   std::deque<WatchScript> watches;
+  std::deque<WatchScript> streamingLists;
   std::vector<std::string> listCalls;   // continue tokens
   std::vector<std::string> watchCalls;  // resource versions
+  int streamingListCalls = 0;
   std::function<void()> onExhausted;
 
-  asio::awaitable<ListAnswer> list(const std::string&, const std::string& continueToken,
-                                   std::size_t) override {
+  asio::awaitable<core::Result<ListPage, ListWatchError>> list(
+      const std::string&, const std::string& continueToken, std::size_t,
+      const ListItemSink& onItem) override {
     listCalls.push_back(continueToken);
     if (lists.empty()) {
       onExhausted();
@@ -47,25 +55,42 @@ class ScriptedListWatch final : public ListWatchClient {
     }
     auto answer = std::move(lists.front());
     lists.pop_front();
-    co_return answer;
+    if (!answer) {
+      co_return answer.error();
+    }
+    for (auto& item : answer->items) {
+      onItem(item);
+    }
+    co_return ListPage{answer->resourceVersion, answer->continueToken};
   }
 
   asio::awaitable<core::Result<std::unique_ptr<EventStream>, ListWatchError>> watch(
       const std::string&, const std::string& resourceVersion, std::chrono::seconds) override {
     watchCalls.push_back(resourceVersion);
-    if (watches.empty()) {
-      onExhausted();
-      co_return ListWatchError{503, "script exhausted"};
-    }
-    auto script = std::move(watches.front());
-    watches.pop_front();
-    if (script.refuse) {
-      co_return *script.refuse;
-    }
-    co_return std::unique_ptr<EventStream>(std::make_unique<Stream>(std::move(script)));
+    co_return open(watches);
+  }
+
+  asio::awaitable<core::Result<std::unique_ptr<EventStream>, ListWatchError>> streamList(
+      const std::string&, std::chrono::seconds) override {
+    ++streamingListCalls;
+    co_return open(streamingLists);
   }
 
  private:
+  core::Result<std::unique_ptr<EventStream>, ListWatchError> open(
+      std::deque<WatchScript>& scripts) {
+    if (scripts.empty()) {
+      onExhausted();
+      return ListWatchError{503, "script exhausted"};
+    }
+    auto script = std::move(scripts.front());
+    scripts.pop_front();
+    if (script.refuse) {
+      return *script.refuse;
+    }
+    return std::unique_ptr<EventStream>(std::make_unique<Stream>(std::move(script)));
+  }
+
   class Stream final : public EventStream {
    public:
     explicit Stream(WatchScript script) : script_(std::move(script)) {}
@@ -86,23 +111,38 @@ class ScriptedListWatch final : public ListWatchClient {
   };
 };
 
-ListPage page(std::vector<json> items, std::string rv, std::string continueToken = "") {
-  return ListPage{json(std::move(items)), std::move(rv), std::move(continueToken)};
+ScriptedListWatch::ScriptedPage page(std::vector<json> items, std::string rv,
+                                     std::string continueToken = "") {
+  return {std::move(items), std::move(rv), std::move(continueToken)};
 }
+
+std::string bookmark(const std::string& rv, bool endOfList = false) {
+  json metadata = {{"resourceVersion", rv}};
+  if (endOfList) {
+    metadata["annotations"] = {{"k8s.io/initial-events-end", "true"}};
+  }
+  return json{{"type", "BOOKMARK"}, {"object", {{"metadata", metadata}}}}.dump();
+}
+
+enum class Lists { Paged, Streaming };
 
 struct Harness {
   asio::io_context context;
   RealClock clock;
   ScriptedListWatch server;
-  InformerOptions options{
-      "things", "/apis/x/v1/things", 2, std::chrono::seconds(1),
-      WatchState::Backoff{std::chrono::milliseconds(1), std::chrono::milliseconds(2)}};
+  InformerOptions options;
   Informer<int> informer{context.get_executor(), server, options,
                          [](const json& object) { return object["spec"].value("value", 0); },
                          clock};
   std::vector<std::string> changes;
 
-  Harness() {
+  explicit Harness(Lists lists = Lists::Paged)
+      : options{"things",
+                "/apis/x/v1/things",
+                2,
+                std::chrono::seconds(1),
+                WatchState::Backoff{std::chrono::milliseconds(1), std::chrono::milliseconds(2)},
+                lists == Lists::Streaming} {
     server.onExhausted = [this] { informer.stop(); };
     informer.addHandler([this](const std::string& key, const int* previous, const int* current) {
       changes.push_back(std::string(previous ? "update " : "add ") + key + "=" +
@@ -219,6 +259,83 @@ TEST_CASE("a failed initial list is retried; sync waits for it") {
   h.run();
   CHECK(syncedSeen);
   CHECK(h.server.listCalls.size() == 3);
+}
+
+TEST_CASE("streaming list: the objects, the end bookmark, then the same stream is the watch") {
+  Harness h(Lists::Streaming);
+  h.server.streamingLists.push_back(
+      {std::nullopt,
+       {event("ADDED", object("a", "5", 1)), bookmark("6"), event("ADDED", object("b", "3", 2)),
+        bookmark("10", /*endOfList=*/true), event("MODIFIED", object("a", "11", 7)),
+        event("DELETED", object("b", "12"))},
+       std::nullopt});
+  bool woken = false;
+  asio::co_spawn(
+      h.context,
+      [&]() -> asio::awaitable<void> {
+        co_await h.informer.waitForSync();
+        woken = h.informer.synced();
+      },
+      asio::detached);
+  h.run();
+  CHECK(woken);
+  CHECK(h.server.streamingListCalls == 1);
+  CHECK(h.server.listCalls.empty());
+  // The server ended the stream: the watch resumes after the last event.
+  CHECK(h.server.watchCalls == std::vector<std::string>{"12"});
+  CHECK(h.informer.state().lists() == 1);
+  std::sort(h.changes.begin(), h.changes.begin() + 2);
+  CHECK(h.changes ==
+        std::vector<std::string>{"add ns/a=1", "add ns/b=2", "update ns/a=7", "delete ns/b"});
+}
+
+TEST_CASE("a streaming list broken before its end starts over; nothing half-listed is kept") {
+  Harness h(Lists::Streaming);
+  h.server.streamingLists.push_back(
+      {std::nullopt, {event("ADDED", object("a", "5", 1))}, ListWatchError{0, "connection reset"}});
+  h.server.streamingLists.push_back({ListWatchError{503, "unavailable"}, {}, std::nullopt});
+  h.server.streamingLists.push_back(
+      {std::nullopt,
+       {event("ADDED", object("b", "3", 2)), bookmark("20", /*endOfList=*/true),
+        json{{"type", "ERROR"}, {"object", {{"kind", "Status"}, {"code", 410}}}}.dump()},
+       std::nullopt});
+  // After the 410 the informer lists again, still streaming.
+  h.server.streamingLists.push_back(
+      {std::nullopt,
+       {event("ADDED", object("b", "3", 2)), event("ADDED", object("c", "30", 3)),
+        bookmark("40", /*endOfList=*/true)},
+       std::nullopt});
+  h.run();
+  CHECK(h.server.streamingListCalls == 4);
+  CHECK(h.server.listCalls.empty());
+  CHECK(h.server.watchCalls == std::vector<std::string>{"40"});
+  CHECK(h.informer.state().lists() == 2);
+  CHECK(h.informer.store().get("ns/a") == nullptr);
+  CHECK(h.changes == std::vector<std::string>{"add ns/b=2", "add ns/c=3"});
+}
+
+TEST_CASE("a server without streaming lists: refused (422) or ended early, then paged lists") {
+  SUBCASE("refused") {
+    Harness h(Lists::Streaming);
+    h.server.streamingLists.push_back({ListWatchError{422, "Invalid"}, {}, std::nullopt});
+    h.server.lists.push_back(page({object("a", "1", 1)}, "10"));
+    h.run();
+    CHECK(h.server.streamingListCalls == 1);
+    CHECK(h.server.listCalls == std::vector<std::string>{""});
+    CHECK(h.server.watchCalls == std::vector<std::string>{"10"});
+    CHECK_FALSE(h.informer.state().streamingLists());
+    CHECK(h.changes == std::vector<std::string>{"add ns/a=1"});
+  }
+  SUBCASE("taken for a plain watch: the stream ends with no end bookmark") {
+    Harness h(Lists::Streaming);
+    h.server.streamingLists.push_back(
+        {std::nullopt, {event("ADDED", object("z", "9", 9))}, std::nullopt});
+    h.server.lists.push_back(page({object("a", "1", 1)}, "10"));
+    h.run();
+    CHECK(h.server.listCalls == std::vector<std::string>{""});
+    CHECK(h.informer.store().get("ns/z") == nullptr);
+    CHECK(h.changes == std::vector<std::string>{"add ns/a=1"});
+  }
 }
 
 }  // namespace gpuplacement::runtime

@@ -11,7 +11,7 @@ using Kind = WatchState::StepKind;
 using testing::FakeClock;
 
 TEST_CASE("paged list, then watch from the list's resourceVersion") {
-  WatchState state;
+  WatchState state(WatchState::Backoff{}, /*streamingLists=*/false);
   CHECK(state.next().kind == Kind::ListPage);
   CHECK(state.next().continueToken.empty());
   CHECK_FALSE(state.pageReceived("token-2", "100"));
@@ -25,7 +25,7 @@ TEST_CASE("paged list, then watch from the list's resourceVersion") {
 }
 
 TEST_CASE("events and bookmarks move the resume point; a normal end resumes there") {
-  WatchState state;
+  WatchState state(WatchState::Backoff{}, /*streamingLists=*/false);
   state.pageReceived("", "10");
   state.watchStarted();
   state.eventReceived("11");
@@ -38,7 +38,7 @@ TEST_CASE("events and bookmarks move the resume point; a normal end resumes ther
 
 TEST_CASE("410 Gone on the watch means list again; other errors back off and resume") {
   FakeClock clock;
-  WatchState state({milliseconds(100), seconds(2)});
+  WatchState state({milliseconds(100), seconds(2)}, /*streamingLists=*/false);
   state.pageReceived("", "10");
   state.watchFailed(500, clock.monotonicNow(), 0.0);
   auto step = state.next();
@@ -69,7 +69,7 @@ TEST_CASE("410 Gone on the watch means list again; other errors back off and res
 
 TEST_CASE("a failed or expired list page starts the list over") {
   FakeClock clock;
-  WatchState state({milliseconds(100), seconds(2)});
+  WatchState state({milliseconds(100), seconds(2)}, /*streamingLists=*/false);
   state.pageReceived("token", "10");
   state.listFailed(410, clock.monotonicNow(), 0.5);  // the continue token expired
   CHECK(state.next().kind == Kind::ListPage);
@@ -79,6 +79,38 @@ TEST_CASE("a failed or expired list page starts the list over") {
   state.waited();
   CHECK(state.next().kind == Kind::ListPage);
   CHECK_FALSE(state.synced());
+}
+
+TEST_CASE("streaming list: the end bookmark syncs and the stream goes on as the watch") {
+  FakeClock clock;
+  WatchState state({milliseconds(100), seconds(2)});
+  CHECK(state.streamingLists());
+  CHECK(state.next().kind == Kind::StreamList);
+  // A broken stream before the end: back off, then stream the list again.
+  state.listFailed(0, clock.monotonicNow(), 0.5);
+  CHECK(state.next().kind == Kind::Wait);
+  state.waited();
+  CHECK(state.next().kind == Kind::StreamList);
+  CHECK_FALSE(state.synced());
+  state.initialEventsEnded("50");
+  CHECK(state.synced());
+  CHECK(state.lists() == 1);
+  CHECK(state.next().kind == Kind::Watch);
+  CHECK(state.next().resourceVersion == "50");
+  // 410 later: the relist streams too.
+  state.watchFailed(410, clock.monotonicNow(), 0.5);
+  CHECK(state.next().kind == Kind::StreamList);
+}
+
+TEST_CASE("a server that refuses streaming lists gets paged lists for good") {
+  FakeClock clock;
+  WatchState state;
+  state.streamingListRefused();
+  CHECK_FALSE(state.streamingLists());
+  CHECK(state.next().kind == Kind::ListPage);
+  CHECK(state.pageReceived("", "10"));
+  state.watchFailed(410, clock.monotonicNow(), 0.5);
+  CHECK(state.next().kind == Kind::ListPage);
 }
 
 }  // namespace gpuplacement::runtime
