@@ -16,8 +16,8 @@ using core::stringMember;
 
 }  // namespace
 
-bool WorkloadObject::hasLegacyFinalizer() const {
-  return std::find(finalizers.begin(), finalizers.end(), kLegacyFinalizer) != finalizers.end();
+bool WorkloadObject::hasFinalizer() const {
+  return std::find(finalizers.begin(), finalizers.end(), kFinalizer) != finalizers.end();
 }
 
 std::uint64_t statusDigest(const json& status) {

@@ -16,9 +16,7 @@
 
 namespace gpuplacement::app {
 
-// Earlier builds held every GpuWorkload with this finalizer; today's
-// operator only releases it (the Deployment's ownership record suffices).
-inline constexpr const char* kLegacyFinalizer = "gpuplacement.io/finalizer";
+inline constexpr const char* kFinalizer = "gpuplacement.io/finalizer";
 
 // What the informer keeps of a GpuWorkload: the parsed spec (or why it
 // does not parse), the parts of status the controller reads back, and a
@@ -35,7 +33,7 @@ struct WorkloadObject {
   core::WorkloadStatus status;
   std::uint64_t statusHash = 0;
 
-  bool hasLegacyFinalizer() const;
+  bool hasFinalizer() const;
 };
 
 WorkloadObject projectWorkload(const nlohmann::json& object, const core::Catalog& catalog);

@@ -758,14 +758,16 @@ asio::awaitable<std::string> Operator::writeWorkloadStatus(const std::string& ns
   co_return "";
 }
 
-asio::awaitable<std::string> Operator::releaseFinalizer(const std::string& ns,
-                                                        const std::string& name,
-                                                        const WorkloadObject& workload) {
+asio::awaitable<std::string> Operator::setFinalizer(const std::string& ns, const std::string& name,
+                                                    const WorkloadObject& workload, bool present) {
   std::vector<std::string> finalizers;
   for (const auto& finalizer : workload.finalizers) {
-    if (finalizer != kLegacyFinalizer) {
+    if (finalizer != kFinalizer) {
       finalizers.push_back(finalizer);
     }
+  }
+  if (present) {
+    finalizers.push_back(kFinalizer);
   }
   std::string resourceVersion;
   for (const auto& informer : workloadInformers_) {

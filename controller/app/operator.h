@@ -123,8 +123,8 @@ class Operator {
                                                 std::vector<std::string>& conflicts);
   asio::awaitable<std::string> writeWorkloadStatus(const std::string& ns, const std::string& name,
                                                    const nlohmann::json& status);
-  asio::awaitable<std::string> releaseFinalizer(const std::string& ns, const std::string& name,
-                                                const WorkloadObject& workload);
+  asio::awaitable<std::string> setFinalizer(const std::string& ns, const std::string& name,
+                                            const WorkloadObject& workload, bool present);
   asio::awaitable<void> recordEvent(const std::string& ns, const std::string& name,
                                     const WorkloadObject& workload, const std::string& type,
                                     const std::string& reason, const std::string& message);
@@ -176,7 +176,7 @@ class Operator {
   };
   std::unordered_map<std::string, StatusExpectation> statusExpected_;
   std::unordered_map<std::string, DeploymentExpectation> deploymentExpected_;
-  std::unordered_set<std::string> released_;  // deleting, placement taken back already
+  std::unordered_set<std::string> released_;  // finalizer removed, deletion not yet seen
   // True while the cache has not caught up with this controller's own write.
   bool awaitingStatus(const std::string& key, const WorkloadObject& workload);
   bool awaitingDeployment(const std::string& key, const CachedDeployment* cached);

@@ -74,8 +74,9 @@ asio::awaitable<ReconcileResult> Operator::reconcileWorkload(const std::string& 
   const auto cached = workload(key);
   if (!cached) {
     inForce_.erase(key);
-    // Deleted. The Deployment's ownership record says which fields were
-    // ours: take them back (also after a deletion while no operator ran).
+    // Deleted. Normally the finalizer has cleaned up already; a Deployment
+    // still recording fields of this workload lost them to a deletion that
+    // bypassed it, and gets them back here.
     const auto owned = ownedBy_.find(key);
     if (owned == ownedBy_.end()) {
       co_return ReconcileResult::done();
@@ -107,12 +108,8 @@ asio::awaitable<ReconcileResult> Operator::reconcileWorkload(const std::string& 
   }
 
   // ---- deletion: remove exactly what we added, then let go ---------------
-  // No finalizer is needed for this: the ownership record on the Deployment
-  // outlives the GpuWorkload (see the top of this function). Here another
-  // finalizer holds the object, or one left by an earlier version of the
-  // operator: take the fields back now, and release ours if present.
   if (wl.deleting) {
-    if (released_.count(key)) {
+    if (!wl.hasFinalizer() || released_.count(key)) {
       co_return ReconcileResult::done();
     }
     std::set<std::string> targets;
@@ -133,14 +130,11 @@ asio::awaitable<ReconcileResult> Operator::reconcileWorkload(const std::string& 
         asyncQueue_.add("w:" + waiting);
       }
     }
-    if (wl.hasLegacyFinalizer()) {
-      if (auto error = co_await releaseFinalizer(ns, name, wl); !error.empty()) {
-        co_return ReconcileResult::error(error);
-      }
+    if (auto error = co_await setFinalizer(ns, name, wl, false); !error.empty()) {
+      co_return ReconcileResult::error(error);
     }
     released_.insert(key);
-    log_.info("placement removed from the deleted GpuWorkload's Deployment",
-              {{"namespace", ns}, {"name", name}});
+    log_.info("placement removed; finalizer released", {{"namespace", ns}, {"name", name}});
     co_return ReconcileResult::done();
   }
 
@@ -387,6 +381,15 @@ asio::awaitable<ReconcileResult> Operator::reconcileWorkload(const std::string& 
     set("Ready", "False", reason, message);
     onTransition("Applied", reason, "Warning", message);
     co_return co_await finish();
+  }
+
+  if (!wl.hasFinalizer()) {
+    // Right after the first patch, not before it: the placement reaches
+    // the Deployment one round trip sooner, and a deletion in between is
+    // caught by the ownership record (see the top of this function).
+    if (auto error = co_await setFinalizer(ns, name, wl, true); !error.empty()) {
+      co_return ReconcileResult::error(error);
+    }
   }
 
   const core::DeploymentState& state = outcome.state;

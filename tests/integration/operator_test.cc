@@ -192,9 +192,8 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
   CHECK(conditionIs(workloadsPath(ns, "llm"), "Valid", "True"));
   CHECK(conditionIs(workloadsPath(ns, "llm"), "Placed", "True"));
   CHECK(conditionIs(workloadsPath(ns, "llm"), "Ready", "False", "RolloutInProgress"));
-  // No finalizer: the Deployment's ownership record is what deletion needs,
-  // and a GpuWorkload stays deletable when no operator runs.
-  CHECK_FALSE(workload["metadata"].contains("finalizers"));
+  CHECK(std::count(workload["metadata"]["finalizers"].begin(),
+                   workload["metadata"]["finalizers"].end(), "gpuplacement.io/finalizer") == 1);
 
   auto spec = podSpec(ns, "llm");
   CHECK(spec["nodeSelector"] == json{{"topology.kubernetes.io/zone", "us-east-1a"},
@@ -237,15 +236,12 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
   // Deleting the GpuWorkload removes exactly what the operator added.
   REQUIRE(c.remove(workloadsPath(ns, "llm")).ok());
   CHECK(c.waitFor([&] { return !c.get(workloadsPath(ns, "llm")).ok(); }));
-  CHECK_MESSAGE(c.waitFor([&] {
-    return !c.mustGet(deploymentsPath(ns, "llm"))["metadata"]["annotations"].contains(
-        "gpuplacement.io/owned-fields");
-  }),
-                op.log());
   spec = podSpec(ns, "llm");
   CHECK(spec["nodeSelector"] == original["nodeSelector"]);
   CHECK(spec["tolerations"] == original["tolerations"]);
   CHECK(spec["containers"] == original["containers"]);
+  CHECK_FALSE(c.mustGet(deploymentsPath(ns, "llm"))["metadata"]["annotations"].contains(
+      "gpuplacement.io/owned-fields"));
   CHECK(op.stop() == 0);
 }
 
@@ -265,7 +261,8 @@ TEST_CASE("a GpuWorkload deleted behind the operator's back: its fields are take
     CHECK(op.stop() == 0);
   }
   CHECK(podSpec(ns, "svc")["nodeSelector"]["node.kubernetes.io/instance-type"] == "g4dn.xlarge");
-  // While no operator runs, someone deletes it.
+  // While no operator runs, someone removes the finalizer and deletes it.
+  REQUIRE(c.patch(workloadsPath(ns, "svc"), json{{"metadata", {{"finalizers", nullptr}}}}).ok());
   REQUIRE(c.remove(workloadsPath(ns, "svc")).ok());
   REQUIRE(c.waitFor([&] { return !c.get(workloadsPath(ns, "svc")).ok(); }));
 
@@ -284,15 +281,12 @@ TEST_CASE("a GpuWorkload deleted behind the operator's back: its fields are take
   CHECK(op.stop() == 0);
 }
 
-TEST_CASE(
-    "deleting a GpuWorkload that another finalizer holds, or the finalizer of earlier builds") {
+TEST_CASE("deleting a GpuWorkload that another finalizer also holds") {
   auto& c = cluster();
   const std::string ns = "finalizers";
   createNamespace(ns);
   createDeployment(ns, "held", 1);
-  createDeployment(ns, "legacy", 1);
-  const auto originalHeld = podSpec(ns, "held");
-  const auto originalLegacy = podSpec(ns, "legacy");
+  const auto original = podSpec(ns, "held");
   OperatorProcess op(c.operatorKubeconfig());
   REQUIRE(op.waitReady());
   c.apply(R"(apiVersion: gpuplacement.io/v1alpha1
@@ -301,26 +295,19 @@ metadata: {name: held, namespace: finalizers, finalizers: [example.com/backup]}
 spec:
   targetRef: {name: held}
 )" + std::string(kSmallGpu));
-  c.apply(R"(apiVersion: gpuplacement.io/v1alpha1
-kind: GpuWorkload
-metadata: {name: legacy, namespace: finalizers, finalizers: [gpuplacement.io/finalizer]}
-spec:
-  targetRef: {name: legacy}
-)" + std::string(kSmallGpu));
-  for (const char* name : {"held", "legacy"}) {
-    REQUIRE_MESSAGE(
-        c.waitFor([&] { return conditionIs(workloadsPath(ns, name), "Applied", "True"); }),
-        op.log());
-    CHECK(podSpec(ns, name)["nodeSelector"]["node.kubernetes.io/instance-type"] == "g4dn.xlarge");
-    REQUIRE(c.remove(workloadsPath(ns, name)).ok());
-  }
-  // The placement goes as soon as the deletion starts, while another
-  // finalizer still holds the object; the operator's own is released.
-  CHECK_MESSAGE(c.waitFor([&] { return podSpec(ns, "held") == originalHeld; }), op.log());
+  REQUIRE_MESSAGE(
+      c.waitFor([&] { return conditionIs(workloadsPath(ns, "held"), "Applied", "True"); }),
+      op.log());
   CHECK(c.mustGet(workloadsPath(ns, "held"))["metadata"]["finalizers"] ==
-        json::array({"example.com/backup"}));
-  CHECK_MESSAGE(c.waitFor([&] { return !c.get(workloadsPath(ns, "legacy")).ok(); }), op.log());
-  CHECK(podSpec(ns, "legacy") == originalLegacy);
+        json::array({"example.com/backup", "gpuplacement.io/finalizer"}));
+  REQUIRE(c.remove(workloadsPath(ns, "held")).ok());
+  // Ours goes once the fields are back; the other one still holds it.
+  CHECK_MESSAGE(c.waitFor([&] {
+    return c.mustGet(workloadsPath(ns, "held"))["metadata"]["finalizers"] ==
+           json::array({"example.com/backup"});
+  }),
+                op.log());
+  CHECK(podSpec(ns, "held") == original);
   REQUIRE(c.patch(workloadsPath(ns, "held"), json{{"metadata", {{"finalizers", nullptr}}}}).ok());
   CHECK(c.waitFor([&] { return !c.get(workloadsPath(ns, "held")).ok(); }));
   CHECK(op.stop() == 0);
