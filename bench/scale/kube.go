@@ -199,3 +199,31 @@ func (c *Client) Watch(ctx context.Context, path, resourceVersion string, handle
 		handle(event, time.Now())
 	}
 }
+
+// StreamList reads a streaming list (a watch with sendInitialEvents) up to
+// the bookmark that ends the initial objects, throwing the bytes away, and
+// returns how many lines came before it.
+func (c *Client) StreamList(ctx context.Context, path string) (int, error) {
+	query := "?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=600"
+	resp, err := c.request(ctx, http.MethodGet, path+query, "", nil)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		data, _ := io.ReadAll(resp.Body)
+		return 0, &APIError{Code: resp.StatusCode, Body: string(data)}
+	}
+	reader := bufio.NewReaderSize(resp.Body, 1<<20)
+	lines := 0
+	for {
+		line, err := reader.ReadBytes('\n')
+		if err != nil {
+			return lines, fmt.Errorf("streaming list of %s ended before its last object: %w", path, err)
+		}
+		if bytes.Contains(line, []byte(`"BOOKMARK"`)) && bytes.Contains(line, []byte(`k8s.io/initial-events-end`)) {
+			return lines, nil
+		}
+		lines++
+	}
+}

@@ -80,7 +80,8 @@ type ReplacementFigures struct {
 
 type RestartFigures struct {
 	SecondsToSynced  float64       `json:"secondsFromStartToSynced"`
-	RawListSeconds   float64       `json:"rawListSeconds"` // the same pages fetched and discarded: the server's share
+	RawListSeconds   float64       `json:"rawListSeconds"`   // paged LISTs fetched and discarded: the server's share
+	RawStreamSeconds float64       `json:"rawStreamSeconds"` // streaming lists read and discarded (what the operator uses)
 	SecondsToSettled float64       `json:"secondsFromStartToAllReconciled"`
 	Reconciles       float64       `json:"reconciles"`
 	Requests         RequestCounts `json:"requests"`
