@@ -223,8 +223,9 @@ void Operator::registerGauges() {
     placed.clear();
     cost.clear();
     for (const auto& [key, entry] : inForce_) {
-      placed.inc({entry.tier, entry.instanceType});
-      cost.inc({entry.tier, entry.ns}, entry.totalHourlyCost);
+      const std::string tier(core::nameOf(entry.tier));
+      placed.inc({tier, entry.instanceType});
+      cost.inc({tier, splitKey(key).first}, entry.totalHourlyCost);
     }
     generation.clear();
     generation.set({"default"}, 0);
@@ -444,13 +445,13 @@ void Operator::onWorkload(const std::string& key, const CachedWorkload* previous
     statusExpected_.erase(expected);
   }
   if (previous) {
-    byDeployment_[ns + "/" + previous->targetName].erase(key);
+    byDeployment_.remove(ns + "/" + previous->targetName, key);
     if (--workloadsOfPolicy_[previous->policyName] == 0) {
       workloadsOfPolicy_.erase(previous->policyName);
     }
   }
   if (current) {
-    byDeployment_[ns + "/" + current->targetName].insert(key);
+    byDeployment_.add(ns + "/" + current->targetName, key);
     ++workloadsOfPolicy_[current->policyName];
   }
   if (!previous || !current || previous->policyName != current->policyName) {
@@ -484,25 +485,18 @@ void Operator::onDeployment(const std::string& key, const CachedDeployment* prev
   }
   const std::string ns = splitKey(key).first;
   if (previous && !previous->owner.empty()) {
-    const auto owner = ownedBy_.find(ns + "/" + previous->owner);
-    if (owner != ownedBy_.end() && owner->second.erase(key) && owner->second.empty()) {
-      ownedBy_.erase(owner);
-    }
+    ownedBy_.remove(ns + "/" + previous->owner, key);
   }
   if (current && !current->owner.empty()) {
     const std::string ownerKey = ns + "/" + current->owner;
-    ownedBy_[ownerKey].insert(key);
+    ownedBy_.add(ownerKey, key);
     if (!cachedWorkload(ownerKey)) {
       // Fields of a GpuWorkload that no longer exists (deleted while no
       // operator ran, or its finalizer removed by hand): take them back.
       asyncQueue_.add(kWorkloadPrefix + ownerKey);
     }
   }
-  const auto it = byDeployment_.find(key);
-  if (it == byDeployment_.end()) {
-    return;
-  }
-  for (const auto& workloadKey : it->second) {
+  for (const auto& workloadKey : byDeployment_.of(key)) {
     asyncQueue_.add(kWorkloadPrefix + workloadKey);
   }
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/cached_objects.h"
+#include "app/key_index.h"
 #include "app/logging.h"
 #include "app/metrics.h"
 #include "core/deployment.h"
@@ -156,11 +157,11 @@ class Operator {
   // every GpuWorkload created or deleted, so it is written at most once per
   // kPolicyCountInterval instead of once per workload.
   std::map<std::string, runtime::MonotonicTime> policyCountWritten_;
-  std::unordered_map<std::string, std::set<std::string>> byDeployment_;  // deployment -> workloads
-  std::unordered_map<std::string, std::size_t> workloadsOfPolicy_;       // policy -> how many
+  KeyIndex byDeployment_;  // Deployment -> the GpuWorkloads that target it
+  std::unordered_map<std::string, std::size_t> workloadsOfPolicy_;  // policy -> how many
   // workload -> Deployments whose ownership record names it: what to take
   // back if the workload is gone without its finalizer having run.
-  std::unordered_map<std::string, std::set<std::string>> ownedBy_;
+  KeyIndex ownedBy_;
   RolloutTracker rollouts_;
   // Read-your-writes: after the controller writes, the cache lags until the
   // watch delivers the change. A reconcile that would act on the older copy
@@ -190,9 +191,8 @@ class Operator {
   asio::steady_timer* resyncTimer_ = nullptr;
 
   // What each workload has in force, for the cost and placement gauges.
-  struct InForce {
-    std::string ns;
-    std::string tier;
+  struct InForce {  // 10,000 of these: the namespace is in the key
+    core::Tier tier;
     std::string instanceType;
     double totalHourlyCost = 0;
   };

@@ -77,11 +77,7 @@ asio::awaitable<ReconcileResult> Operator::reconcileWorkload(const std::string& 
     // Deleted. Normally the finalizer has cleaned up already; a Deployment
     // still recording fields of this workload lost them to a deletion that
     // bypassed it, and gets them back here.
-    const auto owned = ownedBy_.find(key);
-    if (owned == ownedBy_.end()) {
-      co_return ReconcileResult::done();
-    }
-    const std::vector<std::string> orphans(owned->second.begin(), owned->second.end());
+    const std::vector<std::string> orphans = ownedBy_.of(key);
     for (const auto& deploymentKey : orphans) {
       const std::string target = splitWorkloadKey(deploymentKey).second;
       std::vector<std::string> conflicts;
@@ -174,8 +170,8 @@ asio::awaitable<ReconcileResult> Operator::reconcileWorkload(const std::string& 
   const auto finish = [&]() -> asio::awaitable<ReconcileResult> {
     view.conditions = conditions;
     if (view.applied && view.placement) {
-      inForce_[key] = InForce{ns, std::string(core::nameOf(view.placement->tier)),
-                              view.placement->instanceType, view.placement->totalHourlyCost};
+      inForce_[key] = InForce{view.placement->tier, view.placement->instanceType,
+                              view.placement->totalHourlyCost};
     } else {
       inForce_.erase(key);
     }
