@@ -154,12 +154,14 @@ asio::awaitable<ApiResult<HttpResponse>> KubeClient::execute(const char* verb,
   }
 }
 
-asio::awaitable<ApiResult<json>> KubeClient::executeJson(const char* verb, HttpRequest request) {
+asio::awaitable<ApiResult<json>> KubeClient::executeJson(const char* verb, HttpRequest request,
+                                                         const ListItemVisitor* onItem) {
   auto response = co_await execute(verb, std::move(request));
   if (!response) {
     co_return std::move(response).error();
   }
-  auto document = runtime::parseObject(response->body);
+  auto document =
+      onItem ? runtime::parseList(response->body, *onItem) : runtime::parseObject(response->body);
   if (document.is_discarded()) {
     ApiError error = noAnswer("the server's answer is not JSON", false, "InvalidResponse");
     error.status = response->status;
@@ -177,18 +179,9 @@ asio::awaitable<ApiResult<json>> KubeClient::list(std::string pathWithQuery) {
 }
 
 asio::awaitable<ApiResult<json>> KubeClient::list(std::string pathWithQuery,
-                                                  const std::function<void(json& item)>& onItem) {
-  auto response = co_await execute("list", makeRequest(Method::Get, std::move(pathWithQuery)));
-  if (!response) {
-    co_return std::move(response).error();
-  }
-  auto document = runtime::parseList(response->body, onItem);
-  if (document.is_discarded()) {
-    ApiError error = noAnswer("the server's answer is not JSON", false, "InvalidResponse");
-    error.status = response->status;
-    co_return error;
-  }
-  co_return document;
+                                                  const ListItemVisitor& onItem) {
+  co_return co_await executeJson("list", makeRequest(Method::Get, std::move(pathWithQuery)),
+                                 &onItem);
 }
 
 asio::awaitable<ApiResult<json>> KubeClient::create(std::string path, const json& body) {

@@ -77,8 +77,8 @@ class KubeClient {
   asio::awaitable<ApiResult<json>> list(std::string pathWithQuery);
   // The same, handing each item to `onItem` while parsing; the answer
   // comes back with an empty "items".
-  asio::awaitable<ApiResult<json>> list(std::string pathWithQuery,
-                                        const std::function<void(json& item)>& onItem);
+  using ListItemVisitor = std::function<void(json& item)>;
+  asio::awaitable<ApiResult<json>> list(std::string pathWithQuery, const ListItemVisitor& onItem);
   asio::awaitable<ApiResult<json>> create(std::string path, const json& body);
   asio::awaitable<ApiResult<json>> update(std::string path, const json& body);
   asio::awaitable<ApiResult<json>> patch(std::string path, const json& body, PatchType type);
@@ -96,7 +96,9 @@ class KubeClient {
 
  private:
   asio::awaitable<ApiResult<HttpResponse>> execute(const char* verb, HttpRequest request);
-  asio::awaitable<ApiResult<json>> executeJson(const char* verb, HttpRequest request);
+  // Parses the answer whole, or a list item by item when onItem is given.
+  asio::awaitable<ApiResult<json>> executeJson(const char* verb, HttpRequest request,
+                                               const ListItemVisitor* onItem = nullptr);
   asio::awaitable<void> pace();
   asio::awaitable<void> sleep(std::chrono::nanoseconds duration);
   std::chrono::nanoseconds backoff(int attempt);
