@@ -36,8 +36,6 @@ struct WorkloadObject {
   bool hasFinalizer() const;
 };
 
-WorkloadObject projectWorkload(const nlohmann::json& object, const core::Catalog& catalog);
-
 // What the informer stores of a GpuWorkload: the fields its event handler
 // compares, as they are; everything else packed (spec as MessagePack, the
 // status the controller reads back), unpacked once per reconcile. About

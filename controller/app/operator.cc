@@ -407,19 +407,15 @@ const CachedDeployment* Operator::cachedDeployment(const std::string& key) const
 }
 
 std::optional<WorkloadObject> Operator::workload(const std::string& key) const {
-  for (const auto& informer : workloadInformers_) {
-    if (const auto* found = informer->store().get(key)) {
-      return found->unpack(*catalog_);
-    }
+  if (const auto* cached = cachedWorkload(key)) {
+    return cached->unpack(*catalog_);
   }
   return std::nullopt;
 }
 
 std::optional<core::DeploymentState> Operator::deployment(const std::string& key) const {
-  for (const auto& informer : deploymentInformers_) {
-    if (const auto* found = informer->store().get(key)) {
-      return found->unpack();
-    }
+  if (const auto* cached = cachedDeployment(key)) {
+    return cached->unpack();
   }
   return std::nullopt;
 }

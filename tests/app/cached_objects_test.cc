@@ -9,6 +9,7 @@
 
 #include "app/packing.h"
 #include "app/placement_config.h"
+#include "core/json_access.h"
 
 namespace gpuplacement::app {
 namespace {
@@ -20,6 +21,42 @@ json fixture(const std::string& name) {
   std::stringstream text;
   text << in.rdbuf();
   return json::parse(text.str());
+}
+
+// The reference: the object projected straight from its JSON, field by
+// field, with no packing in between.
+WorkloadObject projectWorkload(const json& object, const core::Catalog& catalog) {
+  WorkloadObject workload;
+  const auto& metadata = core::memberOf(object, "metadata");
+  workload.uid = core::stringMember(metadata, "uid");
+  workload.generation = core::integerMember(metadata, "generation");
+  workload.deleting = core::memberOf(metadata, "deletionTimestamp").is_string();
+  if (const auto& finalizers = core::memberOf(metadata, "finalizers"); finalizers.is_array()) {
+    for (const auto& finalizer : finalizers) {
+      if (finalizer.is_string()) {
+        workload.finalizers.push_back(finalizer.get<std::string>());
+      }
+    }
+  }
+  const auto& spec = core::memberOf(object, "spec");
+  if (const auto& name = core::memberOf(core::memberOf(spec, "targetRef"), "name");
+      name.is_string()) {
+    workload.targetName = name.get<std::string>();
+  }
+  if (const auto& policy = core::memberOf(core::memberOf(spec, "policyRef"), "name");
+      policy.is_string()) {
+    workload.policyName = policy.get<std::string>();
+  }
+  auto parsed = core::parseGpuWorkloadSpec(spec, catalog);
+  if (parsed) {
+    workload.spec = std::move(parsed).value();
+  } else {
+    workload.specError = parsed.error();
+  }
+  const auto& status = core::memberOf(object, "status");
+  workload.status = core::workloadStatusFromJson(status);
+  workload.statusHash = statusDigest(status);
+  return workload;
 }
 
 void checkSame(const WorkloadObject& a, const WorkloadObject& b) {
