@@ -6,17 +6,13 @@ namespace gpuplacement::core {
 namespace {
 
 struct Fnv {
-  std::uint64_t hash = 14695981039346656037ULL;
+  std::uint64_t hash = kFnvOffsetBasis;
 
   void byte(unsigned char c) {
-    hash ^= c;
-    hash *= 1099511628211ULL;
+    const char one = static_cast<char>(c);
+    hash = fnvAppend(hash, std::string_view(&one, 1));
   }
-  void bytes(std::string_view text) {
-    for (char c : text) {
-      byte(static_cast<unsigned char>(c));
-    }
-  }
+  void bytes(std::string_view text) { hash = fnvAppend(hash, text); }
   void word(std::uint64_t value) {
     for (int i = 0; i < 8; ++i) {
       byte(static_cast<unsigned char>(value >> (8 * i)));

@@ -9,13 +9,18 @@ namespace gpuplacement::core {
 
 // FNV-1a: a stable 64-bit digest of a canonical document, used to tell
 // whether a status the controller would write differs from the one stored.
-constexpr std::uint64_t stableHash(std::string_view text) {
-  std::uint64_t hash = 14695981039346656037ULL;
-  for (char c : text) {
+inline constexpr std::uint64_t kFnvOffsetBasis = 14695981039346656037ULL;
+
+constexpr std::uint64_t fnvAppend(std::uint64_t hash, std::string_view bytes) {
+  for (char c : bytes) {
     hash ^= static_cast<unsigned char>(c);
     hash *= 1099511628211ULL;
   }
   return hash;
+}
+
+constexpr std::uint64_t stableHash(std::string_view text) {
+  return fnvAppend(kFnvOffsetBasis, text);
 }
 
 // The same kind of digest of a JSON value, walked in place instead of

@@ -6,6 +6,13 @@ namespace gpuplacement::core {
 
 using json = nlohmann::json;
 
+TEST_CASE("stableHash is FNV-1a: the published test vectors") {
+  CHECK(stableHash("") == 0xcbf29ce484222325ULL);
+  CHECK(stableHash("a") == 0xaf63dc4c8601ec8cULL);
+  CHECK(stableHash("foobar") == 0x85944171f73967e8ULL);
+  static_assert(stableHash("a") == 0xaf63dc4c8601ec8cULL);
+}
+
 TEST_CASE("jsonDigest: equal documents agree, however they were built") {
   const json built = {{"replicas", 3}, {"name", "w"}, {"ok", true}};
   const json parsed = json::parse(R"({"ok": true, "name": "w", "replicas": 3})");
