@@ -47,36 +47,65 @@ PolicyObject projectPolicy(const json& object, const core::Catalog& catalog,
 
 namespace {
 
+// The words of GpuWorkloads, their status and the Deployment fields we
+// cache, the most frequent first (the first 64 pack into one byte). Changing
+// the list changes nothing but sizes: caches are never persisted.
+const Vocabulary& words() {
+  static const Vocabulary vocabulary{
+      // conditions
+      "Valid", "Placed", "Applied", "Ready", "True", "False", "Unknown", "RolloutComplete",
+      // spec fields
+      "apiVersion", "kind", "name", "targetRef", "model", "parameters", "precision", "framework",
+      "architecture", "workload", "latencyTargetMs", "objective", "mode", "constraints", "tiers",
+      "capacityType", "maxHourlyCost", "policyRef", "containers",
+      // spec values
+      "apps/v1", "Deployment", "Apply", "Inference", "Training", "FineTuning", "CostOptimized",
+      "Balanced", "PyTorch", "Transformer", "fp16", "bf16", "fp32", "int8", "NVIDIA", "Trainium",
+      "Inferentia", "OnDemand",
+      // Deployments: what we set and the ownership record
+      kFinalizer, "node.kubernetes.io/instance-type", "karpenter.sh/capacity-type", "on-demand",
+      "spot", "nvidia.com/gpu", "aws.amazon.com/neuron", "Exists", "NoSchedule", "cpu", "memory",
+      "nodeSelector", "resources", "tolerations", "key", "operator", "effect",
+      // rarer: two bytes each
+      "value", "Equal", "NoExecute", "PreferNoSchedule", "ephemeral-storage",
+      "aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice", "nvidia.com/gpu.product", "1",
+      "Recommend", "BatchInference", "MaxPerformance", "fp8", "int4", "Spot", "CPU",
+      "instanceTypes", "excludedInstanceTypes", "TensorFlow", "JAX", "ONNX", "Other", "CNN",
+      "Diffusion", "Speech", "Any", "InvalidSpec", "CannotPlace", "RecommendOnly", "TargetNotFound",
+      "ProgressDeadlineExceeded", "RolloutInProgress", "Recommended"};
+  return vocabulary;
+}
+
 void packStatus(Packer& out, const core::WorkloadStatus& status) {
   out.integer(status.observedGeneration);
   out.boolean(status.applied.has_value());
   if (const auto& applied = status.applied) {
-    out.string(applied->deployment);
-    out.string(applied->instanceType);
-    out.string(applied->accelerator);
+    out.word(applied->deployment);
+    out.word(applied->instanceType);
+    out.word(applied->accelerator);
     out.integer(static_cast<std::int64_t>(applied->tier));
     out.integer(applied->acceleratorCount);
     out.integer(static_cast<std::int64_t>(applied->capacityType));
     out.integer(applied->deploymentGeneration);
     out.integer(applied->specGeneration);
-    out.string(applied->time);
+    out.timestamp(applied->time);
     out.boolean(applied->replacement);
   }
   out.boolean(status.lastReplacement.has_value());
   if (const auto& last = status.lastReplacement) {
-    out.string(last->from);
-    out.string(last->to);
+    out.word(last->from);
+    out.word(last->to);
     out.string(last->monthlySaving);
-    out.string(last->time);
+    out.timestamp(last->time);
     out.string(last->reason);
   }
   out.integer(static_cast<std::int64_t>(status.conditions.size()));
   for (const auto& condition : status.conditions) {
-    out.string(condition.type);
-    out.string(condition.status);
-    out.string(condition.reason);
+    out.word(condition.type);
+    out.word(condition.status);
+    out.word(condition.reason);
     out.string(condition.message);
-    out.string(condition.lastTransitionTime);
+    out.timestamp(condition.lastTransitionTime);
     out.integer(condition.observedGeneration);
   }
 }
@@ -86,35 +115,35 @@ core::WorkloadStatus unpackStatus(Unpacker& in) {
   status.observedGeneration = in.integer();
   if (in.boolean()) {
     core::AppliedRecord applied;
-    applied.deployment = in.string();
-    applied.instanceType = in.string();
-    applied.accelerator = in.string();
+    applied.deployment = in.word();
+    applied.instanceType = in.word();
+    applied.accelerator = in.word();
     applied.tier = static_cast<core::Tier>(in.integer());
     applied.acceleratorCount = static_cast<int>(in.integer());
     applied.capacityType = static_cast<core::CapacityType>(in.integer());
     applied.deploymentGeneration = in.integer();
     applied.specGeneration = in.integer();
-    applied.time = in.string();
+    applied.time = in.timestamp();
     applied.replacement = in.boolean();
     status.applied = std::move(applied);
   }
   if (in.boolean()) {
     core::ReplacementRecord last;
-    last.from = in.string();
-    last.to = in.string();
+    last.from = in.word();
+    last.to = in.word();
     last.monthlySaving = in.string();
-    last.time = in.string();
+    last.time = in.timestamp();
     last.reason = in.string();
     status.lastReplacement = std::move(last);
   }
   const auto conditions = in.integer();
   for (std::int64_t i = 0; i < conditions; ++i) {
     core::Condition condition;
-    condition.type = in.string();
-    condition.status = in.string();
-    condition.reason = in.string();
+    condition.type = in.word();
+    condition.status = in.word();
+    condition.reason = in.word();
     condition.message = in.string();
-    condition.lastTransitionTime = in.string();
+    condition.lastTransitionTime = in.timestamp();
     condition.observedGeneration = in.integer();
     status.conditions.push_back(std::move(condition));
   }
@@ -124,8 +153,8 @@ core::WorkloadStatus unpackStatus(Unpacker& in) {
 void packPairs(Packer& out, const std::map<std::string, std::string>& pairs) {
   out.integer(static_cast<std::int64_t>(pairs.size()));
   for (const auto& [key, value] : pairs) {
-    out.string(key);
-    out.string(value);
+    out.word(key);
+    out.word(value);
   }
 }
 
@@ -133,8 +162,8 @@ std::map<std::string, std::string> unpackPairs(Unpacker& in) {
   std::map<std::string, std::string> pairs;
   const auto count = in.integer();
   for (std::int64_t i = 0; i < count; ++i) {
-    auto key = in.string();
-    pairs[std::move(key)] = in.string();
+    auto key = in.word();
+    pairs[std::move(key)] = in.word();
   }
   return pairs;
 }
@@ -167,14 +196,13 @@ CachedWorkload packWorkload(const json& object) {
   cached.statusHash = statusDigest(status);
   cached.movedByReplacement = readBack.applied && readBack.applied->replacement;
 
-  Packer out;
-  out.string(stringMember(metadata, "uid"));
+  Packer out(words());
+  out.uid(stringMember(metadata, "uid"));
   out.integer(static_cast<std::int64_t>(finalizers.size()));
   for (const auto& finalizer : finalizers) {
-    out.string(finalizer);
+    out.word(finalizer);
   }
-  const auto specBytes = json::to_msgpack(spec);
-  out.string(std::string_view(reinterpret_cast<const char*>(specBytes.data()), specBytes.size()));
+  out.json(spec);
   packStatus(out, readBack);
   cached.packed = out.take();
   cached.packed.shrink_to_fit();
@@ -188,15 +216,13 @@ WorkloadObject CachedWorkload::unpack(const core::Catalog& catalog) const {
   workload.targetName = targetName;
   workload.policyName = policyName;
   workload.statusHash = statusHash;
-  Unpacker in(packed);
-  workload.uid = in.string();
+  Unpacker in(packed, words());
+  workload.uid = in.uid();
   const auto finalizers = in.integer();
   for (std::int64_t i = 0; i < finalizers; ++i) {
-    workload.finalizers.push_back(in.string());
+    workload.finalizers.push_back(in.word());
   }
-  const auto specBytes = in.string();
-  const auto spec = json::from_msgpack(specBytes, /*strict=*/true, /*allow_exceptions=*/false);
-  auto parsed = core::parseGpuWorkloadSpec(spec.is_discarded() ? json() : spec, catalog);
+  auto parsed = core::parseGpuWorkloadSpec(in.json(), catalog);
   if (parsed) {
     workload.spec = std::move(parsed).value();
   } else {
@@ -225,23 +251,32 @@ CachedDeployment packDeployment(const core::DeploymentState& state) {
     }
   }
   cached.ownedDigest = ownedFieldsDigest(state.ownedFields);
-  Packer out;
-  out.string(state.uid);
+  Packer out(words());
+  out.uid(state.uid);
   packPairs(out, state.nodeSelector);
   out.integer(static_cast<std::int64_t>(state.tolerations.size()));
   for (const auto& toleration : state.tolerations) {
-    out.string(toleration.key);
-    out.string(toleration.op);
-    out.string(toleration.value);
-    out.string(toleration.effect);
+    out.word(toleration.key);
+    out.word(toleration.op);
+    out.word(toleration.value);
+    out.word(toleration.effect);
   }
   out.integer(static_cast<std::int64_t>(state.containers.size()));
   for (const auto& container : state.containers) {
-    out.string(container.name);
+    out.word(container.name);
     packPairs(out, container.limits);
     packPairs(out, container.requests);
   }
-  out.string(state.ownedFields);
+  // The ownership record as a tree of words when it reads back as the
+  // same text (it does as we write it); as the text otherwise.
+  const auto owned = json::parse(state.ownedFields, nullptr, /*allow_exceptions=*/false);
+  const bool asTree = !owned.is_discarded() && owned.dump() == state.ownedFields;
+  out.boolean(asTree);
+  if (asTree) {
+    out.json(owned);
+  } else {
+    out.string(state.ownedFields);
+  }
   cached.packed = out.take();
   cached.packed.shrink_to_fit();
   return cached;
@@ -256,27 +291,27 @@ core::DeploymentState CachedDeployment::unpack() const {
   state.availableReplicas = availableReplicas;
   state.statusReplicas = statusReplicas;
   state.progressDeadlineExceeded = progressDeadlineExceeded;
-  Unpacker in(packed);
-  state.uid = in.string();
+  Unpacker in(packed, words());
+  state.uid = in.uid();
   state.nodeSelector = unpackPairs(in);
   const auto tolerations = in.integer();
   for (std::int64_t i = 0; i < tolerations; ++i) {
     core::Toleration toleration;
-    toleration.key = in.string();
-    toleration.op = in.string();
-    toleration.value = in.string();
-    toleration.effect = in.string();
+    toleration.key = in.word();
+    toleration.op = in.word();
+    toleration.value = in.word();
+    toleration.effect = in.word();
     state.tolerations.push_back(std::move(toleration));
   }
   const auto containers = in.integer();
   for (std::int64_t i = 0; i < containers; ++i) {
     core::ContainerResources container;
-    container.name = in.string();
+    container.name = in.word();
     container.limits = unpackPairs(in);
     container.requests = unpackPairs(in);
     state.containers.push_back(std::move(container));
   }
-  state.ownedFields = in.string();
+  state.ownedFields = in.boolean() ? in.json().dump() : in.string();
   return state;
 }
 

@@ -3,6 +3,7 @@
 #include "app/cached_objects.h"
 
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <doctest/doctest.h>
@@ -102,6 +103,83 @@ TEST_CASE("Packer and Unpacker: integers of every size and sign, strings, past t
   }
 }
 
+TEST_CASE("Packer and Unpacker: short forms give back exactly the text, or keep the text") {
+  const Vocabulary vocabulary{"Ready", "nvidia.com/gpu"};
+  struct Case {
+    const char* text;
+    std::size_t packedSize;  // what the short form saves, when there is one
+  };
+  SUBCASE("words: an index when the vocabulary has it, the text otherwise") {
+    const Case cases[] = {{"Ready", 1}, {"nvidia.com/gpu", 1}, {"ready", 6}, {"", 1}};
+    for (const auto& c : cases) {
+      CAPTURE(std::string(c.text));
+      Packer out(vocabulary);
+      out.word(c.text);
+      const auto bytes = out.take();
+      CHECK(bytes.size() == c.packedSize);
+      CHECK(Unpacker(bytes, vocabulary).word() == c.text);
+    }
+  }
+  SUBCASE("timestamps: seconds when the text reads back the same, the text otherwise") {
+    const Case cases[] = {{"2026-11-22T06:08:52Z", 5},
+                          {"1970-01-01T00:00:00Z", 1},
+                          {"2026-11-22T06:08:52.5Z", 23},     // fractional seconds
+                          {"2026-11-22T07:08:52+01:00", 26},  // an offset
+                          {"1969-12-31T23:59:59Z", 21},       // before the epoch
+                          {"yesterday", 10},
+                          {"", 1}};
+    for (const auto& c : cases) {
+      CAPTURE(std::string(c.text));
+      Packer out;
+      out.timestamp(c.text);
+      const auto bytes = out.take();
+      CHECK(bytes.size() == c.packedSize);
+      CHECK(Unpacker(bytes).timestamp() == c.text);
+    }
+  }
+  SUBCASE("UIDs: 16 bytes in the canonical form, the text otherwise") {
+    const Case cases[] = {{"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", 17},
+                          {"0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0", 37},  // upper case
+                          {"0f1e2d3c4b5a69788796a5b4c3d2e1f0", 33},      // no dashes
+                          {"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1fg", 37},  // not hex
+                          {"", 1}};
+    for (const auto& c : cases) {
+      CAPTURE(std::string(c.text));
+      Packer out;
+      out.uid(c.text);
+      const auto bytes = out.take();
+      CHECK(bytes.size() == c.packedSize);
+      CHECK(Unpacker(bytes).uid() == c.text);
+    }
+  }
+  SUBCASE("JSON: every kind of value, keys and strings in and out of the vocabulary") {
+    const json value = {
+        {"Ready", {{"nvidia.com/gpu", "1"}, {"other", nullptr}}},
+        {"numbers",
+         {0, -1, 42, INT64_MIN, INT64_MAX, std::numeric_limits<std::uint64_t>::max(), 0.1,
+          -2.5e300}},
+        {"flags", {true, false}},
+        {"empty", {{"array", json::array()}, {"object", json::object()}, {"string", ""}}},
+        {"nested", {{{"a", {{"b", {{"c", "Ready"}}}}}}}}};
+    Packer out(vocabulary);
+    out.json(value);
+    out.integer(7);  // what follows is still read in place
+    const auto bytes = out.take();
+    Unpacker in(bytes, vocabulary);
+    const auto back = in.json();
+    CHECK(back == value);
+    CHECK(back.dump() == value.dump());
+    CHECK(back["numbers"][5].is_number_unsigned());
+    CHECK(in.integer() == 7);
+    CHECK(Unpacker(bytes, vocabulary).json()["Ready"]["nvidia.com/gpu"] == "1");
+    const auto treeSize = bytes.size() - 1;  // the 7 took one byte
+    for (std::size_t cut = 0; cut < treeSize; ++cut) {
+      Unpacker truncated(std::string_view(bytes).substr(0, cut), vocabulary);
+      CHECK_FALSE(truncated.json() == value);  // short, but never out of bounds
+    }
+  }
+}
+
 TEST_CASE("a packed GpuWorkload unpacks to its projection") {
   auto engine = loadEngine({});
   REQUIRE(engine.ok());
@@ -129,12 +207,20 @@ TEST_CASE("a packed GpuWorkload unpacks to its projection") {
                                         {"reason", "the price went up"}};
   moved["status"]["applied"]["replacement"] = true;
 
-  const std::pair<const char*, json> cases[] = {{"placed", placed},
-                                                {"fresh", fresh},
-                                                {"invalid", invalid},
-                                                {"deleting", deleting},
-                                                {"other policy", otherPolicy},
-                                                {"moved", moved}};
+  json handWritten = placed;  // forms the short encodings do not cover, kept as they are
+  handWritten["metadata"]["uid"] = "NOT-A-CANONICAL-UID";
+  handWritten["status"]["conditions"][0]["lastTransitionTime"] = "2026-11-22T03:00:00.25Z";
+  handWritten["status"]["conditions"][0]["reason"] = "SomeoneElsesReason";
+  handWritten["status"]["applied"]["time"] = "2026-11-22T04:00:00+01:00";
+  handWritten["spec"]["extension"] = {{"ratio", 0.75},
+                                      {"big", 18446744073709551615ULL},
+                                      {"none", nullptr},
+                                      {"list", {1, "two", false}}};
+
+  const std::pair<const char*, json> cases[] = {
+      {"placed", placed},   {"fresh", fresh},       {"hand-written", handWritten},
+      {"invalid", invalid}, {"deleting", deleting}, {"other policy", otherPolicy},
+      {"moved", moved}};
   for (const auto& [name, object] : cases) {
     CAPTURE(std::string(name));
     const auto packed = packWorkload(object);
@@ -146,7 +232,7 @@ TEST_CASE("a packed GpuWorkload unpacks to its projection") {
     CHECK(packed.policyName == projected.policyName);
     CHECK(packed.movedByReplacement ==
           (projected.status.applied && projected.status.applied->replacement));
-    CHECK(packed.packed.size() < 1200);
+    CHECK(packed.packed.size() < 700);
   }
   CHECK_FALSE(packWorkload(invalid).unpack(catalog).spec.has_value());
   CHECK(packWorkload(placed).finalizersDigest != packWorkload(fresh).finalizersDigest);
@@ -172,10 +258,18 @@ TEST_CASE("a packed Deployment unpacks to its projection, and compares as it doe
       {"availableReplicas", 2},
       {"conditions",
        {{{"type", "Progressing"}, {"status", "False"}, {"reason", "ProgressDeadlineExceeded"}}}}};
-  const std::pair<const char*, json> cases[] = {{"placed", placed},
-                                                {"plain", plain},
-                                                {"two containers", twoContainers},
-                                                {"rolling", rolling}};
+  json reformatted = placed;  // an ownership record edited by hand: kept as written
+  reformatted["metadata"]["annotations"]["gpuplacement.io/owned-fields"] =
+      "{ \"workload\": \"llama\" }";
+  json unreadable = placed;
+  unreadable["metadata"]["annotations"]["gpuplacement.io/owned-fields"] = "{not json";
+  json odd = placed;  // a UID in another form, a word not in the vocabulary
+  odd["metadata"]["uid"] = "uid-0001";
+  odd["spec"]["template"]["spec"]["nodeSelector"]["example.com/zone"] = "b";
+  const std::pair<const char*, json> cases[] = {
+      {"placed", placed},         {"plain", plain}, {"reformatted", reformatted},
+      {"unreadable", unreadable}, {"odd", odd},     {"two containers", twoContainers},
+      {"rolling", rolling}};
   for (const auto& [name, object] : cases) {
     CAPTURE(std::string(name));
     const auto state = core::deploymentFromJson(object);
