@@ -106,77 +106,67 @@ TEST_CASE("Packer and Unpacker: integers of every size and sign, strings, past t
 TEST_CASE("Packer and Unpacker: short forms give back exactly the text, or keep the text") {
   const Vocabulary vocabulary{"Ready", "nvidia.com/gpu"};
   struct Case {
+    void (Packer::*pack)(std::string_view);
+    std::string (Unpacker::*unpack)();
     const char* text;
     std::size_t packedSize;  // what the short form saves, when there is one
   };
-  SUBCASE("words: an index when the vocabulary has it, the text otherwise") {
-    const Case cases[] = {{"Ready", 1}, {"nvidia.com/gpu", 1}, {"ready", 6}, {"", 1}};
-    for (const auto& c : cases) {
-      CAPTURE(std::string(c.text));
-      Packer out(vocabulary);
-      out.word(c.text);
-      const auto bytes = out.take();
-      CHECK(bytes.size() == c.packedSize);
-      CHECK(Unpacker(bytes, vocabulary).word() == c.text);
-    }
-  }
-  SUBCASE("timestamps: seconds when the text reads back the same, the text otherwise") {
-    const Case cases[] = {{"2026-11-22T06:08:52Z", 5},
-                          {"1970-01-01T00:00:00Z", 1},
-                          {"2026-11-22T06:08:52.5Z", 23},     // fractional seconds
-                          {"2026-11-22T07:08:52+01:00", 26},  // an offset
-                          {"1969-12-31T23:59:59Z", 21},       // before the epoch
-                          {"yesterday", 10},
-                          {"", 1}};
-    for (const auto& c : cases) {
-      CAPTURE(std::string(c.text));
-      Packer out;
-      out.timestamp(c.text);
-      const auto bytes = out.take();
-      CHECK(bytes.size() == c.packedSize);
-      CHECK(Unpacker(bytes).timestamp() == c.text);
-    }
-  }
-  SUBCASE("UIDs: 16 bytes in the canonical form, the text otherwise") {
-    const Case cases[] = {{"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", 17},
-                          {"0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0", 37},  // upper case
-                          {"0f1e2d3c4b5a69788796a5b4c3d2e1f0", 33},      // no dashes
-                          {"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1fg", 37},  // not hex
-                          {"", 1}};
-    for (const auto& c : cases) {
-      CAPTURE(std::string(c.text));
-      Packer out;
-      out.uid(c.text);
-      const auto bytes = out.take();
-      CHECK(bytes.size() == c.packedSize);
-      CHECK(Unpacker(bytes).uid() == c.text);
-    }
-  }
-  SUBCASE("JSON: every kind of value, keys and strings in and out of the vocabulary") {
-    const json value = {
-        {"Ready", {{"nvidia.com/gpu", "1"}, {"other", nullptr}}},
-        {"numbers",
-         {0, -1, 42, INT64_MIN, INT64_MAX, std::numeric_limits<std::uint64_t>::max(), 0.1,
-          -2.5e300}},
-        {"flags", {true, false}},
-        {"empty", {{"array", json::array()}, {"object", json::object()}, {"string", ""}}},
-        {"nested", {{{"a", {{"b", {{"c", "Ready"}}}}}}}}};
+  const Case cases[] = {
+      // words: an index when the vocabulary has it, the text otherwise
+      {&Packer::word, &Unpacker::word, "Ready", 1},
+      {&Packer::word, &Unpacker::word, "nvidia.com/gpu", 1},
+      {&Packer::word, &Unpacker::word, "ready", 6},
+      {&Packer::word, &Unpacker::word, "", 1},
+      // timestamps: seconds when the text reads back the same, the text otherwise
+      {&Packer::timestamp, &Unpacker::timestamp, "2026-11-22T06:08:52Z", 5},
+      {&Packer::timestamp, &Unpacker::timestamp, "1970-01-01T00:00:00Z", 1},
+      {&Packer::timestamp, &Unpacker::timestamp, "2026-11-22T06:08:52.5Z", 23},
+      {&Packer::timestamp, &Unpacker::timestamp, "2026-11-22T07:08:52+01:00", 26},
+      {&Packer::timestamp, &Unpacker::timestamp, "1969-12-31T23:59:59Z", 21},  // before 1970
+      {&Packer::timestamp, &Unpacker::timestamp, "yesterday", 10},
+      {&Packer::timestamp, &Unpacker::timestamp, "", 1},
+      // UIDs: 16 bytes in the canonical form, the text otherwise
+      {&Packer::uid, &Unpacker::uid, "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", 17},
+      {&Packer::uid, &Unpacker::uid, "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0", 37},
+      {&Packer::uid, &Unpacker::uid, "0f1e2d3c4b5a69788796a5b4c3d2e1f0", 33},
+      {&Packer::uid, &Unpacker::uid, "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1fg", 37},
+      {&Packer::uid, &Unpacker::uid, "", 1},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.text));
     Packer out(vocabulary);
-    out.json(value);
-    out.integer(7);  // what follows is still read in place
+    (out.*c.pack)(c.text);
     const auto bytes = out.take();
+    CHECK(bytes.size() == c.packedSize);
     Unpacker in(bytes, vocabulary);
-    const auto back = in.json();
-    CHECK(back == value);
-    CHECK(back.dump() == value.dump());
-    CHECK(back["numbers"][5].is_number_unsigned());
-    CHECK(in.integer() == 7);
-    CHECK(Unpacker(bytes, vocabulary).json()["Ready"]["nvidia.com/gpu"] == "1");
-    const auto treeSize = bytes.size() - 1;  // the 7 took one byte
-    for (std::size_t cut = 0; cut < treeSize; ++cut) {
-      Unpacker truncated(std::string_view(bytes).substr(0, cut), vocabulary);
-      CHECK_FALSE(truncated.json() == value);  // short, but never out of bounds
-    }
+    CHECK((in.*c.unpack)() == c.text);
+  }
+}
+
+TEST_CASE("Packer and Unpacker: JSON of every kind, words in and out of the vocabulary") {
+  const Vocabulary vocabulary{"Ready", "nvidia.com/gpu"};
+  const json value = {
+      {"Ready", {{"nvidia.com/gpu", "1"}, {"other", nullptr}}},
+      {"numbers",
+       {0, -1, 42, INT64_MIN, INT64_MAX, std::numeric_limits<std::uint64_t>::max(), 0.1, -2.5e300}},
+      {"flags", {true, false}},
+      {"empty", {{"array", json::array()}, {"object", json::object()}, {"string", ""}}},
+      {"nested", {{{"a", {{"b", {{"c", "Ready"}}}}}}}}};
+  Packer out(vocabulary);
+  out.json(value);
+  out.integer(7);  // what follows is still read in place
+  const auto bytes = out.take();
+  Unpacker in(bytes, vocabulary);
+  const auto back = in.json();
+  CHECK(back == value);
+  CHECK(back.dump() == value.dump());
+  CHECK(back["numbers"][5].is_number_unsigned());
+  CHECK(in.integer() == 7);
+  CHECK(Unpacker(bytes, vocabulary).json()["Ready"]["nvidia.com/gpu"] == "1");
+  const auto treeSize = bytes.size() - 1;  // the 7 took one byte
+  for (std::size_t cut = 0; cut < treeSize; ++cut) {
+    Unpacker truncated(std::string_view(bytes).substr(0, cut), vocabulary);
+    CHECK_FALSE(truncated.json() == value);  // short, but never out of bounds
   }
 }
 
