@@ -245,8 +245,14 @@ CachedDeployment packDeployment(const core::DeploymentState& state) {
   cached.availableReplicas = state.availableReplicas;
   cached.statusReplicas = state.statusReplicas;
   cached.progressDeadlineExceeded = state.progressDeadlineExceeded;
+  // The ownership record, parsed once: for its owner, and to pack it as a
+  // tree of words when it reads back as the same text (it does as we write
+  // it; as the text otherwise).
+  const auto record = state.ownedFields.empty()
+                          ? json()
+                          : json::parse(state.ownedFields, nullptr, /*allow_exceptions=*/false);
   if (!state.ownedFields.empty()) {
-    if (auto owned = core::parseOwnedFields(state.ownedFields); owned) {
+    if (auto owned = core::ownedFieldsFromJson(record); owned) {
       cached.owner = owned->workload;
     }
   }
@@ -267,13 +273,11 @@ CachedDeployment packDeployment(const core::DeploymentState& state) {
     packPairs(out, container.limits);
     packPairs(out, container.requests);
   }
-  // The ownership record as a tree of words when it reads back as the
-  // same text (it does as we write it); as the text otherwise.
-  const auto owned = json::parse(state.ownedFields, nullptr, /*allow_exceptions=*/false);
-  const bool asTree = !owned.is_discarded() && owned.dump() == state.ownedFields;
+  const bool asTree =
+      !state.ownedFields.empty() && !record.is_discarded() && record.dump() == state.ownedFields;
   out.boolean(asTree);
   if (asTree) {
-    out.json(owned);
+    out.json(record);
   } else {
     out.string(state.ownedFields);
   }

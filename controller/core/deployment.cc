@@ -145,11 +145,14 @@ DeploymentState deploymentFromJson(const json& object) {
 }
 
 Result<OwnedFields> parseOwnedFields(const std::string& annotation) {
-  OwnedFields owned;
   if (annotation.empty()) {
-    return owned;
+    return OwnedFields{};
   }
-  const auto document = json::parse(annotation, nullptr, /*allow_exceptions=*/false);
+  return ownedFieldsFromJson(json::parse(annotation, nullptr, /*allow_exceptions=*/false));
+}
+
+Result<OwnedFields> ownedFieldsFromJson(const json& document) {
+  OwnedFields owned;
   const auto fail = [] {
     return Error{std::string("metadata.annotations[") + kOwnedFieldsAnnotation + "]",
                  "is not the operator's ownership record; remove it to let the operator start "

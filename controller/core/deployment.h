@@ -72,6 +72,8 @@ struct OwnedFields {
 
 // An unreadable annotation (edited by hand) is an error naming it.
 Result<OwnedFields> parseOwnedFields(const std::string& annotation);
+// The same, from the annotation already parsed (discarded when unreadable).
+Result<OwnedFields> ownedFieldsFromJson(const nlohmann::json& document);
 std::string serializeOwnedFields(const OwnedFields& owned);
 
 // What to send to make a Deployment carry `desired` (or, for nullptr,
