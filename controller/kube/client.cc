@@ -155,7 +155,7 @@ asio::awaitable<ApiResult<HttpResponse>> KubeClient::execute(const char* verb,
 }
 
 asio::awaitable<ApiResult<json>> KubeClient::executeJson(const char* verb, HttpRequest request,
-                                                         const ListItemVisitor* onItem) {
+                                                         const runtime::ListItemSink* onItem) {
   auto response = co_await execute(verb, std::move(request));
   if (!response) {
     co_return std::move(response).error();
@@ -179,7 +179,7 @@ asio::awaitable<ApiResult<json>> KubeClient::list(std::string pathWithQuery) {
 }
 
 asio::awaitable<ApiResult<json>> KubeClient::list(std::string pathWithQuery,
-                                                  const ListItemVisitor& onItem) {
+                                                  const runtime::ListItemSink& onItem) {
   co_return co_await executeJson("list", makeRequest(Method::Get, std::move(pathWithQuery)),
                                  &onItem);
 }

@@ -14,6 +14,7 @@
 #include "kube/transport.h"
 #include "runtime/asio.h"
 #include "runtime/clock.h"
+#include "runtime/object_json.h"
 #include "runtime/rate_limiter.h"
 
 namespace gpuplacement::kube {
@@ -77,8 +78,8 @@ class KubeClient {
   asio::awaitable<ApiResult<json>> list(std::string pathWithQuery);
   // The same, handing each item to `onItem` while parsing; the answer
   // comes back with an empty "items".
-  using ListItemVisitor = std::function<void(json& item)>;
-  asio::awaitable<ApiResult<json>> list(std::string pathWithQuery, const ListItemVisitor& onItem);
+  asio::awaitable<ApiResult<json>> list(std::string pathWithQuery,
+                                        const runtime::ListItemSink& onItem);
   asio::awaitable<ApiResult<json>> create(std::string path, const json& body);
   asio::awaitable<ApiResult<json>> update(std::string path, const json& body);
   asio::awaitable<ApiResult<json>> patch(std::string path, const json& body, PatchType type);
@@ -98,7 +99,7 @@ class KubeClient {
   asio::awaitable<ApiResult<HttpResponse>> execute(const char* verb, HttpRequest request);
   // Parses the answer whole, or a list item by item when onItem is given.
   asio::awaitable<ApiResult<json>> executeJson(const char* verb, HttpRequest request,
-                                               const ListItemVisitor* onItem = nullptr);
+                                               const runtime::ListItemSink* onItem = nullptr);
   asio::awaitable<void> pace();
   asio::awaitable<void> sleep(std::chrono::nanoseconds duration);
   std::chrono::nanoseconds backoff(int attempt);

@@ -112,7 +112,13 @@ class Informer {
   asio::awaitable<void> consume(std::unique_ptr<EventStream> stream);
   // The stream failed: a streaming list in progress starts over, a watch
   // resumes (both after a backoff; 410 lists at once).
-  void streamFailed(unsigned status);
+  void streamFailed(unsigned status) {
+    state_.streamFailed(status, clock_.monotonicNow(), jitter());
+  }
+  // An object of a list in progress (a page or a streaming list's events).
+  void keepPending(const nlohmann::json& object, std::string resourceVersion) {
+    pending_[objectKey(object)] = Cached<T>{std::move(resourceVersion), project_(object)};
+  }
   // The list is complete: into the store, and wake waitForSync().
   void completeList();
   std::chrono::seconds watchTimeout() {
@@ -145,13 +151,14 @@ class Informer {
   const Clock& clock_;
   WatchState state_;
   Store<T> store_;
-  // Pages of a list in progress; swapped into the store on the last page.
+  // The objects of a list in progress (pages or a streaming list's
+  // events), moved into the store when it completes. Empty between lists:
+  // a list that fails or is cut short clears it.
   std::unordered_map<std::string, Cached<T>> pending_;
   std::vector<Handler> handlers_;
   Logger log_;
   std::minstd_rand random_;
   bool stopped_ = false;
-  bool initialEvents_ = false;  // a streaming list's objects are arriving
   EventStream* activeStream_ = nullptr;
   asio::steady_timer* activeWait_ = nullptr;
   std::vector<asio::steady_timer*> syncWaiters_;
@@ -208,16 +215,12 @@ asio::awaitable<void> Informer<T>::waitForSync() {
 
 template <typename T>
 asio::awaitable<void> Informer<T>::listPage(const std::string& continueToken) {
-  if (continueToken.empty()) {
-    pending_.clear();
-  }
   const ListItemSink keep = [this](nlohmann::json& object) {
     const auto* metadata = object.contains("metadata") ? &object.at("metadata") : nullptr;
     if (!metadata || !metadata->is_object()) {
       return;  // nothing to key it by; the API server never sends this
     }
-    pending_[objectKey(object)] =
-        Cached<T>{core::stringMember(*metadata, "resourceVersion"), project_(object)};
+    keepPending(object, core::stringMember(*metadata, "resourceVersion"));
   };
   auto page = co_await client_.list(options_.path, continueToken, options_.pageSize, keep);
   if (stopped_) {
@@ -244,7 +247,6 @@ void Informer<T>::completeList() {
 
 template <typename T>
 asio::awaitable<void> Informer<T>::streamList() {
-  pending_.clear();
   auto opened = co_await client_.streamList(options_.path, watchTimeout());
   if (stopped_) {
     co_return;
@@ -261,19 +263,7 @@ asio::awaitable<void> Informer<T>::streamList() {
     state_.listFailed(status, clock_.monotonicNow(), jitter());
     co_return;
   }
-  initialEvents_ = true;
   co_await consume(std::move(opened).value());
-}
-
-template <typename T>
-void Informer<T>::streamFailed(unsigned status) {
-  if (initialEvents_) {
-    initialEvents_ = false;
-    pending_.clear();
-    state_.listFailed(status, clock_.monotonicNow(), jitter());
-  } else {
-    state_.watchFailed(status, clock_.monotonicNow(), jitter());
-  }
 }
 
 template <typename T>
@@ -355,16 +345,15 @@ bool Informer<T>::applyEvent(const std::string& line) {
     return false;
   }
   std::string resourceVersion = core::stringMember(*metadata, "resourceVersion");
-  if (initialEvents_) {
+  if (state_.phase() == WatchState::Phase::Listing) {  // a streaming list's objects
     if (type == "BOOKMARK") {
       const auto& annotations = core::memberOf(*metadata, "annotations");
       if (core::stringMember(annotations, "k8s.io/initial-events-end") == "true") {
-        initialEvents_ = false;
         state_.initialEventsEnded(resourceVersion);
         completeList();
       }
     } else if (type == "ADDED" || type == "MODIFIED") {
-      pending_[objectKey(object)] = Cached<T>{std::move(resourceVersion), project_(object)};
+      keepPending(object, std::move(resourceVersion));
     } else if (type == "DELETED") {
       pending_.erase(objectKey(object));
     }
@@ -403,7 +392,7 @@ asio::awaitable<void> Informer<T>::watch(const std::string& resourceVersion) {
 template <typename T>
 asio::awaitable<void> Informer<T>::consume(std::unique_ptr<EventStream> stream) {
   activeStream_ = stream.get();
-  state_.watchStarted();
+  state_.streamOpened();
   for (;;) {
     auto line = co_await stream->next();
     if (stopped_) {
@@ -415,16 +404,12 @@ asio::awaitable<void> Informer<T>::consume(std::unique_ptr<EventStream> stream) 
       break;
     }
     if (!*line) {
-      if (initialEvents_) {
-        // Ended before the end-of-list bookmark: a server that took the
-        // request for a plain watch.
-        initialEvents_ = false;
-        pending_.clear();
-        log("the streaming list ended before its last object; listing in pages from now on");
-        state_.streamingListRefused();
-      } else {
-        state_.watchEnded();  // the server's timeout: resume from the last rv
+      // The server's timeout (resume from the last rv), or a streaming list
+      // ended before its end bookmark (a server going away: one paged list).
+      if (state_.phase() == WatchState::Phase::Listing) {
+        log("the streaming list ended before its last object; listing in pages");
       }
+      state_.streamEnded();
       break;
     }
     if ((*line)->empty()) {
@@ -434,10 +419,7 @@ asio::awaitable<void> Informer<T>::consume(std::unique_ptr<EventStream> stream) 
       break;
     }
   }
-  if (initialEvents_) {  // stopped in the middle of a streaming list
-    initialEvents_ = false;
-    pending_.clear();
-  }
+  pending_.clear();  // what a streaming list cut short had gathered
   activeStream_ = nullptr;
   stream->close();
 }

@@ -10,6 +10,7 @@
 
 #include "core/result.h"
 #include "runtime/asio.h"
+#include "runtime/object_json.h"
 
 namespace gpuplacement::runtime {
 
@@ -20,10 +21,6 @@ struct ListWatchError {
   std::string message;
   bool gone() const { return status == 410; }
 };
-
-// Receives each object of a list page as it is parsed; only one object of
-// a page exists at a time.
-using ListItemSink = std::function<void(nlohmann::json& object)>;
 
 struct ListPage {
   std::string resourceVersion;

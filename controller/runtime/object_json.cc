@@ -1,23 +1,27 @@
 #include "runtime/object_json.h"
 
 namespace gpuplacement::runtime {
+namespace {
 
-nlohmann::json parseObject(std::string_view text) {
-  using json = nlohmann::json;
-  // Returning false for a key drops the key and its whole value before any
-  // of it is built.
-  const json::parser_callback_t skipManagedFields = [](int, json::parse_event_t event,
-                                                       json& parsed) {
-    return event != json::parse_event_t::key ||
-           parsed.get_ref<const std::string&>() != "managedFields";
+using json = nlohmann::json;
+using Event = json::parse_event_t;
+
+// For a parser callback: false for the key "managedFields" drops the key
+// and its whole value before any of it is built.
+bool keepKey(const json& key) {
+  return key.get_ref<const std::string&>() != "managedFields";
+}
+
+}  // namespace
+
+json parseObject(std::string_view text) {
+  const json::parser_callback_t skipManagedFields = [](int, Event event, json& parsed) {
+    return event != Event::key || keepKey(parsed);
   };
   return json::parse(text.begin(), text.end(), skipManagedFields, /*allow_exceptions=*/false);
 }
 
-nlohmann::json parseList(std::string_view text,
-                         const std::function<void(nlohmann::json& item)>& onItem) {
-  using json = nlohmann::json;
-  using Event = json::parse_event_t;
+json parseList(std::string_view text, const ListItemSink& onItem) {
   // Depths as nlohmann counts them: the list's own keys at 1, the end of
   // each element of its "items" array at 2.
   bool inItems = false;
@@ -26,7 +30,7 @@ nlohmann::json parseList(std::string_view text,
       if (depth == 1) {
         inItems = parsed.get_ref<const std::string&>() == "items";
       }
-      return parsed.get_ref<const std::string&>() != "managedFields";
+      return keepKey(parsed);
     }
     if (event == Event::object_end && depth == 2 && inItems) {
       onItem(parsed);

@@ -13,12 +13,15 @@ namespace gpuplacement::runtime {
 // discarded value (is_discarded()) when the text is not JSON.
 nlohmann::json parseObject(std::string_view text);
 
+// Receives each object of a list as it is parsed; only one object of a
+// list exists at a time.
+using ListItemSink = std::function<void(nlohmann::json& object)>;
+
 // Parses a list (`{"items": [...], "metadata": {...}}`) one item at a time:
 // each item, managedFields left out, goes to `onItem` as soon as it is
 // complete and is then dropped, so a page of 500 objects never exists as
 // one tree. Returns the list without its items, or a discarded value when
 // the text is not JSON (items seen before the error have been delivered).
-nlohmann::json parseList(std::string_view text,
-                         const std::function<void(nlohmann::json& item)>& onItem);
+nlohmann::json parseList(std::string_view text, const ListItemSink& onItem);
 
 }  // namespace gpuplacement::runtime

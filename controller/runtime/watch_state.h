@@ -25,8 +25,9 @@ namespace gpuplacement::runtime {
 // bookmark marks their end, and the same stream goes on as the watch. It
 // costs the server a fraction of paged LISTs, which for custom resources
 // are decoded from etcd page by page. A server that refuses it (400 or
-// 422), or ends the stream before that bookmark, gets paged LISTs from
-// then on.
+// 422) gets paged LISTs from then on; a stream that ends before that
+// bookmark (a server going away) is followed by one paged LIST, as
+// client-go does.
 //
 // Every resourceVersion seen (events and bookmarks) moves the resume point,
 // so a new watch starts where the last one stopped: no event is lost. 410
@@ -56,7 +57,7 @@ class WatchState {
   Step next() const {
     switch (phase_) {
       case Phase::Listing:
-        if (streaming_) {
+        if (streaming_ && !pagedOnce_) {
           return Step{StepKind::StreamList, "", "", {}};
         }
         return Step{StepKind::ListPage, continueToken_, "", {}};
@@ -76,6 +77,7 @@ class WatchState {
       return false;
     }
     continueToken_.clear();
+    pagedOnce_ = false;
     resourceVersion_ = resourceVersion;
     phase_ = Phase::Watching;
     synced_ = true;
@@ -111,7 +113,36 @@ class WatchState {
     backOff(now, jitter, /*thenList=*/true);
   }
 
-  void watchStarted() { failures_ = 0; }
+  // A stream is open. A watch that opens ends the backoff; a streaming
+  // list ends it only at its end bookmark, so one that keeps breaking
+  // waits longer each time.
+  void streamOpened() {
+    if (phase_ == Phase::Watching) {
+      failures_ = 0;
+    }
+  }
+
+  // The open stream broke or carried an error: while listing, the list
+  // starts over; while watching, the watch resumes (or 410: list again).
+  void streamFailed(unsigned status, MonotonicTime now, double jitter) {
+    if (phase_ == Phase::Listing) {
+      listFailed(status, now, jitter);
+    } else {
+      watchFailed(status, now, jitter);
+    }
+  }
+
+  // The server ended the open stream cleanly. A watch resumes from the
+  // last resourceVersion. A streaming list that ended before its end
+  // bookmark gets one paged LIST instead.
+  void streamEnded() {
+    if (phase_ == Phase::Listing) {
+      pagedOnce_ = true;
+      continueToken_.clear();
+    } else {
+      watchEnded();
+    }
+  }
 
   // ADDED, MODIFIED, DELETED and BOOKMARK all carry the new resume point.
   void eventReceived(const std::string& resourceVersion) {
@@ -162,6 +193,7 @@ class WatchState {
   Phase phase_ = Phase::Listing;
   Phase afterWait_ = Phase::Listing;
   bool streaming_;
+  bool pagedOnce_ = false;  // the next list in pages, then streaming again
   std::string continueToken_;
   std::string resourceVersion_;
   MonotonicTime waitUntil_{};

@@ -314,7 +314,20 @@ TEST_CASE("a streaming list broken before its end starts over; nothing half-list
   CHECK(h.changes == std::vector<std::string>{"add ns/b=2", "add ns/c=3"});
 }
 
-TEST_CASE("a server without streaming lists: refused (422) or ended early, then paged lists") {
+TEST_CASE("an object deleted while a streaming list arrives is not kept") {
+  Harness h(Lists::Streaming);
+  h.server.streamingLists.push_back(
+      {std::nullopt,
+       {event("ADDED", object("a", "5", 1)), event("ADDED", object("b", "6", 2)),
+        event("DELETED", object("a", "7")), bookmark("8", /*endOfList=*/true)},
+       std::nullopt});
+  h.run();
+  CHECK(h.informer.synced());
+  CHECK(h.informer.store().get("ns/a") == nullptr);
+  CHECK(h.changes == std::vector<std::string>{"add ns/b=2"});
+}
+
+TEST_CASE("streaming lists refused (422): paged lists for good; ended early: one paged list") {
   SUBCASE("refused") {
     Harness h(Lists::Streaming);
     h.server.streamingLists.push_back({ListWatchError{422, "Invalid"}, {}, std::nullopt});
@@ -326,13 +339,26 @@ TEST_CASE("a server without streaming lists: refused (422) or ended early, then 
     CHECK_FALSE(h.informer.state().streamingLists());
     CHECK(h.changes == std::vector<std::string>{"add ns/a=1"});
   }
-  SUBCASE("taken for a plain watch: the stream ends with no end bookmark") {
+  SUBCASE("ended with no end bookmark (a plain bookmark does not count)") {
     Harness h(Lists::Streaming);
     h.server.streamingLists.push_back(
-        {std::nullopt, {event("ADDED", object("z", "9", 9))}, std::nullopt});
+        {std::nullopt, {event("ADDED", object("z", "9", 9)), bookmark("8")}, std::nullopt});
     h.server.lists.push_back(page({object("a", "1", 1)}, "10"));
+    // A 410 later: the relist streams again.
+    h.server.watches.push_back(
+        {std::nullopt,
+         {json{{"type", "ERROR"}, {"object", {{"kind", "Status"}, {"code", 410}}}}.dump()},
+         std::nullopt});
+    h.server.streamingLists.push_back(
+        {std::nullopt,
+         {event("ADDED", object("a", "1", 1)), bookmark("30", /*endOfList=*/true)},
+         std::nullopt});
     h.run();
+    CHECK(h.server.streamingListCalls == 2);
     CHECK(h.server.listCalls == std::vector<std::string>{""});
+    CHECK(h.server.watchCalls == std::vector<std::string>{"10", "30"});
+    CHECK(h.informer.state().streamingLists());
+    CHECK(h.informer.state().lists() == 2);
     CHECK(h.informer.store().get("ns/z") == nullptr);
     CHECK(h.changes == std::vector<std::string>{"add ns/a=1"});
   }

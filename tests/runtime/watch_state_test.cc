@@ -1,5 +1,7 @@
 #include "runtime/watch_state.h"
 
+#include <vector>
+
 #include <doctest/doctest.h>
 
 #include "support/fake_clock.h"
@@ -27,10 +29,10 @@ TEST_CASE("paged list, then watch from the list's resourceVersion") {
 TEST_CASE("events and bookmarks move the resume point; a normal end resumes there") {
   WatchState state(WatchState::Backoff{}, /*streamingLists=*/false);
   state.pageReceived("", "10");
-  state.watchStarted();
+  state.streamOpened();
   state.eventReceived("11");
   state.eventReceived("15");  // a bookmark
-  state.watchEnded();
+  state.streamEnded();
   CHECK(state.next().kind == Kind::Watch);
   CHECK(state.next().resourceVersion == "15");
   CHECK(state.lists() == 1);
@@ -111,6 +113,56 @@ TEST_CASE("a server that refuses streaming lists gets paged lists for good") {
   CHECK(state.pageReceived("", "10"));
   state.watchFailed(410, clock.monotonicNow(), 0.5);
   CHECK(state.next().kind == Kind::ListPage);
+}
+
+TEST_CASE("a streaming list that keeps breaking waits longer each time") {
+  FakeClock clock;
+  WatchState state({milliseconds(100), seconds(2)});
+  const auto start = clock.monotonicNow();
+  std::vector<milliseconds> waits;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    REQUIRE(state.next().kind == Kind::StreamList);
+    state.streamOpened();  // it opens, then breaks before its end bookmark
+    state.streamFailed(0, start, 0.5);
+    REQUIRE(state.next().kind == Kind::Wait);
+    waits.push_back(duration_cast<milliseconds>(state.next().until - start));
+    state.waited();
+  }
+  CHECK(waits == std::vector<milliseconds>{milliseconds(75), milliseconds(150), milliseconds(300)});
+  CHECK(state.consecutiveFailures() == 3);
+  state.streamOpened();
+  state.initialEventsEnded("9");
+  CHECK(state.consecutiveFailures() == 0);
+  // A watch that fails and opens again starts its backoff over.
+  state.streamFailed(0, start, 0.5);
+  CHECK(state.consecutiveFailures() == 1);
+  state.waited();
+  CHECK(state.next().kind == Kind::Watch);
+  state.streamOpened();
+  CHECK(state.consecutiveFailures() == 0);
+}
+
+TEST_CASE("a streaming list that ends before its end bookmark: one paged list, then streaming") {
+  FakeClock clock;
+  WatchState state;
+  REQUIRE(state.next().kind == Kind::StreamList);
+  state.streamOpened();
+  state.streamEnded();
+  CHECK(state.streamingLists());
+  CHECK(state.next().kind == Kind::ListPage);
+  state.listFailed(503, clock.monotonicNow(), 0.5);  // still in pages after a failure
+  state.waited();
+  CHECK(state.next().kind == Kind::ListPage);
+  CHECK_FALSE(state.pageReceived("more", "20"));
+  CHECK(state.next().continueToken == "more");
+  CHECK(state.pageReceived("", "20"));
+  CHECK(state.next().kind == Kind::Watch);
+  state.streamOpened();
+  state.streamEnded();  // a watch's normal end resumes it
+  CHECK(state.next().kind == Kind::Watch);
+  CHECK(state.next().resourceVersion == "20");
+  state.streamFailed(410, clock.monotonicNow(), 0.5);
+  CHECK(state.next().kind == Kind::StreamList);
 }
 
 }  // namespace gpuplacement::runtime
