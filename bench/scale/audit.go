@@ -6,6 +6,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"sort"
 	"time"
@@ -48,11 +49,21 @@ func readAudit(path string) ([]Request, error) {
 	defer file.Close()
 	seen := map[string]bool{}
 	var requests []Request
+	// Only the last line may be unreadable (still being written): any
+	// other would make the counts low without a word.
+	unreadable := 0
 	scanner := bufio.NewScanner(file)
 	scanner.Buffer(make([]byte, 1<<20), 1<<24)
-	for scanner.Scan() {
+	for line := 1; scanner.Scan(); line++ {
+		if unreadable > 0 {
+			return nil, fmt.Errorf("%s: line %d is not an audit event", path, unreadable)
+		}
 		var entry auditEntry
-		if json.Unmarshal(scanner.Bytes(), &entry) != nil || seen[entry.AuditID] {
+		if json.Unmarshal(scanner.Bytes(), &entry) != nil {
+			unreadable = line
+			continue
+		}
+		if seen[entry.AuditID] {
 			continue // a watch logs ResponseStarted and ResponseComplete
 		}
 		seen[entry.AuditID] = true

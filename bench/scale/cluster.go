@@ -51,6 +51,8 @@ type ControlPlane struct {
 	env    []string // PATH with the pinned kubectl, KUBECONFIG
 	creds  Credentials
 	client *Client
+	// kube-apiserver and etcd, whose CPU time the figures include.
+	serverPids []int
 }
 
 func startControlPlane(repo, dir string, stopWithUs bool) (*ControlPlane, error) {
@@ -96,6 +98,17 @@ func startControlPlane(repo, dir string, stopWithUs bool) (*ControlPlane, error)
 		CertFile: filepath.Join(pki, "admin.crt"), KeyFile: filepath.Join(pki, "admin.key")}
 	if plane.client, err = NewClient(plane.creds); err != nil {
 		return nil, err
+	}
+	for _, name := range []string{"kube-apiserver", "etcd"} {
+		data, err := os.ReadFile(filepath.Join(dir, name+".pid"))
+		if err != nil {
+			return nil, err
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil {
+			return nil, fmt.Errorf("%s.pid: %v", name, err)
+		}
+		plane.serverPids = append(plane.serverPids, pid)
 	}
 	return plane, nil
 }
@@ -199,19 +212,16 @@ func (p *ControlPlane) FloorCredentials() (string, error) {
 }
 
 // ServerCPUSeconds is the CPU time kube-apiserver and etcd have used so far.
-func (p *ControlPlane) ServerCPUSeconds() float64 {
+func (p *ControlPlane) ServerCPUSeconds() (float64, error) {
 	total := 0.0
-	for _, name := range []string{"kube-apiserver", "etcd"} {
-		data, err := os.ReadFile(filepath.Join(p.dir, name+".pid"))
-		if err != nil {
-			continue
+	for _, pid := range p.serverPids {
+		stats, ok := readProc(pid)
+		if !ok {
+			return 0, fmt.Errorf("the control plane process %d is gone", pid)
 		}
-		pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-		if stats, ok := readProc(pid); ok {
-			total += stats.CPUSeconds
-		}
+		total += stats.CPUSeconds
 	}
-	return total
+	return total, nil
 }
 
 // Audit reads the audit log once the batch writer has flushed.

@@ -46,7 +46,6 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 	// The reactor, with the Deployments already there.
 	user := floorUser
 	var reactor *Reactor
-	origin := time.Now()
 	extra := []string{}
 	if size >= settings.BulkFrom {
 		extra = settings.BulkFlags
@@ -76,7 +75,7 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 		}
 		result.SecondsToReady = time.Since(reactor.started).Seconds()
 	}
-	origin = reactor.started
+	origin := reactor.started
 	sampler := StartSampler(reactor.pid(), origin, 250*time.Millisecond)
 	stopReactor := func() {
 		if reactor != nil {
@@ -99,7 +98,10 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 	}
 	logf("creating %d GpuWorkloads at %.0f/s", size, rate)
 	cpuBefore := sampler.Now().CPUSeconds
-	serverCPUBefore := plane.ServerCPUSeconds()
+	serverCPUBefore, err := plane.ServerCPUSeconds()
+	if err != nil {
+		return result, "", err
+	}
 	placementStart := time.Now()
 	sent, err := createAtRate(plane.client, size, rate)
 	if err != nil {
@@ -128,18 +130,22 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 		}
 	}
 	if reactorName == "operator" {
-		if err := reactor.settle(5 * time.Minute); err != nil {
+		if _, err := reactor.settle(5 * time.Minute); err != nil {
 			return result, "", err
 		}
 	} else {
 		time.Sleep(2 * time.Second)
 	}
 	placementEnd := time.Now()
+	serverCPUAfter, err := plane.ServerCPUSeconds()
+	if err != nil {
+		return result, "", err
+	}
 	result.LatenciesMs = latencies
 	result.Placement = PlacementFigures{Rate: rate, Placed: size, LatencyMs: summarize(latencies),
 		SecondsToPlaceAll: round(last.Sub(sent[0]).Seconds(), 3),
 		CPUSeconds:        round(sampler.Now().CPUSeconds-cpuBefore, 2),
-		ServerCPUSeconds:  round(plane.ServerCPUSeconds()-serverCPUBefore, 2)}
+		ServerCPUSeconds:  round(serverCPUAfter-serverCPUBefore, 2)}
 	result.Placement.PlacementsPerSec = round(float64(size)/result.Placement.SecondsToPlaceAll, 1)
 
 	// ---- idle ----------------------------------------------------------
@@ -152,41 +158,34 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 		CPUPercent: round((sampler.Now().CPUSeconds-idleCPU)/idleEnd.Sub(idleStart).Seconds()*100, 3),
 		RSSMiB:     round(median(sampler.Between(idleStart.Sub(origin).Seconds(), idleEnd.Sub(origin).Seconds())), 1)}
 
-	if reactorName == "operator" {
-		replacement, replacementWindow, err := measureReplacement(settings, plane, reactor, watch, size, dir)
-		if err != nil {
+	// ---- the operator only: re-placement, then a restart -----------------
+	operator := reactorName == "operator"
+	var replacementWindow [2]time.Time
+	if operator {
+		if result.Replacement, replacementWindow, err = measureReplacement(settings, plane, reactor, watch, size, dir); err != nil {
 			return result, "", err
 		}
-		result.Replacement = replacement
-		samples, peak := sampler.Stop()
-		result.Samples, result.PeakRSSMiB = samples, round(peak, 1)
-		stopReactor()
+	}
+	samples, peak := sampler.Stop()
+	result.Samples, result.PeakRSSMiB = samples, round(peak, 1)
+	stopReactor()
+	var restartWindows [4]time.Time
+	if operator {
+		if result.Restart, result.SamplesOfRestart, restartWindows, err = measureRestart(settings, plane, dir, origin, extra); err != nil {
+			return result, "", err
+		}
+	}
 
-		restart, restartSamples, restartWindows, err := measureRestart(settings, plane, dir, origin, extra)
-		if err != nil {
-			return result, "", err
-		}
-		result.Restart = restart
-		result.SamplesOfRestart = restartSamples
-		requests, err := plane.Audit()
-		if err != nil {
-			return result, "", err
-		}
+	requests, err := plane.Audit()
+	if err != nil {
+		return result, "", err
+	}
+	result.Placement.Requests = countRequests(requests, user, placementStart, placementEnd)
+	result.Idle.Requests = countRequests(requests, user, idleStart, idleEnd)
+	if operator {
 		result.Replacement.Requests = countRequests(requests, user, replacementWindow[0], replacementWindow[1])
 		result.Restart.Requests = countRequests(requests, user, restartWindows[0], restartWindows[1])
 		result.Restart.ResyncRequests = countRequests(requests, user, restartWindows[2], restartWindows[3])
-		result.Placement.Requests = countRequests(requests, user, placementStart, placementEnd)
-		result.Idle.Requests = countRequests(requests, user, idleStart, idleEnd)
-	} else {
-		samples, peak := sampler.Stop()
-		result.Samples, result.PeakRSSMiB = samples, round(peak, 1)
-		stopReactor()
-		requests, err := plane.Audit()
-		if err != nil {
-			return result, "", err
-		}
-		result.Placement.Requests = countRequests(requests, user, placementStart, placementEnd)
-		result.Idle.Requests = countRequests(requests, user, idleStart, idleEnd)
 	}
 	result.Placement.RequestsPerPlaced = round(float64(result.Placement.Requests.Total)/float64(size), 2)
 	return result, version.GitVersion, nil
@@ -205,12 +204,14 @@ func measureReplacement(settings Settings, plane *ControlPlane, reactor *Reactor
 	}
 	prices := []map[string]string{{"instanceType": fromType, "onDemand": "5.00"}}
 	after := policyManifest(prices)
-	figures := &ReplacementFigures{From: fromType, PolicyChangedTo: fromType + " on demand at $5.00/h"}
+	figures := &ReplacementFigures{PolicyChangedTo: fromType + " on demand at $5.00/h"}
 	expected := map[int]string{}
 	for kind := 0; kind < 2; kind++ {
-		was, err := expectedInstanceType(settings.Operator, dir, kind, before)
-		if err != nil {
-			return nil, window, err
+		was := fromType
+		if kind != 0 {
+			if was, err = expectedInstanceType(settings.Operator, dir, kind, before); err != nil {
+				return nil, window, err
+			}
 		}
 		will, err := expectedInstanceType(settings.Operator, dir, kind, after)
 		if err != nil {
@@ -233,6 +234,9 @@ func measureReplacement(settings Settings, plane *ControlPlane, reactor *Reactor
 		}
 	}
 	figures.ShouldMove = len(movers)
+	if len(movers) == 0 {
+		return nil, window, fmt.Errorf("re-placement: the price change should move no workload")
+	}
 	logf("re-placement: %d of %d should move from %s to %s", len(movers), size, fromType, figures.To)
 
 	completer := startRolloutCompleter(plane.client)
@@ -264,7 +268,9 @@ func measureReplacement(settings Settings, plane *ControlPlane, reactor *Reactor
 	state := watch.Snapshot()
 	lastMove := window[0]
 	for name, to := range movers {
-		figures.Moved++
+		if state[name].changedAt.After(window[0]) {
+			figures.Moved++
+		}
 		if state[name].instanceType == to {
 			figures.MovedCorrectly++
 		}
@@ -273,7 +279,7 @@ func measureReplacement(settings Settings, plane *ControlPlane, reactor *Reactor
 		}
 	}
 	figures.SecondsToMove = round(lastMove.Sub(window[0]).Seconds(), 3)
-	if err := reactor.settle(5 * time.Minute); err != nil {
+	if _, err := reactor.settle(5 * time.Minute); err != nil {
 		return nil, window, err
 	}
 	window[1] = time.Now()
@@ -323,13 +329,17 @@ func measureRestart(settings Settings, plane *ControlPlane, dir string, origin t
 		return nil, nil, windows, err
 	}
 	figures.SecondsToSynced = round(figures.SecondsToSynced, 3)
-	if err := reactor.settle(5 * time.Minute); err != nil {
+	settled, err := reactor.settle(5 * time.Minute)
+	if err != nil {
 		sampler.Stop()
 		return nil, nil, windows, err
 	}
 	windows[1] = time.Now()
-	figures.SecondsToSettled = round(windows[1].Sub(reactor.started).Seconds()-1, 3) // settle waits 1 s
-	figures.Reconciles = reactor.metric("controller_runtime_reconcile_total")
+	figures.SecondsToSettled = round(settled.Sub(reactor.started).Seconds(), 3)
+	if figures.Reconciles, err = reactor.metric("controller_runtime_reconcile_total"); err != nil {
+		sampler.Stop()
+		return nil, nil, windows, err
+	}
 
 	// Resyncs: every workload again, twice, with nothing to change.
 	window := 2*settings.Resync + settings.Resync/2
@@ -339,7 +349,12 @@ func measureRestart(settings Settings, plane *ControlPlane, dir string, origin t
 	time.Sleep(window)
 	windows[3] = time.Now()
 	figures.ResyncSeconds = round(windows[3].Sub(windows[2]).Seconds(), 1)
-	figures.ResyncReconciles = reactor.metric("controller_runtime_reconcile_total") - figures.Reconciles
+	reconciles, err := reactor.metric("controller_runtime_reconcile_total")
+	if err != nil {
+		sampler.Stop()
+		return nil, nil, windows, err
+	}
+	figures.ResyncReconciles = reconciles - figures.Reconciles
 	cpuUsed := sampler.Now().CPUSeconds - cpu
 	figures.ResyncCPUPercent = round(cpuUsed/figures.ResyncSeconds*100, 2)
 	if figures.ResyncReconciles > 0 {

@@ -70,7 +70,7 @@ type ReplacementFigures struct {
 	ShouldMove      int           `json:"shouldMove"`
 	Moved           int           `json:"moved"`
 	MovedCorrectly  int           `json:"movedToTheExpectedType"`
-	From, To        string        `json:"-"`
+	To              string        `json:"-"`
 	SecondsToMove   float64       `json:"secondsUntilAllMoved"`
 	Requests        RequestCounts `json:"requests"`
 	OthersTouched   int           `json:"othersTouched"` // Deployments that should not move but changed
@@ -223,7 +223,10 @@ func runBench(args []string) error {
 	}
 	report.Ratios = ratios(report.Runs)
 	base := filepath.Join(settings.Out, "scale-"+report.Started.Format("20060102-150405"))
-	data, _ := json.MarshalIndent(report, "", "  ")
+	data, err := json.MarshalIndent(report, "", "  ")
+	if err != nil {
+		return fmt.Errorf("writing the report: %v", err)
+	}
 	if err := os.WriteFile(base+".json", data, 0o644); err != nil {
 		return err
 	}
@@ -367,14 +370,20 @@ func (r *Reactor) waitReady(limit time.Duration) (float64, error) {
 	return 0, fmt.Errorf("not ready after %v", limit)
 }
 
-// metric sums every sample of a family on the operator's /metrics.
-func (r *Reactor) metric(family string) float64 {
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", r.metricsPort))
+var metricsClient = &http.Client{Timeout: 5 * time.Second}
+
+// metric sums every sample of a family on the operator's /metrics; a
+// family that is not there is an error, not a zero.
+func (r *Reactor) metric(family string) (float64, error) {
+	resp, err := metricsClient.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", r.metricsPort))
 	if err != nil {
-		return math.NaN()
+		return 0, err
 	}
 	defer resp.Body.Close()
-	total := 0.0
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("/metrics answered %s", resp.Status)
+	}
+	total, found := 0.0, false
 	scanner := bufio.NewScanner(resp.Body)
 	for scanner.Scan() {
 		line := scanner.Text()
@@ -382,30 +391,47 @@ func (r *Reactor) metric(family string) float64 {
 			continue
 		}
 		fields := strings.Fields(line)
-		value, _ := strconv.ParseFloat(fields[len(fields)-1], 64)
+		value, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			return 0, fmt.Errorf("/metrics: %q: %v", line, err)
+		}
 		total += value
+		found = true
 	}
-	return total
+	if err := scanner.Err(); err != nil {
+		return 0, err
+	}
+	if !found {
+		return 0, fmt.Errorf("/metrics has no %s", family)
+	}
+	return total, nil
 }
 
 // settle waits until the operator has nothing queued and has stopped
-// reconciling for a second: the end of a phase.
-func (r *Reactor) settle(limit time.Duration) error {
+// reconciling for a second: the end of a phase. Returns when the last
+// reconcile was seen.
+func (r *Reactor) settle(limit time.Duration) (time.Time, error) {
 	deadline := time.Now().Add(limit)
 	last := -1.0
 	stableSince := time.Now()
 	for time.Now().Before(deadline) {
-		reconciles := r.metric("controller_runtime_reconcile_total")
-		depth := r.metric("workqueue_depth")
+		reconciles, err := r.metric("controller_runtime_reconcile_total")
+		if err != nil {
+			return stableSince, err
+		}
+		depth, err := r.metric("workqueue_depth")
+		if err != nil {
+			return stableSince, err
+		}
 		if reconciles != last || depth != 0 {
 			last = reconciles
 			stableSince = time.Now()
 		} else if time.Since(stableSince) >= time.Second {
-			return nil
+			return stableSince, nil
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return fmt.Errorf("still reconciling after %v", limit)
+	return stableSince, fmt.Errorf("still reconciling after %v", limit)
 }
 
 func startFloor(self, credentials, logPath string) (*Reactor, error) {

@@ -187,12 +187,10 @@ type DeploymentWatch struct {
 	state     map[string]*deploymentState
 	cancel    context.CancelFunc
 	errs      chan error
-	updates   int
 }
 
 type deploymentState struct {
 	resourceVersion string
-	generation      int64
 	instanceType    string
 	placedAt        time.Time // first time it carried a node selector
 	changedAt       time.Time // last time the instance type changed
@@ -256,8 +254,6 @@ func (w *DeploymentWatch) observe(event WatchEvent, at time.Time) {
 		w.state[event.Object.Metadata.Name] = state
 	}
 	state.resourceVersion = event.Object.Metadata.ResourceVersion
-	state.generation = generation
-	w.updates++
 	if instanceType != state.instanceType {
 		state.instanceType = instanceType
 		state.changedAt = at
@@ -278,8 +274,10 @@ func (w *DeploymentWatch) SetOnRollout(handler func(name string, generation int6
 // rolloutCompleter plays the Deployment controller for rollouts: it marks
 // each new generation as rolled out (every replica updated and available).
 type rolloutCompleter struct {
-	work chan rollout
-	wg   sync.WaitGroup
+	mu      sync.Mutex
+	stopped bool // add() after stop() drops the rollout: the watch may still call it
+	work    chan rollout
+	wg      sync.WaitGroup
 }
 
 type rollout struct {
@@ -305,10 +303,19 @@ func startRolloutCompleter(client *Client) *rolloutCompleter {
 	return completer
 }
 
-func (c *rolloutCompleter) add(name string, generation int64) { c.work <- rollout{name, generation} }
+func (c *rolloutCompleter) add(name string, generation int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.stopped {
+		c.work <- rollout{name, generation}
+	}
+}
 
 func (c *rolloutCompleter) stop() {
+	c.mu.Lock()
+	c.stopped = true
 	close(c.work)
+	c.mu.Unlock()
 	c.wg.Wait()
 }
 
