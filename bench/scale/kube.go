@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -155,7 +156,7 @@ func (c *Client) ListAll(path string) ([]Object, string, error) {
 		var page List
 		query := "?limit=500"
 		if next != "" {
-			query += "&continue=" + next
+			query += "&continue=" + url.QueryEscape(next)
 		}
 		if err := c.Do(http.MethodGet, path+query, "", nil, &page); err != nil {
 			return nil, "", err

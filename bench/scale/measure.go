@@ -367,35 +367,14 @@ func measureRestart(settings Settings, plane *ControlPlane, dir string, origin t
 	return figures, samples, windows, nil
 }
 
-// rawListSeconds pages through the GpuWorkloads and the Deployments at
-// once, as the operator's informers do, and throws the bytes away: what
-// the API server alone needs to serve a full sync.
-func rawListSeconds(plane *ControlPlane) (float64, error) {
+// timeBoth fetches the GpuWorkloads and the Deployments at once, as the
+// operator's informers do, with fetch throwing the bytes away: what the
+// API server alone needs to serve a full sync.
+func timeBoth(fetch func(path string) error) (float64, error) {
 	start := time.Now()
 	errs := make(chan error, 2)
 	for _, path := range []string{"/apis/gpuplacement.io/v1alpha1/gpuworkloads", "/apis/apps/v1/deployments"} {
-		go func(path string) {
-			next := ""
-			for {
-				var page struct {
-					Metadata struct {
-						Continue string `json:"continue"`
-					} `json:"metadata"`
-				}
-				query := "?limit=500"
-				if next != "" {
-					query += "&continue=" + url.QueryEscape(next)
-				}
-				if err := plane.client.Do("GET", path+query, "", nil, &page); err != nil {
-					errs <- err
-					return
-				}
-				if next = page.Metadata.Continue; next == "" {
-					errs <- nil
-					return
-				}
-			}
-		}(path)
+		go func(path string) { errs <- fetch(path) }(path)
 	}
 	for i := 0; i < 2; i++ {
 		if err := <-errs; err != nil {
@@ -405,21 +384,35 @@ func rawListSeconds(plane *ControlPlane) (float64, error) {
 	return time.Since(start).Seconds(), nil
 }
 
-// rawStreamSeconds is rawListSeconds for streaming lists, the way the
-// operator fills its caches on servers that offer them (Kubernetes 1.32+).
-func rawStreamSeconds(plane *ControlPlane) (float64, error) {
-	start := time.Now()
-	errs := make(chan error, 2)
-	for _, path := range []string{"/apis/gpuplacement.io/v1alpha1/gpuworkloads", "/apis/apps/v1/deployments"} {
-		go func(path string) {
-			_, err := plane.client.StreamList(context.Background(), path)
-			errs <- err
-		}(path)
-	}
-	for i := 0; i < 2; i++ {
-		if err := <-errs; err != nil {
-			return 0, err
+// rawListSeconds: paged LISTs, decoding nothing but the continue token.
+func rawListSeconds(plane *ControlPlane) (float64, error) {
+	return timeBoth(func(path string) error {
+		next := ""
+		for {
+			var page struct {
+				Metadata struct {
+					Continue string `json:"continue"`
+				} `json:"metadata"`
+			}
+			query := "?limit=500"
+			if next != "" {
+				query += "&continue=" + url.QueryEscape(next)
+			}
+			if err := plane.client.Do("GET", path+query, "", nil, &page); err != nil {
+				return err
+			}
+			if next = page.Metadata.Continue; next == "" {
+				return nil
+			}
 		}
-	}
-	return time.Since(start).Seconds(), nil
+	})
+}
+
+// rawStreamSeconds: streaming lists, the way the operator fills its caches
+// on servers that offer them (Kubernetes 1.32+).
+func rawStreamSeconds(plane *ControlPlane) (float64, error) {
+	return timeBoth(func(path string) error {
+		_, err := plane.client.StreamList(context.Background(), path)
+		return err
+	})
 }
