@@ -3,16 +3,16 @@
 #include <algorithm>
 
 #include "app/packing.h"
-#include "core/hash.h"
-#include "core/json_access.h"
+#include "base/hash.h"
+#include "base/json_access.h"
 
 namespace gpuplacement::app {
 namespace {
 
 using json = nlohmann::json;
 
-using core::memberOf;
-using core::stringMember;
+using base::memberOf;
+using base::stringMember;
 
 }  // namespace
 
@@ -21,7 +21,7 @@ bool WorkloadObject::hasFinalizer() const {
 }
 
 std::uint64_t statusDigest(const json& status) {
-  return status.is_null() ? 0 : core::jsonDigest(status);
+  return status.is_null() ? 0 : base::jsonDigest(status);
 }
 
 PolicyObject projectPolicy(const json& object, const core::Catalog& catalog,
@@ -29,7 +29,7 @@ PolicyObject projectPolicy(const json& object, const core::Catalog& catalog,
   PolicyObject policy;
   const auto& metadata = memberOf(object, "metadata");
   policy.uid = stringMember(metadata, "uid");
-  policy.generation = core::integerMember(metadata, "generation");
+  policy.generation = base::integerMember(metadata, "generation");
   static const json kEmpty = json::object();
   const auto& spec = memberOf(object, "spec");
   auto parsed = core::parsePolicySpec(spec.is_null() ? kEmpty : spec, catalog, rules);
@@ -40,7 +40,7 @@ PolicyObject projectPolicy(const json& object, const core::Catalog& catalog,
   }
   const auto& status = memberOf(object, "status");
   policy.conditions = core::workloadStatusFromJson(status).conditions;
-  policy.workloadCount = core::integerMember(status, "workloads");
+  policy.workloadCount = base::integerMember(status, "workloads");
   policy.statusHash = statusDigest(status);
   return policy;
 }
@@ -173,7 +173,7 @@ std::map<std::string, std::string> unpackPairs(Unpacker& in) {
 CachedWorkload packWorkload(const json& object) {
   CachedWorkload cached;
   const auto& metadata = memberOf(object, "metadata");
-  cached.generation = core::integerMember(metadata, "generation");
+  cached.generation = base::integerMember(metadata, "generation");
   cached.deleting = memberOf(metadata, "deletionTimestamp").is_string();
   std::vector<std::string> finalizers;
   if (const auto& list = memberOf(metadata, "finalizers"); list.is_array()) {
@@ -183,7 +183,7 @@ CachedWorkload packWorkload(const json& object) {
       }
     }
   }
-  cached.finalizersDigest = core::jsonDigest(memberOf(metadata, "finalizers"));
+  cached.finalizersDigest = base::jsonDigest(memberOf(metadata, "finalizers"));
   const auto& spec = memberOf(object, "spec");
   if (const auto& name = memberOf(memberOf(spec, "targetRef"), "name"); name.is_string()) {
     cached.targetName = name.get<std::string>();
@@ -233,7 +233,7 @@ WorkloadObject CachedWorkload::unpack(const core::Catalog& catalog) const {
 }
 
 std::uint64_t ownedFieldsDigest(const std::string& annotation) {
-  return core::stableHash(annotation);
+  return base::stableHash(annotation);
 }
 
 CachedDeployment packDeployment(const core::DeploymentState& state) {

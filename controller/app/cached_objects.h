@@ -27,7 +27,7 @@ struct WorkloadObject {
   bool deleting = false;
   std::vector<std::string> finalizers;
   std::optional<core::GpuWorkloadSpec> spec;
-  core::Error specError;
+  base::Error specError;
   std::string targetName;  // even when the spec is invalid, to index by target
   std::string policyName = "default";
   core::WorkloadStatus status;
@@ -84,7 +84,7 @@ struct PolicyObject {
   std::string uid;
   std::int64_t generation = 0;
   std::optional<core::Policy> policy;
-  core::Error error;
+  base::Error error;
   std::vector<core::Condition> conditions;
   std::int64_t workloadCount = 0;  // status.workloads as written
   std::uint64_t statusHash = 0;

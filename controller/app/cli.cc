@@ -6,7 +6,7 @@
 
 #include "app/commands.h"
 #include "app/run_command.h"
-#include "core/json_access.h"
+#include "base/json_access.h"
 #include "kube/connect.h"
 #include "runtime/run_sync.h"
 
@@ -92,7 +92,7 @@ struct WorkloadOptions {
   }
 };
 
-int badInput(const core::Error& error) {
+int badInput(const base::Error& error) {
   std::cerr << "error: " << error.describe() << "\n";
   return kExitBadInput;
 }
@@ -119,7 +119,7 @@ int printVersion(bool server, const KubeFlags& flags) {
     return kExitFailure;
   }
   std::cout << "server " << config->server << ": Kubernetes "
-            << core::stringOf(core::memberOf(*version, "gitVersion"), "unknown") << "\n";
+            << base::stringOf(base::memberOf(*version, "gitVersion"), "unknown") << "\n";
   return kExitOk;
 }
 
@@ -233,7 +233,7 @@ int runCli(int argc, char** argv) {
   }
 
   const auto engineFor = [](const EngineFlags& flags)
-      -> core::Result<std::pair<std::shared_ptr<const core::PlacementEngine>, OutputFormat>> {
+      -> base::Result<std::pair<std::shared_ptr<const core::PlacementEngine>, OutputFormat>> {
     auto format = parseOutputFormat(flags.output);
     if (!format) {
       return format.error();
@@ -283,7 +283,7 @@ int runCli(int argc, char** argv) {
       return runScenarios(*engine, *list, format, std::cout, std::cerr);
     }
     if (current.instanceType.empty()) {
-      return badInput(core::Error{"--current",
+      return badInput(base::Error{"--current",
                                   "required: the instance type in use today (or "
                                   "--scenarios FILE)"});
     }
@@ -306,7 +306,7 @@ int runCli(int argc, char** argv) {
     if (!tierFilter.empty()) {
       auto parsed = core::parseEnum<core::Tier>(tierFilter);
       if (!parsed) {
-        return badInput(core::Error{"--tier", parsed.error().message});
+        return badInput(base::Error{"--tier", parsed.error().message});
       }
       tier = *parsed;
     }

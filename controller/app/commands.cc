@@ -5,18 +5,23 @@
 
 #include "app/cli.h"
 #include "app/table.h"
-#include "app/yaml_json.h"
+#include "base/decimal.h"
+#include "base/io/yaml_json.h"
+#include "base/json_access.h"
+#include "base/json_reader.h"
 #include "core/decision_json.h"
-#include "core/json_access.h"
-#include "core/json_reader.h"
 #include "core/quantity.h"
 #include "core/render.h"
 
 namespace gpuplacement::app {
 namespace {
 
-using core::Error;
-using core::Result;
+using base::Error;
+using base::parseYaml;
+using base::parseYamlDocuments;
+using base::readTextFile;
+using base::Result;
+using base::toYaml;
 using json = nlohmann::json;
 
 template <typename E>
@@ -26,16 +31,6 @@ Result<E> enumFlag(const std::string& flag, const std::string& value) {
     return Error{flag, parsed.error().message};
   }
   return parsed;
-}
-
-std::string money(double dollars) {
-  return core::formatMoney(dollars);
-}
-
-std::string fixed(double value, int decimals) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
 }
 
 std::string shapeOf(const std::string& accelerator, int count) {
@@ -54,7 +49,7 @@ std::string describeIntent(const core::WorkloadIntent& intent) {
                      std::string(core::nameOf(intent.framework)) + ", " +
                      std::string(core::nameOf(intent.objective));
   if (intent.latencyTargetMs) {
-    text += ", latency < " + fixed(*intent.latencyTargetMs, 0) + " ms";
+    text += ", latency < " + base::formatFixed(*intent.latencyTargetMs, 0) + " ms";
   }
   return text;
 }
@@ -84,9 +79,10 @@ void printDecision(const std::string& name, const core::WorkloadIntent& intent,
   }
   out << "INTENT       " << describeIntent(intent) << " (size " << decision.sizeBucket << ")\n";
   out << "MEMORY       " << core::formatParameterCount(memory.parameters) << " x "
-      << fixed(memory.bytesPerParameter, memory.bytesPerParameter < 1 ? 1 : 0) << " B x "
-      << fixed(memory.overhead, 2) << " overhead = " << core::formatGiB(memory.requiredGiB)
-      << " GiB needed (weights " << core::formatGiB(memory.weightsGiB) << " GiB)\n";
+      << base::formatFixed(memory.bytesPerParameter, memory.bytesPerParameter < 1 ? 1 : 0)
+      << " B x " << base::formatFixed(memory.overhead, 2)
+      << " overhead = " << base::formatGiB(memory.requiredGiB) << " GiB needed (weights "
+      << base::formatGiB(memory.weightsGiB) << " GiB)\n";
   if (!decision.placement) {
     out << "PLACEMENT    none: " << decision.cannotPlace << "\n";
   } else {
@@ -98,11 +94,12 @@ void printDecision(const std::string& name, const core::WorkloadIntent& intent,
       out << " of " << placement.acceleratorsPerInstance << " per instance";
     }
     out << ", " << capacityText(placement.capacityType) << ", "
-        << core::formatGiB(placement.availableMemoryGiB) << " GiB available\n";
-    out << "COST         " << money(placement.hourlyCost) << "/h, " << money(placement.monthlyCost)
-        << "/month per replica (" << fixed(hoursPerMonth, 0) << " h); " << placement.replicas
-        << " replica" << (placement.replicas == 1 ? "" : "s") << ": "
-        << money(placement.totalMonthlyCost) << "/month\n";
+        << base::formatGiB(placement.availableMemoryGiB) << " GiB available\n";
+    out << "COST         " << base::formatMoney(placement.hourlyCost) << "/h, "
+        << base::formatMoney(placement.monthlyCost) << "/month per replica ("
+        << base::formatFixed(hoursPerMonth, 0) << " h); " << placement.replicas << " replica"
+        << (placement.replicas == 1 ? "" : "s") << ": "
+        << base::formatMoney(placement.totalMonthlyCost) << "/month\n";
   }
   out << "RULE         " << (decision.rule.empty() ? "-" : decision.rule) << "\n";
   out << "REASON       " << decision.reason << "\n";
@@ -118,10 +115,11 @@ void printDecision(const std::string& name, const core::WorkloadIntent& intent,
                    alternative.rejected});
         continue;
       }
-      table.add(
-          {alternative.instanceType, shapeOf(alternative.accelerator, alternative.acceleratorCount),
-           capacityText(alternative.capacityType),
-           alternative.hourlyCost ? money(*alternative.hourlyCost) : "-", alternative.rejected});
+      table.add({alternative.instanceType,
+                 shapeOf(alternative.accelerator, alternative.acceleratorCount),
+                 capacityText(alternative.capacityType),
+                 alternative.hourlyCost ? base::formatMoney(*alternative.hourlyCost) : "-",
+                 alternative.rejected});
     }
     table.print(out);
   }
@@ -235,17 +233,17 @@ Result<std::vector<NamedIntent>> intentsFromManifests(const std::string& path,
   for (std::size_t i = 0; i < documents->size(); ++i) {
     const auto& document = (*documents)[i];
     const std::string where = path + " document " + std::to_string(i + 1);
-    if (!document.is_object() || core::stringMember(document, "kind") != "GpuWorkload") {
+    if (!document.is_object() || base::stringMember(document, "kind") != "GpuWorkload") {
       return Error{where, "is not a GpuWorkload (kind: GpuWorkload)"};
     }
-    if (core::stringMember(document, "apiVersion") != "gpuplacement.io/v1alpha1") {
+    if (base::stringMember(document, "apiVersion") != "gpuplacement.io/v1alpha1") {
       return Error{where + ": apiVersion", "expected gpuplacement.io/v1alpha1"};
     }
     std::string name;
     if (const auto metadata = document.find("metadata");
         metadata != document.end() && metadata->is_object()) {
-      const auto ns = core::stringMember(*metadata, "namespace");
-      name = (ns.empty() ? "" : ns + "/") + core::stringMember(*metadata, "name");
+      const auto ns = base::stringMember(*metadata, "namespace");
+      name = (ns.empty() ? "" : ns + "/") + base::stringMember(*metadata, "name");
     }
     const auto spec = document.find("spec");
     if (spec == document.end()) {
@@ -317,18 +315,19 @@ int runAnalyze(const core::PlacementEngine& engine, const core::WorkloadIntent& 
   const auto& a = *analysis;
   out << "CURRENT      " << a.current.instanceType << ": "
       << shapeOf(a.currentAccelerator, a.currentAcceleratorCount) << ", "
-      << capacityText(a.capacityType) << ", " << money(a.currentHourlyCost) << "/h, "
-      << money(a.currentMonthlyCost) << "/month (" << fixed(a.hoursPerMonth, 0) << " h)"
+      << capacityText(a.capacityType) << ", " << base::formatMoney(a.currentHourlyCost) << "/h, "
+      << base::formatMoney(a.currentMonthlyCost) << "/month ("
+      << base::formatFixed(a.hoursPerMonth, 0) << " h)"
       << (a.currentFits
               ? ""
-              : " - does NOT fit the model (" + core::formatGiB(a.currentMemoryGiB) + " GiB)")
+              : " - does NOT fit the model (" + base::formatGiB(a.currentMemoryGiB) + " GiB)")
       << "\n";
   printDecision("", intent, a.recommended, scheduling ? &*scheduling : nullptr, a.hoursPerMonth,
                 out);
   if (a.recommended.placement) {
-    out << "\nSAVINGS      " << fixed(a.savingsPercent, 1) << "% (" << money(a.monthlySavings)
-        << "/month) moving from " << a.current.instanceType << " to "
-        << a.recommended.placement->instanceType << "\n";
+    out << "\nSAVINGS      " << base::formatFixed(a.savingsPercent, 1) << "% ("
+        << base::formatMoney(a.monthlySavings) << "/month) moving from " << a.current.instanceType
+        << " to " << a.recommended.placement->instanceType << "\n";
   }
   if (!a.alternatives.empty()) {
     out << "\n";
@@ -337,8 +336,8 @@ int runAnalyze(const core::PlacementEngine& engine, const core::WorkloadIntent& 
     for (const auto& option : a.alternatives) {
       table.add({std::to_string(rank++), option.instanceType,
                  shapeOf(option.accelerator, option.acceleratorCount),
-                 capacityText(option.capacityType), money(option.monthlyCost),
-                 fixed(option.savingsPercent, 1) + "%", option.note});
+                 capacityText(option.capacityType), base::formatMoney(option.monthlyCost),
+                 base::formatFixed(option.savingsPercent, 1) + "%", option.note});
     }
     table.print(out);
   }
@@ -362,7 +361,7 @@ Result<std::vector<Scenario>> scenariosFromFile(const std::string& path,
   std::vector<Scenario> scenarios;
   const auto& list = (*document)["scenarios"];
   for (std::size_t i = 0; i < list.size(); ++i) {
-    core::ObjectReader entry(list[i], path + ": scenarios[" + std::to_string(i) + "]");
+    base::ObjectReader entry(list[i], path + ": scenarios[" + std::to_string(i) + "]");
     if (auto ok = entry.requireObject(); !ok) {
       return ok.error();
     }
@@ -485,12 +484,13 @@ int runScenarios(const core::PlacementEngine& engine, const std::vector<Scenario
     table.add({scenario.id,
                shapeOf(analysis->currentAccelerator, analysis->currentAcceleratorCount) + " " +
                    scenario.current.instanceType,
-               money(analysis->currentMonthlyCost),
+               base::formatMoney(analysis->currentMonthlyCost),
                placement ? shapeOf(placement->accelerator, placement->acceleratorCount) + " " +
                                placement->instanceType + " " + capacityText(placement->capacityType)
                          : "none: " + analysis->recommended.cannotPlace,
-               placement ? money(placement->monthlyCost) : "-",
-               placement ? fixed(analysis->savingsPercent, 1) + "%" : "-", scenario.expected});
+               placement ? base::formatMoney(placement->monthlyCost) : "-",
+               placement ? base::formatFixed(analysis->savingsPercent, 1) + "%" : "-",
+               scenario.expected});
   }
   if (format == OutputFormat::Table) {
     table.print(out);
@@ -517,9 +517,10 @@ int runCatalog(const core::PlacementEngine& engine, std::optional<core::Tier> ti
     if (format == OutputFormat::Table) {
       table.add({instance.type, std::string(core::nameOf(instance.tier)),
                  accelerator ? accelerator->name : "-", std::to_string(instance.acceleratorCount),
-                 accelerator ? fixed(accelerator->memoryGiB, 2) : "-",
-                 std::to_string(instance.vcpus), fixed(instance.memoryGiB, 0),
-                 onDemand ? money(*onDemand) : "-", spot ? money(*spot) : "-"});
+                 accelerator ? base::formatFixed(accelerator->memoryGiB, 2) : "-",
+                 std::to_string(instance.vcpus), base::formatFixed(instance.memoryGiB, 0),
+                 onDemand ? base::formatMoney(*onDemand) : "-",
+                 spot ? base::formatMoney(*spot) : "-"});
       continue;
     }
     rows.push_back(

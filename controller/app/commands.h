@@ -6,14 +6,14 @@
 #include <vector>
 
 #include "app/placement_config.h"
+#include "base/result.h"
 #include "core/analysis.h"
-#include "core/result.h"
 #include "core/workload.h"
 
 namespace gpuplacement::app {
 
 enum class OutputFormat { Table, Json, Yaml };
-core::Result<OutputFormat> parseOutputFormat(const std::string& text);
+base::Result<OutputFormat> parseOutputFormat(const std::string& text);
 
 // The workload as flags; values as in the CRD, case-insensitive.
 struct WorkloadFlags {
@@ -32,7 +32,7 @@ struct WorkloadFlags {
   std::vector<std::string> excludedInstanceTypes;
 
   // Errors name the flag: "--objective: \"fast\" is not a valid objective ...".
-  core::Result<core::WorkloadIntent> toIntent(const core::Catalog& catalog) const;
+  base::Result<core::WorkloadIntent> toIntent(const core::Catalog& catalog) const;
 };
 
 struct NamedIntent {
@@ -42,7 +42,7 @@ struct NamedIntent {
 
 // GpuWorkload manifests from a file (several documents allowed). Errors
 // name the document and the field.
-core::Result<std::vector<NamedIntent>> intentsFromManifests(const std::string& path,
+base::Result<std::vector<NamedIntent>> intentsFromManifests(const std::string& path,
                                                             const core::Catalog& catalog,
                                                             int replicas);
 
@@ -56,7 +56,7 @@ struct Scenario {
   double hoursPerMonth = 0;
 };
 
-core::Result<std::vector<Scenario>> scenariosFromFile(const std::string& path,
+base::Result<std::vector<Scenario>> scenariosFromFile(const std::string& path,
                                                       const core::Catalog& catalog,
                                                       double defaultHours);
 

@@ -16,7 +16,7 @@ HttpServer::~HttpServer() {
   stop();
 }
 
-core::Result<std::unique_ptr<HttpServer>> HttpServer::listen(
+base::Result<std::unique_ptr<HttpServer>> HttpServer::listen(
     asio::any_io_executor executor, const std::string& address,
     std::map<std::string, Handler> routes) {
   if (address.empty() || address == "0") {
@@ -24,7 +24,7 @@ core::Result<std::unique_ptr<HttpServer>> HttpServer::listen(
   }
   const auto colon = address.rfind(':');
   if (colon == std::string::npos) {
-    return core::Error{"address", "\"" + address + "\" is not host:port or :port"};
+    return base::Error{"address", "\"" + address + "\" is not host:port or :port"};
   }
   std::string host = address.substr(0, colon);
   if (host.size() > 1 && host.front() == '[' && host.back() == ']') {
@@ -38,13 +38,13 @@ core::Result<std::unique_ptr<HttpServer>> HttpServer::listen(
       throw std::invalid_argument("port");
     }
   } catch (const std::exception&) {
-    return core::Error{"address", "\"" + address + "\" has an invalid port"};
+    return base::Error{"address", "\"" + address + "\" has an invalid port"};
   }
   boost::system::error_code ec;
   const auto ip = host.empty() ? asio::ip::address(asio::ip::address_v4::any())
                                : asio::ip::make_address(host, ec);
   if (ec) {
-    return core::Error{"address", "\"" + host + "\" is not an IP address"};
+    return base::Error{"address", "\"" + host + "\" is not an IP address"};
   }
   std::unique_ptr<HttpServer> server(new HttpServer(executor, std::move(routes)));
   const tcp::endpoint endpoint(ip, static_cast<unsigned short>(port));
@@ -57,7 +57,7 @@ core::Result<std::unique_ptr<HttpServer>> HttpServer::listen(
     server->acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   }
   if (ec) {
-    return core::Error{"address", "cannot listen on " + address + ": " + ec.message()};
+    return base::Error{"address", "cannot listen on " + address + ": " + ec.message()};
   }
   return server;
 }

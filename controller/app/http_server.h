@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "core/result.h"
+#include "base/result.h"
 #include "runtime/asio.h"
 
 namespace gpuplacement::app {
@@ -24,7 +24,7 @@ class HttpServer {
   using Handler = std::function<HttpAnswer()>;
 
   // "host:port", ":port" (all interfaces) or "0" to disable (nullptr).
-  static core::Result<std::unique_ptr<HttpServer>> listen(asio::any_io_executor executor,
+  static base::Result<std::unique_ptr<HttpServer>> listen(asio::any_io_executor executor,
                                                           const std::string& address,
                                                           std::map<std::string, Handler> routes);
   ~HttpServer();

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/time_format.h"
+#include "base/time_format.h"
 
 namespace gpuplacement::app {
 namespace {
@@ -27,7 +27,7 @@ std::string timestamp() {
   const auto now = std::chrono::system_clock::now();
   const auto millis =
       std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::string text = core::formatRfc3339(now);
+  std::string text = base::formatRfc3339(now);
   char fraction[8];
   std::snprintf(fraction, sizeof fraction, ".%03d", static_cast<int>(millis));
   text.insert(text.size() - 1, fraction);
@@ -40,24 +40,24 @@ bool needsQuotes(std::string_view value) {
 
 }  // namespace
 
-core::Result<LogLevel> parseLogLevel(const std::string& text) {
+base::Result<LogLevel> parseLogLevel(const std::string& text) {
   for (auto level : {LogLevel::Debug, LogLevel::Info, LogLevel::Warn, LogLevel::Error}) {
     if (text == levelName(level)) {
       return level;
     }
   }
-  return core::Error{"--log-level",
+  return base::Error{"--log-level",
                      "\"" + text + "\" is not a log level (use debug, info, warn or error)"};
 }
 
-core::Result<LogFormat> parseLogFormat(const std::string& text) {
+base::Result<LogFormat> parseLogFormat(const std::string& text) {
   if (text == "json") {
     return LogFormat::Json;
   }
   if (text == "text") {
     return LogFormat::Text;
   }
-  return core::Error{"--log-format", "\"" + text + "\" is not a log format (use json or text)"};
+  return base::Error{"--log-format", "\"" + text + "\" is not a log format (use json or text)"};
 }
 
 void Logger::log(LogLevel level, std::string_view message, std::initializer_list<LogField> fields) {

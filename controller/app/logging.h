@@ -7,15 +7,15 @@
 #include <string_view>
 #include <utility>
 
-#include "core/result.h"
+#include "base/result.h"
 
 namespace gpuplacement::app {
 
 enum class LogLevel { Debug, Info, Warn, Error };
 enum class LogFormat { Json, Text };
 
-core::Result<LogLevel> parseLogLevel(const std::string& text);
-core::Result<LogFormat> parseLogFormat(const std::string& text);
+base::Result<LogLevel> parseLogLevel(const std::string& text);
+base::Result<LogFormat> parseLogFormat(const std::string& text);
 
 using LogField = std::pair<std::string_view, std::string_view>;
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "app/memory.h"
-#include "core/json_access.h"
-#include "core/time_format.h"
+#include "base/json_access.h"
+#include "base/time_format.h"
 
 namespace gpuplacement::app {
 
@@ -666,7 +666,7 @@ std::string Operator::deploymentPath(const std::string& ns, const std::string& n
 }
 
 std::string Operator::timestamp() const {
-  return core::formatRfc3339(clock_.systemNow());
+  return base::formatRfc3339(clock_.systemNow());
 }
 
 asio::awaitable<Operator::PatchOutcome> Operator::patchDeployment(
@@ -706,7 +706,7 @@ asio::awaitable<Operator::PatchOutcome> Operator::patchDeployment(
                                                        ownedFieldsDigest(outcome.state.ownedFields),
                                                        clock_.monotonicNow() + kExpectationTimeout};
       outcome.resourceVersion =
-          core::stringMember(core::memberOf(*result, "metadata"), "resourceVersion");
+          base::stringMember(base::memberOf(*result, "metadata"), "resourceVersion");
       co_return outcome;
     }
     if (result.error().notFound()) {
@@ -724,7 +724,7 @@ asio::awaitable<Operator::PatchOutcome> Operator::patchDeployment(
       co_return outcome;
     }
     state = core::deploymentFromJson(*fresh);
-    resourceVersion = core::stringMember(core::memberOf(*fresh, "metadata"), "resourceVersion");
+    resourceVersion = base::stringMember(base::memberOf(*fresh, "metadata"), "resourceVersion");
   }
   outcome.conflict = true;
   outcome.error = "the Deployment kept changing under us (409 Conflict); will retry";
@@ -742,7 +742,7 @@ asio::awaitable<std::string> Operator::writeWorkloadStatus(const std::string& ns
   }
   if (result) {
     statusExpected_[ns + "/" + name] =
-        StatusExpectation{statusDigest(core::memberOf(*result, "status")),
+        StatusExpectation{statusDigest(base::memberOf(*result, "status")),
                           clock_.monotonicNow() + kExpectationTimeout};
   }
   co_return "";

@@ -4,7 +4,7 @@
 #include <array>
 #include <cstring>
 
-#include "core/time_format.h"
+#include "base/time_format.h"
 
 namespace gpuplacement::app {
 namespace {
@@ -105,8 +105,8 @@ void Packer::word(std::string_view value) {
 void Packer::timestamp(std::string_view rfc3339) {
   // Only a time that reads back as the same text: "…:52.5Z" or "+02:00"
   // stays text, so the status digest and what we write back do not change.
-  if (const auto parsed = core::parseRfc3339(rfc3339);
-      parsed && core::formatRfc3339(*parsed) == rfc3339) {
+  if (const auto parsed = base::parseRfc3339(rfc3339);
+      parsed && base::formatRfc3339(*parsed) == rfc3339) {
     const auto seconds =
         std::chrono::duration_cast<std::chrono::seconds>(parsed->time_since_epoch()).count();
     if (seconds >= 0) {
@@ -209,7 +209,7 @@ std::string Unpacker::word() {
 
 std::string Unpacker::timestamp() {
   const auto tag = integer();
-  return tag >= 0 ? core::formatRfc3339(core::Timestamp(std::chrono::seconds(tag)))
+  return tag >= 0 ? base::formatRfc3339(base::Timestamp(std::chrono::seconds(tag)))
                   : literalOf(tag);
 }
 

@@ -1,16 +1,19 @@
 #include "app/placement_config.h"
 
-#include "app/yaml_json.h"
-#include "core/json_access.h"
+#include "base/io/yaml_json.h"
+#include "base/json_access.h"
 
 namespace gpuplacement::app {
 namespace {
 
-core::Error inFile(const std::string& source, const core::Error& error) {
-  return core::Error{source + (error.field.empty() ? "" : ": " + error.field), error.message};
+using base::parseYaml;
+using base::readTextFile;
+
+base::Error inFile(const std::string& source, const base::Error& error) {
+  return base::Error{source + (error.field.empty() ? "" : ": " + error.field), error.message};
 }
 
-core::Result<nlohmann::json> loadDocument(const std::string& path, const char* builtin,
+base::Result<nlohmann::json> loadDocument(const std::string& path, const char* builtin,
                                           const std::string& builtinName) {
   if (path.empty()) {
     return parseYaml(builtin, builtinName);
@@ -24,7 +27,7 @@ core::Result<nlohmann::json> loadDocument(const std::string& path, const char* b
 
 }  // namespace
 
-core::Result<std::shared_ptr<const core::Catalog>> loadCatalog(const std::string& path) {
+base::Result<std::shared_ptr<const core::Catalog>> loadCatalog(const std::string& path) {
   const std::string source = path.empty() ? "built-in catalog" : path;
   auto document = loadDocument(path, kBuiltinCatalogYaml, source);
   if (!document) {
@@ -37,7 +40,7 @@ core::Result<std::shared_ptr<const core::Catalog>> loadCatalog(const std::string
   return std::make_shared<const core::Catalog>(std::move(catalog).value());
 }
 
-core::Result<std::shared_ptr<const core::RuleSet>> loadRules(const std::string& path,
+base::Result<std::shared_ptr<const core::RuleSet>> loadRules(const std::string& path,
                                                              const core::Catalog& catalog) {
   const std::string source = path.empty() ? "built-in rules" : path;
   auto document = loadDocument(path, kBuiltinRulesYaml, source);
@@ -51,25 +54,25 @@ core::Result<std::shared_ptr<const core::RuleSet>> loadRules(const std::string& 
   return std::make_shared<const core::RuleSet>(std::move(rules).value());
 }
 
-core::Result<core::Policy> policyFromManifest(const nlohmann::json& manifest,
+base::Result<core::Policy> policyFromManifest(const nlohmann::json& manifest,
                                               const core::Catalog& catalog,
                                               const core::RuleSet& rules) {
   if (!manifest.is_object()) {
-    return core::Error{"", "a PlacementPolicy must be an object"};
+    return base::Error{"", "a PlacementPolicy must be an object"};
   }
-  if (core::stringMember(manifest, "kind") != "PlacementPolicy") {
-    return core::Error{
-        "kind", "expected PlacementPolicy, found \"" + core::stringMember(manifest, "kind") + "\""};
+  if (base::stringMember(manifest, "kind") != "PlacementPolicy") {
+    return base::Error{
+        "kind", "expected PlacementPolicy, found \"" + base::stringMember(manifest, "kind") + "\""};
   }
-  if (core::stringMember(manifest, "apiVersion") != "gpuplacement.io/v1alpha1") {
-    return core::Error{"apiVersion", "expected gpuplacement.io/v1alpha1"};
+  if (base::stringMember(manifest, "apiVersion") != "gpuplacement.io/v1alpha1") {
+    return base::Error{"apiVersion", "expected gpuplacement.io/v1alpha1"};
   }
   static const nlohmann::json kEmpty = nlohmann::json::object();
   const auto spec = manifest.find("spec");
   return core::parsePolicySpec(spec == manifest.end() ? kEmpty : *spec, catalog, rules);
 }
 
-core::Result<core::Policy> loadPolicyFile(const std::string& path, const core::Catalog& catalog,
+base::Result<core::Policy> loadPolicyFile(const std::string& path, const core::Catalog& catalog,
                                           const core::RuleSet& rules) {
   if (path.empty()) {
     return core::Policy{};
@@ -89,7 +92,7 @@ core::Result<core::Policy> loadPolicyFile(const std::string& path, const core::C
   return policy;
 }
 
-core::Result<std::shared_ptr<const core::PlacementEngine>> loadEngine(const EngineFiles& files) {
+base::Result<std::shared_ptr<const core::PlacementEngine>> loadEngine(const EngineFiles& files) {
   auto catalog = loadCatalog(files.catalog);
   if (!catalog) {
     return catalog.error();

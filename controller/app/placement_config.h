@@ -3,10 +3,10 @@
 #include <memory>
 #include <string>
 
+#include "base/result.h"
 #include "core/catalog.h"
 #include "core/engine.h"
 #include "core/policy.h"
-#include "core/result.h"
 #include "core/rules.h"
 
 namespace gpuplacement::app {
@@ -17,17 +17,17 @@ extern const char* const kBuiltinCatalogYaml;
 extern const char* const kBuiltinRulesYaml;
 
 // An empty path means the built-in copy. Errors name the file and field.
-core::Result<std::shared_ptr<const core::Catalog>> loadCatalog(const std::string& path);
-core::Result<std::shared_ptr<const core::RuleSet>> loadRules(const std::string& path,
+base::Result<std::shared_ptr<const core::Catalog>> loadCatalog(const std::string& path);
+base::Result<std::shared_ptr<const core::RuleSet>> loadRules(const std::string& path,
                                                              const core::Catalog& catalog);
 
 // A PlacementPolicy manifest (the same YAML users apply); empty path: the
 // default policy.
-core::Result<core::Policy> loadPolicyFile(const std::string& path, const core::Catalog& catalog,
+base::Result<core::Policy> loadPolicyFile(const std::string& path, const core::Catalog& catalog,
                                           const core::RuleSet& rules);
 
 // Checks a PlacementPolicy object (from a file or the API) and reads its spec.
-core::Result<core::Policy> policyFromManifest(const nlohmann::json& manifest,
+base::Result<core::Policy> policyFromManifest(const nlohmann::json& manifest,
                                               const core::Catalog& catalog,
                                               const core::RuleSet& rules);
 
@@ -37,6 +37,6 @@ struct EngineFiles {
   std::string policy;
 };
 
-core::Result<std::shared_ptr<const core::PlacementEngine>> loadEngine(const EngineFiles& files);
+base::Result<std::shared_ptr<const core::PlacementEngine>> loadEngine(const EngineFiles& files);
 
 }  // namespace gpuplacement::app

@@ -5,10 +5,11 @@
 #include <set>
 
 #include "app/operator.h"
-#include "core/json_access.h"
+#include "base/decimal.h"
+#include "base/json_access.h"
+#include "base/time_format.h"
 #include "core/render.h"
 #include "core/status.h"
-#include "core/time_format.h"
 
 namespace gpuplacement::app {
 
@@ -303,7 +304,7 @@ asio::awaitable<ReconcileResult> Operator::reconcileWorkload(const std::string& 
   gateInput.settings = settings;
   gateInput.now = clock_.systemNow();
   if (applied) {
-    if (auto time = core::parseRfc3339(applied->time); time) {
+    if (auto time = base::parseRfc3339(applied->time); time) {
       gateInput.lastMove = *time;
     }
   }
@@ -398,21 +399,21 @@ asio::awaitable<ReconcileResult> Operator::reconcileWorkload(const std::string& 
     if (gate.replacement && applied) {
       view.lastReplacement =
           core::ReplacementRecord{applied->instanceType, wanted.instanceType,
-                                  core::decimalString(gate.monthlySaving, 2), now, gate.message};
+                                  base::decimalString(gate.monthlySaving, 2), now, gate.message};
       replacementsTotal_.inc({wl.policyName});
       replacementSavings_.inc({wl.policyName}, gate.monthlySaving);
       events.push_back(
           {"Normal", "Replaced",
            "moved from " + applied->instanceType + " to " + shape(wanted) +
                (gate.monthlySaving >= 0
-                    ? ", saving " + core::formatMoney(gate.monthlySaving)
-                    : ", costing " + core::formatMoney(-gate.monthlySaving) + " more") +
+                    ? ", saving " + base::formatMoney(gate.monthlySaving)
+                    : ", costing " + base::formatMoney(-gate.monthlySaving) + " more") +
                "/month: " + gate.message});
     } else {
       events.push_back({"Normal", "Placed",
                         "placed on " + shape(wanted) + " at " +
-                            core::formatMoney(wanted.hourlyCost) + "/h (" +
-                            core::formatMoney(wanted.totalMonthlyCost) +
+                            base::formatMoney(wanted.hourlyCost) + "/h (" +
+                            base::formatMoney(wanted.totalMonthlyCost) +
                             "/month for all replicas): " + decision->reason});
     }
     view.applied = record;

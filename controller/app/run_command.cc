@@ -14,7 +14,7 @@
 #include "app/metrics.h"
 #include "app/operator.h"
 #include "app/placement_config.h"
-#include "core/time_format.h"
+#include "base/time_format.h"
 #include "kube/connect.h"
 #include "kube/leader_election.h"
 
@@ -22,15 +22,15 @@ namespace gpuplacement::app {
 
 namespace {
 
-core::Result<std::chrono::seconds> durationFlag(const std::string& flag, const std::string& text,
+base::Result<std::chrono::seconds> durationFlag(const std::string& flag, const std::string& text,
                                                 std::chrono::seconds minimum) {
-  auto parsed = core::parseDuration(text);
+  auto parsed = base::parseDuration(text);
   if (!parsed) {
-    return core::Error{flag, parsed.error().message};
+    return base::Error{flag, parsed.error().message};
   }
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(*parsed);
   if (seconds < minimum) {
-    return core::Error{flag, "must be at least " + std::to_string(minimum.count()) + "s"};
+    return base::Error{flag, "must be at least " + std::to_string(minimum.count()) + "s"};
   }
   return seconds;
 }
@@ -71,7 +71,7 @@ int runOperator(const RunFlags& flags) {
   auto renewDeadline =
       durationFlag("--renew-deadline", flags.renewDeadline, std::chrono::seconds(1));
   auto retryPeriod = durationFlag("--retry-period", flags.retryPeriod, std::chrono::seconds(1));
-  for (const core::Error* error :
+  for (const base::Error* error :
        {level ? nullptr : &level.error(), format ? nullptr : &format.error(),
         resync ? nullptr : &resync.error(), watchTimeout ? nullptr : &watchTimeout.error(),
         leaseDuration ? nullptr : &leaseDuration.error(),

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <set>
 
-#include "core/json_reader.h"
+#include "base/json_reader.h"
 
 namespace gpuplacement::core {
+
+using base::ObjectReader;
 namespace {
 
 using json = nlohmann::json;

@@ -6,7 +6,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/result.h"
 #include "core/types.h"
 
 namespace gpuplacement::core {

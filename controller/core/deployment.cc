@@ -2,15 +2,15 @@
 
 #include <algorithm>
 
-#include "core/json_access.h"
+#include "base/json_access.h"
 
 namespace gpuplacement::core {
 namespace {
 
 using json = nlohmann::json;
-using core::memberOf;
-using core::stringMember;
-using core::stringOf;
+using base::memberOf;
+using base::stringMember;
+using base::stringOf;
 
 const json& field(const json& object, const char* key) {
   static const json kNull;

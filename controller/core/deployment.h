@@ -10,7 +10,7 @@
 
 #include "core/policy.h"
 #include "core/render.h"
-#include "core/result.h"
+#include "core/types.h"
 
 namespace gpuplacement::core {
 

@@ -4,10 +4,14 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/decimal.h"
 #include "core/quantity.h"
 
 namespace gpuplacement::core {
 namespace {
+
+using base::formatGiB;
+using base::formatMoney;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // A CPU replica may use this much of the host's memory; the rest is the
@@ -39,60 +43,7 @@ bool containsString(const std::vector<std::string>& list, const std::string& val
   return std::find(list.begin(), list.end(), value) != list.end();
 }
 
-std::string percent(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.0f%%", fraction * 100);
-  return text;
-}
-
 }  // namespace
-
-namespace {
-
-std::string withThousands(const std::string& digits) {
-  // Built by appending: g++ 12 warns falsely (-Wrestrict) on string::insert.
-  const auto dot = digits.find('.');
-  const std::size_t end = dot == std::string::npos ? digits.size() : dot;
-  std::string grouped;
-  grouped.reserve(digits.size() + end / 3);
-  for (std::size_t i = 0; i < end; ++i) {
-    if (i > 0 && (end - i) % 3 == 0) {
-      grouped.push_back(',');
-    }
-    grouped.push_back(digits[i]);
-  }
-  grouped.append(digits, end, std::string::npos);
-  return grouped;
-}
-
-}  // namespace
-
-std::string formatMoney(double dollars) {
-  char text[48];
-  const double magnitude = std::fabs(dollars);
-  const double tenThousandths = std::round(magnitude * 1e4) / 1e4;
-  if (magnitude < 1 && std::round(tenThousandths * 100) != tenThousandths * 100) {
-    // Sub-dollar prices keep their precision: $0.2131, not $0.21.
-    std::snprintf(text, sizeof text, "%.4f", magnitude);
-    std::string trimmed = text;
-    while (trimmed.back() == '0') {
-      trimmed.pop_back();
-    }
-    return std::string(dollars < 0 ? "-$" : "$") + trimmed;
-  }
-  std::snprintf(text, sizeof text, "%.2f", magnitude);
-  return std::string(dollars < 0 ? "-$" : "$") + withThousands(text);
-}
-
-std::string formatGiB(double gib) {
-  char text[48];
-  if (gib < 100) {
-    std::snprintf(text, sizeof text, "%.1f", gib);
-    return text;
-  }
-  std::snprintf(text, sizeof text, "%.0f", std::ceil(gib));
-  return withThousands(text);
-}
 
 MemoryEstimate estimateMemory(const WorkloadIntent& intent, const MemoryOverheads& overheads) {
   MemoryEstimate memory;
@@ -606,10 +557,10 @@ void PlacementEngine::choose(const Rule& rule, const WorkloadIntent& intent, dou
     } else if (intent.objective == Objective::Balanced) {
       const double bestValue = best.performance / std::max(best.hourly, 1e-9);
       const double value = option.performance / std::max(option.hourly, 1e-9);
-      lost = percent(1 - value / bestValue) + " less performance per dollar";
+      lost = base::formatPercent(1 - value / bestValue) + " less performance per dollar";
     } else {
       lost = option.performance < best.performance
-                 ? percent(1 - option.performance / best.performance) + " slower"
+                 ? base::formatPercent(1 - option.performance / best.performance) + " slower"
                  : "as fast, but " + formatMoney(option.hourly - best.hourly) + "/h more";
     }
     decision.alternatives.push_back(alternativeOf(option, std::move(lost)));

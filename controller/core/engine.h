@@ -7,8 +7,8 @@
 
 #include "core/catalog.h"
 #include "core/policy.h"
-#include "core/result.h"
 #include "core/rules.h"
+#include "core/types.h"
 #include "core/workload.h"
 
 namespace gpuplacement::core {
@@ -136,9 +136,5 @@ class PlacementEngine {
 // Which size bucket (by name) a parameter count falls in.
 std::size_t sizeBucketIndex(const RuleKnobs& knobs, std::uint64_t parameters);
 LatencyClass latencyClassOf(const RuleKnobs& knobs, std::optional<double> latencyTargetMs);
-
-// "$1,234.56"-style and "5,588"-style formatting used in reasons.
-std::string formatMoney(double dollars);
-std::string formatGiB(double gib);
 
 }  // namespace gpuplacement::core

@@ -1,9 +1,12 @@
 #include "core/policy.h"
 
-#include "core/json_reader.h"
-#include "core/time_format.h"
+#include "base/json_reader.h"
+#include "base/time_format.h"
 
 namespace gpuplacement::core {
+
+using base::ObjectReader;
+using base::parseDuration;
 namespace {
 
 using json = nlohmann::json;

@@ -11,7 +11,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/catalog.h"
-#include "core/result.h"
 #include "core/rules.h"
 #include "core/types.h"
 

@@ -136,30 +136,4 @@ std::string formatParameterCount(std::uint64_t count) {
   return std::to_string(count);
 }
 
-Result<double> parseDecimal(std::string_view text) {
-  const auto fail = [&] {
-    return Error{"", "\"" + std::string(text) + "\" is not a non-negative decimal such as 0.526"};
-  };
-  if (text.empty() || text.front() == '.' || text.back() == '.') {
-    return fail();
-  }
-  int dots = 0;
-  for (char c : text) {
-    if (c == '.') {
-      ++dots;
-    } else if (c < '0' || c > '9') {
-      return fail();
-    }
-  }
-  if (dots > 1) {
-    return fail();
-  }
-  double value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) {
-    return fail();
-  }
-  return value;
-}
-
 }  // namespace gpuplacement::core

@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/result.h"
+#include "core/types.h"
 
 namespace gpuplacement::core {
 
@@ -20,9 +20,5 @@ Result<std::uint64_t> parseParameterCount(std::string_view text);
 // Formats a count the way parseParameterCount reads it back: 7000000000 ->
 // "7B", 1300000000 -> "1.3B", 350000000 -> "350M".
 std::string formatParameterCount(std::uint64_t count);
-
-// Parses a non-negative decimal such as "0.526" or "12" (no exponent, no
-// sign), as used for prices in the API where floats are avoided.
-Result<double> parseDecimal(std::string_view text);
 
 }  // namespace gpuplacement::core

@@ -1,6 +1,6 @@
 #include "core/replacement.h"
 
-#include <cstdio>
+#include "base/decimal.h"
 
 namespace gpuplacement::core {
 namespace {
@@ -9,12 +9,6 @@ bool samePlacement(const Placement& wanted, const AppliedRecord& applied) {
   return wanted.instanceType == applied.instanceType &&
          wanted.acceleratorCount == applied.acceleratorCount &&
          wanted.capacityType == applied.capacityType;
-}
-
-std::string percentText(double percent) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f%%", percent);
-  return text;
 }
 
 // The gain of `wanted` over `current` by the objective's own measure.
@@ -70,10 +64,12 @@ Gate gateReplacement(const GateInput& input) {
     const char* measure = input.objective == Objective::CostOptimized ? "cheaper"
                           : input.objective == Objective::Balanced ? "more performance per dollar"
                                                                    : "faster";
-    gate.message = wanted.instanceType + " is " + percentText(gate.gainPercent) + " " + measure;
+    gate.message =
+        wanted.instanceType + " is " + base::formatFixed(gate.gainPercent, 1) + "%" + " " + measure;
     if (gate.gainPercent < input.settings.minSavingsPercent) {
       gate.verdict = GateVerdict::Hold;
-      gate.message += ", below minSavingsPercent " + percentText(input.settings.minSavingsPercent);
+      gate.message += ", below minSavingsPercent " +
+                      base::formatFixed(input.settings.minSavingsPercent, 1) + "%";
       return gate;
     }
     if (input.lastMove) {

@@ -3,10 +3,12 @@
 #include <map>
 #include <set>
 
-#include "core/json_reader.h"
+#include "base/json_reader.h"
 #include "core/quantity.h"
 
 namespace gpuplacement::core {
+
+using base::ObjectReader;
 namespace {
 
 using json = nlohmann::json;

@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/catalog.h"
-#include "core/result.h"
 #include "core/types.h"
 
 namespace gpuplacement::core {
@@ -16,12 +15,18 @@ namespace gpuplacement::core {
 // thresholds below: lowLatency (< lowLatencyBelowMs), realtime
 // (< realtimeBelowMs), relaxed (anything else, or no target).
 enum class LatencyClass : std::uint8_t { LowLatency, Realtime, Relaxed };
+}  // namespace gpuplacement::core
+
+namespace gpuplacement::base {
 template <>
-struct EnumNames<LatencyClass> {
+struct EnumNames<core::LatencyClass> {
   static constexpr std::string_view what = "latency class";
   static constexpr auto names =
       std::to_array<std::string_view>({"lowLatency", "realtime", "relaxed"});
 };
+}  // namespace gpuplacement::base
+
+namespace gpuplacement::core {
 
 struct SizeBucket {
   std::string name;

@@ -3,11 +3,16 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/json_access.h"
+#include "base/decimal.h"
+#include "base/json_access.h"
 #include "core/quantity.h"
 
 namespace gpuplacement::core {
+
+using base::memberOf;
 namespace {
+
+using base::decimalString;
 
 using json = nlohmann::json;
 
@@ -39,21 +44,6 @@ json placementJson(const Placement& placement) {
 }
 
 }  // namespace
-
-std::string decimalString(double value, int maxDecimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", maxDecimals, value);
-  std::string result = buffer;
-  if (result.find('.') != std::string::npos) {
-    while (result.back() == '0') {
-      result.pop_back();
-    }
-    if (result.back() == '.') {
-      result.pop_back();
-    }
-  }
-  return result == "-0" ? "0" : result;
-}
 
 void setCondition(std::vector<Condition>& conditions, Condition next, const std::string& now) {
   for (auto& condition : conditions) {

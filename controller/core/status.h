@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/time_format.h"
 #include "core/engine.h"
-#include "core/time_format.h"
 
 namespace gpuplacement::core {
 
@@ -86,8 +86,5 @@ struct StatusView {
 };
 
 nlohmann::json statusToJson(const StatusView& view);
-
-// Money and GiB as the API carries them: decimal strings, no floats.
-std::string decimalString(double value, int maxDecimals);
 
 }  // namespace gpuplacement::core

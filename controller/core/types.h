@@ -5,9 +5,22 @@
 #include <string>
 #include <string_view>
 
-#include "core/result.h"
+#include "base/enum_names.h"
+#include "base/result.h"
+#include "base/time_format.h"
 
 namespace gpuplacement::core {
+
+// The vocabulary every layer shares, used unqualified throughout core.
+using base::allowedValues;
+using base::enumCount;
+using base::Error;
+using base::nameOf;
+using base::Ok;
+using base::parseEnum;
+using base::Result;
+using base::Status;
+using base::Timestamp;
 
 // The vocabularies of the API. Each enum's names are its CRD spelling; input
 // is matched case-insensitively and ignoring '-' and '_', so "on-demand",
@@ -23,9 +36,9 @@ enum class CapacityType : std::uint8_t { OnDemand, Spot, Any };
 enum class CostModel : std::uint8_t { AcceleratorShare, WholeInstance };
 enum class LabelScheme : std::uint8_t { InstanceType, Karpenter, GPUFeatureDiscovery };
 
-template <typename E>
-struct EnumNames;
+}  // namespace gpuplacement::core
 
+namespace gpuplacement::base {
 #define GPUPLACEMENT_ENUM_NAMES(Enum, What, ...)                                  \
   template <>                                                                     \
   struct EnumNames<Enum> {                                                        \
@@ -33,60 +46,27 @@ struct EnumNames;
     static constexpr auto names = std::to_array<std::string_view>({__VA_ARGS__}); \
   }
 
-GPUPLACEMENT_ENUM_NAMES(Tier, "tier", "NVIDIA", "Trainium", "Inferentia", "CPU");
-GPUPLACEMENT_ENUM_NAMES(WorkloadKind, "workload kind", "Training", "FineTuning", "Inference",
+GPUPLACEMENT_ENUM_NAMES(core::Tier, "tier", "NVIDIA", "Trainium", "Inferentia", "CPU");
+GPUPLACEMENT_ENUM_NAMES(core::WorkloadKind, "workload kind", "Training", "FineTuning", "Inference",
                         "BatchInference");
-GPUPLACEMENT_ENUM_NAMES(Precision, "precision", "fp32", "fp16", "bf16", "fp8", "int8", "int4");
-GPUPLACEMENT_ENUM_NAMES(Framework, "framework", "PyTorch", "TensorFlow", "JAX", "ONNX", "Other");
-GPUPLACEMENT_ENUM_NAMES(Architecture, "architecture", "Transformer", "Diffusion", "CNN", "Speech",
+GPUPLACEMENT_ENUM_NAMES(core::Precision, "precision", "fp32", "fp16", "bf16", "fp8", "int8",
+                        "int4");
+GPUPLACEMENT_ENUM_NAMES(core::Framework, "framework", "PyTorch", "TensorFlow", "JAX", "ONNX",
                         "Other");
-GPUPLACEMENT_ENUM_NAMES(Objective, "objective", "CostOptimized", "Balanced", "MaxPerformance");
-GPUPLACEMENT_ENUM_NAMES(CapacityType, "capacity type", "OnDemand", "Spot", "Any");
-GPUPLACEMENT_ENUM_NAMES(CostModel, "cost model", "AcceleratorShare", "WholeInstance");
-GPUPLACEMENT_ENUM_NAMES(LabelScheme, "label scheme", "InstanceType", "Karpenter",
+GPUPLACEMENT_ENUM_NAMES(core::Architecture, "architecture", "Transformer", "Diffusion", "CNN",
+                        "Speech", "Other");
+GPUPLACEMENT_ENUM_NAMES(core::Objective, "objective", "CostOptimized", "Balanced",
+                        "MaxPerformance");
+GPUPLACEMENT_ENUM_NAMES(core::CapacityType, "capacity type", "OnDemand", "Spot", "Any");
+GPUPLACEMENT_ENUM_NAMES(core::CostModel, "cost model", "AcceleratorShare", "WholeInstance");
+GPUPLACEMENT_ENUM_NAMES(core::LabelScheme, "label scheme", "InstanceType", "Karpenter",
                         "GPUFeatureDiscovery");
 
 #undef GPUPLACEMENT_ENUM_NAMES
 
-template <typename E>
-constexpr std::string_view nameOf(E value) {
-  return EnumNames<E>::names[static_cast<std::size_t>(value)];
-}
+}  // namespace gpuplacement::base
 
-template <typename E>
-constexpr std::size_t enumCount() {
-  return EnumNames<E>::names.size();
-}
-
-// "a, b or c": the allowed values, for error messages.
-template <typename E>
-std::string allowedValues() {
-  std::string text;
-  const auto& names = EnumNames<E>::names;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) {
-      text += i + 1 == names.size() ? " or " : ", ";
-    }
-    text += names[i];
-  }
-  return text;
-}
-
-namespace detail {
-bool sameName(std::string_view input, std::string_view name);
-}
-
-template <typename E>
-Result<E> parseEnum(std::string_view text) {
-  const auto& names = EnumNames<E>::names;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (detail::sameName(text, names[i])) {
-      return static_cast<E>(i);
-    }
-  }
-  return Error{"", "\"" + std::string(text) + "\" is not a valid " +
-                       std::string(EnumNames<E>::what) + " (use " + allowedValues<E>() + ")"};
-}
+namespace gpuplacement::core {
 
 // Bytes one parameter takes at this precision.
 constexpr double bytesPerParameter(Precision precision) {

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 
-#include "core/json_reader.h"
+#include "base/json_reader.h"
 #include "core/quantity.h"
 
 namespace gpuplacement::core {
+
+using base::ObjectReader;
 namespace {
 
 using json = nlohmann::json;

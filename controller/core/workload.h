@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/catalog.h"
-#include "core/result.h"
 #include "core/types.h"
 
 namespace gpuplacement::core {
@@ -39,11 +38,17 @@ struct WorkloadIntent {
 };
 
 enum class PlacementMode : std::uint8_t { Apply, Recommend };
+}  // namespace gpuplacement::core
+
+namespace gpuplacement::base {
 template <>
-struct EnumNames<PlacementMode> {
+struct EnumNames<core::PlacementMode> {
   static constexpr std::string_view what = "mode";
   static constexpr auto names = std::to_array<std::string_view>({"Apply", "Recommend"});
 };
+}  // namespace gpuplacement::base
+
+namespace gpuplacement::core {
 
 struct TargetRef {
   std::string apiVersion = "apps/v1";

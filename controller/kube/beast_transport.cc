@@ -86,7 +86,7 @@ bool isStaleConnectionError(const beast::error_code& ec) {
 
 }  // namespace
 
-core::Result<Endpoint> parseServerUrl(const std::string& url) {
+base::Result<Endpoint> parseServerUrl(const std::string& url) {
   Endpoint endpoint;
   std::string rest;
   if (url.rfind("https://", 0) == 0) {
@@ -95,7 +95,7 @@ core::Result<Endpoint> parseServerUrl(const std::string& url) {
     endpoint.tls = false;
     rest = url.substr(7);
   } else {
-    return core::Error{"server", "\"" + url + "\" must start with https:// or http://"};
+    return base::Error{"server", "\"" + url + "\" must start with https:// or http://"};
   }
   const auto slash = rest.find('/');
   std::string authority = rest.substr(0, slash);
@@ -109,12 +109,12 @@ core::Result<Endpoint> parseServerUrl(const std::string& url) {
   if (!authority.empty() && authority.front() == '[') {  // [::1]:6443
     const auto close = authority.find(']');
     if (close == std::string::npos) {
-      return core::Error{"server", "\"" + url + "\" has an unterminated IPv6 address"};
+      return base::Error{"server", "\"" + url + "\" has an unterminated IPv6 address"};
     }
     endpoint.host = authority.substr(1, close - 1);
     if (close + 1 < authority.size()) {
       if (authority[close + 1] != ':') {
-        return core::Error{"server", "\"" + url + "\" has text after the IPv6 address"};
+        return base::Error{"server", "\"" + url + "\" has text after the IPv6 address"};
       }
       port = authority.substr(close + 2);
     }
@@ -126,13 +126,13 @@ core::Result<Endpoint> parseServerUrl(const std::string& url) {
     }
   }
   if (endpoint.host.empty()) {
-    return core::Error{"server", "\"" + url + "\" has no host"};
+    return base::Error{"server", "\"" + url + "\" has no host"};
   }
   if (!port.empty()) {
     unsigned number = 0;
     auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), number);
     if (ec != std::errc() || end != port.data() + port.size() || number == 0 || number > 65535) {
-      return core::Error{"server", "\"" + url + "\" has an invalid port"};
+      return base::Error{"server", "\"" + url + "\" has an invalid port"};
     }
   }
   endpoint.port = port.empty() ? (endpoint.tls ? "443" : "80") : port;
@@ -340,7 +340,7 @@ BeastTransport::~BeastTransport() {
   }
 }
 
-core::Result<std::unique_ptr<BeastTransport>, TransportError> BeastTransport::create(
+base::Result<std::unique_ptr<BeastTransport>, TransportError> BeastTransport::create(
     asio::any_io_executor executor, Endpoint endpoint, const TlsOptions& tls,
     TransportOptions options) {
   std::unique_ptr<BeastTransport> transport(

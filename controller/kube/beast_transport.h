@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/result.h"
+#include "base/result.h"
 #include "kube/transport.h"
 
 namespace gpuplacement::kube {
@@ -20,7 +20,7 @@ struct Endpoint {
 
 // Parses "https://host[:port][/prefix]"; the port defaults to 443 (https) or
 // 80 (http). The error names what is wrong with the URL.
-core::Result<Endpoint> parseServerUrl(const std::string& url);
+base::Result<Endpoint> parseServerUrl(const std::string& url);
 
 struct TlsOptions {
   std::string caPem;  // empty: the system's trust store
@@ -45,7 +45,7 @@ class Connection;
 // reused connection before any answer is retried once on a fresh one.
 class BeastTransport final : public Transport {
  public:
-  static core::Result<std::unique_ptr<BeastTransport>, TransportError> create(
+  static base::Result<std::unique_ptr<BeastTransport>, TransportError> create(
       asio::any_io_executor executor, Endpoint endpoint, const TlsOptions& tls,
       TransportOptions options = {});
   ~BeastTransport() override;

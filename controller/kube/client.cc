@@ -1,6 +1,6 @@
 #include "kube/client.h"
 
-#include "core/json_access.h"
+#include "base/json_access.h"
 #include "runtime/object_json.h"
 
 namespace gpuplacement::kube {
@@ -62,9 +62,9 @@ ApiError apiErrorFrom(unsigned status, const std::string& body,
   error.status = status;
   error.retryAfter = retryAfter;
   const auto document = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (core::stringMember(document, "kind") == "Status") {
-    error.reason = core::stringMember(document, "reason");
-    error.message = core::stringMember(document, "message");
+  if (base::stringMember(document, "kind") == "Status") {
+    error.reason = base::stringMember(document, "reason");
+    error.message = base::stringMember(document, "message");
   } else {
     error.message = body.substr(0, 512);
   }

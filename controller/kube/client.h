@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/result.h"
+#include "base/result.h"
 #include "kube/credentials.h"
 #include "kube/transport.h"
 #include "runtime/asio.h"
@@ -43,7 +43,7 @@ struct ApiError {
 };
 
 template <typename T>
-using ApiResult = core::Result<T, ApiError>;
+using ApiResult = base::Result<T, ApiError>;
 
 enum class PatchType { Merge, Strategic, Json, Apply };
 

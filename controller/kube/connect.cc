@@ -4,12 +4,12 @@
 
 namespace gpuplacement::kube {
 
-core::Result<std::unique_ptr<KubeClient>> connect(asio::any_io_executor executor,
+base::Result<std::unique_ptr<KubeClient>> connect(asio::any_io_executor executor,
                                                   const ClientConfig& config, ClientOptions options,
                                                   const runtime::Clock& clock) {
   auto endpoint = parseServerUrl(config.server);
   if (!endpoint) {
-    return core::Error{config.source + ": " + endpoint.error().field, endpoint.error().message};
+    return base::Error{config.source + ": " + endpoint.error().field, endpoint.error().message};
   }
   TlsOptions tls;
   tls.caPem = config.caPem;
@@ -23,7 +23,7 @@ core::Result<std::unique_ptr<KubeClient>> connect(asio::any_io_executor executor
   auto transport =
       BeastTransport::create(executor, std::move(endpoint).value(), tls, transportOptions);
   if (!transport) {
-    return core::Error{config.source, transport.error().message};
+    return base::Error{config.source, transport.error().message};
   }
   return std::make_unique<KubeClient>(std::move(transport).value(),
                                       makeCredentialSource(config, clock), options, clock);

@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "core/result.h"
+#include "base/result.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 
@@ -10,7 +10,7 @@ namespace gpuplacement::kube {
 
 // Builds the client for a resolved configuration: Beast transport with the
 // configuration's TLS settings, and its credential source.
-core::Result<std::unique_ptr<KubeClient>> connect(asio::any_io_executor executor,
+base::Result<std::unique_ptr<KubeClient>> connect(asio::any_io_executor executor,
                                                   const ClientConfig& config, ClientOptions options,
                                                   const runtime::Clock& clock);
 

@@ -12,16 +12,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/json_access.h"
-#include "core/time_format.h"
+#include "base/json_access.h"
+#include "base/time_format.h"
 
 extern char** environ;
 
 namespace gpuplacement::kube {
 namespace {
 
-using core::Error;
-using core::Result;
+using base::Error;
+using base::Result;
 using json = nlohmann::json;
 
 constexpr std::size_t kMaxPluginOutput = 1024 * 1024;
@@ -238,7 +238,7 @@ class ExecPluginSource final : public CredentialSource {
     return !header_.empty() && (!expiresAt_ || clock_.systemNow() + kExpiryMargin < *expiresAt_);
   }
 
-  asio::awaitable<Result<core::Ok>> refresh() {
+  asio::awaitable<Result<base::Ok>> refresh() {
     json info = {{"apiVersion", plugin_.apiVersion},
                  {"kind", "ExecCredential"},
                  {"spec", {{"interactive", false}}}};
@@ -259,7 +259,7 @@ class ExecPluginSource final : public CredentialSource {
     }
     header_ = bearer(credential->token);
     expiresAt_ = credential->expiresAt;
-    co_return core::Ok{};
+    co_return base::Ok{};
   }
 
   ExecPlugin plugin_;
@@ -280,10 +280,10 @@ Result<ExecCredential> parseExecCredential(const std::string& output,
   if (document.is_discarded() || !document.is_object()) {
     return Error{"exec", "the plugin did not print an ExecCredential JSON object"};
   }
-  if (core::stringMember(document, "kind") != "ExecCredential") {
+  if (base::stringMember(document, "kind") != "ExecCredential") {
     return Error{"exec.kind", "expected ExecCredential"};
   }
-  if (const auto version = core::stringMember(document, "apiVersion");
+  if (const auto version = base::stringMember(document, "apiVersion");
       version != expectedApiVersion) {
     return Error{"exec.apiVersion", "the plugin answered \"" + version + "\", expected \"" +
                                         expectedApiVersion + "\""};
@@ -305,7 +305,7 @@ Result<ExecCredential> parseExecCredential(const std::string& output,
   }
   if (const auto expiry = status->find("expirationTimestamp");
       expiry != status->end() && expiry->is_string()) {
-    auto parsed = core::parseRfc3339(expiry->get<std::string>());
+    auto parsed = base::parseRfc3339(expiry->get<std::string>());
     if (!parsed) {
       return Error{"exec.status.expirationTimestamp", parsed.error().message};
     }

@@ -3,7 +3,7 @@
 #include <memory>
 #include <string>
 
-#include "core/result.h"
+#include "base/result.h"
 #include "kube/kubeconfig.h"
 #include "runtime/asio.h"
 #include "runtime/clock.h"
@@ -16,7 +16,7 @@ class CredentialSource {
  public:
   virtual ~CredentialSource() = default;
   // The header value ("Bearer ..."), or empty for none.
-  virtual asio::awaitable<core::Result<std::string>> authorization() = 0;
+  virtual asio::awaitable<base::Result<std::string>> authorization() = 0;
   // The server answered 401: forget any cached credential.
   virtual void invalidate() {}
 };
@@ -31,7 +31,7 @@ struct ExecCredential {
 };
 
 // Parses an ExecCredential printed by a plugin; the error says which field.
-core::Result<ExecCredential> parseExecCredential(const std::string& output,
+base::Result<ExecCredential> parseExecCredential(const std::string& output,
                                                  const std::string& expectedApiVersion);
 
 }  // namespace gpuplacement::kube

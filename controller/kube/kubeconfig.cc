@@ -13,8 +13,8 @@ namespace gpuplacement::kube {
 namespace {
 
 namespace fs = std::filesystem;
-using core::Error;
-using core::Result;
+using base::Error;
+using base::Result;
 
 Result<std::string> readFile(const std::string& path, const std::string& field) {
   std::ifstream in(path, std::ios::binary);
@@ -53,7 +53,7 @@ std::string scalar(const YAML::Node& node, const char* key) {
   return value && value.IsScalar() ? value.as<std::string>() : std::string();
 }
 
-Result<core::Ok> mergeFile(const std::string& path, MergedKubeconfig& merged) {
+Result<base::Ok> mergeFile(const std::string& path, MergedKubeconfig& merged) {
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
@@ -63,7 +63,7 @@ Result<core::Ok> mergeFile(const std::string& path, MergedKubeconfig& merged) {
     return Error{"kubeconfig", path + ": not valid YAML: " + e.what()};
   }
   if (!root || root.IsNull()) {
-    return core::Ok{};  // an empty file contributes nothing, as in kubectl
+    return base::Ok{};  // an empty file contributes nothing, as in kubectl
   }
   if (!root.IsMap()) {
     return Error{"kubeconfig", path + ": expected a Config object"};
@@ -97,7 +97,7 @@ Result<core::Ok> mergeFile(const std::string& path, MergedKubeconfig& merged) {
   if (merged.currentContext.empty()) {
     merged.currentContext = scalar(root, "current-context");
   }
-  return core::Ok{};
+  return base::Ok{};
 }
 
 // A PEM value given either inline (base64 in *-data) or as a file path.

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/result.h"
+#include "base/result.h"
 
 namespace gpuplacement::kube {
 
@@ -53,18 +53,18 @@ struct KubeconfigOptions {
 // Finds the configuration the way controller-runtime does: --kubeconfig,
 // then $KUBECONFIG (several files joined by ':'), then in-cluster, then
 // ~/.kube/config.
-core::Result<ClientConfig> loadClientConfig(const KubeconfigOptions& options,
+base::Result<ClientConfig> loadClientConfig(const KubeconfigOptions& options,
                                             const Environment& environment);
 
 // Merges kubeconfig files as kubectl does: for each cluster, user and context
 // name and for current-context, the first file that sets it wins.
-core::Result<ClientConfig> loadKubeconfigFiles(const std::vector<std::string>& paths,
+base::Result<ClientConfig> loadKubeconfigFiles(const std::vector<std::string>& paths,
                                                const std::string& contextOverride);
 
 // The pod's service account: KUBERNETES_SERVICE_HOST/PORT, token and CA.
-core::Result<ClientConfig> loadInClusterConfig(const Environment& environment);
+base::Result<ClientConfig> loadInClusterConfig(const Environment& environment);
 
 // Decodes standard base64, ignoring whitespace, as kubeconfig *-data fields use.
-core::Result<std::string> decodeBase64(const std::string& text);
+base::Result<std::string> decodeBase64(const std::string& text);
 
 }  // namespace gpuplacement::kube

@@ -3,15 +3,15 @@
 #include <cstdio>
 #include <random>
 
-#include "core/json_access.h"
-#include "core/time_format.h"
+#include "base/json_access.h"
+#include "base/time_format.h"
 
 namespace gpuplacement::kube {
 
 std::string formatMicroTime(runtime::SystemTime time) {
   const auto seconds = std::chrono::floor<std::chrono::seconds>(time);
   const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(time - seconds).count();
-  std::string text = core::formatRfc3339(seconds);
+  std::string text = base::formatRfc3339(seconds);
   char fraction[32];
   std::snprintf(fraction, sizeof fraction, ".%06ld", static_cast<long>(micros));
   text.insert(text.size() - 1, fraction);
@@ -67,9 +67,9 @@ asio::awaitable<bool> LeaderElector::tryAcquireOrRenew() {
   }
 
   json lease = std::move(current).value();
-  const auto& spec = core::memberOf(lease, "spec");
+  const auto& spec = base::memberOf(lease, "spec");
   const std::string record = spec.dump();
-  const std::string holder = core::stringMember(spec, "holderIdentity");
+  const std::string holder = base::stringMember(spec, "holderIdentity");
   if (record != observedRecord_) {
     // The lease changed: its holder is alive as of now, by our clock.
     observedRecord_ = record;
@@ -77,7 +77,7 @@ asio::awaitable<bool> LeaderElector::tryAcquireOrRenew() {
   }
   observedHolder_ = holder;
   const auto duration = std::chrono::seconds(
-      core::integerOf(core::memberOf(spec, "leaseDurationSeconds"), config_.leaseDuration.count()));
+      base::integerOf(base::memberOf(spec, "leaseDurationSeconds"), config_.leaseDuration.count()));
   if (!holder.empty() && holder != config_.identity &&
       clock_.monotonicNow() < observedAt_ + duration) {
     co_return false;  // held by someone alive
@@ -85,7 +85,7 @@ asio::awaitable<bool> LeaderElector::tryAcquireOrRenew() {
   json next = spec.is_object() ? spec : json::object();
   if (holder != config_.identity) {
     next["acquireTime"] = now;
-    next["leaseTransitions"] = core::integerOf(core::memberOf(spec, "leaseTransitions")) + 1;
+    next["leaseTransitions"] = base::integerOf(base::memberOf(spec, "leaseTransitions")) + 1;
   }
   next["holderIdentity"] = config_.identity;
   next["leaseDurationSeconds"] = config_.leaseDuration.count();
@@ -100,7 +100,7 @@ asio::awaitable<bool> LeaderElector::tryAcquireOrRenew() {
     }
     co_return false;
   }
-  observedRecord_ = core::memberOf(*updated, "spec").dump();
+  observedRecord_ = base::memberOf(*updated, "spec").dump();
   observedHolder_ = config_.identity;
   observedAt_ = clock_.monotonicNow();
   co_return true;
@@ -161,7 +161,7 @@ asio::awaitable<void> LeaderElector::stop() {
   const std::string path = leasePath();
   auto current = co_await client_.get(path);
   if (!current ||
-      core::stringMember(core::memberOf(*current, "spec"), "holderIdentity") != config_.identity) {
+      base::stringMember(base::memberOf(*current, "spec"), "holderIdentity") != config_.identity) {
     co_return;
   }
   json lease = std::move(current).value();

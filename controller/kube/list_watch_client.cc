@@ -3,7 +3,7 @@
 #include <cctype>
 #include <cstdio>
 
-#include "core/json_access.h"
+#include "base/json_access.h"
 
 namespace gpuplacement::kube {
 namespace {
@@ -16,7 +16,7 @@ class KubeEventStream final : public runtime::EventStream {
  public:
   explicit KubeEventStream(std::unique_ptr<LineStream> stream) : stream_(std::move(stream)) {}
 
-  asio::awaitable<core::Result<std::optional<std::string>, runtime::ListWatchError>> next()
+  asio::awaitable<base::Result<std::optional<std::string>, runtime::ListWatchError>> next()
       override {
     auto line = co_await stream_->nextLine();
     if (!line) {
@@ -47,7 +47,7 @@ std::string urlEncode(const std::string& value) {
   return encoded;
 }
 
-asio::awaitable<core::Result<runtime::ListPage, runtime::ListWatchError>> KubeListWatchClient::list(
+asio::awaitable<base::Result<runtime::ListPage, runtime::ListWatchError>> KubeListWatchClient::list(
     const std::string& path, const std::string& continueToken, std::size_t limit,
     const runtime::ListItemSink& onItem) {
   std::string target = path + "?limit=" + std::to_string(limit);
@@ -65,13 +65,13 @@ asio::awaitable<core::Result<runtime::ListPage, runtime::ListWatchError>> KubeLi
   }
   if (const auto metadata = document.find("metadata");
       metadata != document.end() && metadata->is_object()) {
-    page.resourceVersion = core::stringMember(*metadata, "resourceVersion");
-    page.continueToken = core::stringMember(*metadata, "continue");
+    page.resourceVersion = base::stringMember(*metadata, "resourceVersion");
+    page.continueToken = base::stringMember(*metadata, "continue");
   }
   co_return page;
 }
 
-asio::awaitable<core::Result<std::unique_ptr<runtime::EventStream>, runtime::ListWatchError>>
+asio::awaitable<base::Result<std::unique_ptr<runtime::EventStream>, runtime::ListWatchError>>
 KubeListWatchClient::watch(const std::string& path, const std::string& resourceVersion,
                            std::chrono::seconds timeout) {
   const std::string target =
@@ -80,7 +80,7 @@ KubeListWatchClient::watch(const std::string& path, const std::string& resourceV
   co_return co_await openWatch(target, timeout);
 }
 
-asio::awaitable<core::Result<std::unique_ptr<runtime::EventStream>, runtime::ListWatchError>>
+asio::awaitable<base::Result<std::unique_ptr<runtime::EventStream>, runtime::ListWatchError>>
 KubeListWatchClient::streamList(const std::string& path, std::chrono::seconds timeout) {
   // No resourceVersion with NotOlderThan: a consistent start, as fresh as
   // a quorum read.
@@ -91,7 +91,7 @@ KubeListWatchClient::streamList(const std::string& path, std::chrono::seconds ti
   co_return co_await openWatch(target, timeout);
 }
 
-asio::awaitable<core::Result<std::unique_ptr<runtime::EventStream>, runtime::ListWatchError>>
+asio::awaitable<base::Result<std::unique_ptr<runtime::EventStream>, runtime::ListWatchError>>
 KubeListWatchClient::openWatch(const std::string& target, std::chrono::seconds timeout) {
   // The server ends the watch after `timeout`; give it 30 s more before the
   // client decides the connection is dead.

@@ -14,17 +14,17 @@ class KubeListWatchClient final : public runtime::ListWatchClient {
  public:
   explicit KubeListWatchClient(KubeClient& client) : client_(client) {}
 
-  asio::awaitable<core::Result<runtime::ListPage, runtime::ListWatchError>> list(
+  asio::awaitable<base::Result<runtime::ListPage, runtime::ListWatchError>> list(
       const std::string& path, const std::string& continueToken, std::size_t limit,
       const runtime::ListItemSink& onItem) override;
-  asio::awaitable<core::Result<std::unique_ptr<runtime::EventStream>, runtime::ListWatchError>>
+  asio::awaitable<base::Result<std::unique_ptr<runtime::EventStream>, runtime::ListWatchError>>
   watch(const std::string& path, const std::string& resourceVersion,
         std::chrono::seconds timeout) override;
-  asio::awaitable<core::Result<std::unique_ptr<runtime::EventStream>, runtime::ListWatchError>>
+  asio::awaitable<base::Result<std::unique_ptr<runtime::EventStream>, runtime::ListWatchError>>
   streamList(const std::string& path, std::chrono::seconds timeout) override;
 
  private:
-  asio::awaitable<core::Result<std::unique_ptr<runtime::EventStream>, runtime::ListWatchError>>
+  asio::awaitable<base::Result<std::unique_ptr<runtime::EventStream>, runtime::ListWatchError>>
   openWatch(const std::string& target, std::chrono::seconds timeout);
 
   KubeClient& client_;

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "core/result.h"
+#include "base/result.h"
 #include "runtime/asio.h"
 
 namespace gpuplacement::kube {
@@ -39,7 +39,7 @@ struct TransportError {
 };
 
 template <typename T>
-using TransportResult = core::Result<T, TransportError>;
+using TransportResult = base::Result<T, TransportError>;
 
 // A response body read line by line, as watch streams are.
 class LineStream {

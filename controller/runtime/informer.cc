@@ -1,6 +1,6 @@
 #include "runtime/informer.h"
 
-#include "core/json_access.h"
+#include "base/json_access.h"
 
 namespace gpuplacement::runtime {
 
@@ -9,8 +9,8 @@ std::string objectKey(const nlohmann::json& object) {
   if (metadata == object.end() || !metadata->is_object()) {
     return "";
   }
-  const std::string name = core::stringMember(*metadata, "name");
-  const std::string ns = core::stringMember(*metadata, "namespace");
+  const std::string name = base::stringMember(*metadata, "name");
+  const std::string ns = base::stringMember(*metadata, "namespace");
   return ns.empty() ? name : ns + "/" + name;
 }
 

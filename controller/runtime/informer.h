@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/json_access.h"
+#include "base/json_access.h"
 #include "runtime/asio.h"
 #include "runtime/clock.h"
 #include "runtime/list_watch.h"
@@ -220,7 +220,7 @@ asio::awaitable<void> Informer<T>::listPage(const std::string& continueToken) {
     if (!metadata || !metadata->is_object()) {
       return;  // nothing to key it by; the API server never sends this
     }
-    keepPending(object, core::stringMember(*metadata, "resourceVersion"));
+    keepPending(object, base::stringMember(*metadata, "resourceVersion"));
   };
   auto page = co_await client_.list(options_.path, continueToken, options_.pageSize, keep);
   if (stopped_) {
@@ -334,8 +334,8 @@ bool Informer<T>::applyEvent(const std::string& line) {
   const auto& object = event["object"];
   if (type == "ERROR") {
     // A Status in the stream; 410 Expired means the resume point is gone.
-    const auto code = static_cast<unsigned>(core::integerMember(object, "code"));
-    log("watch error " + std::to_string(code) + ": " + core::stringMember(object, "message"));
+    const auto code = static_cast<unsigned>(base::integerMember(object, "code"));
+    log("watch error " + std::to_string(code) + ": " + base::stringMember(object, "message"));
     streamFailed(code);
     return false;
   }
@@ -344,11 +344,11 @@ bool Informer<T>::applyEvent(const std::string& line) {
     streamFailed(0);
     return false;
   }
-  std::string resourceVersion = core::stringMember(*metadata, "resourceVersion");
+  std::string resourceVersion = base::stringMember(*metadata, "resourceVersion");
   if (state_.phase() == WatchState::Phase::Listing) {  // a streaming list's objects
     if (type == "BOOKMARK") {
-      const auto& annotations = core::memberOf(*metadata, "annotations");
-      if (core::stringMember(annotations, "k8s.io/initial-events-end") == "true") {
+      const auto& annotations = base::memberOf(*metadata, "annotations");
+      if (base::stringMember(annotations, "k8s.io/initial-events-end") == "true") {
         state_.initialEventsEnded(resourceVersion);
         completeList();
       }

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/result.h"
+#include "base/result.h"
 #include "runtime/asio.h"
 #include "runtime/object_json.h"
 
@@ -32,22 +32,22 @@ class EventStream {
   virtual ~EventStream() = default;
   // The next line of the watch (one JSON event), nullopt when the server
   // ended the watch normally.
-  virtual asio::awaitable<core::Result<std::optional<std::string>, ListWatchError>> next() = 0;
+  virtual asio::awaitable<base::Result<std::optional<std::string>, ListWatchError>> next() = 0;
   virtual void close() = 0;
 };
 
 class ListWatchClient {
  public:
   virtual ~ListWatchClient() = default;
-  virtual asio::awaitable<core::Result<ListPage, ListWatchError>> list(
+  virtual asio::awaitable<base::Result<ListPage, ListWatchError>> list(
       const std::string& path, const std::string& continueToken, std::size_t limit,
       const ListItemSink& onItem) = 0;
-  virtual asio::awaitable<core::Result<std::unique_ptr<EventStream>, ListWatchError>> watch(
+  virtual asio::awaitable<base::Result<std::unique_ptr<EventStream>, ListWatchError>> watch(
       const std::string& path, const std::string& resourceVersion,
       std::chrono::seconds timeout) = 0;
   // A streaming list: a watch that first sends every current object as
   // ADDED, then a BOOKMARK annotated k8s.io/initial-events-end: "true".
-  virtual asio::awaitable<core::Result<std::unique_ptr<EventStream>, ListWatchError>> streamList(
+  virtual asio::awaitable<base::Result<std::unique_ptr<EventStream>, ListWatchError>> streamList(
       const std::string& path, std::chrono::seconds timeout) = 0;
 };
 

@@ -10,7 +10,7 @@
 
 #include "app/packing.h"
 #include "app/placement_config.h"
-#include "core/json_access.h"
+#include "base/json_access.h"
 
 namespace gpuplacement::app {
 namespace {
@@ -28,23 +28,23 @@ json fixture(const std::string& name) {
 // field, with no packing in between.
 WorkloadObject projectWorkload(const json& object, const core::Catalog& catalog) {
   WorkloadObject workload;
-  const auto& metadata = core::memberOf(object, "metadata");
-  workload.uid = core::stringMember(metadata, "uid");
-  workload.generation = core::integerMember(metadata, "generation");
-  workload.deleting = core::memberOf(metadata, "deletionTimestamp").is_string();
-  if (const auto& finalizers = core::memberOf(metadata, "finalizers"); finalizers.is_array()) {
+  const auto& metadata = base::memberOf(object, "metadata");
+  workload.uid = base::stringMember(metadata, "uid");
+  workload.generation = base::integerMember(metadata, "generation");
+  workload.deleting = base::memberOf(metadata, "deletionTimestamp").is_string();
+  if (const auto& finalizers = base::memberOf(metadata, "finalizers"); finalizers.is_array()) {
     for (const auto& finalizer : finalizers) {
       if (finalizer.is_string()) {
         workload.finalizers.push_back(finalizer.get<std::string>());
       }
     }
   }
-  const auto& spec = core::memberOf(object, "spec");
-  if (const auto& name = core::memberOf(core::memberOf(spec, "targetRef"), "name");
+  const auto& spec = base::memberOf(object, "spec");
+  if (const auto& name = base::memberOf(base::memberOf(spec, "targetRef"), "name");
       name.is_string()) {
     workload.targetName = name.get<std::string>();
   }
-  if (const auto& policy = core::memberOf(core::memberOf(spec, "policyRef"), "name");
+  if (const auto& policy = base::memberOf(base::memberOf(spec, "policyRef"), "name");
       policy.is_string()) {
     workload.policyName = policy.get<std::string>();
   }
@@ -54,7 +54,7 @@ WorkloadObject projectWorkload(const json& object, const core::Catalog& catalog)
   } else {
     workload.specError = parsed.error();
   }
-  const auto& status = core::memberOf(object, "status");
+  const auto& status = base::memberOf(object, "status");
   workload.status = core::workloadStatusFromJson(status);
   workload.statusHash = statusDigest(status);
   return workload;

@@ -3,12 +3,13 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "app/yaml_json.h"
+#include "base/io/yaml_json.h"
 #include "support/command.h"
 
 namespace gpuplacement::app {
 namespace {
 
+using base::parseYaml;
 using json = nlohmann::json;
 using testing::runCommand;
 using testing::TempDir;

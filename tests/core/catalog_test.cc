@@ -2,8 +2,6 @@
 
 #include <doctest/doctest.h>
 
-#include "app/placement_config.h"
-#include "app/yaml_json.h"
 #include "core/rules.h"
 #include "support/engine_fixture.h"
 
@@ -181,15 +179,6 @@ TEST_CASE("the rules file: shipped rules parse; bad rules are named") {
     REQUIRE_FALSE(parsed.ok());
     CHECK(parsed.error().field == c.field);
   }
-}
-
-TEST_CASE("catalog files: bad YAML and missing files are errors naming the file") {
-  auto missing = app::loadCatalog("/nonexistent/catalog.yaml");
-  REQUIRE_FALSE(missing.ok());
-  CHECK(missing.error().field == "/nonexistent/catalog.yaml");
-  auto yaml = app::parseYaml("instances: [\n", "broken.yaml");
-  REQUIRE_FALSE(yaml.ok());
-  CHECK(yaml.error().field == "broken.yaml");
 }
 
 }  // namespace gpuplacement::core

@@ -9,7 +9,7 @@
 
 #include <doctest/doctest.h>
 
-#include "app/yaml_json.h"
+#include "base/io/yaml_json.h"
 #include "core/decision_json.h"
 #include "support/engine_fixture.h"
 
@@ -500,11 +500,10 @@ TEST_CASE("deterministic: same input, same answer, whatever the catalog order") 
   const auto engine = shippedEngine();
   std::mt19937 random(42);
   // The same catalog with its entries in reverse order.
-  auto document = app::parseYaml(app::kBuiltinCatalogYaml, "catalog");
-  REQUIRE(document.ok());
-  auto& instances = (*document)["instances"];
+  auto document = testing::shippedDocument("catalog.yaml");
+  auto& instances = document["instances"];
   std::reverse(instances.begin(), instances.end());
-  auto reversedCatalog = parseCatalog(*document);
+  auto reversedCatalog = parseCatalog(document);
   REQUIRE(reversedCatalog.ok());
   auto reversedEngine = PlacementEngine::create(
       std::make_shared<Catalog>(std::move(reversedCatalog).value()), testing::shippedRules(), {});

@@ -46,15 +46,6 @@ TEST_CASE("the status the controller writes reads back the same") {
   CHECK(workloadStatusFromJson(nlohmann::json::array()).observedGeneration == 0);
 }
 
-TEST_CASE("decimal strings for the API") {
-  CHECK(decimalString(1.861, 4) == "1.861");
-  CHECK(decimalString(0.52600001, 4) == "0.526");
-  CHECK(decimalString(1358.5300000001, 2) == "1358.53");
-  CHECK(decimalString(12.0, 4) == "12");
-  CHECK(decimalString(-0.00001, 2) == "0");
-  CHECK(decimalString(-702.4, 2) == "-702.4");
-}
-
 namespace {
 
 Placement placement(const char* type, double hourly, double performance) {

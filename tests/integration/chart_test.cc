@@ -11,8 +11,8 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
-#include "app/yaml_json.h"
-#include "core/json_access.h"
+#include "base/io/yaml_json.h"
+#include "base/json_access.h"
 #include "kube/connect.h"
 #include "kube/kubeconfig.h"
 #include "runtime/run_sync.h"
@@ -79,14 +79,14 @@ std::string readFile(const std::string& path) {
 }
 
 std::vector<json> documents(const std::string& yaml) {
-  auto parsed = app::parseYamlDocuments(yaml, "rendered");
+  auto parsed = base::parseYamlDocuments(yaml, "rendered");
   REQUIRE_MESSAGE(parsed.ok(), parsed.error().describe());
   return *parsed;
 }
 
 const json* findKind(const std::vector<json>& objects, const std::string& kind) {
   for (const auto& object : objects) {
-    if (core::stringMember(object, "kind") == kind) {
+    if (base::stringMember(object, "kind") == kind) {
       return &object;
     }
   }
@@ -111,7 +111,7 @@ std::string serviceAccountKubeconfig(const std::string& account) {
                       << "\n    certificate-authority-data: "
                       << kubeconfig.substr(start, kubeconfig.find('\n', start) - start)
                       << "\nusers:\n- name: sa\n  user:\n    token: "
-                      << core::stringMember(core::memberOf(*token, "status"), "token")
+                      << base::stringMember(base::memberOf(*token, "status"), "token")
                       << "\ncontexts:\n- name: sa\n  context: {cluster: c, user: sa}\n";
   return path;
 }
@@ -166,7 +166,7 @@ TEST_CASE("helm lint and template, with the defaults and with every value set") 
   const auto objects = documents(defaults.out);
   std::set<std::string> kinds;
   for (const auto& object : objects) {
-    kinds.insert(core::stringMember(object, "kind"));
+    kinds.insert(base::stringMember(object, "kind"));
   }
   CHECK(kinds == std::set<std::string>{"ServiceAccount", "ClusterRole", "ClusterRoleBinding",
                                        "Role", "RoleBinding", "Deployment", "Service",
@@ -281,9 +281,9 @@ spec:
     if (!object) {
       return false;
     }
-    for (const auto& condition : core::memberOf(core::memberOf(*object, "status"), "conditions")) {
-      if (core::stringMember(condition, "type") == "Applied") {
-        return core::stringMember(condition, "status") == "True";
+    for (const auto& condition : base::memberOf(base::memberOf(*object, "status"), "conditions")) {
+      if (base::stringMember(condition, "type") == "Applied") {
+        return base::stringMember(condition, "status") == "True";
       }
     }
     return false;
@@ -319,7 +319,7 @@ spec:
   const std::string leasePath =
       "/apis/coordination.k8s.io/v1/namespaces/" + kNamespace + "/leases/" + kFullname;
   const auto lease = c.mustGet(leasePath);
-  const std::string leaderIdentity = core::stringMember(lease["spec"], "holderIdentity");
+  const std::string leaderIdentity = base::stringMember(lease["spec"], "holderIdentity");
   const bool firstLeads = first->metric("leader_election_master_status") == 1;
   const bool secondLeads = second->metric("leader_election_master_status") == 1;
   CHECK(firstLeads != secondLeads);
@@ -363,7 +363,7 @@ spec:
       [&] {
         auto current = c.get(leasePath);
         return current &&
-               core::stringMember((*current)["spec"], "holderIdentity") != leaderIdentity;
+               base::stringMember((*current)["spec"], "holderIdentity") != leaderIdentity;
       },
       std::chrono::seconds(30), std::chrono::milliseconds(200));
   const auto takeover = std::chrono::steady_clock::now() - killedAt;
@@ -376,7 +376,7 @@ spec:
   REQUIRE(c.patch(workloadPath, json{{"spec", {{"model", {{"parameters", "70B"}}}}}}).ok());
   CHECK(c.waitFor([&] {
     auto object = c.get(workloadPath);
-    return object && core::integerMember((*object)["status"], "observedGeneration") == 2 &&
+    return object && base::integerMember((*object)["status"], "observedGeneration") == 2 &&
            applied();
   }));
 
@@ -389,12 +389,12 @@ spec:
   int switches = 0;
   while (std::getline(audit, line)) {
     const auto event = json::parse(line, nullptr, false);
-    if (core::stringMember(event, "verb") != "patch" ||
-        core::stringMember(core::memberOf(event, "objectRef"), "resource") != "deployments" ||
-        core::stringMember(event, "stage") != "ResponseComplete") {
+    if (base::stringMember(event, "verb") != "patch" ||
+        base::stringMember(base::memberOf(event, "objectRef"), "resource") != "deployments" ||
+        base::stringMember(event, "stage") != "ResponseComplete") {
       continue;
     }
-    const std::string agent = core::stringMember(event, "userAgent");
+    const std::string agent = base::stringMember(event, "userAgent");
     patchers.insert(agent);
     if (!lastPatcher.empty() && agent != lastPatcher) {
       ++switches;

@@ -4,7 +4,7 @@
 
 #include <doctest/doctest.h>
 
-#include "core/json_access.h"
+#include "base/json_access.h"
 #include "runtime/run_sync.h"
 #include "support/control_plane.h"
 
@@ -107,7 +107,7 @@ TEST_CASE("two candidates: one leads, the lease names it, a released lease passe
   auto passed = runtime::runSync(context, client->get(path));
   REQUIRE(passed.ok());
   CHECK(passed->at("spec").at("holderIdentity") != leaderName);
-  CHECK(core::integerOf(passed->at("spec").at("leaseTransitions"), -1) >= 1);
+  CHECK(base::integerOf(passed->at("spec").at("leaseTransitions"), -1) >= 1);
 
   runtime::runSync(context, standby.stop());
   CHECK(stops == 0);  // stepping down on request is not losing the lease

@@ -11,8 +11,8 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
-#include "app/yaml_json.h"
-#include "core/json_access.h"
+#include "base/io/yaml_json.h"
+#include "base/json_access.h"
 #include "support/cluster.h"
 
 namespace gpuplacement {
@@ -94,8 +94,8 @@ spec:
 }
 
 const json* condition(const json& object, const std::string& type) {
-  for (const auto& item : core::memberOf(core::memberOf(object, "status"), "conditions")) {
-    if (core::stringMember(item, "type") == type) {
+  for (const auto& item : base::memberOf(base::memberOf(object, "status"), "conditions")) {
+    if (base::stringMember(item, "type") == type) {
       return &item;
     }
   }
@@ -109,8 +109,8 @@ bool conditionIs(const std::string& path, const std::string& type, const std::st
     return false;
   }
   const auto* found = condition(*object, type);
-  return found && core::stringMember(*found, "status") == status &&
-         (reason.empty() || core::stringMember(*found, "reason") == reason);
+  return found && base::stringMember(*found, "status") == status &&
+         (reason.empty() || base::stringMember(*found, "reason") == reason);
 }
 
 json podSpec(const std::string& ns, const std::string& name) {
@@ -125,8 +125,8 @@ std::vector<std::string> eventReasons(const std::string& ns, const std::string& 
   std::vector<std::string> reasons;
   const auto events = cluster().mustGet("/api/v1/namespaces/" + ns + "/events");
   for (const auto& event : events["items"]) {
-    if (core::stringMember(event["involvedObject"], "name") == name) {
-      reasons.push_back(core::stringMember(event, "reason"));
+    if (base::stringMember(event["involvedObject"], "name") == name) {
+      reasons.push_back(base::stringMember(event, "reason"));
     }
   }
   return reasons;
@@ -138,7 +138,7 @@ std::size_t countOf(const std::vector<std::string>& items, const std::string& va
 
 void applyPolicy(const std::string& name, const std::string& specBody) {
   const std::string path = Cluster::pathOf("gpuplacement.io/v1alpha1", "PlacementPolicy", "", name);
-  auto spec = app::parseYaml(specBody, "spec");
+  auto spec = base::parseYaml(specBody, "spec");
   REQUIRE(spec.ok());
   if (cluster().get(path).ok()) {
     auto replaced = cluster().patch(
@@ -225,7 +225,7 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
   CHECK(c.waitFor([&] {
     auto current = c.get(workloadsPath(ns, "llm"));
     return current &&
-           core::stringMember((*current)["status"]["placement"], "instanceType") != "g6e.xlarge" &&
+           base::stringMember((*current)["status"]["placement"], "instanceType") != "g6e.xlarge" &&
            conditionIs(workloadsPath(ns, "llm"), "Applied", "True");
   }));
   spec = podSpec(ns, "llm");
@@ -335,7 +335,7 @@ TEST_CASE("invalid specs, missing targets, conflicts, drift and Recommend mode")
   const auto invalid = c.mustGet(workloadsPath(ns, "invalid"));
   const auto* valid = condition(invalid, "Valid");
   REQUIRE(valid);
-  CHECK(core::stringMember(*valid, "message").find("spec.constraints.instanceTypes[0]") !=
+  CHECK(base::stringMember(*valid, "message").find("spec.constraints.instanceTypes[0]") !=
         std::string::npos);
   CHECK(countOf(eventReasons(ns, "invalid"), "InvalidSpec") == 1);
 
@@ -439,7 +439,7 @@ replacement: {minSavingsPercent: 10, cooldown: 0s, maxConcurrentRollouts: 2}
   const auto rejected = c.mustGet(policyPath);
   const auto* accepted = condition(rejected, "Accepted");
   REQUIRE(accepted);
-  CHECK(core::stringMember(*accepted, "message").find("spec.prices[0].instanceType") !=
+  CHECK(base::stringMember(*accepted, "message").find("spec.prices[0].instanceType") !=
         std::string::npos);
   std::this_thread::sleep_for(std::chrono::seconds(1));
   for (const auto& [name, generation] : placedGeneration) {
@@ -484,7 +484,7 @@ replacement: {minSavingsPercent: 10, cooldown: 0s, maxConcurrentRollouts: 2}
     const std::string name = "svc-" + std::to_string(i);
     if (!first.count(name)) {
       const auto status = c.mustGet(workloadsPath(ns, name))["status"];
-      CHECK(core::stringMember(status["recommendation"], "note")
+      CHECK(base::stringMember(status["recommendation"], "note")
                 .find("waiting for one of 2 rollouts") != std::string::npos);
     }
   }
@@ -503,7 +503,7 @@ replacement: {minSavingsPercent: 10, cooldown: 0s, maxConcurrentRollouts: 2}
     const auto status = c.mustGet(workloadsPath(ns, pinned))["status"];
     CHECK(status["placement"]["instanceType"] == "g6e.xlarge");
     CHECK(status["placement"]["hourlyCost"] == "2.5");
-    CHECK(core::stringMember(status["recommendation"], "note").find("below minSavingsPercent") !=
+    CHECK(base::stringMember(status["recommendation"], "note").find("below minSavingsPercent") !=
           std::string::npos);
   }
   CHECK(op.metric("gpu_placement_replacements_total") == doctest::Approx(4));

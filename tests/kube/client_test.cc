@@ -4,7 +4,7 @@
 
 #include <doctest/doctest.h>
 
-#include "core/json_access.h"
+#include "base/json_access.h"
 #include "kube/beast_transport.h"
 #include "kube/list_watch_client.h"
 #include "runtime/informer.h"
@@ -21,7 +21,7 @@ using Clock = std::chrono::steady_clock;
 
 class CountingToken final : public CredentialSource {
  public:
-  asio::awaitable<core::Result<std::string>> authorization() override {
+  asio::awaitable<base::Result<std::string>> authorization() override {
     co_return "Bearer token-" + std::to_string(generation);
   }
   void invalidate() override { ++generation; }
@@ -239,7 +239,7 @@ TEST_CASE(
   KubeListWatchClient listWatch(*h.client);
   runtime::Informer<std::string> informer(
       h.context.get_executor(), listWatch, options,
-      [](const json& item) { return core::stringMember(item["metadata"], "name"); }, h.clock);
+      [](const json& item) { return base::stringMember(item["metadata"], "name"); }, h.clock);
   informerPointer = &informer;
   asio::co_spawn(h.context, informer.run(), asio::detached);
   h.context.run_for(std::chrono::seconds(10));

@@ -30,7 +30,7 @@ class ScriptedListWatch final : public ListWatchClient {
     std::string resourceVersion;
     std::string continueToken;
   };
-  using ListAnswer = core::Result<ScriptedPage, ListWatchError>;
+  using ListAnswer = base::Result<ScriptedPage, ListWatchError>;
   struct WatchScript {
     std::optional<ListWatchError> refuse;  // HTTP error instead of a stream
     std::vector<std::string> lines;
@@ -45,7 +45,7 @@ class ScriptedListWatch final : public ListWatchClient {
   int streamingListCalls = 0;
   std::function<void()> onExhausted;
 
-  asio::awaitable<core::Result<ListPage, ListWatchError>> list(
+  asio::awaitable<base::Result<ListPage, ListWatchError>> list(
       const std::string&, const std::string& continueToken, std::size_t,
       const ListItemSink& onItem) override {
     listCalls.push_back(continueToken);
@@ -64,20 +64,20 @@ class ScriptedListWatch final : public ListWatchClient {
     co_return ListPage{answer->resourceVersion, answer->continueToken};
   }
 
-  asio::awaitable<core::Result<std::unique_ptr<EventStream>, ListWatchError>> watch(
+  asio::awaitable<base::Result<std::unique_ptr<EventStream>, ListWatchError>> watch(
       const std::string&, const std::string& resourceVersion, std::chrono::seconds) override {
     watchCalls.push_back(resourceVersion);
     co_return open(watches);
   }
 
-  asio::awaitable<core::Result<std::unique_ptr<EventStream>, ListWatchError>> streamList(
+  asio::awaitable<base::Result<std::unique_ptr<EventStream>, ListWatchError>> streamList(
       const std::string&, std::chrono::seconds) override {
     ++streamingListCalls;
     co_return open(streamingLists);
   }
 
  private:
-  core::Result<std::unique_ptr<EventStream>, ListWatchError> open(
+  base::Result<std::unique_ptr<EventStream>, ListWatchError> open(
       std::deque<WatchScript>& scripts) {
     if (scripts.empty()) {
       onExhausted();
@@ -94,7 +94,7 @@ class ScriptedListWatch final : public ListWatchClient {
   class Stream final : public EventStream {
    public:
     explicit Stream(WatchScript script) : script_(std::move(script)) {}
-    asio::awaitable<core::Result<std::optional<std::string>, ListWatchError>> next() override {
+    asio::awaitable<base::Result<std::optional<std::string>, ListWatchError>> next() override {
       if (next_ < script_.lines.size()) {
         co_return std::optional<std::string>(script_.lines[next_++]);
       }

@@ -12,8 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "app/yaml_json.h"
-#include "core/json_access.h"
+#include "base/io/yaml_json.h"
+#include "base/json_access.h"
 #include "kube/kubeconfig.h"
 #include "runtime/run_sync.h"
 #include "support/command.h"
@@ -98,13 +98,13 @@ std::string Cluster::pathOf(const std::string& apiVersion, const std::string& ki
 }
 
 void Cluster::apply(const std::string& yaml) {
-  auto documents = app::parseYamlDocuments(yaml, "manifest");
+  auto documents = base::parseYamlDocuments(yaml, "manifest");
   REQUIRE_MESSAGE(documents.ok(), documents.error().describe());
   for (const auto& document : *documents) {
-    const auto& metadata = core::memberOf(document, "metadata");
+    const auto& metadata = base::memberOf(document, "metadata");
     const std::string path =
-        pathOf(core::stringMember(document, "apiVersion"), core::stringMember(document, "kind"),
-               core::stringMember(metadata, "namespace"));
+        pathOf(base::stringMember(document, "apiVersion"), base::stringMember(document, "kind"),
+               base::stringMember(metadata, "namespace"));
     auto created = create(path, document);
     if (!created && created.error().alreadyExists()) {
       continue;
@@ -126,9 +126,9 @@ void Cluster::installCrds() {
         return false;
       }
       bool ok = false;
-      for (const auto& condition : core::memberOf(core::memberOf(*crd, "status"), "conditions")) {
-        ok = ok || (core::stringMember(condition, "type") == "Established" &&
-                    core::stringMember(condition, "status") == "True");
+      for (const auto& condition : base::memberOf(base::memberOf(*crd, "status"), "conditions")) {
+        ok = ok || (base::stringMember(condition, "type") == "Established" &&
+                    base::stringMember(condition, "status") == "True");
       }
       if (!ok) {
         return false;
@@ -167,7 +167,7 @@ std::string Cluster::operatorKubeconfig() {
                       << "clusters:\n- name: local\n  cluster:\n    server: " << admin.server
                       << "\n    certificate-authority-data: " << caData
                       << "\nusers:\n- name: operator\n  user:\n    token: "
-                      << core::stringMember(core::memberOf(*token, "status"), "token")
+                      << base::stringMember(base::memberOf(*token, "status"), "token")
                       << "\ncontexts:\n- name: operator\n  context: {cluster: local, user: "
                          "operator}\n";
   return path;
@@ -188,9 +188,9 @@ bool Cluster::waitFor(const std::function<bool()>& condition, std::chrono::milli
 void Cluster::completeRollout(const std::string& ns, const std::string& name) {
   const std::string path = pathOf("apps/v1", "Deployment", ns, name);
   const auto deployment = mustGet(path);
-  const auto generation = core::integerMember(core::memberOf(deployment, "metadata"), "generation");
+  const auto generation = base::integerMember(base::memberOf(deployment, "metadata"), "generation");
   const auto replicas =
-      core::integerOf(core::memberOf(core::memberOf(deployment, "spec"), "replicas"), 1);
+      base::integerOf(base::memberOf(base::memberOf(deployment, "spec"), "replicas"), 1);
   auto written = patch(path + "/status", json{{"status",
                                                {{"observedGeneration", generation},
                                                 {"replicas", replicas},
@@ -206,16 +206,16 @@ std::vector<AuditEntry> readAudit(ControlPlane& plane, const std::string& user) 
   std::string line;
   while (std::getline(in, line)) {
     const auto event = json::parse(line, nullptr, false);
-    if (core::stringMember(core::memberOf(event, "user"), "username") != user) {
+    if (base::stringMember(base::memberOf(event, "user"), "username") != user) {
       continue;
     }
-    const auto& object = core::memberOf(event, "objectRef");
+    const auto& object = base::memberOf(event, "objectRef");
     entries.push_back(AuditEntry{
-        core::stringMember(event, "verb"), core::stringMember(object, "resource"),
-        core::stringMember(object, "subresource"), core::stringMember(object, "name"),
-        core::stringMember(object, "namespace"),
-        static_cast<int>(core::integerMember(core::memberOf(event, "responseStatus"), "code")),
-        core::stringMember(event, "stage")});
+        base::stringMember(event, "verb"), base::stringMember(object, "resource"),
+        base::stringMember(object, "subresource"), base::stringMember(object, "name"),
+        base::stringMember(object, "namespace"),
+        static_cast<int>(base::integerMember(base::memberOf(event, "responseStatus"), "code")),
+        base::stringMember(event, "stage")});
   }
   return entries;
 }

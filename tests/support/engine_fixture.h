@@ -5,27 +5,37 @@
 
 #include <doctest/doctest.h>
 
-#include "app/placement_config.h"
+#include "base/io/yaml_json.h"
 #include "core/engine.h"
 #include "core/quantity.h"
 
 namespace gpuplacement::testing {
 
-// The catalog and rules that ship (config/*.yaml, compiled in), parsed once.
+// The catalog and rules that ship (config/*.yaml, the files the binary
+// compiles in), read as the command line reads them, parsed once.
+inline nlohmann::json shippedDocument(const char* file) {
+  const std::string path = std::string(GPUPLACEMENT_SOURCE_DIR) + "/config/" + file;
+  auto text = base::readTextFile(path);
+  REQUIRE_MESSAGE(text.ok(), text.error().describe());
+  auto document = base::parseYaml(*text, path);
+  REQUIRE_MESSAGE(document.ok(), document.error().describe());
+  return *document;
+}
+
 inline const std::shared_ptr<const core::Catalog>& shippedCatalog() {
   static const auto catalog = [] {
-    auto loaded = app::loadCatalog("");
-    REQUIRE_MESSAGE(loaded.ok(), loaded.error().describe());
-    return *loaded;
+    auto parsed = core::parseCatalog(shippedDocument("catalog.yaml"));
+    REQUIRE_MESSAGE(parsed.ok(), parsed.error().describe());
+    return std::make_shared<const core::Catalog>(std::move(parsed).value());
   }();
   return catalog;
 }
 
 inline const std::shared_ptr<const core::RuleSet>& shippedRules() {
   static const auto rules = [] {
-    auto loaded = app::loadRules("", *shippedCatalog());
-    REQUIRE_MESSAGE(loaded.ok(), loaded.error().describe());
-    return *loaded;
+    auto parsed = core::parseRuleSet(shippedDocument("rules.yaml"), *shippedCatalog());
+    REQUIRE_MESSAGE(parsed.ok(), parsed.error().describe());
+    return std::make_shared<const core::RuleSet>(std::move(parsed).value());
   }();
   return rules;
 }

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace gpuplacement::core {
+namespace gpuplacement::base {
 
 // FNV-1a: a stable 64-bit digest of a canonical document, used to tell
 // whether a status the controller would write differs from the one stored.
@@ -28,4 +28,4 @@ constexpr std::uint64_t stableHash(std::string_view text) {
 // whether it was parsed as signed or unsigned.
 std::uint64_t jsonDigest(const nlohmann::json& value);
 
-}  // namespace gpuplacement::core
+}  // namespace gpuplacement::base

@@ -4,7 +4,7 @@
 #include <utility>
 #include <variant>
 
-namespace gpuplacement::core {
+namespace gpuplacement::base {
 
 // An expected failure, reported to a person: `field` is the path of the input
 // that is wrong (e.g. "spec.model.parameters"), `message` says what is wrong
@@ -47,4 +47,4 @@ class [[nodiscard]] Result {
 struct Ok {};
 using Status = Result<Ok>;
 
-}  // namespace gpuplacement::core
+}  // namespace gpuplacement::base

@@ -1,8 +1,8 @@
-#include "core/hash.h"
+#include "base/hash.h"
 
 #include <bit>
 
-namespace gpuplacement::core {
+namespace gpuplacement::base {
 namespace {
 
 struct Fnv {
@@ -84,4 +84,4 @@ std::uint64_t jsonDigest(const nlohmann::json& value) {
   return fnv.hash;
 }
 
-}  // namespace gpuplacement::core
+}  // namespace gpuplacement::base

@@ -1,36 +1,10 @@
-#include "core/json_reader.h"
+#include "base/json_reader.h"
 
-#include <cctype>
 #include <cstdio>
 
-#include "core/quantity.h"
+#include "base/decimal.h"
 
-namespace gpuplacement::core {
-
-namespace detail {
-
-bool sameName(std::string_view input, std::string_view name) {
-  std::size_t i = 0;
-  std::size_t j = 0;
-  const auto skip = [&] {
-    while (i < input.size() && (input[i] == '-' || input[i] == '_')) {
-      ++i;
-    }
-  };
-  skip();
-  while (i < input.size() && j < name.size()) {
-    if (std::tolower(static_cast<unsigned char>(input[i])) !=
-        std::tolower(static_cast<unsigned char>(name[j]))) {
-      return false;
-    }
-    ++i;
-    ++j;
-    skip();
-  }
-  return i == input.size() && j == name.size();
-}
-
-}  // namespace detail
+namespace gpuplacement::base {
 
 Result<std::optional<double>> ObjectReader::optionalNumber(std::string_view key, double min,
                                                            double max) const {
@@ -58,4 +32,4 @@ Result<std::optional<double>> ObjectReader::optionalNumber(std::string_view key,
   return std::optional<double>(value);
 }
 
-}  // namespace gpuplacement::core
+}  // namespace gpuplacement::base

@@ -1,8 +1,8 @@
-#include "core/hash.h"
+#include "base/hash.h"
 
 #include <doctest/doctest.h>
 
-namespace gpuplacement::core {
+namespace gpuplacement::base {
 
 using json = nlohmann::json;
 
@@ -43,4 +43,4 @@ TEST_CASE("jsonDigest: any difference changes it") {
   }
 }
 
-}  // namespace gpuplacement::core
+}  // namespace gpuplacement::base

@@ -1,8 +1,8 @@
-#include "core/time_format.h"
+#include "base/time_format.h"
 
 #include <doctest/doctest.h>
 
-namespace gpuplacement::core {
+namespace gpuplacement::base {
 
 using namespace std::chrono;
 
@@ -46,4 +46,4 @@ TEST_CASE("Go-style durations") {
   CHECK(formatDuration(seconds(600)) == "10m0s");
 }
 
-}  // namespace gpuplacement::core
+}  // namespace gpuplacement::base

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace gpuplacement::core {
+namespace gpuplacement::base {
 
 // Reading fields of documents someone else wrote (the API server, a user):
 // a missing field or one of the wrong type reads as empty, never throws.
@@ -34,4 +34,4 @@ inline std::int64_t integerMember(const nlohmann::json& object, const char* key)
   return integerOf(memberOf(object, key));
 }
 
-}  // namespace gpuplacement::core
+}  // namespace gpuplacement::base

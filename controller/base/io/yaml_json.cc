@@ -1,4 +1,4 @@
-#include "app/yaml_json.h"
+#include "base/io/yaml_json.h"
 
 #include <charconv>
 #include <fstream>
@@ -7,7 +7,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-namespace gpuplacement::app {
+namespace gpuplacement::base {
 namespace {
 
 using json = nlohmann::json;
@@ -107,7 +107,7 @@ void emit(YAML::Emitter& out, const json& value) {
 
 }  // namespace
 
-core::Result<std::vector<json>> parseYamlDocuments(const std::string& text,
+base::Result<std::vector<json>> parseYamlDocuments(const std::string& text,
                                                    const std::string& source) {
   std::vector<json> documents;
   try {
@@ -118,18 +118,18 @@ core::Result<std::vector<json>> parseYamlDocuments(const std::string& text,
       documents.push_back(toJson(node));
     }
   } catch (const YAML::Exception& e) {
-    return core::Error{source, "not valid YAML: " + std::string(e.what())};
+    return base::Error{source, "not valid YAML: " + std::string(e.what())};
   }
   return documents;
 }
 
-core::Result<json> parseYaml(const std::string& text, const std::string& source) {
+base::Result<json> parseYaml(const std::string& text, const std::string& source) {
   auto documents = parseYamlDocuments(text, source);
   if (!documents) {
     return documents.error();
   }
   if (documents->size() != 1) {
-    return core::Error{source,
+    return base::Error{source,
                        "expected one YAML document, found " + std::to_string(documents->size())};
   }
   return std::move(documents->front());
@@ -141,14 +141,14 @@ std::string toYaml(const json& value) {
   return std::string(out.c_str()) + "\n";
 }
 
-core::Result<std::string> readTextFile(const std::string& path) {
+base::Result<std::string> readTextFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return core::Error{path, "cannot read the file"};
+    return base::Error{path, "cannot read the file"};
   }
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
 }
 
-}  // namespace gpuplacement::app
+}  // namespace gpuplacement::base

@@ -4,9 +4,9 @@
 #include <string>
 #include <string_view>
 
-#include "core/result.h"
+#include "base/result.h"
 
-namespace gpuplacement::core {
+namespace gpuplacement::base {
 
 using Timestamp = std::chrono::system_clock::time_point;
 
@@ -25,4 +25,4 @@ Result<std::chrono::milliseconds> parseDuration(std::string_view text);
 // "1h30m0s" style, the inverse of parseDuration for whole seconds.
 std::string formatDuration(std::chrono::seconds duration);
 
-}  // namespace gpuplacement::core
+}  // namespace gpuplacement::base

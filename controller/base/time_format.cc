@@ -1,10 +1,10 @@
-#include "core/time_format.h"
+#include "base/time_format.h"
 
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
 
-namespace gpuplacement::core {
+namespace gpuplacement::base {
 namespace {
 
 // Days since 1970-01-01 for a civil date (Howard Hinnant's algorithm), so
@@ -159,4 +159,4 @@ std::string formatDuration(std::chrono::seconds duration) {
   return text + std::to_string(total) + "s";
 }
 
-}  // namespace gpuplacement::core
+}  // namespace gpuplacement::base

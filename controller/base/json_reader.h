@@ -9,10 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/result.h"
-#include "core/types.h"
+#include "base/enum_names.h"
+#include "base/result.h"
 
-namespace gpuplacement::core {
+namespace gpuplacement::base {
 
 // Reads one JSON object field by field; every error carries the field's
 // full path ("spec.model.parameters") so a person can find it.
@@ -193,4 +193,4 @@ class ObjectReader {
   std::string path_;
 };
 
-}  // namespace gpuplacement::core
+}  // namespace gpuplacement::base
