@@ -23,6 +23,19 @@ std::string withThousands(const std::string& digits) {
   return grouped;
 }
 
+// printf's "%.*f" (std::to_chars is specified to match it), without
+// printf's cost: placements format a few figures each, many thousand a second.
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  const auto [end, ec] =
+      std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, decimals);
+  if (ec != std::errc()) {
+    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+    return buffer;
+  }
+  return std::string(buffer, end);
+}
+
 }  // namespace
 
 Result<double> parseDecimal(std::string_view text) {
@@ -52,9 +65,7 @@ Result<double> parseDecimal(std::string_view text) {
 }
 
 std::string decimalString(double value, int maxDecimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", maxDecimals, value);
-  std::string result = buffer;
+  std::string result = fixed(value, maxDecimals);
   if (result.find('.') != std::string::npos) {
     while (result.back() == '0') {
       result.pop_back();
@@ -67,30 +78,24 @@ std::string decimalString(double value, int maxDecimals) {
 }
 
 std::string formatMoney(double dollars) {
-  char text[48];
   const double magnitude = std::fabs(dollars);
   const double tenThousandths = std::round(magnitude * 1e4) / 1e4;
   if (magnitude < 1 && std::round(tenThousandths * 100) != tenThousandths * 100) {
     // Sub-dollar prices keep their precision: $0.2131, not $0.21.
-    std::snprintf(text, sizeof text, "%.4f", magnitude);
-    std::string trimmed = text;
+    std::string trimmed = fixed(magnitude, 4);
     while (trimmed.back() == '0') {
       trimmed.pop_back();
     }
     return std::string(dollars < 0 ? "-$" : "$") + trimmed;
   }
-  std::snprintf(text, sizeof text, "%.2f", magnitude);
-  return std::string(dollars < 0 ? "-$" : "$") + withThousands(text);
+  return std::string(dollars < 0 ? "-$" : "$") + withThousands(fixed(magnitude, 2));
 }
 
 std::string formatGiB(double gib) {
-  char text[48];
   if (gib < 100) {
-    std::snprintf(text, sizeof text, "%.1f", gib);
-    return text;
+    return fixed(gib, 1);
   }
-  std::snprintf(text, sizeof text, "%.0f", std::ceil(gib));
-  return withThousands(text);
+  return withThousands(fixed(std::ceil(gib), 0));
 }
 
 std::string formatPercent(double fraction, int decimals) {
@@ -98,9 +103,7 @@ std::string formatPercent(double fraction, int decimals) {
 }
 
 std::string formatFixed(double value, int decimals) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
+  return fixed(value, decimals);
 }
 
 }  // namespace gpuplacement::base
