@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ struct CurrentSetup {
   std::string instanceType;
   int accelerators = 0;
   int instances = 0;
+  // What the setup costs an hour, when the team knows better than the
+  // catalog (a Capacity Block, a negotiated rate) or the catalog has no price.
+  std::optional<double> hourlyCost;
 };
 
 struct RankedOption {
@@ -37,10 +41,13 @@ struct Analysis {
   int currentAcceleratorCount = 0;
   CapacityType capacityType = CapacityType::OnDemand;
   double hoursPerMonth = 0;
+  bool currentPriced = false;  // false: no catalog price and none given; no savings then
   double currentHourlyCost = 0;
   double currentMonthlyCost = 0;
+  std::string currentCostNote;  // how the current cost was worked out
   double currentMemoryGiB = 0;
   bool currentFits = false;
+  std::string currentProblem;  // why the current setup cannot run the model, when it cannot
   Decision recommended;
   double recommendedMonthlyCost = 0;
   double savingsPercent = 0;

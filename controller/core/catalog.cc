@@ -12,6 +12,22 @@ namespace {
 
 using json = nlohmann::json;
 
+Result<EnumSet<Precision>> parsePrecisions(const ObjectReader& entry) {
+  auto list = entry.enumList<Precision>("precisions");
+  if (!list) {
+    return list.error();
+  }
+  if (list->empty()) {
+    return Error{entry.fieldPath("precisions"),
+                 "required: the precisions it runs natively (" + allowedValues<Precision>() + ")"};
+  }
+  EnumSet<Precision> set;
+  for (Precision precision : *list) {
+    set.insert(precision);
+  }
+  return set;
+}
+
 Result<AcceleratorSpec> parseAccelerator(const json& value, std::size_t index) {
   ObjectReader reader(value, "accelerators[" + std::to_string(index) + "]");
   if (auto ok = reader.requireObject(); !ok) {
@@ -23,7 +39,8 @@ Result<AcceleratorSpec> parseAccelerator(const json& value, std::size_t index) {
   }
   // From here on, errors name the accelerator rather than its position.
   ObjectReader entry(value, "accelerators[" + *name + "]");
-  if (auto ok = entry.onlyKeys({"name", "vendor", "memoryGiB", "fp16Tflops", "memoryBandwidthGBs",
+  if (auto ok = entry.onlyKeys({"name", "vendor", "generation", "memoryGiB", "ec2MemoryMiB",
+                                "fp16Tflops", "memoryBandwidthGBs", "precisions", "fractional",
                                 "karpenterName", "gpuProduct", "sources"});
       !ok) {
     return ok.error();
@@ -31,26 +48,67 @@ Result<AcceleratorSpec> parseAccelerator(const json& value, std::size_t index) {
   AcceleratorSpec spec;
   spec.name = *name;
   auto vendor = entry.string("vendor");
+  auto generation = entry.optionalString("generation");
   auto memory = entry.number("memoryGiB", 0.5, 4096);
+  auto ec2Memory = entry.optionalInteger("ec2MemoryMiB", 512, 4'194'304);
   auto tflops = entry.number("fp16Tflops", 0.001, 1e6);
   auto bandwidth = entry.number("memoryBandwidthGBs", 1, 1e6);
+  auto precisions = parsePrecisions(entry);
+  auto fractional = entry.optionalBool("fractional");
   auto karpenter = entry.optionalString("karpenterName");
   auto product = entry.optionalString("gpuProduct");
   for (const Error* error :
-       {vendor ? nullptr : &vendor.error(), memory ? nullptr : &memory.error(),
+       {vendor ? nullptr : &vendor.error(), generation ? nullptr : &generation.error(),
+        memory ? nullptr : &memory.error(), ec2Memory ? nullptr : &ec2Memory.error(),
         tflops ? nullptr : &tflops.error(), bandwidth ? nullptr : &bandwidth.error(),
+        precisions ? nullptr : &precisions.error(), fractional ? nullptr : &fractional.error(),
         karpenter ? nullptr : &karpenter.error(), product ? nullptr : &product.error()}) {
     if (error) {
       return *error;
     }
   }
   spec.vendor = *vendor;
+  spec.generation = generation->value_or("");
   spec.memoryGiB = *memory;
+  spec.ec2MemoryMiB = static_cast<int>(ec2Memory->value_or(0));
   spec.fp16Tflops = *tflops;
   spec.memoryBandwidthGBs = *bandwidth;
+  spec.precisions = *precisions;
+  spec.fractional = fractional->value_or(false);
   spec.karpenterName = karpenter->value_or("");
   spec.gpuProduct = product->value_or("");
   return spec;
+}
+
+// Powers of two up to `count`: how NVIDIA tensor parallelism splits a model.
+std::vector<int> powersOfTwoUpTo(int count) {
+  std::vector<int> counts;
+  for (int n = 1; n <= count; n *= 2) {
+    counts.push_back(n);
+  }
+  return counts;
+}
+
+Result<std::vector<int>> parseAllowedCounts(const ObjectReader& entry, int acceleratorCount) {
+  if (!entry.has("allowedAcceleratorCounts")) {
+    return powersOfTwoUpTo(acceleratorCount);
+  }
+  const auto& counts = entry.at("allowedAcceleratorCounts");
+  if (!counts.is_array() || counts.empty()) {
+    return Error{entry.fieldPath("allowedAcceleratorCounts"), "must be a list of counts"};
+  }
+  std::vector<int> allowed;
+  for (const auto& item : counts) {
+    if (!item.is_number_integer() || item.get<int>() < 1 || item.get<int>() > acceleratorCount) {
+      return Error{entry.fieldPath("allowedAcceleratorCounts"),
+                   "each count must be between 1 and acceleratorCount (" +
+                       std::to_string(acceleratorCount) + ")"};
+    }
+    allowed.push_back(item.get<int>());
+  }
+  std::sort(allowed.begin(), allowed.end());
+  allowed.erase(std::unique(allowed.begin(), allowed.end()), allowed.end());
+  return allowed;
 }
 
 Result<InstanceType> parseInstance(const json& value, std::size_t index, const Catalog& catalog) {
@@ -97,6 +155,9 @@ Result<InstanceType> parseInstance(const json& value, std::size_t index, const C
     return memory.error();
   }
   instance.memoryGiB = *memory;
+  const auto allocatable = allocatableOf(instance.vcpus, instance.memoryGiB);
+  instance.allocatableCpu = allocatable.cpu;
+  instance.allocatableMemoryGiB = allocatable.memoryGiB;
 
   // Prices: a number, or null for "not sold that way"; the key is required
   // so a forgotten price is an error, not a free instance.
@@ -147,26 +208,29 @@ Result<InstanceType> parseInstance(const json& value, std::size_t index, const C
     return count ? Error{entry.fieldPath("acceleratorCount"), "required"} : count.error();
   }
   instance.acceleratorCount = static_cast<int>(**count);
-  if (entry.has("allowedAcceleratorCounts")) {
-    const auto& counts = entry.at("allowedAcceleratorCounts");
-    if (!counts.is_array() || counts.empty()) {
-      return Error{entry.fieldPath("allowedAcceleratorCounts"), "must be a list of counts"};
-    }
-    for (const auto& item : counts) {
-      if (!item.is_number_integer() || item.get<int>() < 1 ||
-          item.get<int>() > instance.acceleratorCount) {
-        return Error{entry.fieldPath("allowedAcceleratorCounts"),
-                     "each count must be between 1 and acceleratorCount (" +
-                         std::to_string(instance.acceleratorCount) + ")"};
-      }
-      instance.allowedAcceleratorCounts.push_back(item.get<int>());
-    }
-    std::sort(instance.allowedAcceleratorCounts.begin(), instance.allowedAcceleratorCounts.end());
+  auto allowed = parseAllowedCounts(entry, instance.acceleratorCount);
+  if (!allowed) {
+    return allowed.error();
   }
+  instance.allowedAcceleratorCounts = std::move(allowed).value();
   return instance;
 }
 
 }  // namespace
+
+Allocatable allocatableOf(int vcpus, double memoryGiB) {
+  // kube-reserved CPU in millicores: 60 for the first core, 10 for the
+  // second, 5 each for the third and fourth, 2.5 for each one after.
+  double reservedMilli = 0;
+  for (int core = 1; core <= vcpus; ++core) {
+    reservedMilli += core == 1 ? 60 : core == 2 ? 10 : core <= 4 ? 5 : 2.5;
+  }
+  // Pods per node follow the ENI limits; by size they are close to these
+  // (Karpenter's reference: 29 on 2 vCPUs, 58 on 4-8, 234 on 16-48, 737 above).
+  const int pods = vcpus <= 2 ? 29 : vcpus <= 8 ? 58 : vcpus <= 48 ? 234 : 737;
+  const double memoryMiB = memoryGiB * 1024 * 0.925 - (255 + 11.0 * pods) - 100;
+  return Allocatable{vcpus - reservedMilli / 1000, std::max(memoryMiB, 0.0) / 1024};
+}
 
 int Catalog::acceleratorIndex(std::string_view name) const {
   for (std::size_t i = 0; i < accelerators.size(); ++i) {
@@ -197,7 +261,8 @@ Result<Catalog> parseCatalog(const json& document) {
   if (!document.is_object()) {
     return Error{"catalog", "must be a YAML or JSON object with accelerators and instances"};
   }
-  if (auto ok = root.onlyKeys({"version", "region", "pricesAsOf", "accelerators", "instances"});
+  if (auto ok = root.onlyKeys(
+          {"version", "region", "pricesAsOf", "pricesSource", "accelerators", "instances"});
       !ok) {
     return ok.error();
   }
@@ -208,14 +273,17 @@ Result<Catalog> parseCatalog(const json& document) {
   Catalog catalog;
   auto region = root.stringOr("region", "");
   auto pricesAsOf = root.stringOr("pricesAsOf", "");
-  if (!region) {
-    return region.error();
-  }
-  if (!pricesAsOf) {
-    return pricesAsOf.error();
+  auto pricesSource = root.stringOr("pricesSource", "");
+  for (const Error* error :
+       {region ? nullptr : &region.error(), pricesAsOf ? nullptr : &pricesAsOf.error(),
+        pricesSource ? nullptr : &pricesSource.error()}) {
+    if (error) {
+      return *error;
+    }
   }
   catalog.region = *region;
   catalog.pricesAsOf = *pricesAsOf;
+  catalog.pricesSource = *pricesSource;
 
   if (!root.has("accelerators") || !root.at("accelerators").is_array()) {
     return Error{"accelerators", "required: a list of accelerator models"};
@@ -231,6 +299,9 @@ Result<Catalog> parseCatalog(const json& document) {
       return Error{"accelerators[" + spec->name + "]", "defined twice"};
     }
     catalog.accelerators.push_back(std::move(spec).value());
+  }
+  if (catalog.accelerators.size() > 64) {
+    return Error{"accelerators", "at most 64 accelerator models"};
   }
 
   if (!root.has("instances") || !root.at("instances").is_array() || root.at("instances").empty()) {

@@ -14,11 +14,19 @@ namespace gpuplacement::core {
 struct AcceleratorSpec {
   std::string name;  // T4, A10G, ..., Trainium, Inferentia2
   std::string vendor;
+  std::string generation;  // Turing, Ampere, ..., NeuronCore-v2: named in explanations
+  // Memory a workload can use: what the driver reports (nvidia-smi), or
+  // EC2's figure where that is lower. A T4 is 16 GiB on paper, 15 in use.
   double memoryGiB = 0;
+  int ec2MemoryMiB = 0;   // EC2 GpuInfo per device: Karpenter's instance-gpu-memory; 0 unknown
   double fp16Tflops = 0;  // dense FP16/BF16 per accelerator
   double memoryBandwidthGBs = 0;
-  std::string karpenterName;  // karpenter.k8s.aws/instance-gpu-name or -accelerator-name
-  std::string gpuProduct;     // GPU Feature Discovery nvidia.com/gpu.product
+  EnumSet<Precision> precisions;  // the precisions it runs natively (never empty)
+  std::string karpenterName;      // karpenter.k8s.aws/instance-gpu-name or -accelerator-name
+  std::string gpuProduct;         // GPU Feature Discovery nvidia.com/gpu.product
+  // A slice of a GPU (g6f). Karpenter reports 0 GPUs for these types, so it
+  // never launches one for a pod that requests nvidia.com/gpu.
+  bool fractional = false;
 };
 
 // One EC2 instance type. Prices are per instance-hour; nullopt means the
@@ -30,11 +38,16 @@ struct InstanceType {
   Tier tier = Tier::CPU;
   int accelerator = -1;  // index into Catalog::accelerators; -1 for CPU
   int acceleratorCount = 0;
-  // Device counts a single container may request (Neuron topology rules);
-  // empty means any count from 1 to acceleratorCount.
+  // Device counts one replica may use, ascending: how a model can be split
+  // (tensor parallelism) and what the device plugin schedules. Catalog data
+  // for Neuron; powers of two up to acceleratorCount when not given.
   std::vector<int> allowedAcceleratorCounts;
   int vcpus = 0;
   double memoryGiB = 0;
+  // What pods can request on a node of this type (EKS reservations taken
+  // off); see allocatableOf().
+  double allocatableCpu = 0;
+  double allocatableMemoryGiB = 0;
   std::optional<double> onDemand;
   std::optional<double> spot;
   // CPU instances: whole-instance estimates, so CPU and accelerators compare.
@@ -45,6 +58,7 @@ struct InstanceType {
 struct Catalog {
   std::string region;
   std::string pricesAsOf;
+  std::string pricesSource;  // where the on-demand prices come from
   std::vector<AcceleratorSpec> accelerators;
   std::vector<InstanceType> instances;  // sorted by type name
 
@@ -55,6 +69,18 @@ struct Catalog {
   }
   int acceleratorIndex(std::string_view name) const;
 };
+
+// What pods can request on a node with this many vCPUs and GiB, as EKS
+// computes it: kube-reserved CPU (6% of the first core, 1% of the second,
+// 0.5% of the next two, 0.25% of the rest); memory less Karpenter's 7.5% VM
+// overhead, 255 MiB + 11 MiB per pod of kube-reserved and 100 MiB of
+// eviction threshold. Karpenter's instance-types reference lists the
+// results (c5.xlarge: 3920m; 32 GiB with 58 pods: 29317Mi).
+struct Allocatable {
+  double cpu = 0;
+  double memoryGiB = 0;
+};
+Allocatable allocatableOf(int vcpus, double memoryGiB);
 
 // Reads a catalog document (config/catalog.yaml, as JSON). Errors name the
 // entry and the field: "instances[g5.xlarge].onDemand: must be ...".

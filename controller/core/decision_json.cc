@@ -1,5 +1,6 @@
 #include "core/decision_json.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/quantity.h"
@@ -25,7 +26,7 @@ json toJson(const MemoryEstimate& memory) {
 }
 
 json toJson(const Placement& placement) {
-  return json{
+  json result{
       {"tier", nameOf(placement.tier)},
       {"accelerator", placement.accelerator.empty() ? json(nullptr) : json(placement.accelerator)},
       {"instanceType", placement.instanceType},
@@ -37,10 +38,28 @@ json toJson(const Placement& placement) {
       {"replicas", placement.replicas},
       {"totalHourlyCost", roundMoney(placement.totalHourlyCost)},
       {"totalMonthlyCost", roundMoney(placement.totalMonthlyCost)},
+      {"costModel", nameOf(placement.costModel)},
+      {"nodeHourlyCost", roundMoney(placement.nodeHourlyCost)},
+      {"nodes", placement.nodes},
+      {"replicasPerNode", placement.replicasPerNode},
+      {"idleAccelerators", placement.idleAccelerators},
+      {"costNote", placement.costNote},
       {"requiredMemoryGiB", roundGiB(placement.requiredMemoryGiB)},
       {"availableMemoryGiB", roundGiB(placement.availableMemoryGiB)},
+      {"memoryFillPercent", std::round(placement.requiredMemoryGiB /
+                                       std::max(placement.availableMemoryGiB, 1e-9) * 1000) /
+                                10},
+      {"memoryFillLimitPercent", std::round(placement.memoryFillLimit * 100)},
       {"performance", std::round(placement.performance * 100) / 100},
-      {"performanceUnit", placement.performanceUnit}};
+      {"performanceUnit", placement.performanceUnit},
+      {"tokenLatencyMs", placement.tokenLatencyMs
+                             ? json(std::round(*placement.tokenLatencyMs * 100) / 100)
+                             : json(nullptr)}};
+  if (placement.tier == Tier::CPU) {
+    result["cpuRequest"] = placement.cpuRequest;
+    result["memoryRequestGiB"] = roundGiB(placement.memoryRequestGiB);
+  }
+  return result;
 }
 
 json toJson(const Scheduling& scheduling) {
@@ -94,6 +113,7 @@ json toJson(const Decision& decision, const Scheduling* scheduling) {
                  {"memory", toJson(decision.memory)},
                  {"sizeBucket", decision.sizeBucket},
                  {"latencyClass", nameOf(decision.latency)}};
+  result["placedReason"] = decision.placedReason();
   if (!decision.placement) {
     result["cannotPlace"] = decision.cannotPlace;
   }

@@ -35,13 +35,15 @@ std::string quantityText(const json& value) {
   return value.dump();
 }
 
-std::map<std::string, std::string> extendedResources(const json& list) {
+// The resources a placement may set: extended resources (names with a
+// '/') and, for CPU placements, cpu and memory.
+std::map<std::string, std::string> placementResources(const json& list) {
   std::map<std::string, std::string> resources;
   if (!list.is_object()) {
     return resources;
   }
   for (const auto& [name, value] : list.items()) {
-    if (name.find('/') != std::string::npos) {
+    if (name.find('/') != std::string::npos || name == "cpu" || name == "memory") {
       resources[name] = quantityText(value);
     }
   }
@@ -122,8 +124,8 @@ DeploymentState deploymentFromJson(const json& object) {
       ContainerResources container;
       container.name = stringMember(item, "name");
       const auto& resources = field(item, "resources");
-      container.limits = extendedResources(field(resources, "limits"));
-      container.requests = extendedResources(field(resources, "requests"));
+      container.limits = placementResources(field(resources, "limits"));
+      container.requests = placementResources(field(resources, "requests"));
       state.containers.push_back(std::move(container));
     }
   }
@@ -317,7 +319,10 @@ PatchPlan planDeploymentPatch(const DeploymentState& live, const Scheduling* des
         const std::string limit = lookup(container->limits, resource);
         const std::string request = lookup(container->requests, resource);
         if (!ours && (!limit.empty() || !request.empty())) {
-          if (limit != value || request != value) {
+          // A team's own cpu or memory sizing stands: the placement's is
+          // only a default for containers that set none.
+          const bool sizing = resource == "cpu" || resource == "memory";
+          if (!sizing && (limit != value || request != value)) {
             plan.conflicts.push_back("containers[" + name + "].resources " + resource + "=" +
                                      (limit.empty() ? request : limit) +
                                      " is set on the Deployment; the placement needs " + value);

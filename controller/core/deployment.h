@@ -20,7 +20,8 @@ inline constexpr const char* kOwnedFieldsAnnotation = "gpuplacement.io/owned-fie
 
 struct ContainerResources {
   std::string name;
-  // Only extended resources (names with a '/'): the ones placement sets.
+  // Only the resources placement sets: extended resources (names with a
+  // '/'), cpu and memory.
   std::map<std::string, std::string> limits;
   std::map<std::string, std::string> requests;
 

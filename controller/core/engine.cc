@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+#include <tuple>
 
 #include "base/decimal.h"
 #include "core/quantity.h"
@@ -10,18 +10,16 @@
 namespace gpuplacement::core {
 namespace {
 
+using base::formatFixed;
 using base::formatGiB;
 using base::formatMoney;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-// A CPU replica may use this much of the host's memory; the rest is the
-// kernel, kubelet and daemons.
-constexpr double kCpuUsableMemory = 0.9;
-// The smallest CPU share a model server gets, in vCPUs.
-constexpr int kCpuMinVcpus = 2;
 // How many runner-up and rejected options a decision reports.
 constexpr std::size_t kRunnersUp = 3;
 constexpr std::size_t kMaxAlternatives = 6;
+// Money closer than this is the same price.
+constexpr double kSamePrice = 5e-5;
 
 const char* capacityLabel(CapacityType capacity) {
   return capacity == CapacityType::Spot ? "spot" : "on-demand";
@@ -35,12 +33,47 @@ std::string describeShape(const InstanceType& instance, const AcceleratorSpec* a
   return instance.type + " (" + std::to_string(count) + "x " + accelerator->name + ")";
 }
 
+std::string milliseconds(double ms) {
+  return formatFixed(ms, ms < 100 ? 1 : 0) + " ms";
+}
+
 bool containsTier(const std::vector<Tier>& tiers, Tier tier) {
   return tiers.empty() || std::find(tiers.begin(), tiers.end(), tier) != tiers.end();
 }
 
 bool containsString(const std::vector<std::string>& list, const std::string& value) {
   return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+unsigned tierBit(Tier tier) {
+  return 1U << static_cast<unsigned>(tier);
+}
+
+// How many instance types the first `count` ranked options cover.
+template <typename Options>
+std::size_t distinctTypes(const Options& options, const std::vector<std::uint32_t>& ranked,
+                          std::size_t count) {
+  std::size_t distinct = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    bool seen = false;
+    for (std::size_t j = 0; j < i && !seen; ++j) {
+      seen = options[ranked[j]].instance == options[ranked[i]].instance;
+    }
+    distinct += seen ? 0 : 1;
+  }
+  return distinct;
+}
+
+// "Inference or BatchInference": the values a rule condition allows.
+template <typename E>
+std::string namesIn(const EnumSet<E>& set) {
+  std::string text;
+  for (std::size_t i = 0; i < enumCount<E>(); ++i) {
+    if (set.has(static_cast<E>(i))) {
+      text += (text.empty() ? "" : ", ") + std::string(nameOf(static_cast<E>(i)));
+    }
+  }
+  return text;
 }
 
 }  // namespace
@@ -79,14 +112,16 @@ LatencyClass latencyClassOf(const RuleKnobs& knobs, std::optional<double> latenc
   return LatencyClass::Relaxed;
 }
 
-// One way to run a replica: an instance type, a capacity type and a count.
+// One way to run the replicas: an instance type, a capacity type, how a
+// replica fits there, and what the cost model charges for it.
 struct PlacementEngine::Option {
   int instance = -1;
   CapacityType capacity = CapacityType::OnDemand;
-  int count = 0;
-  double hourly = 0;
-  double performance = 0;
-  double availableGiB = 0;
+  Fit fit;
+  CostQuote cost;
+  double nodeHourly = 0;
+  // The decision's order as a key, smallest best (see rankOf).
+  std::tuple<double, double, double, double, int, int, int> rank{};
 };
 
 // Everything learned while trying a rule's candidates: the options that
@@ -94,28 +129,50 @@ struct PlacementEngine::Option {
 // built here; that waits until the few that are reported are known.
 struct PlacementEngine::Evaluation {
   std::vector<Option> feasible;
+  std::vector<std::uint32_t> ranked;  // indexes into feasible, best first (see choose)
   bool anyCandidate = false;
   bool anyPriced = false;
+  bool anyRunnable = false;  // some candidate's hardware runs the precision
   bool anyFits = false;
   double largestGiB = 0;
-  int largestInstance = -1;  // offers the most memory of the priced candidates
+  int largestInstance = -1;  // offers the most usable memory of the runnable candidates
   bool largestFits = false;
+  Misfit largestMisfit = Misfit::None;
   std::optional<Option> cheapestOverBudget;
-  unsigned neuronBlockedTiers = 0;  // bit per Tier that the Neuron gate kept out
+  unsigned neuronBlockedTiers = 0;     // bit per Tier that the Neuron gate kept out
+  std::uint64_t precisionBlocked = 0;  // bit per accelerator that cannot run the precision
+  std::uint64_t karpenterBlocked = 0;  // bit per fractional accelerator under Karpenter
 
+  // Forgets everything but the storage of the options and their ranking.
   void reset() {
-    feasible.clear();
-    anyCandidate = anyPriced = anyFits = largestFits = false;
-    largestGiB = 0;
-    largestInstance = -1;
-    cheapestOverBudget.reset();
-    neuronBlockedTiers = 0;
+    auto options = std::move(feasible);
+    auto order = std::move(ranked);
+    options.clear();
+    order.clear();
+    *this = Evaluation{};
+    feasible = std::move(options);
+    ranked = std::move(order);
   }
+};
+
+// One decision's inputs, worked out once.
+struct PlacementEngine::Request {
+  const WorkloadIntent& intent;
+  const NodeCostModel& costs;
+  Requirement need;
+  int replicas = 1;  // for pricing: at least one
+  unsigned neuronBlocked = 0;
+  std::size_t bucket = 0;
+  LatencyClass latency = LatencyClass::Relaxed;
 };
 
 PlacementEngine::PlacementEngine(std::shared_ptr<const Catalog> catalog,
                                  std::shared_ptr<const RuleSet> rules, Policy policy)
-    : catalog_(std::move(catalog)), rules_(std::move(rules)), policy_(std::move(policy)) {}
+    : catalog_(std::move(catalog)), rules_(std::move(rules)), policy_(std::move(policy)) {
+  userTiersRule_.name = "constraints.tiers";
+  userTiersRule_.source = "spec.constraints.tiers: the tiers the workload names";
+  userTiersRule_.reason = "placed on the tiers the workload asks for";
+}
 
 Result<std::shared_ptr<const PlacementEngine>> PlacementEngine::create(
     std::shared_ptr<const Catalog> catalog, std::shared_ptr<const RuleSet> rules, Policy policy) {
@@ -128,44 +185,73 @@ Result<std::shared_ptr<const PlacementEngine>> PlacementEngine::create(
   std::shared_ptr<PlacementEngine> engine(
       new PlacementEngine(std::move(catalog), std::move(rules), std::move(policy)));
   const auto& instances = engine->catalog_->instances;
+  const auto& effective = engine->policy_;
   engine->onDemand_.resize(instances.size());
   engine->spot_.resize(instances.size());
   for (std::size_t i = 0; i < instances.size(); ++i) {
     const auto& instance = instances[i];
-    if (engine->policy_.disabledInstanceTypes.count(instance.type)) {
+    if (effective.disabledInstanceTypes.count(instance.type)) {
       continue;  // no price: never chosen
     }
-    engine->onDemand_[i] = instance.onDemand;
-    engine->spot_[i] = instance.spot;
-    if (const auto it = engine->policy_.prices.find(instance.type);
-        it != engine->policy_.prices.end()) {
-      if (it->second.onDemand) {
-        engine->onDemand_[i] = it->second.onDemand;
-      }
-      if (it->second.spot) {
-        engine->spot_[i] = it->second.spot;
-      }
-    }
+    const auto it = effective.prices.find(instance.type);
+    const bool overridden = it != effective.prices.end();
+    engine->onDemand_[i] =
+        overridden && it->second.onDemand ? it->second.onDemand : instance.onDemand;
+    engine->spot_[i] = overridden && it->second.spot ? it->second.spot : instance.spot;
   }
   auto& knobs = engine->knobs_;
-  const auto& effective = engine->policy_;
   knobs = engine->rules_->knobs;
   knobs.lowLatencyBelowMs = effective.lowLatencyBelowMs.value_or(knobs.lowLatencyBelowMs);
   knobs.realtimeBelowMs = effective.realtimeBelowMs.value_or(knobs.realtimeBelowMs);
-  if (effective.neuronFrameworks) {
-    knobs.neuronFrameworks = *effective.neuronFrameworks;
-  }
-  if (effective.neuronArchitectures) {
-    knobs.neuronArchitectures = *effective.neuronArchitectures;
-  }
+  knobs.neuronFrameworks = effective.neuronFrameworks.value_or(knobs.neuronFrameworks);
+  knobs.neuronArchitectures = effective.neuronArchitectures.value_or(knobs.neuronArchitectures);
   for (const auto& rule : engine->rules_->rules) {
     engine->disabledRules_.push_back(effective.disabledRules.count(rule.name) > 0);
   }
+  for (const auto& instance : instances) {
+    if (instance.accelerator >= 0) {
+      engine->acceleratorsOfTier_[static_cast<std::size_t>(instance.tier)] |=
+          1ULL << instance.accelerator;
+    }
+  }
+  engine->fillLimitText_ = base::formatPercent(effective.memoryFillLimit);
   return std::shared_ptr<const PlacementEngine>(std::move(engine));
 }
 
 std::optional<double> PlacementEngine::price(int instance, CapacityType capacity) const {
   return capacity == CapacityType::Spot ? spot_[instance] : onDemand_[instance];
+}
+
+PlacementEngine::Request PlacementEngine::requestFor(const WorkloadIntent& intent,
+                                                     const MemoryEstimate& memory,
+                                                     const NodeCostModel& costs) const {
+  Request request{intent, costs, {}};
+  auto& need = request.need;
+  need.requiredGiB = memory.requiredGiB;
+  need.weightsGiB = memory.weightsGiB;
+  need.precision = intent.precision;
+  need.training = isTraining(intent.kind);
+  need.inference = !need.training;
+  need.latencyTargetMs = need.inference ? intent.latencyTargetMs : std::nullopt;
+  need.fillLimit = policy_.memoryFillLimit;
+  need.karpenter = policy_.labelScheme == LabelScheme::Karpenter;
+  request.replicas = std::max(intent.replicas, 1);
+  const auto& frameworks = knobs_.neuronFrameworks;
+  const auto& architectures = knobs_.neuronArchitectures;
+  const bool neuronSoftware =
+      std::find(frameworks.begin(), frameworks.end(), intent.framework) != frameworks.end() &&
+      std::find(architectures.begin(), architectures.end(), intent.architecture) !=
+          architectures.end();
+  // What neuronIneligibility() explains, decided without building its words.
+  if (!neuronSoftware || !need.training) {
+    request.neuronBlocked |= tierBit(Tier::Trainium);
+  }
+  if (!neuronSoftware || need.training) {
+    request.neuronBlocked |= tierBit(Tier::Inferentia);
+  }
+  request.bucket = sizeBucketIndex(knobs_, intent.parameters);
+  request.latency = latencyClassOf(knobs_, intent.latencyTargetMs);
+  return request;
 }
 
 bool PlacementEngine::matches(const Rule& rule, const WorkloadIntent& intent, std::size_t bucket,
@@ -176,6 +262,39 @@ bool PlacementEngine::matches(const Rule& rule, const WorkloadIntent& intent, st
     return false;
   }
   return rule.sizes.empty() || containsString(rule.sizes, knobs_.sizeBuckets[bucket].name);
+}
+
+// The first condition of `rule` the workload fails, as "sizes small (this
+// model is large)"; empty when the rule matches.
+std::string PlacementEngine::whyNotMatched(const Rule& rule, const WorkloadIntent& intent,
+                                           std::size_t bucket, LatencyClass latency) const {
+  const auto condition = [](std::string allowed, std::string_view actual) {
+    return allowed + " only (this workload: " + std::string(actual) + ")";
+  };
+  if (!rule.kinds.contains(intent.kind)) {
+    return condition("kinds " + namesIn(rule.kinds), nameOf(intent.kind));
+  }
+  const auto& size = knobs_.sizeBuckets[bucket].name;
+  if (!rule.sizes.empty() && !containsString(rule.sizes, size)) {
+    std::string sizes;
+    for (const auto& name : rule.sizes) {
+      sizes += (sizes.empty() ? "" : ", ") + name;
+    }
+    return condition("sizes " + sizes, size);
+  }
+  if (!rule.latency.contains(latency)) {
+    return condition("latency " + namesIn(rule.latency), nameOf(latency));
+  }
+  if (!rule.objectives.contains(intent.objective)) {
+    return condition("objectives " + namesIn(rule.objectives), nameOf(intent.objective));
+  }
+  if (!rule.frameworks.contains(intent.framework)) {
+    return condition("frameworks " + namesIn(rule.frameworks), nameOf(intent.framework));
+  }
+  if (!rule.architectures.contains(intent.architecture)) {
+    return condition("architectures " + namesIn(rule.architectures), nameOf(intent.architecture));
+  }
+  return "";
 }
 
 // Why a Neuron tier cannot run this workload, or empty if it can. The seeds
@@ -206,118 +325,6 @@ std::string PlacementEngine::neuronIneligibility(Tier tier, const WorkloadIntent
   return "";
 }
 
-void PlacementEngine::evaluateInstance(int index, const WorkloadIntent& intent, double requiredGiB,
-                                       Evaluation& evaluation) const {
-  const auto& instance = catalog_->instances[index];
-  const auto* accelerator = catalog_->acceleratorOf(instance);
-  evaluation.anyCandidate = true;
-
-  // An instance without a price for the capacity asked for is never chosen,
-  // so it does not count as "eligible" in the explanations either.
-  const auto capacity = intent.constraints.capacityType;
-  const bool priced = (capacity != CapacityType::Spot && price(index, CapacityType::OnDemand)) ||
-                      (capacity != CapacityType::OnDemand && price(index, CapacityType::Spot));
-  if (!priced) {
-    return;
-  }
-  evaluation.anyPriced = true;
-
-  // How many accelerators (or what share of a CPU host) the replica needs.
-  int count = 0;
-  double share = 0;
-  double available = 0;
-  double performance = 0;
-  const bool training = isTraining(intent.kind);
-  if (accelerator) {
-    count = static_cast<int>(std::ceil(requiredGiB / accelerator->memoryGiB - 1e-9));
-    count = std::max(count, 1);
-    if (!instance.allowedAcceleratorCounts.empty()) {
-      const auto& allowed = instance.allowedAcceleratorCounts;
-      const auto it = std::lower_bound(allowed.begin(), allowed.end(), count);
-      count = it == allowed.end() ? instance.acceleratorCount + 1 : *it;
-    }
-    const double offered = accelerator->memoryGiB * instance.acceleratorCount;
-    const bool fits = count <= instance.acceleratorCount;
-    if (offered > evaluation.largestGiB) {
-      evaluation.largestGiB = offered;
-      evaluation.largestInstance = index;
-      evaluation.largestFits = fits;
-    }
-    if (!fits) {
-      return;
-    }
-    share = policy_.costModel == CostModel::WholeInstance
-                ? 1.0
-                : static_cast<double>(count) / instance.acceleratorCount;
-    available = count * accelerator->memoryGiB;
-    performance = count * (training ? accelerator->fp16Tflops : accelerator->memoryBandwidthGBs);
-  } else {
-    const double usable = instance.memoryGiB * kCpuUsableMemory;
-    const bool fits = requiredGiB <= usable;
-    if (usable > evaluation.largestGiB) {
-      evaluation.largestGiB = usable;
-      evaluation.largestInstance = index;
-      evaluation.largestFits = fits;
-    }
-    if (!fits) {
-      return;
-    }
-    const double memoryShare = requiredGiB / instance.memoryGiB;
-    const double cpuShare = static_cast<double>(kCpuMinVcpus) / instance.vcpus;
-    share = policy_.costModel == CostModel::WholeInstance
-                ? 1.0
-                : std::min(1.0, std::max(memoryShare, cpuShare));
-    available = usable;
-    performance = share * (training ? instance.cpuTflops : instance.cpuMemoryBandwidthGBs);
-  }
-  evaluation.anyFits = true;
-
-  for (CapacityType option : {CapacityType::OnDemand, CapacityType::Spot}) {
-    if (capacity != CapacityType::Any && capacity != option) {
-      continue;
-    }
-    const auto price = this->price(index, option);
-    if (!price) {
-      continue;
-    }
-    const double hourly = *price * share;
-    Option candidate{index, option, count, hourly, performance, available};
-    if (intent.constraints.maxHourlyCost && hourly > *intent.constraints.maxHourlyCost + 1e-12) {
-      if (!evaluation.cheapestOverBudget || hourly < evaluation.cheapestOverBudget->hourly) {
-        evaluation.cheapestOverBudget = candidate;
-      }
-      continue;
-    }
-    evaluation.feasible.push_back(candidate);
-  }
-}
-
-std::optional<double> PlacementEngine::hourlyCost(const std::string& instanceType, int count,
-                                                  CapacityType capacity,
-                                                  double requiredMemoryGiB) const {
-  const int index = catalog_->indexOf(instanceType);
-  if (index < 0) {
-    return std::nullopt;
-  }
-  const auto price = this->price(index, capacity);
-  if (!price) {
-    return std::nullopt;
-  }
-  const auto& instance = catalog_->instances[index];
-  if (policy_.costModel == CostModel::WholeInstance) {
-    const int instances = instance.acceleratorCount > 0
-                              ? (count + instance.acceleratorCount - 1) / instance.acceleratorCount
-                              : 1;
-    return *price * std::max(instances, 1);
-  }
-  if (instance.acceleratorCount > 0) {
-    return *price * count / instance.acceleratorCount;
-  }
-  const double share = std::max(requiredMemoryGiB / instance.memoryGiB,
-                                static_cast<double>(kCpuMinVcpus) / instance.vcpus);
-  return *price * std::min(1.0, share);
-}
-
 bool PlacementEngine::isCandidate(const Rule& rule, const InstanceType& instance,
                                   const Constraints& constraints) const {
   if (!rule.tiers.contains(instance.tier) || !containsTier(constraints.tiers, instance.tier)) {
@@ -330,25 +337,593 @@ bool PlacementEngine::isCandidate(const Rule& rule, const InstanceType& instance
   }
   return (constraints.instanceTypes.empty() ||
           containsString(constraints.instanceTypes, instance.type)) &&
-         !containsString(constraints.excludedInstanceTypes, instance.type);
+         (constraints.excludedInstanceTypes.empty() ||
+          !containsString(constraints.excludedInstanceTypes, instance.type));
 }
 
-void PlacementEngine::evaluateRule(const Rule& rule, const WorkloadIntent& intent,
-                                   double requiredGiB, unsigned neuronBlocked,
+void PlacementEngine::evaluateRule(const Rule& rule, const Request& request,
                                    Evaluation& evaluation) const {
   const auto& instances = catalog_->instances;
   for (std::size_t i = 0; i < instances.size(); ++i) {
     const auto& instance = instances[i];
-    if (!isCandidate(rule, instance, intent.constraints)) {
+    if (!isCandidate(rule, instance, request.intent.constraints)) {
       continue;
     }
-    const unsigned tierBit = 1U << static_cast<unsigned>(instance.tier);
-    if (neuronBlocked & tierBit) {
-      evaluation.neuronBlockedTiers |= tierBit;
+    if (request.neuronBlocked & tierBit(instance.tier)) {
+      evaluation.neuronBlockedTiers |= tierBit(instance.tier);
       continue;
     }
-    evaluateInstance(static_cast<int>(i), intent, requiredGiB, evaluation);
+    evaluateInstance(static_cast<int>(i), request, evaluation);
   }
+}
+
+void PlacementEngine::evaluateInstance(int index, const Request& request,
+                                       Evaluation& evaluation) const {
+  const auto& instance = catalog_->instances[index];
+  evaluation.anyCandidate = true;
+  // An instance without a price for the capacity asked for is never chosen,
+  // so it does not count as "eligible" in the explanations either.
+  const auto capacity = request.intent.constraints.capacityType;
+  const bool priced = (capacity != CapacityType::Spot && price(index, CapacityType::OnDemand)) ||
+                      (capacity != CapacityType::OnDemand && price(index, CapacityType::Spot));
+  if (!priced) {
+    return;
+  }
+  evaluation.anyPriced = true;
+  const Fit fit = fitReplica(*catalog_, instance, request.need);
+  const std::uint64_t acceleratorBit = instance.accelerator >= 0 ? 1ULL << instance.accelerator : 0;
+  if (fit.misfit == Misfit::Precision || fit.misfit == Misfit::Karpenter) {
+    (fit.misfit == Misfit::Precision ? evaluation.precisionBlocked : evaluation.karpenterBlocked) |=
+        acceleratorBit;
+    return;
+  }
+  evaluation.anyRunnable = true;
+  if (fit.offeredGiB > evaluation.largestGiB) {
+    evaluation.largestGiB = fit.offeredGiB;
+    evaluation.largestInstance = index;
+    evaluation.largestFits = fit.fits();
+    evaluation.largestMisfit = fit.misfit;
+  }
+  if (!fit.fits()) {
+    return;
+  }
+  evaluation.anyFits = true;
+  addOptions(index, fit, request, evaluation);
+}
+
+// Prices a fitting replica shape at each capacity type asked for.
+void PlacementEngine::addOptions(int index, const Fit& fit, const Request& request,
+                                 Evaluation& evaluation) const {
+  const auto& constraints = request.intent.constraints;
+  for (CapacityType capacity : {CapacityType::OnDemand, CapacityType::Spot}) {
+    if (constraints.capacityType != CapacityType::Any && constraints.capacityType != capacity) {
+      continue;
+    }
+    const auto nodeHourly = price(index, capacity);
+    if (!nodeHourly) {
+      continue;
+    }
+    const CostInput input{index,
+                          &catalog_->instances[index],
+                          capacity,
+                          *nodeHourly,
+                          request.replicas,
+                          fit.replicasPerNode,
+                          fit.share};
+    Option option{index, capacity, fit, request.costs.quote(input), *nodeHourly};
+    rankOf(option, request);
+    const double hourly = option.cost.perReplicaHourly;
+    if (constraints.maxHourlyCost && hourly > *constraints.maxHourlyCost + 1e-12) {
+      if (!evaluation.cheapestOverBudget ||
+          hourly < evaluation.cheapestOverBudget->cost.perReplicaHourly) {
+        evaluation.cheapestOverBudget = option;
+      }
+      continue;
+    }
+    evaluation.feasible.push_back(option);
+  }
+}
+
+// The decision's order over options, best first. A latency target comes
+// first: options that meet it beat those that do not, and among those that
+// do not, the faster wins. Then the objective, then documented,
+// deterministic tie-breaks (fewer devices, on-demand before spot, instance
+// type name, which is catalog order), so equal inputs give equal answers.
+// Written as a key computed once per option, so ranking compares tuples.
+void PlacementEngine::rankOf(Option& option, const Request& request) const {
+  const bool target = request.need.latencyTargetMs.has_value();
+  const bool meets = option.fit.meetsLatency;
+  const double cost = option.cost.perReplicaHourly;
+  const double performance = option.fit.performance;
+  double primary = cost;
+  double secondary = -performance;
+  switch (request.intent.objective) {
+    case Objective::CostOptimized:
+      break;
+    case Objective::Balanced:
+      primary = -(performance / std::max(cost, 1e-9));
+      secondary = cost;
+      break;
+    case Objective::MaxPerformance:
+      primary = -performance;
+      secondary = cost;
+      break;
+  }
+  option.rank = {target && !meets ? 1.0 : 0.0,
+                 target && !meets ? option.fit.latencyMs : 0.0,
+                 primary,
+                 secondary,
+                 option.fit.devices,
+                 static_cast<int>(option.capacity),
+                 option.instance};
+}
+
+bool PlacementEngine::better(const Option& a, const Option& b) {
+  return a.rank < b.rank;
+}
+
+Decision PlacementEngine::decide(const WorkloadIntent& intent) const {
+  return decide(intent, costModelFor(policy_.costModel));
+}
+
+Decision PlacementEngine::decide(const WorkloadIntent& intent, const NodeCostModel& costs) const {
+  Decision decision;
+  decision.memory = estimateMemory(intent, policy_.memoryOverheads);
+  const Request request = requestFor(intent, decision.memory, costs);
+  decision.sizeBucket = knobs_.sizeBuckets[request.bucket].name;
+  decision.latency = request.latency;
+
+  Evaluation evaluation;
+  evaluation.feasible.reserve(2 * catalog_->instances.size());
+  std::vector<std::size_t> matched;
+  for (std::size_t r = 0; r < rules_->rules.size(); ++r) {
+    const auto& rule = rules_->rules[r];
+    if (disabledRules_[r] || !matches(rule, intent, request.bucket, request.latency)) {
+      continue;
+    }
+    matched.push_back(r);
+    if (tryRule(rule, request, evaluation, decision)) {
+      return decision;
+    }
+  }
+  // The tiers a workload names are the user's decision: when no matching
+  // rule offers them, place on them directly, hardware checks and all.
+  if (userTiersUnoffered(intent, matched) &&
+      tryRule(userTiersRule_, request, evaluation, decision)) {
+    decision.ruleSource += "; " + userTiersNote(intent, request.bucket, request.latency);
+    return decision;
+  }
+  explainFailure(request, matched, decision);
+  return decision;
+}
+
+// Places the workload under `rule` if any candidate can run it.
+bool PlacementEngine::tryRule(const Rule& rule, const Request& request, Evaluation& evaluation,
+                              Decision& decision) const {
+  evaluation.reset();
+  evaluateRule(rule, request, evaluation);
+  if (evaluation.feasible.empty()) {
+    return false;  // this rule cannot place it; the next matching rule may
+  }
+  choose(rule, request, evaluation, decision);
+  return true;
+}
+
+bool PlacementEngine::userTiersUnoffered(const WorkloadIntent& intent,
+                                         const std::vector<std::size_t>& matched) const {
+  const auto& tiers = intent.constraints.tiers;
+  if (tiers.empty()) {
+    return false;
+  }
+  for (std::size_t r : matched) {
+    for (Tier tier : tiers) {
+      if (rules_->rules[r].tiers.contains(tier)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Which rules offer the workload's tiers and why none of them matched:
+// "simple-model-cpu offers CPU for sizes small only (this workload: large)".
+std::string PlacementEngine::userTiersNote(const WorkloadIntent& intent, std::size_t bucket,
+                                           LatencyClass latency) const {
+  std::string note;
+  for (std::size_t r = 0; r < rules_->rules.size(); ++r) {
+    const auto& rule = rules_->rules[r];
+    for (Tier tier : intent.constraints.tiers) {
+      if (rule.tiers.any() || !rule.tiers.has(tier)) {
+        continue;
+      }
+      note += (note.empty() ? "" : "; ") + rule.name + " offers " + std::string(nameOf(tier)) +
+              (disabledRules_[r] ? " but is disabled by the policy"
+                                 : " for " + whyNotMatched(rule, intent, bucket, latency));
+      break;
+    }
+  }
+  return note.empty() ? "no rule offers these tiers" : note;
+}
+
+void PlacementEngine::choose(const Rule& rule, const Request& request, Evaluation& evaluation,
+                             Decision& decision) const {
+  // Only the best and the runners-up of a few other types are reported:
+  // rank the first few (an instance type has at most two options, one per
+  // capacity type), and all only when those cover too few types.
+  const auto& feasible = evaluation.feasible;
+  auto& ranked = evaluation.ranked;
+  ranked.resize(feasible.size());
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    ranked[i] = static_cast<std::uint32_t>(i);
+  }
+  const auto order = [&](std::uint32_t a, std::uint32_t b) {
+    return better(feasible[a], feasible[b]);
+  };
+  const std::size_t head = std::min<std::size_t>(ranked.size(), 2 * (kRunnersUp + 1));
+  std::partial_sort(ranked.begin(), ranked.begin() + head, ranked.end(), order);
+  if (head < ranked.size() && distinctTypes(feasible, ranked, head) <= kRunnersUp) {
+    std::sort(ranked.begin() + head, ranked.end(), order);
+  }
+  const Option& best = feasible[ranked.front()];
+  decision.placement = placementOf(best, request);
+  decision.latencyTargetUnreachable = request.need.latencyTargetMs && !best.fit.meetsLatency;
+  explainChoice(rule, best, request, decision);
+  listRunnersUp(best, request, evaluation, decision);
+  listRuledOut(request, evaluation, decision);
+}
+
+Placement PlacementEngine::placementOf(const Option& option, const Request& request) const {
+  const auto& instance = catalog_->instances[option.instance];
+  const auto* accelerator = catalog_->acceleratorOf(instance);
+  const auto& fit = option.fit;
+  Placement placement;
+  placement.tier = instance.tier;
+  placement.accelerator = accelerator ? accelerator->name : "";
+  placement.instanceType = instance.type;
+  placement.acceleratorCount = fit.devices;
+  placement.acceleratorsPerInstance = instance.acceleratorCount;
+  placement.capacityType = option.capacity;
+  placement.hourlyCost = option.cost.perReplicaHourly;
+  placement.monthlyCost = placement.hourlyCost * policy_.hoursPerMonth;
+  placement.replicas = request.intent.replicas;
+  placement.totalHourlyCost = placement.hourlyCost * request.intent.replicas;
+  placement.totalMonthlyCost = placement.monthlyCost * request.intent.replicas;
+  placement.requiredMemoryGiB = request.need.requiredGiB;
+  placement.availableMemoryGiB = fit.availableGiB;
+  placement.memoryFillLimit = request.need.fillLimit;
+  placement.performance = fit.performance;
+  placement.performanceUnit = request.need.training ? "FP16 TFLOPS" : "GB/s memory bandwidth";
+  placement.costModel = option.cost.basis;
+  placement.nodeHourlyCost = option.nodeHourly;
+  placement.nodes = option.cost.nodes;
+  placement.replicasPerNode = fit.replicasPerNode;
+  placement.idleAccelerators =
+      std::max(0, option.cost.nodes * instance.acceleratorCount - request.replicas * fit.devices);
+  placement.cpuRequest = fit.cpuRequest;
+  placement.memoryRequestGiB = fit.memoryRequestGiB;
+  if (request.need.inference) {
+    placement.tokenLatencyMs = fit.latencyMs;
+  }
+  placement.costNote = costNote(option, placement);
+  return placement;
+}
+
+// The node behind the price, in one line: "1 of 16 Trainium on one
+// trn1.32xlarge at $3.91/h; 15 idle", or the share and what it assumes.
+std::string PlacementEngine::costNote(const Option& option, const Placement& placement) const {
+  const auto& instance = catalog_->instances[option.instance];
+  const std::string price = formatMoney(option.nodeHourly) + "/h";
+  const std::string shape =
+      placement.accelerator.empty()
+          ? formatFixed(placement.cpuRequest, 0) + " vCPU and " +
+                formatGiB(placement.memoryRequestGiB) + " GiB of " +
+                std::to_string(instance.vcpus) + " vCPU, " + formatGiB(instance.memoryGiB) + " GiB"
+          : std::to_string(placement.acceleratorCount) + " of " +
+                std::to_string(instance.acceleratorCount) + " " + placement.accelerator;
+  if (placement.costModel == CostModel::AcceleratorShare) {
+    return shape + ": " + base::formatPercent(option.fit.share) + " of a " + instance.type +
+           " at " + price + ", assuming other workloads pay for the rest (AcceleratorShare)";
+  }
+  std::string note = placement.nodes == 1
+                         ? shape + " on one " + instance.type + " at " + price
+                         : shape + " per replica on " + std::to_string(placement.nodes) + " " +
+                               instance.type + " nodes at " + price + " each";
+  if (placement.idleAccelerators > 0) {
+    note +=
+        "; " + std::to_string(placement.idleAccelerators) + " " + placement.accelerator + " idle";
+  }
+  return note;
+}
+
+void PlacementEngine::explainChoice(const Rule& rule, const Option& best, const Request& request,
+                                    Decision& decision) const {
+  const auto& instance = catalog_->instances[best.instance];
+  const auto* accelerator = catalog_->acceleratorOf(instance);
+  const auto objective = request.intent.objective;
+  const char* superlative = objective == Objective::CostOptimized ? "the cheapest"
+                            : objective == Objective::Balanced ? "the best performance per dollar"
+                                                               : "the fastest";
+  decision.rule = rule.name;
+  decision.ruleSource = rule.source;
+  decision.reason = rule.reason + "; " + describeShape(instance, accelerator, best.fit.devices) +
+                    ", " + capacityLabel(best.capacity) + ", is " + superlative + " that holds " +
+                    formatGiB(request.need.requiredGiB) + " GiB at " +
+                    formatMoney(best.cost.perReplicaHourly) + "/h per replica";
+  if (!request.need.latencyTargetMs) {
+    return;
+  }
+  const std::string estimate = "at least " + milliseconds(best.fit.latencyMs) + " per token";
+  const std::string target = milliseconds(*request.need.latencyTargetMs);
+  decision.reason += decision.latencyTargetUnreachable
+                         ? "; LatencyTargetUnreachable: no option meets " + target +
+                               "; this is the "
+                               "fastest, " +
+                               estimate + " (weights read once per token)"
+                         : "; " + estimate + ", within the " + target + " target";
+}
+
+Alternative PlacementEngine::alternativeOf(const Option& option, std::string why) const {
+  const auto& other = catalog_->instances[option.instance];
+  const auto* accelerator = catalog_->acceleratorOf(other);
+  return Alternative{
+      other.type,      accelerator ? accelerator->name : "", other.tier,    option.fit.devices,
+      option.capacity, option.cost.perReplicaHourly,         std::move(why)};
+}
+
+std::string PlacementEngine::lostBecause(const Option& option, const Option& best,
+                                         const Request& request) const {
+  if (request.need.latencyTargetMs && best.fit.meetsLatency != option.fit.meetsLatency) {
+    return "at least " + milliseconds(option.fit.latencyMs) + " per token, above the " +
+           milliseconds(*request.need.latencyTargetMs) + " target";
+  }
+  const double cost = option.cost.perReplicaHourly;
+  const double bestCost = best.cost.perReplicaHourly;
+  switch (request.intent.objective) {
+    case Objective::CostOptimized:
+      return cost - bestCost > kSamePrice
+                 ? formatMoney(cost - bestCost) + "/h more per replica"
+                 : "same price, " +
+                       base::formatPercent(1 - option.fit.performance /
+                                                   std::max(best.fit.performance, 1e-9)) +
+                       " less performance";
+    case Objective::Balanced: {
+      const double bestValue = best.fit.performance / std::max(bestCost, 1e-9);
+      const double value = option.fit.performance / std::max(cost, 1e-9);
+      return base::formatPercent(1 - value / bestValue) + " less performance per dollar";
+    }
+    case Objective::MaxPerformance:
+      break;
+  }
+  return option.fit.performance < best.fit.performance
+             ? base::formatPercent(1 - option.fit.performance / best.fit.performance) + " slower"
+             : "as fast, but " + formatMoney(cost - bestCost) + "/h more";
+}
+
+// Runners-up: the best option of each other instance type.
+void PlacementEngine::listRunnersUp(const Option& best, const Request& request,
+                                    const Evaluation& evaluation, Decision& decision) const {
+  std::vector<int> listed{best.instance};
+  for (std::uint32_t index : evaluation.ranked) {
+    const auto& option = evaluation.feasible[index];
+    if (decision.alternatives.size() >= kRunnersUp) {
+      break;
+    }
+    if (std::find(listed.begin(), listed.end(), option.instance) != listed.end()) {
+      continue;
+    }
+    listed.push_back(option.instance);
+    decision.alternatives.push_back(alternativeOf(option, lostBecause(option, best, request)));
+  }
+  // A cheaper option that lost only on latency says so.
+  if (!request.need.latencyTargetMs || !best.fit.meetsLatency) {
+    return;
+  }
+  const Option* cheaper = nullptr;
+  for (const auto& option : evaluation.feasible) {
+    if (!option.fit.meetsLatency && option.cost.perReplicaHourly < best.cost.perReplicaHourly &&
+        (!cheaper || option.cost.perReplicaHourly < cheaper->cost.perReplicaHourly)) {
+      cheaper = &option;
+    }
+  }
+  if (cheaper && std::find(listed.begin(), listed.end(), cheaper->instance) == listed.end()) {
+    decision.alternatives.push_back(alternativeOf(*cheaper, lostBecause(*cheaper, best, request)));
+  }
+}
+
+// Then what was ruled out: over budget, too small, hardware that cannot run
+// the precision, types Karpenter cannot launch, Neuron tiers not eligible.
+void PlacementEngine::listRuledOut(const Request& request, const Evaluation& evaluation,
+                                   Decision& decision) const {
+  auto& alternatives = decision.alternatives;
+  if (evaluation.cheapestOverBudget) {
+    alternatives.push_back(alternativeOf(
+        *evaluation.cheapestOverBudget,
+        "over maxHourlyCost " + formatMoney(*request.intent.constraints.maxHourlyCost) + "/h"));
+  }
+  if (evaluation.largestInstance >= 0 && !evaluation.largestFits) {
+    const auto& largest = catalog_->instances[evaluation.largestInstance];
+    const auto* accelerator = catalog_->acceleratorOf(largest);
+    alternatives.push_back(Alternative{largest.type, accelerator ? accelerator->name : "",
+                                       largest.tier, largest.acceleratorCount,
+                                       CapacityType::OnDemand, std::nullopt,
+                                       "needs " + formatGiB(request.need.requiredGiB) +
+                                           " GiB; it offers " + formatGiB(evaluation.largestGiB) +
+                                           " GiB within the " + fillLimitText_ + " fill limit"});
+  }
+  for (Tier tier : {Tier::NVIDIA, Tier::Trainium, Tier::Inferentia}) {
+    const auto why = precisionBlocked(request, evaluation, tier);
+    if (!why.empty() && alternatives.size() < kMaxAlternatives) {
+      alternatives.push_back(
+          Alternative{"", "", tier, 0, CapacityType::OnDemand, std::nullopt, why});
+    }
+  }
+  if (evaluation.karpenterBlocked && alternatives.size() < kMaxAlternatives) {
+    alternatives.push_back(Alternative{
+        "", "", Tier::NVIDIA, 0, CapacityType::OnDemand, std::nullopt,
+        "fractional GPUs (g6f): Karpenter counts no GPU on them and never launches one for "
+        "nvidia.com/gpu"});
+  }
+  for (Tier tier : {Tier::Trainium, Tier::Inferentia}) {
+    if ((evaluation.neuronBlockedTiers & tierBit(tier)) && alternatives.size() < kMaxAlternatives) {
+      alternatives.push_back(Alternative{"", "", tier, 0, CapacityType::OnDemand, std::nullopt,
+                                         neuronIneligibility(tier, request.intent)});
+    }
+  }
+}
+
+// "T4 (Turing), V100 (Volta) do not run bf16 natively": the accelerators of
+// `tier` (of any tier when nullopt) that were ruled out for the precision.
+std::string PlacementEngine::precisionBlocked(const Request& request, const Evaluation& evaluation,
+                                              std::optional<Tier> tier) const {
+  std::uint64_t blocked = evaluation.precisionBlocked;
+  if (tier) {
+    blocked &= acceleratorsOfTier_[static_cast<std::size_t>(*tier)];
+  }
+  std::string names;
+  int count = 0;
+  for (std::size_t i = 0; i < catalog_->accelerators.size(); ++i) {
+    if (blocked & (1ULL << i)) {
+      const auto& spec = catalog_->accelerators[i];
+      names += (names.empty() ? "" : ", ") + spec.name +
+               (spec.generation.empty() ? "" : " (" + spec.generation + ")");
+      ++count;
+    }
+  }
+  return count == 0 ? ""
+                    : names + (count == 1 ? " does" : " do") + " not run " +
+                          std::string(nameOf(request.need.precision)) + " natively";
+}
+
+// "cannot place on one node: needs 5,216 GiB; the largest eligible node,
+// p6-b200.48xlarge, offers 1,289 GiB within the 90% fill limit (8x B200 of
+// 179.06 GiB): it takes 5 nodes of p6-b200.48xlarge".
+std::string PlacementEngine::tooSmall(const Request& request, const Evaluation& overall) const {
+  const auto& largest = catalog_->instances[overall.largestInstance];
+  if (overall.largestMisfit == Misfit::Cpu) {
+    return "a CPU replica requests " + formatFixed(kCpuRequestVcpus, 0) +
+           " vCPUs; the largest eligible node, " + largest.type + ", has " +
+           formatFixed(largest.allocatableCpu, 2) + " allocatable";
+  }
+  const auto* accelerator = catalog_->acceleratorOf(largest);
+  const std::string detail = accelerator
+                                 ? std::to_string(largest.allowedAcceleratorCounts.back()) + "x " +
+                                       accelerator->name + " of " +
+                                       base::decimalString(accelerator->memoryGiB, 2) + " GiB"
+                                 : formatGiB(largest.allocatableMemoryGiB) + " GiB allocatable";
+  const int nodes =
+      static_cast<int>(std::ceil(request.need.requiredGiB / std::max(overall.largestGiB, 1e-9)));
+  return "cannot place on one node: needs " + formatGiB(request.need.requiredGiB) +
+         " GiB; the largest eligible node, " + largest.type + ", offers " +
+         formatGiB(overall.largestGiB) + " GiB within the " + fillLimitText_ + " fill limit (" +
+         detail + "): it takes " + std::to_string(nodes) + " nodes of " + largest.type;
+}
+
+// Nothing fits under any rule tried: look at the union of their candidates
+// and name the constraint that bound.
+void PlacementEngine::explainFailure(const Request& request,
+                                     const std::vector<std::size_t>& matched,
+                                     Decision& decision) const {
+  std::vector<const Rule*> tried;
+  std::string rulesText;
+  for (std::size_t r : matched) {
+    tried.push_back(&rules_->rules[r]);
+    rulesText += (rulesText.empty() ? "" : ", ") + rules_->rules[r].name;
+  }
+  if (userTiersUnoffered(request.intent, matched)) {
+    tried.push_back(&userTiersRule_);
+  }
+  Evaluation overall;
+  const auto& instances = catalog_->instances;
+  std::vector<bool> seen(instances.size(), false);
+  for (const Rule* rule : tried) {
+    for (std::size_t i = 0; i < instances.size(); ++i) {
+      if (seen[i] || !isCandidate(*rule, instances[i], request.intent.constraints)) {
+        continue;
+      }
+      seen[i] = true;
+      if (request.neuronBlocked & tierBit(instances[i].tier)) {
+        overall.neuronBlockedTiers |= tierBit(instances[i].tier);
+        continue;
+      }
+      evaluateInstance(static_cast<int>(i), request, overall);
+    }
+  }
+  decision.cannotPlace = bindingConstraint(request, overall, rulesText);
+  if (tried.size() > matched.size()) {
+    // The workload's own tiers were tried: say which rules offer them and
+    // what limits kept them from matching.
+    const auto note = userTiersNote(request.intent, request.bucket, request.latency);
+    decision.rule = userTiersRule_.name;
+    decision.ruleSource = userTiersRule_.source + "; " + note;
+    decision.cannotPlace += " (" + note + ")";
+  } else if (!tried.empty()) {
+    decision.rule = tried.front()->name;
+    decision.ruleSource = tried.front()->source;
+  }
+  decision.reason = "cannot place: " + decision.cannotPlace;
+  listRuledOut(request, overall, decision);
+}
+
+std::string PlacementEngine::bindingConstraint(const Request& request, const Evaluation& overall,
+                                               const std::string& rulesText) const {
+  const auto& constraints = request.intent.constraints;
+  if (rulesText.empty() && constraints.tiers.empty()) {
+    return "no rule matches this workload";
+  }
+  if (!overall.anyCandidate) {
+    std::string why =
+        "no instance type is both allowed by the constraints and eligible under the matching "
+        "rules (" +
+        rulesText + ")";
+    for (Tier tier : {Tier::Trainium, Tier::Inferentia}) {
+      if (overall.neuronBlockedTiers & tierBit(tier)) {
+        why += "; " + neuronIneligibility(tier, request.intent);
+      }
+    }
+    return why;
+  }
+  if (!overall.anyPriced) {
+    return std::string("no eligible instance type has a") +
+           (constraints.capacityType == CapacityType::Spot ? " spot price" : "n on-demand price");
+  }
+  if (!overall.anyRunnable) {
+    return overall.precisionBlocked
+               ? "no eligible accelerator runs the precision: " + precisionBlocked(request, overall)
+               : "the only eligible types are fractional GPUs, which Karpenter never launches for "
+                 "nvidia.com/gpu";
+  }
+  if (!overall.anyFits) {
+    return tooSmall(request, overall);
+  }
+  if (overall.cheapestOverBudget) {
+    const auto& over = *overall.cheapestOverBudget;
+    const auto& instance = catalog_->instances[over.instance];
+    return "the cheapest placement that fits, " +
+           describeShape(instance, catalog_->acceleratorOf(instance), over.fit.devices) + " " +
+           capacityLabel(over.capacity) + ", costs " + formatMoney(over.cost.perReplicaHourly) +
+           "/h per replica, above maxHourlyCost " + formatMoney(*constraints.maxHourlyCost) + "/h";
+  }
+  return "no eligible instance type can run it";
+}
+
+// Why `instance` at `capacity` is outside what the workload allows now, or
+// empty.
+std::string PlacementEngine::outsideIntent(const WorkloadIntent& intent,
+                                           const InstanceType& instance,
+                                           CapacityType capacity) const {
+  const auto& constraints = intent.constraints;
+  if (!containsTier(constraints.tiers, instance.tier) ||
+      (!constraints.instanceTypes.empty() &&
+       !containsString(constraints.instanceTypes, instance.type)) ||
+      containsString(constraints.excludedInstanceTypes, instance.type)) {
+    return instance.type + " is outside the workload's constraints";
+  }
+  if (capacity != CapacityType::Any && constraints.capacityType != CapacityType::Any &&
+      constraints.capacityType != capacity) {
+    return "the workload now asks for " + std::string(nameOf(constraints.capacityType)) +
+           " capacity";
+  }
+  return neuronIneligibility(instance.tier, intent);
 }
 
 Assessment PlacementEngine::assess(const WorkloadIntent& intent, const std::string& instanceType,
@@ -360,295 +935,52 @@ Assessment PlacementEngine::assess(const WorkloadIntent& intent, const std::stri
     return assessment;
   }
   const auto& instance = catalog_->instances[index];
-  const auto& constraints = intent.constraints;
-  if (!containsTier(constraints.tiers, instance.tier) ||
-      (!constraints.instanceTypes.empty() &&
-       !containsString(constraints.instanceTypes, instanceType)) ||
-      containsString(constraints.excludedInstanceTypes, instanceType)) {
-    assessment.reason = instanceType + " is outside the workload's constraints";
-    return assessment;
-  }
-  if (capacity != CapacityType::Any && constraints.capacityType != CapacityType::Any &&
-      constraints.capacityType != capacity) {
-    assessment.reason =
-        "the workload now asks for " + std::string(nameOf(constraints.capacityType)) + " capacity";
-    return assessment;
-  }
-  if (auto why = neuronIneligibility(instance.tier, intent); !why.empty()) {
-    assessment.reason = why;
-    return assessment;
-  }
-  const auto price = this->price(index, capacity);
-  if (!price) {
+  const auto nodeHourly = price(index, capacity);
+  if (!nodeHourly) {
     assessment.reason = instanceType + " has no " + capacityLabel(capacity) + " price any more";
     return assessment;
   }
-  const double requiredGiB = estimateMemory(intent, policy_.memoryOverheads).requiredGiB;
-  const auto* accelerator = catalog_->acceleratorOf(instance);
-  const bool training = isTraining(intent.kind);
-  double share = 1.0;
-  if (accelerator) {
-    if (count < 1 || count > instance.acceleratorCount ||
-        count * accelerator->memoryGiB + 1e-9 < requiredGiB) {
-      assessment.reason = std::to_string(count) + "x " + accelerator->name + " no longer holds " +
-                          formatGiB(requiredGiB) + " GiB";
-      return assessment;
-    }
-    if (policy_.costModel != CostModel::WholeInstance) {
-      share = static_cast<double>(count) / instance.acceleratorCount;
-    }
-    assessment.performance =
-        count * (training ? accelerator->fp16Tflops : accelerator->memoryBandwidthGBs);
-  } else {
-    if (requiredGiB > instance.memoryGiB * kCpuUsableMemory) {
-      assessment.reason = instanceType + " no longer holds " + formatGiB(requiredGiB) + " GiB";
-      return assessment;
-    }
-    if (policy_.costModel != CostModel::WholeInstance) {
-      share = std::min(1.0, std::max(requiredGiB / instance.memoryGiB,
-                                     static_cast<double>(kCpuMinVcpus) / instance.vcpus));
-    }
-    assessment.performance =
-        share * (training ? instance.cpuTflops : instance.cpuMemoryBandwidthGBs);
+  const auto memory = estimateMemory(intent, policy_.memoryOverheads);
+  const Request request = requestFor(intent, memory, costModelFor(policy_.costModel));
+  Fit fit = fitWithDevices(*catalog_, instance, request.need, count);
+  std::string why = outsideIntent(intent, instance, capacity);
+  if (why.empty() && !fit.fits()) {
+    why = describeShape(instance, catalog_->acceleratorOf(instance), count) +
+          " no longer runs the model: " + formatGiB(memory.requiredGiB) + " GiB at " +
+          std::string(nameOf(intent.precision)) + " within the " + fillLimitText_ + " fill limit";
   }
-  assessment.hourlyCost = *price * share;
-  if (constraints.maxHourlyCost && assessment.hourlyCost > *constraints.maxHourlyCost + 1e-12) {
-    assessment.reason = instanceType + " now costs " + formatMoney(assessment.hourlyCost) +
-                        "/h, over maxHourlyCost";
-    return assessment;
+  if (!fit.fits()) {
+    fit = shapeInForce(instance, count);  // priced as it runs, for what it costs today
   }
-  assessment.feasible = true;
+  const CostInput input{
+      index, &instance, capacity, *nodeHourly, request.replicas, fit.replicasPerNode, fit.share};
+  const Option option{index, capacity, fit, request.costs.quote(input), *nodeHourly};
+  assessment.placement = placementOf(option, request);
+  assessment.hourlyCost = option.cost.perReplicaHourly;
+  assessment.performance = fit.performance;
+  const auto& budget = intent.constraints.maxHourlyCost;
+  if (why.empty() && budget && assessment.hourlyCost > *budget + 1e-12) {
+    why = instanceType + " now costs " + formatMoney(assessment.hourlyCost) +
+          "/h, over maxHourlyCost";
+  }
+  assessment.reason = why;
+  assessment.feasible = why.empty();
   return assessment;
 }
 
-Decision PlacementEngine::decide(const WorkloadIntent& intent) const {
-  Decision decision;
-  decision.memory = estimateMemory(intent, policy_.memoryOverheads);
-  const std::size_t bucket = sizeBucketIndex(knobs_, intent.parameters);
-  decision.sizeBucket = knobs_.sizeBuckets[bucket].name;
-  decision.latency = latencyClassOf(knobs_, intent.latencyTargetMs);
-  const double requiredGiB = decision.memory.requiredGiB;
-  const auto& instances = catalog_->instances;
-
-  // Which Neuron tiers this workload cannot use, decided once.
-  unsigned neuronBlocked = 0;
-  for (Tier tier : {Tier::Trainium, Tier::Inferentia}) {
-    if (!neuronIneligibility(tier, intent).empty()) {
-      neuronBlocked |= 1U << static_cast<unsigned>(tier);
-    }
+// A replica shape that no longer fits, as it runs: `count` devices (or a
+// whole CPU node) per replica.
+Fit PlacementEngine::shapeInForce(const InstanceType& instance, int count) const {
+  Fit fit;
+  fit.devices = instance.acceleratorCount > 0 ? std::clamp(count, 1, instance.acceleratorCount) : 0;
+  fit.replicasPerNode = instance.acceleratorCount > 0 ? instance.acceleratorCount / fit.devices : 1;
+  fit.share = instance.acceleratorCount > 0
+                  ? static_cast<double>(fit.devices) / instance.acceleratorCount
+                  : 1.0;
+  if (const auto* spec = catalog_->acceleratorOf(instance)) {
+    fit.availableGiB = fit.devices * spec->memoryGiB;
   }
-
-  // The objective's order over options: best first, ties broken by
-  // documented, deterministic keys so equal inputs give equal answers.
-  const auto better = [&](const Option& a, const Option& b) {
-    switch (intent.objective) {
-      case Objective::CostOptimized:
-        if (a.hourly != b.hourly)
-          return a.hourly < b.hourly;
-        if (a.performance != b.performance)
-          return a.performance > b.performance;
-        break;
-      case Objective::Balanced: {
-        const double valueA = a.performance / std::max(a.hourly, 1e-9);
-        const double valueB = b.performance / std::max(b.hourly, 1e-9);
-        if (valueA != valueB)
-          return valueA > valueB;
-        if (a.hourly != b.hourly)
-          return a.hourly < b.hourly;
-        break;
-      }
-      case Objective::MaxPerformance:
-        if (a.performance != b.performance)
-          return a.performance > b.performance;
-        if (a.hourly != b.hourly)
-          return a.hourly < b.hourly;
-        break;
-    }
-    if (a.count != b.count)
-      return a.count < b.count;
-    if (a.capacity != b.capacity)
-      return a.capacity == CapacityType::OnDemand;
-    return instances[a.instance].type < instances[b.instance].type;
-  };
-
-  Evaluation evaluation;
-  evaluation.feasible.reserve(2 * instances.size());
-  std::vector<std::size_t> matched;
-  for (std::size_t r = 0; r < rules_->rules.size(); ++r) {
-    const auto& rule = rules_->rules[r];
-    if (disabledRules_[r] || !matches(rule, intent, bucket, decision.latency)) {
-      continue;
-    }
-    matched.push_back(r);
-    evaluation.reset();
-    evaluateRule(rule, intent, requiredGiB, neuronBlocked, evaluation);
-    if (evaluation.feasible.empty()) {
-      continue;  // this rule cannot place it; the next matching rule may
-    }
-    choose(rule, intent, requiredGiB, better, evaluation, decision);
-    return decision;
-  }
-  explainFailure(intent, requiredGiB, matched, neuronBlocked, decision);
-  return decision;
-}
-
-template <typename Better>
-void PlacementEngine::choose(const Rule& rule, const WorkloadIntent& intent, double requiredGiB,
-                             const Better& better, Evaluation& evaluation,
-                             Decision& decision) const {
-  const auto& instances = catalog_->instances;
-  auto& feasible = evaluation.feasible;
-  std::sort(feasible.begin(), feasible.end(), better);
-  const Option& best = feasible.front();
-  const auto& instance = instances[best.instance];
-  const auto* accelerator = catalog_->acceleratorOf(instance);
-
-  Placement placement;
-  placement.tier = instance.tier;
-  placement.accelerator = accelerator ? accelerator->name : "";
-  placement.instanceType = instance.type;
-  placement.acceleratorCount = best.count;
-  placement.acceleratorsPerInstance = instance.acceleratorCount;
-  placement.capacityType = best.capacity;
-  placement.hourlyCost = best.hourly;
-  placement.monthlyCost = best.hourly * policy_.hoursPerMonth;
-  placement.replicas = intent.replicas;
-  placement.totalHourlyCost = best.hourly * intent.replicas;
-  placement.totalMonthlyCost = placement.monthlyCost * intent.replicas;
-  placement.requiredMemoryGiB = requiredGiB;
-  placement.availableMemoryGiB = best.availableGiB;
-  placement.performance = best.performance;
-  placement.performanceUnit = isTraining(intent.kind) ? "FP16 TFLOPS" : "GB/s memory bandwidth";
-
-  const char* superlative = intent.objective == Objective::CostOptimized ? "the cheapest"
-                            : intent.objective == Objective::Balanced
-                                ? "the best performance per dollar"
-                                : "the fastest";
-  decision.rule = rule.name;
-  decision.ruleSource = rule.source;
-  decision.reason = rule.reason + "; " + describeShape(instance, accelerator, best.count) + ", " +
-                    capacityLabel(best.capacity) + ", is " + superlative + " that fits " +
-                    formatGiB(requiredGiB) + " GiB at " + formatMoney(best.hourly) +
-                    "/h per replica";
-
-  // Runners-up: the best option of each other instance type.
-  const auto alternativeOf = [&](const Option& option, std::string why) {
-    const auto& other = instances[option.instance];
-    const auto* otherAccelerator = catalog_->acceleratorOf(other);
-    return Alternative{other.type,      otherAccelerator ? otherAccelerator->name : "",
-                       other.tier,      option.count,
-                       option.capacity, option.hourly,
-                       std::move(why)};
-  };
-  std::vector<int> listed{best.instance};
-  for (const auto& option : feasible) {
-    if (decision.alternatives.size() >= kRunnersUp) {
-      break;
-    }
-    if (std::find(listed.begin(), listed.end(), option.instance) != listed.end()) {
-      continue;
-    }
-    listed.push_back(option.instance);
-    std::string lost;
-    if (intent.objective == Objective::CostOptimized) {
-      lost = option.hourly > best.hourly
-                 ? formatMoney(option.hourly - best.hourly) + "/h more per replica"
-                 : "same price, lower performance";
-    } else if (intent.objective == Objective::Balanced) {
-      const double bestValue = best.performance / std::max(best.hourly, 1e-9);
-      const double value = option.performance / std::max(option.hourly, 1e-9);
-      lost = base::formatPercent(1 - value / bestValue) + " less performance per dollar";
-    } else {
-      lost = option.performance < best.performance
-                 ? base::formatPercent(1 - option.performance / best.performance) + " slower"
-                 : "as fast, but " + formatMoney(option.hourly - best.hourly) + "/h more";
-    }
-    decision.alternatives.push_back(alternativeOf(option, std::move(lost)));
-  }
-
-  // Then what was ruled out: over budget, too small, not eligible.
-  if (evaluation.cheapestOverBudget) {
-    decision.alternatives.push_back(alternativeOf(
-        *evaluation.cheapestOverBudget,
-        "over maxHourlyCost " + formatMoney(*intent.constraints.maxHourlyCost) + "/h"));
-  }
-  if (evaluation.largestInstance >= 0 && !evaluation.largestFits) {
-    const auto& largest = instances[evaluation.largestInstance];
-    const auto* largestAccelerator = catalog_->acceleratorOf(largest);
-    decision.alternatives.push_back(
-        Alternative{largest.type, largestAccelerator ? largestAccelerator->name : "", largest.tier,
-                    largest.acceleratorCount, CapacityType::OnDemand, std::nullopt,
-                    "needs " + formatGiB(requiredGiB) + " GiB; it offers " +
-                        formatGiB(evaluation.largestGiB) + " GiB"});
-  }
-  for (Tier tier : {Tier::Trainium, Tier::Inferentia}) {
-    if (evaluation.neuronBlockedTiers & (1U << static_cast<unsigned>(tier)) &&
-        decision.alternatives.size() < kMaxAlternatives) {
-      decision.alternatives.push_back(Alternative{"", "", tier, 0, CapacityType::OnDemand,
-                                                  std::nullopt, neuronIneligibility(tier, intent)});
-    }
-  }
-  decision.placement = std::move(placement);
-}
-
-// Nothing fits under any matching rule: look at the union of their
-// candidates and name the constraint that bound.
-void PlacementEngine::explainFailure(const WorkloadIntent& intent, double requiredGiB,
-                                     const std::vector<std::size_t>& matched,
-                                     unsigned neuronBlocked, Decision& decision) const {
-  const auto& instances = catalog_->instances;
-  const auto& constraints = intent.constraints;
-  Evaluation overall;
-  std::vector<bool> seen(instances.size(), false);
-  std::string rulesText;
-  for (std::size_t r : matched) {
-    const auto& rule = rules_->rules[r];
-    rulesText += (rulesText.empty() ? "" : ", ") + rule.name;
-    for (std::size_t i = 0; i < instances.size(); ++i) {
-      if (seen[i] || !isCandidate(rule, instances[i], constraints)) {
-        continue;
-      }
-      seen[i] = true;
-      const unsigned tierBit = 1U << static_cast<unsigned>(instances[i].tier);
-      if (neuronBlocked & tierBit) {
-        overall.neuronBlockedTiers |= tierBit;
-        continue;
-      }
-      evaluateInstance(static_cast<int>(i), intent, requiredGiB, overall);
-    }
-  }
-
-  decision.rule = matched.empty() ? "" : rules_->rules[matched.front()].name;
-  std::string& why = decision.cannotPlace;
-  if (matched.empty()) {
-    why = "no rule matches this workload";
-  } else if (!overall.anyCandidate) {
-    why =
-        "no instance type is both allowed by the constraints and eligible under the matching "
-        "rules (" +
-        rulesText + ")";
-    for (Tier tier : {Tier::Trainium, Tier::Inferentia}) {
-      if (overall.neuronBlockedTiers & (1U << static_cast<unsigned>(tier))) {
-        why += "; " + neuronIneligibility(tier, intent);
-      }
-    }
-  } else if (!overall.anyPriced) {
-    why = std::string("no eligible instance type has a") +
-          (constraints.capacityType == CapacityType::Spot ? " spot price" : "n on-demand price");
-  } else if (!overall.anyFits) {
-    why = "needs " + formatGiB(requiredGiB) + " GiB; the largest eligible instance offers " +
-          formatGiB(overall.largestGiB) + " GiB (" + instances[overall.largestInstance].type + ")";
-  } else if (overall.cheapestOverBudget) {
-    const auto& over = *overall.cheapestOverBudget;
-    const auto& instance = instances[over.instance];
-    why = "the cheapest placement that fits, " +
-          describeShape(instance, catalog_->acceleratorOf(instance), over.count) + " " +
-          capacityLabel(over.capacity) + ", costs " + formatMoney(over.hourly) +
-          "/h per replica, above maxHourlyCost " + formatMoney(*constraints.maxHourlyCost) + "/h";
-  } else {
-    why = "no eligible instance type can run it";
-  }
-  decision.reason = "cannot place: " + why;
+  return fit;
 }
 
 }  // namespace gpuplacement::core

@@ -1,11 +1,15 @@
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/catalog.h"
+#include "core/cost_model.h"
+#include "core/fit.h"
 #include "core/policy.h"
 #include "core/rules.h"
 #include "core/types.h"
@@ -38,14 +42,28 @@ struct Placement {
   double totalHourlyCost = 0;
   double totalMonthlyCost = 0;
   double requiredMemoryGiB = 0;
-  double availableMemoryGiB = 0;  // what the replica gets: count x per-accelerator memory
+  double availableMemoryGiB = 0;  // what the replica gets: count x usable per-accelerator memory
+  double memoryFillLimit = 0;     // the policy's: the most of availableMemoryGiB a model may fill
   double performance = 0;         // the figure the objective compared
   const char* performanceUnit = "";
+  // The nodes behind the price.
+  CostModel costModel = CostModel::WholeInstance;
+  double nodeHourlyCost = 0;  // one node of instanceType at capacityType
+  int nodes = 0;              // nodes the replicas occupy
+  int replicasPerNode = 0;
+  int idleAccelerators = 0;  // on those nodes, paid for and unused (whole-node pricing)
+  std::string costNote;      // "1 of 16 Trainium on one trn1.32xlarge at $3.91/h; 15 idle"
+  // CPU placements: what each replica requests (and is limited to).
+  double cpuRequest = 0;
+  double memoryRequestGiB = 0;
+  // Inference: the least time a generated token can take here (weights read
+  // once at the replica's aggregate memory bandwidth).
+  std::optional<double> tokenLatencyMs;
 };
 
 // An option that lost, and why.
 struct Alternative {
-  std::string instanceType;
+  std::string instanceType;  // empty when the line is about a tier or an accelerator
   std::string accelerator;
   Tier tier = Tier::CPU;
   int acceleratorCount = 0;
@@ -66,6 +84,16 @@ struct Decision {
   // When placement is empty: the binding constraint, e.g. "needs 5,588 GiB;
   // the largest eligible instance offers 1,128 GiB (p5en.48xlarge)".
   std::string cannotPlace;
+  // Placed, but no option meets latencyTargetMs: the fastest is placed and
+  // the reason gives its estimate.
+  bool latencyTargetUnreachable = false;
+
+  // The Placed condition's reason: Placed, LatencyTargetUnreachable or CannotPlace.
+  const char* placedReason() const {
+    return !placement                 ? "CannotPlace"
+           : latencyTargetUnreachable ? "LatencyTargetUnreachable"
+                                      : "Placed";
+  }
 };
 
 // Whether a placement already in use can stay, under this engine's prices
@@ -75,6 +103,9 @@ struct Assessment {
   std::string reason;  // why not, when infeasible
   double hourlyCost = 0;
   double performance = 0;
+  // The placement in force, described and priced as decide() would (when
+  // the instance type is still in the catalog and has a price).
+  std::optional<Placement> placement;
 };
 
 // Decides placements from a catalog, a rule set and a policy. Pure and
@@ -85,13 +116,11 @@ class PlacementEngine {
   static Result<std::shared_ptr<const PlacementEngine>> create(
       std::shared_ptr<const Catalog> catalog, std::shared_ptr<const RuleSet> rules, Policy policy);
 
+  // Priced by the policy's cost model.
   Decision decide(const WorkloadIntent& intent) const;
-
-  // The per-replica hourly cost of running `count` accelerators (or, for
-  // CPU, the model's memory) on `instanceType` at this policy's prices;
-  // nullopt when the type has no price for that capacity type.
-  std::optional<double> hourlyCost(const std::string& instanceType, int count,
-                                   CapacityType capacity, double requiredMemoryGiB = 0) const;
+  // Priced by `costs`: what a caller that knows the cluster passes (devices
+  // already paid for on existing nodes cost only their share).
+  Decision decide(const WorkloadIntent& intent, const NodeCostModel& costs) const;
 
   Assessment assess(const WorkloadIntent& intent, const std::string& instanceType, int count,
                     CapacityType capacity) const;
@@ -105,24 +134,51 @@ class PlacementEngine {
  private:
   struct Option;
   struct Evaluation;
+  struct Request;
   PlacementEngine(std::shared_ptr<const Catalog> catalog, std::shared_ptr<const RuleSet> rules,
                   Policy policy);
 
+  Request requestFor(const WorkloadIntent& intent, const MemoryEstimate& memory,
+                     const NodeCostModel& costs) const;
   bool matches(const Rule& rule, const WorkloadIntent& intent, std::size_t bucket,
                LatencyClass latency) const;
+  std::string whyNotMatched(const Rule& rule, const WorkloadIntent& intent, std::size_t bucket,
+                            LatencyClass latency) const;
   bool isCandidate(const Rule& rule, const InstanceType& instance,
                    const Constraints& constraints) const;
-  void evaluateRule(const Rule& rule, const WorkloadIntent& intent, double requiredGiB,
-                    unsigned neuronBlocked, Evaluation& evaluation) const;
-  void evaluateInstance(int index, const WorkloadIntent& intent, double requiredGiB,
-                        Evaluation& evaluation) const;
-  template <typename Better>
-  void choose(const Rule& rule, const WorkloadIntent& intent, double requiredGiB,
-              const Better& better, Evaluation& evaluation, Decision& decision) const;
-  void explainFailure(const WorkloadIntent& intent, double requiredGiB,
-                      const std::vector<std::size_t>& matched, unsigned neuronBlocked,
+  void evaluateRule(const Rule& rule, const Request& request, Evaluation& evaluation) const;
+  void evaluateInstance(int index, const Request& request, Evaluation& evaluation) const;
+  void addOptions(int index, const Fit& fit, const Request& request, Evaluation& evaluation) const;
+  void rankOf(Option& option, const Request& request) const;
+  static bool better(const Option& a, const Option& b);
+  Placement placementOf(const Option& option, const Request& request) const;
+  std::string costNote(const Option& option, const Placement& placement) const;
+  bool tryRule(const Rule& rule, const Request& request, Evaluation& evaluation,
+               Decision& decision) const;
+  void choose(const Rule& rule, const Request& request, Evaluation& evaluation,
+              Decision& decision) const;
+  void explainChoice(const Rule& rule, const Option& best, const Request& request,
+                     Decision& decision) const;
+  void listRunnersUp(const Option& best, const Request& request, const Evaluation& evaluation,
+                     Decision& decision) const;
+  void listRuledOut(const Request& request, const Evaluation& evaluation, Decision& decision) const;
+  Alternative alternativeOf(const Option& option, std::string why) const;
+  std::string lostBecause(const Option& option, const Option& best, const Request& request) const;
+  bool userTiersUnoffered(const WorkloadIntent& intent,
+                          const std::vector<std::size_t>& matched) const;
+  std::string userTiersNote(const WorkloadIntent& intent, std::size_t bucket,
+                            LatencyClass latency) const;
+  void explainFailure(const Request& request, const std::vector<std::size_t>& matched,
                       Decision& decision) const;
+  std::string bindingConstraint(const Request& request, const Evaluation& overall,
+                                const std::string& rulesText) const;
+  std::string tooSmall(const Request& request, const Evaluation& overall) const;
+  std::string precisionBlocked(const Request& request, const Evaluation& evaluation,
+                               std::optional<Tier> tier = std::nullopt) const;
   std::string neuronIneligibility(Tier tier, const WorkloadIntent& intent) const;
+  std::string outsideIntent(const WorkloadIntent& intent, const InstanceType& instance,
+                            CapacityType capacity) const;
+  Fit shapeInForce(const InstanceType& instance, int count) const;
 
   std::shared_ptr<const Catalog> catalog_;
   std::shared_ptr<const RuleSet> rules_;
@@ -131,6 +187,9 @@ class PlacementEngine {
   std::vector<std::optional<double>> onDemand_;  // effective prices by instance index
   std::vector<std::optional<double>> spot_;
   std::vector<bool> disabledRules_;
+  Rule userTiersRule_;  // places on the tiers a workload names when no matching rule offers them
+  std::array<std::uint64_t, 4> acceleratorsOfTier_{};  // bit per accelerator, by Tier
+  std::string fillLimitText_;                          // "90%"
 };
 
 // Which size bucket (by name) a parameter count falls in.

@@ -289,7 +289,8 @@ Result<Policy> parsePolicySpec(const json& specValue, const Catalog& catalog,
     return ok.error();
   }
   if (auto ok = spec.onlyKeys({"prices", "disabledInstanceTypes", "hoursPerMonth", "costModel",
-                               "memoryOverheads", "rules", "nodeLabels", "tiers", "replacement"});
+                               "memoryFillPercent", "memoryOverheads", "rules", "nodeLabels",
+                               "tiers", "replacement"});
       !ok) {
     return ok.error();
   }
@@ -317,6 +318,11 @@ Result<Policy> parsePolicySpec(const json& specValue, const Catalog& catalog,
     return costModel.error();
   }
   policy.costModel = costModel->value_or(policy.costModel);
+  auto fill = spec.optionalInteger("memoryFillPercent", 50, 100);
+  if (!fill) {
+    return fill.error();
+  }
+  policy.memoryFillLimit = static_cast<double>(fill->value_or(90)) / 100;
 
   const auto overheads = spec.child("memoryOverheads");
   if (auto ok = overheads.requireObject(true); !ok) {

@@ -88,8 +88,15 @@ struct Policy {
   std::map<std::string, PriceOverride> prices;
   std::set<std::string> disabledInstanceTypes;
   double hoursPerMonth = 730;
-  CostModel costModel = CostModel::AcceleratorShare;
+  // WholeInstance (default): replicas pack onto nodes of the chosen type
+  // and pay for those nodes. AcceleratorShare: a replica pays its share of
+  // a node, as if other workloads filled the rest (shared, packed nodes).
+  CostModel costModel = CostModel::WholeInstance;
   MemoryOverheads memoryOverheads;
+  // How full a model may fill the memory it is given: accelerator memory,
+  // or a CPU replica's memory request. The rest is headroom for the runtime,
+  // fragmentation and activation peaks.
+  double memoryFillLimit = 0.9;
   // Rule knobs; nullopt keeps the rules file's value.
   std::optional<double> lowLatencyBelowMs;
   std::optional<double> realtimeBelowMs;

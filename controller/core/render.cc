@@ -1,9 +1,53 @@
 #include "core/render.h"
 
+#include <cmath>
+
 namespace gpuplacement::core {
 
 namespace {
+
 constexpr const char* kInstanceTypeLabel = "node.kubernetes.io/instance-type";
+
+// Selects nodes of the shape the cost assumed: the instance type, or under
+// Karpenter and GPU Feature Discovery the accelerator, its count per node
+// (never more devices than were priced) and, where one name covers two
+// memory sizes (a100, v100), the memory per device.
+void selectNodeShape(const Placement& placement, const InstanceType* instance,
+                     const AcceleratorSpec* accelerator, const Policy& policy,
+                     std::map<std::string, std::string>& selector) {
+  const bool neuron = placement.tier == Tier::Trainium || placement.tier == Tier::Inferentia;
+  const bool shaped = instance && accelerator && !accelerator->fractional;
+  if (policy.labelScheme == LabelScheme::Karpenter && shaped) {
+    const std::string prefix =
+        neuron ? "karpenter.k8s.aws/instance-accelerator-" : "karpenter.k8s.aws/instance-gpu-";
+    selector[prefix + "name"] = accelerator->karpenterName;
+    selector[prefix + "count"] = std::to_string(instance->acceleratorCount);
+    if (!neuron && accelerator->ec2MemoryMiB > 0) {
+      selector["karpenter.k8s.aws/instance-gpu-memory"] = std::to_string(accelerator->ec2MemoryMiB);
+    }
+    return;
+  }
+  if (policy.labelScheme == LabelScheme::GPUFeatureDiscovery && shaped && !neuron &&
+      !accelerator->gpuProduct.empty()) {
+    selector["nvidia.com/gpu.product"] = accelerator->gpuProduct;
+    selector["nvidia.com/gpu.count"] = std::to_string(instance->acceleratorCount);
+    return;
+  }
+  selector[kInstanceTypeLabel] = placement.instanceType;
+}
+
+}  // namespace
+
+std::string memoryQuantity(double gib) {
+  const auto mib = static_cast<long long>(std::ceil(gib * 1024 - 1e-6));
+  // The API server writes quantities in canonical form; writing them so
+  // keeps what we read back equal to what we wrote.
+  return mib % 1024 == 0 ? std::to_string(mib / 1024) + "Gi" : std::to_string(mib) + "Mi";
+}
+
+std::string cpuQuantity(double vcpus) {
+  const auto milli = static_cast<long long>(std::llround(vcpus * 1000));
+  return milli % 1000 == 0 ? std::to_string(milli / 1000) : std::to_string(milli) + "m";
 }
 
 Scheduling renderScheduling(const Placement& placement, const Catalog& catalog,
@@ -11,24 +55,10 @@ Scheduling renderScheduling(const Placement& placement, const Catalog& catalog,
   Scheduling scheduling;
   const auto* instance = catalog.find(placement.instanceType);
   const auto* accelerator = instance ? catalog.acceleratorOf(*instance) : nullptr;
-  const bool neuron = placement.tier == Tier::Trainium || placement.tier == Tier::Inferentia;
-
-  auto& selector = scheduling.nodeSelector;
-  if (policy.labelScheme == LabelScheme::Karpenter && accelerator) {
-    // Pinning the count as well keeps a 1-GPU pod off an 8-GPU node.
-    const std::string prefix =
-        neuron ? "karpenter.k8s.aws/instance-accelerator-" : "karpenter.k8s.aws/instance-gpu-";
-    selector[prefix + "name"] = accelerator->karpenterName;
-    selector[prefix + "count"] = std::to_string(instance->acceleratorCount);
-  } else if (policy.labelScheme == LabelScheme::GPUFeatureDiscovery && accelerator && !neuron &&
-             !accelerator->gpuProduct.empty()) {
-    selector["nvidia.com/gpu.product"] = accelerator->gpuProduct;
-  } else {
-    selector[kInstanceTypeLabel] = placement.instanceType;
-  }
+  selectNodeShape(placement, instance, accelerator, policy, scheduling.nodeSelector);
   const auto& capacity = policy.capacityTypeLabel;
   if (!capacity.key.empty()) {
-    selector[capacity.key] =
+    scheduling.nodeSelector[capacity.key] =
         placement.capacityType == CapacityType::Spot ? capacity.spot : capacity.onDemand;
   }
 
@@ -36,6 +66,10 @@ Scheduling renderScheduling(const Placement& placement, const Catalog& catalog,
   scheduling.tolerations = tier.tolerations;
   if (!tier.resourceName.empty() && placement.acceleratorCount > 0) {
     scheduling.resources[tier.resourceName] = std::to_string(placement.acceleratorCount);
+  }
+  if (placement.tier == Tier::CPU && placement.cpuRequest > 0) {
+    scheduling.resources["cpu"] = cpuQuantity(placement.cpuRequest);
+    scheduling.resources["memory"] = memoryQuantity(placement.memoryRequestGiB);
   }
   return scheduling;
 }

@@ -10,8 +10,9 @@
 
 namespace gpuplacement::core {
 
-// The pod-template fields a placement asks for, as data. Extended resources
-// are requested and limited alike (Kubernetes requires requests == limits).
+// The pod-template fields a placement asks for, as data. Every resource is
+// requested and limited alike: Kubernetes requires it of extended resources,
+// and a CPU placement's cpu and memory are what it was sized and priced for.
 struct Scheduling {
   std::map<std::string, std::string> nodeSelector;
   std::vector<Toleration> tolerations;
@@ -20,12 +21,22 @@ struct Scheduling {
   bool operator==(const Scheduling&) const = default;
 };
 
-// Node labels per scheme:
+// Canonical Kubernetes quantities, as the API server writes them back:
+// "17Gi", "1280Mi"; "2", "1500m".
+std::string memoryQuantity(double gib);
+std::string cpuQuantity(double vcpus);
+
+// Node labels per scheme, always selecting nodes of the shape that was
+// priced (never more devices per node):
 //   InstanceType        node.kubernetes.io/instance-type (every EKS node has it)
-//   Karpenter           karpenter.k8s.aws/instance-gpu-name and -count (NVIDIA),
-//                       instance-accelerator-name and -count (Neuron)
-//   GPUFeatureDiscovery nvidia.com/gpu.product (NVIDIA; others by instance type)
-// plus the capacity-type label for the chosen capacity, when configured.
+//   Karpenter           karpenter.k8s.aws/instance-gpu-name, -count and -memory
+//                       (NVIDIA), instance-accelerator-name and -count (Neuron)
+//   GPUFeatureDiscovery nvidia.com/gpu.product and nvidia.com/gpu.count (NVIDIA)
+// Other tiers, and fractional GPUs, select the instance type. Plus the
+// capacity-type label for the chosen capacity, when configured. Resources:
+// the device count (requests = limits); for CPU placements cpu and memory,
+// requests = limits, so the replica gets what it was sized and priced for.
+
 Scheduling renderScheduling(const Placement& placement, const Catalog& catalog,
                             const Policy& policy);
 

@@ -43,15 +43,6 @@ struct RuleKnobs {
   std::vector<Architecture> neuronArchitectures;
 };
 
-// A bit set over an enum's values; empty means "any".
-template <typename E>
-struct EnumSet {
-  std::uint32_t bits = 0;
-  bool any() const { return bits == 0; }
-  bool contains(E value) const { return any() || (bits >> static_cast<unsigned>(value)) & 1U; }
-  void insert(E value) { bits |= 1U << static_cast<unsigned>(value); }
-};
-
 struct Rule {
   std::string name;
   std::string source;  // where the rule comes from (seed and line)

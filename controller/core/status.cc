@@ -36,9 +36,18 @@ json placementJson(const Placement& placement) {
                  {"replicas", placement.replicas},
                  {"totalMonthlyCost", decimalString(placement.totalMonthlyCost, 2)},
                  {"requiredMemoryGiB", decimalString(placement.requiredMemoryGiB, 2)},
-                 {"availableMemoryGiB", decimalString(placement.availableMemoryGiB, 2)}};
+                 {"availableMemoryGiB", decimalString(placement.availableMemoryGiB, 2)},
+                 {"costModel", nameOf(placement.costModel)},
+                 {"nodeHourlyCost", decimalString(placement.nodeHourlyCost, 4)},
+                 {"nodes", placement.nodes},
+                 {"acceleratorsPerNode", placement.acceleratorsPerInstance},
+                 {"idleAccelerators", placement.idleAccelerators},
+                 {"costNote", placement.costNote}};
   if (!placement.accelerator.empty()) {
     result["accelerator"] = placement.accelerator;
+  }
+  if (placement.tokenLatencyMs) {
+    result["tokenLatencyMs"] = decimalString(*placement.tokenLatencyMs, 2);
   }
   return result;
 }
@@ -124,6 +133,7 @@ json statusToJson(const StatusView& view) {
     const auto& decision = *view.decision;
     if (!decision.rule.empty()) {
       status["rule"] = decision.rule;
+      status["ruleSource"] = decision.ruleSource;
     }
     status["reason"] = decision.reason;
     const auto& memory = decision.memory;

@@ -89,4 +89,15 @@ constexpr bool isTraining(WorkloadKind kind) {
   return kind == WorkloadKind::Training || kind == WorkloadKind::FineTuning;
 }
 
+// A bit set over an enum's values; empty means "any".
+template <typename E>
+struct EnumSet {
+  std::uint32_t bits = 0;
+  bool any() const { return bits == 0; }
+  bool contains(E value) const { return any() || (bits >> static_cast<unsigned>(value)) & 1U; }
+  // Unlike contains(), an empty set holds nothing.
+  bool has(E value) const { return (bits >> static_cast<unsigned>(value)) & 1U; }
+  void insert(E value) { bits |= 1U << static_cast<unsigned>(value); }
+};
+
 }  // namespace gpuplacement::core

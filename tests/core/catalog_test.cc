@@ -15,10 +15,13 @@ json validCatalog() {
   return json::parse(R"({
     "version": 1,
     "accelerators": [
-      {"name": "A10G", "vendor": "NVIDIA", "memoryGiB": 22.35, "fp16Tflops": 125,
-       "memoryBandwidthGBs": 600, "karpenterName": "a10g", "gpuProduct": "NVIDIA-A10G"},
+      {"name": "A10G", "vendor": "NVIDIA", "generation": "Ampere", "memoryGiB": 22.35,
+       "ec2MemoryMiB": 22888, "fp16Tflops": 125, "memoryBandwidthGBs": 600,
+       "precisions": ["fp32", "fp16", "bf16", "int8", "int4"], "karpenterName": "a10g",
+       "gpuProduct": "NVIDIA-A10G"},
       {"name": "Trainium", "vendor": "AWS", "memoryGiB": 32, "fp16Tflops": 190,
-       "memoryBandwidthGBs": 820, "karpenterName": "trainium"}],
+       "memoryBandwidthGBs": 820, "precisions": ["fp32", "fp16", "bf16", "fp8", "int8"],
+       "karpenterName": "trainium"}],
     "instances": [
       {"type": "g5.xlarge", "tier": "NVIDIA", "accelerator": "A10G", "acceleratorCount": 1,
        "vcpus": 4, "memoryGiB": 16, "onDemand": 1.006, "spot": null},
@@ -33,31 +36,146 @@ json validCatalog() {
 
 TEST_CASE("the shipped catalog parses and covers what EKS users pick from") {
   const auto& catalog = *testing::shippedCatalog();
-  for (const char* family : {"g4dn", "g5", "g6", "g6e", "p3", "p4d", "p4de", "p5", "p5en",
-                             "p6-b200", "trn1", "trn1n", "trn2", "inf2", "m5", "c5", "r5"}) {
+  for (const char* family :
+       {"g4dn", "g5", "g6", "g6e", "g6f", "p3", "p4d", "p4de", "p5", "p5en", "p6-b200", "trn1",
+        "trn1n", "trn2", "inf1", "inf2", "m5", "c5", "r5"}) {
     CAPTURE(std::string(family));
     CHECK(std::any_of(catalog.instances.begin(), catalog.instances.end(),
                       [&](const InstanceType& instance) { return instance.family == family; }));
   }
-  // Every accelerator model the issue names is there.
+  // Every accelerator model the issues name is there.
   for (const char* model : {"T4", "A10G", "L4", "L40S", "V100", "A100-40GB", "A100-80GB", "H100",
-                            "H200", "B200", "Trainium", "Trainium2", "Inferentia2"}) {
+                            "H200", "B200", "Trainium", "Trainium2", "Inferentia", "Inferentia2"}) {
     CAPTURE(std::string(model));
     CHECK(catalog.acceleratorIndex(model) >= 0);
   }
-  // Seed prices where the seeds give them; AWS's list elsewhere.
-  CHECK(*catalog.find("g4dn.xlarge")->onDemand == doctest::Approx(0.526));
-  CHECK(*catalog.find("p4d.24xlarge")->onDemand == doctest::Approx(32.77));
-  CHECK(*catalog.find("p5.48xlarge")->onDemand == doctest::Approx(98.32));
-  CHECK(*catalog.find("trn1.32xlarge")->onDemand == doctest::Approx(21.50));
-  CHECK(*catalog.find("g6e.xlarge")->onDemand == doctest::Approx(1.861));
-  CHECK_FALSE(catalog.find("p5e.48xlarge")->onDemand.has_value());
   // Shapes that are easy to get wrong.
   CHECK(catalog.find("inf2.8xlarge")->acceleratorCount == 1);
   CHECK(catalog.find("p6-b200.48xlarge")->acceleratorCount == 8);
   CHECK(catalog.find("g6e.xlarge")->memoryGiB == 32);
-  CHECK(catalog.find("trn1.32xlarge")->allowedAcceleratorCounts == std::vector<int>{1, 4, 8, 16});
-  CHECK(catalog.accelerators[catalog.acceleratorIndex("A10G")].memoryGiB == doctest::Approx(22.35));
+  CHECK(catalog.find("inf1.6xlarge")->acceleratorCount == 4);
+  CHECK(catalog.find("g6f.xlarge")->memoryGiB == 16);
+}
+
+TEST_CASE("prices are the dated AWS list, and the catalog says so") {
+  const auto& catalog = *testing::shippedCatalog();
+  CHECK(catalog.pricesAsOf == "2026-02-09");
+  CHECK(catalog.pricesSource.find("zz_generated.pricing_aws.go") != std::string::npos);
+  // [K] us-east-1 on-demand, 2026-02-09; the seeds' differing prices live in
+  // config/examples/seed-prices-policy.yaml.
+  const std::pair<const char*, double> prices[] = {
+      {"g4dn.xlarge", 0.526},    {"p4d.24xlarge", 21.957642}, {"p5.48xlarge", 55.04},
+      {"p5.4xlarge", 6.88},      {"trn1.2xlarge", 1.34375},   {"trn1.32xlarge", 21.50},
+      {"inf2.xlarge", 0.7582},   {"inf2.8xlarge", 1.96786},   {"inf2.24xlarge", 6.49063},
+      {"p3dn.24xlarge", 31.212}, {"inf1.xlarge", 0.228},      {"inf1.24xlarge", 4.721},
+      {"g6f.xlarge", 0.2375},    {"g6f.4xlarge", 0.95},       {"g6e.xlarge", 1.861}};
+  for (const auto& [type, price] : prices) {
+    CAPTURE(std::string(type));
+    CHECK(*catalog.find(type)->onDemand == doctest::Approx(price));
+  }
+  CHECK_FALSE(catalog.find("p5e.48xlarge")->onDemand.has_value());
+  // One H100 costs the same per GPU on the big node as on the small one.
+  CHECK(*catalog.find("p5.48xlarge")->onDemand / 8 ==
+        doctest::Approx(*catalog.find("p5.4xlarge")->onDemand));
+}
+
+TEST_CASE("usable memory, native precisions and split counts per accelerator") {
+  const auto& catalog = *testing::shippedCatalog();
+  const auto spec = [&](const char* name) -> const AcceleratorSpec& {
+    return catalog.accelerators[catalog.acceleratorIndex(name)];
+  };
+  struct Row {
+    const char* accelerator;
+    double usableGiB;  // nvidia-smi or EC2, whichever is lower
+    std::vector<Precision> runs;
+    std::vector<Precision> doesNotRun;
+  };
+  using P = Precision;
+  const Row rows[] = {
+      {"T4", 15, {P::FP16, P::INT8, P::INT4}, {P::BF16, P::FP8}},
+      {"V100", 16, {P::FP16, P::INT8}, {P::BF16, P::FP8}},
+      {"A10G", 22.35, {P::BF16, P::INT4}, {P::FP8}},
+      {"A100-80GB", 80, {P::BF16, P::INT8}, {P::FP8}},
+      {"L4", 22.35, {P::FP8, P::BF16}, {}},
+      {"L40S", 44.7, {P::FP8}, {}},
+      {"H100", 79.65, {P::FP8, P::INT4}, {}},
+      {"H200", 140.4, {P::FP8}, {}},
+      {"B200", 179.06, {P::FP8}, {}},
+      {"Inferentia2", 32, {P::BF16, P::FP8, P::INT8}, {P::INT4}},
+      {"Trainium", 32, {P::BF16, P::FP8}, {P::INT4}},
+      {"Inferentia", 8, {P::FP16, P::BF16, P::INT8}, {P::FP8, P::INT4}},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(std::string(row.accelerator));
+    CHECK(spec(row.accelerator).memoryGiB == doctest::Approx(row.usableGiB));
+    for (Precision precision : row.runs) {
+      CHECK(spec(row.accelerator).precisions.has(precision));
+    }
+    for (Precision precision : row.doesNotRun) {
+      CHECK_FALSE(spec(row.accelerator).precisions.has(precision));
+    }
+  }
+  // Karpenter's instance-gpu-memory tells the two A100s apart.
+  CHECK(spec("A100-40GB").ec2MemoryMiB == 40960);
+  CHECK(spec("A100-80GB").ec2MemoryMiB == 81920);
+  CHECK(spec("L4-1/8").fractional);
+  // Split counts: powers of two for NVIDIA, the Neuron rules per family.
+  const std::pair<const char*, std::vector<int>> splits[] = {
+      {"g4dn.12xlarge", {1, 2, 4}},     {"p5.48xlarge", {1, 2, 4, 8}},
+      {"trn1.32xlarge", {1, 4, 8, 16}}, {"trn2.48xlarge", {1, 16}},
+      {"inf2.24xlarge", {1, 2, 4, 6}},  {"inf2.48xlarge", {1, 2, 4, 8, 12}},
+      {"inf1.24xlarge", {1}},           {"g5.xlarge", {1}}};
+  for (const auto& [type, counts] : splits) {
+    CAPTURE(std::string(type));
+    CHECK(catalog.find(type)->allowedAcceleratorCounts == counts);
+  }
+}
+
+TEST_CASE("every figure in the shipped catalog names its source") {
+  const auto document = testing::shippedDocument("catalog.yaml");
+  for (const auto& accelerator : document.at("accelerators")) {
+    CAPTURE(accelerator.at("name").get<std::string>());
+    for (const char* key : {"memory", "performance", "precisions"}) {
+      CAPTURE(std::string(key));
+      REQUIRE(accelerator.at("sources").contains(key));
+      CHECK(accelerator.at("sources").at(key).get<std::string>().size() > 20);
+    }
+  }
+  for (const auto& instance : document.at("instances")) {
+    CAPTURE(instance.at("type").get<std::string>());
+    for (const char* key : {"specs", "onDemand", "spot"}) {
+      CAPTURE(std::string(key));
+      REQUIRE(instance.at("sources").contains(key));
+    }
+    if (!instance.at("onDemand").is_null()) {
+      // The dated AWS list, [K], is the source of every on-demand price.
+      CHECK(instance.at("sources").at("onDemand").get<std::string>().find("[K]") !=
+            std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("allocatable CPU and memory follow EKS's reservations") {
+  // Karpenter's instance-types reference: cpu and memory (Mi) by vCPUs and GiB.
+  struct Row {
+    int vcpus;
+    double memoryGiB;
+    double cpu;
+    double memoryMiB;
+  };
+  const Row rows[] = {
+      {2, 8, 1.93, 6903},        // 29 pods
+      {4, 16, 3.92, 14162},      // inf2.xlarge, g6f.xlarge
+      {8, 32, 7.91, 29317},      // h1.2xlarge
+      {16, 64, 15.89, 57691},    // g6f.4xlarge
+      {96, 384, 95.69, 355262},  // inf2.24xlarge
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.vcpus);
+    const auto allocatable = allocatableOf(row.vcpus, row.memoryGiB);
+    CHECK(allocatable.cpu == doctest::Approx(row.cpu));
+    CHECK(allocatable.memoryGiB * 1024 == doctest::Approx(row.memoryMiB).epsilon(1e-4));
+  }
 }
 
 TEST_CASE("a valid catalog parses; entries are sorted and counts ordered") {
@@ -68,6 +186,10 @@ TEST_CASE("a valid catalog parses; entries are sorted and counts ordered") {
   CHECK(catalog->find("trn1.32xlarge")->allowedAcceleratorCounts == std::vector<int>{1, 4, 8, 16});
   CHECK_FALSE(catalog->find("g5.xlarge")->spot.has_value());
   CHECK(catalog->find("m5.xlarge")->cpuTflops == doctest::Approx(0.3));
+  // Without a list, NVIDIA splits across powers of two.
+  CHECK(catalog->find("g5.xlarge")->allowedAcceleratorCounts == std::vector<int>{1});
+  CHECK(catalog->accelerators[0].precisions.has(Precision::BF16));
+  CHECK_FALSE(catalog->accelerators[0].precisions.has(Precision::FP8));
 }
 
 TEST_CASE("a malformed catalog is rejected, naming the entry and the field") {
@@ -116,6 +238,11 @@ TEST_CASE("a malformed catalog is rejected, naming the entry and the field") {
        "required"},
       {"accelerator without memory", [](json& c) { c["accelerators"][0].erase("memoryGiB"); },
        "accelerators[A10G].memoryGiB", "required"},
+      {"accelerator without precisions",
+       [](json& c) { c["accelerators"][0]["precisions"] = json::array(); },
+       "accelerators[A10G].precisions", "required"},
+      {"unknown precision", [](json& c) { c["accelerators"][0]["precisions"] = {"fp4"}; },
+       "accelerators[A10G].precisions[0]", "not a valid precision"},
       {"duplicate accelerator", [](json& c) { c["accelerators"].push_back(c["accelerators"][0]); },
        "accelerators[A10G]", "defined twice"},
       {"wrong version", [](json& c) { c["version"] = 2; }, "version", "between 1 and 1"},

@@ -200,6 +200,33 @@ TEST_CASE("the user's own values are never overwritten: a conflict blocks the wh
   }
 }
 
+TEST_CASE("a CPU placement sizes containers that set nothing; a team's own sizing stands") {
+  Scheduling cpu;
+  cpu.nodeSelector = {{"node.kubernetes.io/instance-type", "c5.xlarge"}};
+  cpu.resources = {{"cpu", "2"}, {"memory", "1792Mi"}};
+  SUBCASE("unsized: requests = limits as the placement was priced, and quiet afterwards") {
+    const auto live = userDeployment();
+    const auto plan = planDeploymentPatch(live, &cpu, {}, "embedder", "1");
+    REQUIRE_FALSE(plan.blocked());
+    const auto& resources = (*plan.patch)["spec"]["template"]["spec"]["containers"][0]["resources"];
+    CHECK(resources["requests"] == json{{"cpu", "2"}, {"memory", "1792Mi"}});
+    CHECK(resources["limits"] == json{{"cpu", "2"}, {"memory", "1792Mi"}});
+    CHECK(plan.owned.resources.at("vllm").at("memory") == "1792Mi");
+    const auto placed = applyPatch(live, *plan.patch);
+    CHECK_FALSE(planDeploymentPatch(placed, &cpu, {}, "embedder", "2").patch.has_value());
+  }
+  SUBCASE("sized by the team: kept, not a conflict, not ours") {
+    auto live = userDeployment();
+    live.containers[0].requests = {{"cpu", "4"}, {"memory", "8Gi"}};
+    const auto plan = planDeploymentPatch(live, &cpu, {}, "embedder", "1");
+    REQUIRE_FALSE(plan.blocked());
+    CHECK(plan.owned.resources.empty());
+    const auto placed = applyPatch(live, *plan.patch);
+    CHECK(placed.containers[0].requests.at("cpu") == "4");
+    CHECK(placed.containers[0].requests.at("memory") == "8Gi");
+  }
+}
+
 TEST_CASE("named containers, other owners and broken records") {
   const auto desired = gpuScheduling();
   auto live = userDeployment();
@@ -226,7 +253,8 @@ TEST_CASE("reading a Deployment object") {
     "spec": {"replicas": 3, "template": {"spec": {
       "nodeSelector": {"disk": "ssd"},
       "tolerations": [{"key": "a", "operator": "Exists"}],
-      "containers": [{"name": "c", "resources": {"limits": {"cpu": "2", "nvidia.com/gpu": 1},
+      "containers": [{"name": "c", "resources": {"limits": {"cpu": "2", "nvidia.com/gpu": 1,
+                                                            "ephemeral-storage": "1Gi"},
                                                  "requests": {"memory": "1Gi"}}}]}}},
     "status": {"observedGeneration": 7, "replicas": 3, "updatedReplicas": 3,
                "availableReplicas": 3}})"));
@@ -234,9 +262,10 @@ TEST_CASE("reading a Deployment object") {
   CHECK(state.replicas == 3);
   CHECK(state.nodeSelector.at("disk") == "ssd");
   CHECK(state.tolerations.at(0).op == "Exists");
+  // What placement may set: extended resources, cpu and memory.
   CHECK(state.containers.at(0).limits ==
-        std::map<std::string, std::string>{{"nvidia.com/gpu", "1"}});
-  CHECK(state.containers.at(0).requests.empty());
+        std::map<std::string, std::string>{{"cpu", "2"}, {"nvidia.com/gpu", "1"}});
+  CHECK(state.containers.at(0).requests == std::map<std::string, std::string>{{"memory", "1Gi"}});
   CHECK(state.ownedFields == R"({"workload":"w"})");
   CHECK(state.rolledOut());
   auto rolling = state;

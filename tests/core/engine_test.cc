@@ -43,7 +43,8 @@ void checkRows(const std::vector<Expected>& rows, const PlacementEngine& engine)
     CHECK(decision.placement->instanceType == row.instanceType);
     CHECK(decision.placement->acceleratorCount == row.count);
     CHECK(decision.placement->capacityType == row.capacity);
-    CHECK(decision.placement->availableMemoryGiB >= decision.memory.requiredGiB);
+    CHECK(decision.memory.requiredGiB <=
+          decision.placement->availableMemoryGiB * decision.placement->memoryFillLimit + 1e-9);
   }
 }
 
@@ -53,49 +54,49 @@ TEST_CASE("seed 002 decision trees, rule by rule") {
   const auto engine = shippedEngine();
   const std::vector<Expected> rows = {
       // T1 / H1: large training, budget conscious, PyTorch -> Trainium is a
-      // candidate; at the seed's prices 3x A100-80GB on p4de ($10.29/h) is
-      // cheaper than the 8 Trainium chips 194 GiB needs ($10.75/h).
+      // candidate and wins on price: 194 GiB needs 7 chips within the 90%
+      // fill limit, split as 8 (1/4/8/16); a whole trn1.32xlarge costs
+      // $21.50/h against $21.96/h for p4d's eight A100-40GBs.
       {"T1 large cost PyTorch",
        IntentBuilder(K::Training, "13B").precision(P::BF16).objective(O::CostOptimized),
-       "large-model-training-cost", "p4de.24xlarge", 3},
-      // ...and when Trainium is cheaper for the shape, it wins: 104 GiB needs
-      // 4 chips ($5.38/h) against 2x A100-80GB ($6.86/h).
-      {"T1 Trainium wins when cheaper",
-       IntentBuilder(K::Training, "7B").precision(P::BF16).objective(O::CostOptimized),
+       "large-model-training-cost", "trn1.32xlarge", 8},
+      // ...and at 104 GiB four chips hold it (115 GiB usable).
+      {"T1 7B", IntentBuilder(K::Training, "7B").precision(P::BF16).objective(O::CostOptimized),
        "large-model-training-cost", "trn1.32xlarge", 4},
       // T2: maximum performance -> the fastest training accelerator (the seed
       // predates B200 and names H100).
       {"T2 max performance",
        IntentBuilder(K::Training, "13B").precision(P::BF16).objective(O::MaxPerformance),
        "large-model-training", "p6-b200.48xlarge", 2},
-      // T3: balanced -> best TFLOPS per dollar among training-class cards.
+      // T3: balanced -> most TFLOPS per dollar of the whole node: p4d's eight
+      // A100s (2,496 TFLOPS for $21.96/h), the seed's own answer.
       {"T3 balanced", IntentBuilder(K::Training, "13B").precision(P::BF16).objective(O::Balanced),
-       "large-model-training", "p6-b200.48xlarge", 2},
-      // T5: medium, cost optimization; 45 GiB fits three 16 GiB T4s, the
-      // cheapest shape in the catalog.
+       "large-model-training", "p4d.24xlarge", 8},
+      // T5: medium, cost optimization; 45 GiB needs three L4s, split as four.
+      // T4s are cheaper but do not run bf16.
       {"T5 medium cost",
        IntentBuilder(K::Training, "3B").precision(P::BF16).objective(O::CostOptimized),
-       "medium-model-training", "g4dn.12xlarge", 3},
-      // T6: framework flexibility (JAX: no Neuron) -> NVIDIA only.
+       "medium-model-training", "g6.12xlarge", 4},
+      // T6: framework flexibility (JAX: no Neuron) -> one H100 holds 45 GiB.
       {"T6 medium JAX balanced",
        IntentBuilder(K::Training, "3B").precision(P::BF16).framework(F::JAX),
-       "medium-model-training", "p6-b200.48xlarge", 1},
-      // T8: a small non-neural model trains on CPU.
+       "medium-model-training", "p5.4xlarge", 1},
+      // T8: a small non-neural model trains on CPU, on the smallest node that
+      // holds two vCPUs (a 2-vCPU node has 1.93 allocatable).
       {"T8 CPU-only model",
        IntentBuilder(K::Training, "50M")
            .precision(P::FP32)
            .architecture(A::Other)
            .objective(O::CostOptimized),
-       "cpu-only-training", "c5.9xlarge", 0},
-      // Y1: small training -> T4 on g4dn.xlarge.
+       "cpu-only-training", "c5.xlarge", 0},
+      // Y1: small training -> the seed's T4 cannot run bf16; an L4 can.
       {"Y1 small training",
        IntentBuilder(K::Training, "500M").precision(P::BF16).objective(O::CostOptimized),
-       "small-model-training", "g4dn.xlarge", 1},
-      // I1: transformer + cost focus -> Inferentia2 competes; on-demand the
-      // T4 is cheaper ($0.526 vs $0.76), exactly as seed 002's own table says.
+       "small-model-training", "g6.xlarge", 1},
+      // I1: transformer + cost focus -> Inferentia2 competes and wins: a T4's
+      // 15 GiB holds 13.5 within the fill limit, not the 15.6 GiB needed.
       {"I1 transformer cost", IntentBuilder(K::Inference, "7B").objective(O::CostOptimized),
-       "transformer-inference-cost", "g4dn.xlarge", 1},
-      // ...at spot prices Inferentia2 is the cheapest.
+       "transformer-inference-cost", "inf2.xlarge", 1},
       {"I1 transformer cost spot",
        IntentBuilder(K::Inference, "7B").objective(O::CostOptimized).capacity(C::Spot),
        "transformer-inference-cost", "inf2.xlarge", 1, C::Spot},
@@ -103,33 +104,38 @@ TEST_CASE("seed 002 decision trees, rule by rule") {
       {"I2 diffusion",
        IntentBuilder(K::Inference, "3B").architecture(A::Diffusion).objective(O::CostOptimized),
        "mixed-model-inference", "g4dn.xlarge", 1},
-      // I3: real-time -> T4 and up.
+      // I3: real-time -> NVIDIA; a quarter of an L4 (g6f.2xlarge, 5.6 GiB)
+      // holds Whisper's 3.5 GiB for less than a T4.
       {"I3 real-time speech",
        IntentBuilder(K::Inference, "1.5B")
            .architecture(A::Speech)
            .latency(80)
            .objective(O::CostOptimized),
-       "realtime-inference", "g4dn.xlarge", 1},
+       "realtime-inference", "g6f.2xlarge", 1},
       // I4: simple models -> CPU.
       {"I4 simple model", IntentBuilder(K::Inference, "110M").objective(O::CostOptimized),
-       "simple-model-cpu", "c5.9xlarge", 0},
-      // L1: sub-10 ms -> a current GPU; L4 is cheaper than the seed's A10G.
+       "simple-model-cpu", "c5.xlarge", 0},
+      // L1: sub-10 ms -> four A10Gs read 14 GB of weights in 5.8 ms; one L4
+      // or L40S cannot (46.7 and 16.2 ms).
       {"L1 sub-10ms", IntentBuilder(K::Inference, "7B").latency(8).objective(O::CostOptimized),
-       "low-latency-inference", "g6.xlarge", 1},
-      // L2: cost-optimized low latency -> Inferentia competes, T4 cheaper.
+       "low-latency-inference", "g5.12xlarge", 4},
+      // L2: cost-optimized low latency -> Inferentia2 meets 50 ms (17 ms).
       {"L2 cost-optimized low latency",
        IntentBuilder(K::Inference, "7B").latency(50).objective(O::CostOptimized),
-       "realtime-transformer-cost", "g4dn.xlarge", 1},
-      // L4: batch -> any accelerator; best value at spot is Inferentia2.
+       "realtime-transformer-cost", "inf2.xlarge", 1},
+      // L4: batch -> any accelerator; most bandwidth per dollar at spot: four
+      // V100s (3.6 TB/s) on a spot p3.8xlarge.
       {"L4 batch", IntentBuilder(K::BatchInference, "13B").capacity(C::Spot), "batch-inference",
-       "inf2.xlarge", 1, C::Spot},
-      // Y3 / H2: 10B+ training -> training-class cards, never G-series.
+       "p3.8xlarge", 4, C::Spot},
+      // Y3 / H2: 10B+ training -> training-class cards, never G-series:
+      // 298 GiB needs 11 Trainium chips, split as 16.
       {"Y3 20B cost",
        IntentBuilder(K::Training, "20B").precision(P::BF16).objective(O::CostOptimized),
-       "large-model-training-cost", "p4de.24xlarge", 4},
-      // Y4: 70B+ -> only 8x H200 (1,128 GiB) or B200 hold 1,044 GiB.
+       "large-model-training-cost", "trn1.32xlarge", 16},
+      // Y4: 70B+ -> only eight B200s hold 1,044 GiB within the fill limit
+      // (eight H200s offer 1,011).
       {"Y4 70B", IntentBuilder(K::Training, "70B").precision(P::BF16).objective(O::CostOptimized),
-       "large-model-training-cost", "p5en.48xlarge", 8},
+       "large-model-training-cost", "p6-b200.48xlarge", 8},
       // H3: <= 10B -> small GPUs.
       {"H3 small balanced", IntentBuilder(K::Training, "700M").precision(P::BF16),
        "small-model-training", "g6e.xlarge", 1},
@@ -151,45 +157,56 @@ TEST_CASE("G-series never trains large models (seed 004)") {
 }
 
 TEST_CASE("seed 001 right-sizing: Whisper and Llama") {
-  // Seed 001 lists a minimum VRAM per model and the GPU it calls optimal.
-  // Our memory model (parameters x bytes x 1.2) needs less than the seed's
-  // empirical Whisper figures, so each answer must at least offer the seed's
-  // minimum VRAM (GB -> GiB) as well as our own need.
+  // Seed 001 lists a minimum VRAM per model (the reference implementations'
+  // figures) and the GPU it calls optimal. Our memory model (parameters x
+  // bytes x 1.2) needs less than those figures; a team that runs the
+  // reference code sets the inference overhead to match, and then every
+  // answer offers at least the seed's VRAM within the fill limit.
   struct Row {
     const char* model;
     const char* parameters;
     double seedMinVramGB;
     const char* seedOptimal;
-    const char* ours;
+    const char* ours;        // with the default overhead
+    const char* oursAtSeed;  // with the overhead that reaches the seed's VRAM
   };
   const Row rows[] = {
-      {"Whisper Tiny", "39M", 1, "T4", "T4"},
-      {"Whisper Base", "74M", 1, "T4", "T4"},
-      {"Whisper Small", "244M", 2, "T4", "T4"},
-      {"Whisper Medium", "769M", 5, "T4", "T4"},
-      {"Whisper Large-v2", "1.55B", 10, "T4", "T4"},
-      // The seed says A10G; 1.55B fp16 needs 3.5 GiB, and the T4's 16 GiB
-      // covers even the seed's 10 GB.
-      {"Whisper Large-v3", "1.55B", 10, "A10G", "T4"},
-      // "T4 / A10G": the T4 holds 15.6 GiB.
-      {"Llama 7B FP16", "7B", 14, "T4", "T4"},
+      {"Whisper Tiny", "39M", 1, "T4", "L4-1/8", "L4-1/8"},
+      {"Whisper Base", "74M", 1, "T4", "L4-1/8", "L4-1/8"},
+      {"Whisper Small", "244M", 2, "T4", "L4-1/8", "L4-1/8"},
+      {"Whisper Medium", "769M", 5, "T4", "L4-1/8", "L4-1/4"},
+      // At the seed's 10 GB a T4 ($0.526/h) is cheaper than half an L4.
+      {"Whisper Large-v2", "1.55B", 10, "T4", "L4-1/4", "T4"},
+      // The seed says A10G; a T4 holds the seed's 10 GB too.
+      {"Whisper Large-v3", "1.55B", 10, "A10G", "L4-1/4", "T4"},
+      // "T4 / A10G": 15.6 GiB does not fit a T4's 15 GiB within the fill
+      // limit; half an L4 is too small; one L4 holds it.
+      {"Llama 7B FP16", "7B", 14, "T4", "L4", "L4"},
       // "A10G (need 2x)": one L40S (44.7 GiB) is cheaper than two A10Gs.
-      {"Llama 13B FP16", "13B", 26, "A10G", "L40S"},
+      {"Llama 13B FP16", "13B", 26, "A10G", "L40S", "L40S"},
   };
-  const auto engine = shippedEngine();
   for (const auto& row : rows) {
     CAPTURE(std::string(row.model));
     // Real-time speech and chat on GPUs, as in the seed's use cases.
     const auto architecture =
         std::string(row.model).rfind("Whisper", 0) == 0 ? A::Speech : A::Transformer;
-    const auto decision = engine->decide(IntentBuilder(K::Inference, row.parameters)
-                                             .architecture(architecture)
-                                             .latency(90)
-                                             .objective(O::CostOptimized)
-                                             .tiers({Tier::NVIDIA}));
-    REQUIRE(decision.placement);
-    CHECK(decision.placement->accelerator == row.ours);
-    CHECK(decision.placement->availableMemoryGiB * 1.073741824 >= row.seedMinVramGB);
+    const WorkloadIntent intent = IntentBuilder(K::Inference, row.parameters)
+                                      .architecture(architecture)
+                                      .latency(90)
+                                      .objective(O::CostOptimized)
+                                      .tiers({Tier::NVIDIA});
+    const auto ours = shippedEngine()->decide(intent);
+    REQUIRE(ours.placement);
+    CHECK(ours.placement->accelerator == row.ours);
+
+    Policy seedVram;
+    const double seedGiB = row.seedMinVramGB / 1.073741824;
+    seedVram.memoryOverheads.inference = std::max(1.2, seedGiB / ours.memory.weightsGiB);
+    const auto atSeed = shippedEngine(seedVram)->decide(intent);
+    REQUIRE(atSeed.placement);
+    CHECK(atSeed.placement->accelerator == row.oursAtSeed);
+    CHECK(atSeed.placement->availableMemoryGiB * atSeed.placement->memoryFillLimit >=
+          seedGiB - 1e-9);
   }
 }
 
@@ -250,17 +267,24 @@ TEST_CASE("seed 004 precision example: 35B is 140/70/70/35/35 GB") {
 
 TEST_CASE("cannot place names the binding constraint") {
   const auto engine = shippedEngine();
+  Policy karpenterPolicy;
+  karpenterPolicy.labelScheme = LabelScheme::Karpenter;
+  const auto karpenter = shippedEngine(karpenterPolicy);
   struct Row {
     const char* label;
     WorkloadIntent intent;
     const char* message;
+    const PlacementEngine* engine = nullptr;
   };
   const Row rows[] = {
-      {"too big for any instance", IntentBuilder(K::Training, "350B").precision(P::BF16),
-       "needs 5,216 GiB; the largest eligible instance offers 1,433 GiB (p6-b200.48xlarge)"},
+      // 350B x 2 B x 8 = 5,216 GiB; eight B200s hold 8 x 179.06 x 90% = 1,290.
+      {"too big for any node", IntentBuilder(K::Training, "350B").precision(P::BF16),
+       "cannot place on one node: needs 5,216 GiB; the largest eligible node, "
+       "p6-b200.48xlarge, offers 1,290 GiB within the 90% fill limit (8x B200 of 179.06 GiB): "
+       "it takes 5 nodes of p6-b200.48xlarge"},
       {"budget", IntentBuilder(K::Inference, "7B").maxHourlyCost(0.3),
-       "the cheapest placement that fits, g4dn.xlarge (1x T4) on-demand, costs $0.526/h per "
-       "replica, above maxHourlyCost $0.30/h"},
+       "the cheapest placement that fits, inf2.xlarge (1x Inferentia2) on-demand, costs "
+       "$0.7582/h per replica, above maxHourlyCost $0.30/h"},
       {"no spot price", IntentBuilder(K::Inference, "7B").only({"p5.4xlarge"}).capacity(C::Spot),
        "no eligible instance type has a spot price"},
       {"no on-demand price",
@@ -271,15 +295,33 @@ TEST_CASE("cannot place names the binding constraint") {
       {"Neuron framework",
        IntentBuilder(K::Inference, "7B").framework(F::JAX).tiers({Tier::Inferentia}),
        "Inferentia: the Neuron SDK does not support framework JAX"},
+      // 596 GiB; sixteen Trainium chips hold 16 x 32 x 90% = 461.
       {"Trainium topology",
        IntentBuilder(K::Training, "40B").precision(P::BF16).only({"trn1.32xlarge"}),
-       "needs 597 GiB; the largest eligible instance offers 512 GiB (trn1.32xlarge)"},
+       "needs 597 GiB; the largest eligible node, trn1.32xlarge, offers 461 GiB within the 90% "
+       "fill limit (16x Trainium of 32 GiB): it takes 2 nodes"},
+      {"precision", IntentBuilder(K::Inference, "3B").precision(P::FP8).only({"p4de.24xlarge"}),
+       "no eligible accelerator runs the precision: A100-80GB (Ampere) does not run fp8 natively"},
+      {"int4 on Neuron",
+       IntentBuilder(K::Inference, "7B").precision(P::INT4).tiers({Tier::Inferentia}),
+       "Inferentia2 (NeuronCore-v2), Inferentia (NeuronCore-v1) do not run int4 natively"},
+      {"fractional GPUs under Karpenter",
+       IntentBuilder(K::Inference, "1B").architecture(A::Speech).only({"g6f.xlarge"}),
+       "fractional GPUs, which Karpenter never launches", karpenter.get()},
+      // The user's tiers are tried, and the message names the rule and its limit.
+      {"CPU too small", IntentBuilder(K::Inference, "405B").tiers({Tier::CPU}),
+       "cannot place on one node: needs 906 GiB; the largest eligible node, r5.8xlarge"},
+      {"CPU rule limit", IntentBuilder(K::Inference, "405B").tiers({Tier::CPU}),
+       "simple-model-cpu offers CPU for sizes small only (this workload: ultra)"},
   };
   for (const auto& row : rows) {
     CAPTURE(std::string(row.label));
-    const auto decision = engine->decide(row.intent);
+    const auto decision = (row.engine ? *row.engine : *engine).decide(row.intent);
+    CAPTURE(decision.cannotPlace);
     CHECK_FALSE(decision.placement.has_value());
     CHECK(decision.cannotPlace.find(row.message) != std::string::npos);
+    CHECK_FALSE(decision.ruleSource.empty());
+    CHECK(std::string(decision.placedReason()) == "CannotPlace");
     CHECK(decision.reason.rfind("cannot place: ", 0) == 0);
     const auto json = toJson(decision, nullptr);
     CHECK(json.at("placement").is_null());
@@ -292,11 +334,11 @@ TEST_CASE("each constraint narrows the choice") {
 
   SUBCASE("tiers") {
     auto intent = base;
-    intent.constraints.tiers = {Tier::Inferentia};
+    intent.constraints.tiers = {Tier::NVIDIA};
     const auto decision = engine->decide(intent);
     REQUIRE(decision.placement);
-    CHECK(decision.placement->tier == Tier::Inferentia);
-    CHECK(decision.placement->instanceType == "inf2.xlarge");
+    CHECK(decision.placement->tier == Tier::NVIDIA);
+    CHECK(decision.placement->instanceType == "g6.xlarge");
   }
   SUBCASE("allowed instance types") {
     auto intent = base;
@@ -307,10 +349,10 @@ TEST_CASE("each constraint narrows the choice") {
   }
   SUBCASE("excluded instance types") {
     auto intent = base;
-    intent.constraints.excludedInstanceTypes = {"g4dn.xlarge"};
+    intent.constraints.excludedInstanceTypes = {"inf2.xlarge"};
     const auto decision = engine->decide(intent);
     REQUIRE(decision.placement);
-    CHECK(decision.placement->instanceType == "g4dn.2xlarge");
+    CHECK(decision.placement->instanceType == "g6.xlarge");
   }
   SUBCASE("maximum hourly cost") {
     auto intent = IntentBuilder(K::Inference, "13B").objective(O::MaxPerformance).maxHourlyCost(3);
@@ -351,31 +393,6 @@ TEST_CASE("each constraint narrows the choice") {
   }
 }
 
-TEST_CASE("cost per replica: accelerator share or whole instance; CPU by memory or vCPU") {
-  // 13B training needs 194 GiB: 3 of p4de's 8 A100-80GBs.
-  const WorkloadIntent intent =
-      IntentBuilder(K::Training, "13B").precision(P::BF16).only({"p4de.24xlarge"});
-  const auto shared = shippedEngine()->decide(intent);
-  REQUIRE(shared.placement);
-  CHECK(shared.placement->acceleratorCount == 3);
-  CHECK(shared.placement->hourlyCost == doctest::Approx(27.44705 * 3 / 8));
-
-  Policy whole;
-  whole.costModel = CostModel::WholeInstance;
-  const auto full = shippedEngine(whole)->decide(intent);
-  REQUIRE(full.placement);
-  CHECK(full.placement->hourlyCost == doctest::Approx(27.44705));
-
-  // CPU: the larger of the memory share and a 2-vCPU share of m5.xlarge.
-  const auto cpu = shippedEngine()->decide(IntentBuilder(K::Inference, "500M")
-                                               .precision(P::FP32)
-                                               .only({"m5.xlarge"})
-                                               .tiers({Tier::CPU}));
-  REQUIRE(cpu.placement);
-  const double memoryShare = cpu.memory.requiredGiB / 16;
-  CHECK(cpu.placement->hourlyCost == doctest::Approx(0.192 * std::max(memoryShare, 0.5)));
-}
-
 TEST_CASE("Neuron device counts follow the topology rules") {
   const auto engine = shippedEngine();
   struct Row {
@@ -385,20 +402,23 @@ TEST_CASE("Neuron device counts follow the topology rules") {
   };
   // Training bf16 x 8: 1B -> 14.9 GiB, 2B -> 29.8, 3B -> 44.7, 9B -> 134.1.
   const Row rows[] = {
-      {"1B", "trn1.32xlarge", 1},  // 1 chip
-      {"3B", "trn1.32xlarge", 4},  // 2 chips needed; trn1 allows 1, 4, 8, 16
-      {"9B", "trn1.32xlarge", 8},  // 5 needed -> 8
-      {"3B", "inf2.48xlarge", 2},  // Inferentia2: any count
+      {"1B", "trn1.32xlarge", 1},   // 1 chip
+      {"3B", "trn1.32xlarge", 4},   // 2 chips needed; trn1 allows 1, 4, 8, 16
+      {"9B", "trn1.32xlarge", 8},   // 5 needed -> 8
+      {"3B", "inf2.48xlarge", 2},   // Inferentia2: powers of two and the whole node
+      {"70B", "inf2.24xlarge", 6},  // 157 GiB needs 5 devices: not a split; the whole node
+      {"70B", "inf2.48xlarge", 8},
   };
   for (const auto& row : rows) {
     CAPTURE(std::string(row.parameters));
     CAPTURE(std::string(row.type));
     const bool inference = std::string(row.type).rfind("inf2", 0) == 0;
     auto intent = IntentBuilder(inference ? K::Inference : K::Training, row.parameters)
-                      .precision(inference ? P::FP32 : P::BF16)
+                      .precision(inference ? P::FP16 : P::BF16)
                       .only({row.type});
-    if (inference) {
+    if (inference && std::string(row.parameters) == "3B") {
       intent.intent.parameters = 9'000'000'000ULL;  // 9B fp32 x 1.2 = 40.2 GiB -> 2 devices
+      intent.intent.precision = P::FP32;
     }
     const auto decision = engine->decide(intent);
     REQUIRE_MESSAGE(decision.placement.has_value(), decision.cannotPlace);
@@ -416,17 +436,19 @@ TEST_CASE("Neuron device counts follow the topology rules") {
 
 TEST_CASE("policy prices and disabled types change the answer; Neuron is never assumed cheaper") {
   const WorkloadIntent intent = IntentBuilder(K::Inference, "7B").objective(O::CostOptimized);
-  Policy cheaperInferentia;
-  cheaperInferentia.prices["inf2.xlarge"] = PriceOverride{0.40, std::nullopt};
-  const auto moved = shippedEngine(cheaperInferentia)->decide(intent);
+  REQUIRE(shippedEngine()->decide(intent).placement->instanceType == "inf2.xlarge");
+  Policy cheaperL4;
+  cheaperL4.prices["g6.xlarge"] = PriceOverride{0.40, std::nullopt};
+  const auto moved = shippedEngine(cheaperL4)->decide(intent);
   REQUIRE(moved.placement);
-  CHECK(moved.placement->instanceType == "inf2.xlarge");
+  CHECK(moved.placement->instanceType == "g6.xlarge");
+  CHECK(moved.placement->nodeHourlyCost == doctest::Approx(0.40));
 
   Policy disabled;
-  disabled.disabledInstanceTypes = {"g4dn.xlarge", "g4dn.2xlarge"};
+  disabled.disabledInstanceTypes = {"inf2.xlarge", "inf2.8xlarge"};
   const auto without = shippedEngine(disabled)->decide(intent);
   REQUIRE(without.placement);
-  CHECK(without.placement->instanceType == "inf2.xlarge");
+  CHECK(without.placement->instanceType == "g6.xlarge");
 
   Policy noCpuRule;
   noCpuRule.disabledRules = {"simple-model-cpu"};
@@ -436,38 +458,75 @@ TEST_CASE("policy prices and disabled types change the answer; Neuron is never a
   CHECK(gpu.placement->tier != Tier::CPU);
 }
 
+namespace {
+
+// The documented rules, written out independently of the engine: the
+// fewest devices of an allowed split that hold the model within the fill
+// limit on hardware that runs its precision, and whole nodes for the
+// replicas (nodes = ceil(replicas / floor(devices per node / devices per
+// replica))).
+struct Reference {
+  int devices = 0;
+  double perReplicaHourly = 0;
+  double performance = 0;
+};
+
+std::optional<Reference> referenceFor(const Catalog& catalog, const InstanceType& instance,
+                                      const MemoryEstimate& memory, int replicas) {
+  const auto* accelerator = catalog.acceleratorOf(instance);
+  if (!instance.onDemand || !accelerator || !accelerator->precisions.has(memory.precision)) {
+    return std::nullopt;
+  }
+  for (int devices : instance.allowedAcceleratorCounts) {
+    if (devices * accelerator->memoryGiB * 0.9 + 1e-9 >= memory.requiredGiB) {
+      const int perNode = instance.acceleratorCount / devices;
+      const int nodes = (replicas + perNode - 1) / perNode;
+      return Reference{devices, *instance.onDemand * nodes / replicas,
+                       devices * accelerator->memoryBandwidthGBs};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 TEST_CASE("CostOptimized is the cheapest feasible option; MaxPerformance the fastest") {
   // A brute-force reference over the whole catalog for NVIDIA inference
   // (mixed-model-inference allows every NVIDIA card).
   const auto engine = shippedEngine();
   const auto& catalog = engine->catalog();
   for (const char* parameters : {"1B", "7B", "13B", "34B", "70B", "180B"}) {
-    CAPTURE(std::string(parameters));
-    for (auto objective : {O::CostOptimized, O::MaxPerformance}) {
-      const WorkloadIntent intent =
-          IntentBuilder(K::Inference, parameters).architecture(A::Diffusion).objective(objective);
-      const auto decision = engine->decide(intent);
-      REQUIRE(decision.rule == "mixed-model-inference");
-      double bestCost = 1e18;
-      double bestPerformance = 0;
-      for (const auto& instance : catalog.instances) {
-        const auto* accelerator = catalog.acceleratorOf(instance);
-        if (instance.tier != Tier::NVIDIA || !instance.onDemand) {
-          continue;
+    for (auto precision : {P::FP16, P::BF16, P::FP8, P::INT4}) {
+      for (int replicas : {1, 3, 8}) {
+        for (auto objective : {O::CostOptimized, O::MaxPerformance}) {
+          CAPTURE(std::string(parameters));
+          CAPTURE(std::string(nameOf(precision)));
+          CAPTURE(replicas);
+          const WorkloadIntent intent = IntentBuilder(K::Inference, parameters)
+                                            .architecture(A::Diffusion)
+                                            .precision(precision)
+                                            .objective(objective)
+                                            .replicas(replicas);
+          const auto decision = engine->decide(intent);
+          REQUIRE(decision.rule == "mixed-model-inference");
+          double bestCost = 1e18;
+          double bestPerformance = 0;
+          for (const auto& instance : catalog.instances) {
+            if (instance.tier != Tier::NVIDIA) {
+              continue;
+            }
+            if (const auto reference = referenceFor(catalog, instance, decision.memory, replicas)) {
+              bestCost = std::min(bestCost, reference->perReplicaHourly);
+              bestPerformance = std::max(bestPerformance, reference->performance);
+            }
+          }
+          REQUIRE(decision.placement);
+          if (objective == O::CostOptimized) {
+            CHECK(decision.placement->hourlyCost == doctest::Approx(bestCost));
+          } else {
+            CHECK(decision.placement->performance == doctest::Approx(bestPerformance));
+          }
         }
-        const int count = static_cast<int>(
-            std::ceil(decision.memory.requiredGiB / accelerator->memoryGiB - 1e-9));
-        if (count > instance.acceleratorCount) {
-          continue;
-        }
-        bestCost = std::min(bestCost, *instance.onDemand * count / instance.acceleratorCount);
-        bestPerformance = std::max(bestPerformance, count * accelerator->memoryBandwidthGBs);
-      }
-      REQUIRE(decision.placement);
-      if (objective == O::CostOptimized) {
-        CHECK(decision.placement->hourlyCost == doctest::Approx(bestCost));
-      } else {
-        CHECK(decision.placement->performance == doctest::Approx(bestPerformance));
       }
     }
   }
@@ -478,7 +537,7 @@ TEST_CASE("alternatives say why they lost") {
   const auto decision = engine->decide(IntentBuilder(K::Inference, "7B")
                                            .objective(O::CostOptimized)
                                            .framework(F::JAX)
-                                           .maxHourlyCost(0.8));
+                                           .maxHourlyCost(1.25));
   REQUIRE(decision.placement);
   REQUIRE(decision.alternatives.size() >= 3);
   // Runners-up first, each dearer than the winner, each a different type.
@@ -488,7 +547,7 @@ TEST_CASE("alternatives say why they lost") {
   bool overBudget = false;
   bool neuron = false;
   for (const auto& alternative : decision.alternatives) {
-    overBudget = overBudget || alternative.rejected.find("over maxHourlyCost $0.80/h") == 0;
+    overBudget = overBudget || alternative.rejected.find("over maxHourlyCost $1.25/h") == 0;
     neuron =
         neuron || alternative.rejected.find("does not support framework JAX") != std::string::npos;
   }
@@ -550,8 +609,10 @@ std::shared_ptr<const PlacementEngine> tieEngine(const char* catalogJson) {
 
 std::string tieCatalog(const char* a, const char* b) {
   return std::string(R"({"accelerators": [
-      {"name": "X", "vendor": "NVIDIA", "memoryGiB": 24, "fp16Tflops": 100, "memoryBandwidthGBs": 600},
-      {"name": "Y", "vendor": "NVIDIA", "memoryGiB": 24, "fp16Tflops": 100, "memoryBandwidthGBs": 900}],
+      {"name": "X", "vendor": "NVIDIA", "memoryGiB": 24, "fp16Tflops": 100, "memoryBandwidthGBs": 600,
+       "precisions": ["fp16"]},
+      {"name": "Y", "vendor": "NVIDIA", "memoryGiB": 24, "fp16Tflops": 100, "memoryBandwidthGBs": 900,
+       "precisions": ["fp16"]}],
     "instances": [)") +
          a + "," + b + "]}";
 }

@@ -18,7 +18,8 @@ json fullPolicy() {
                {"instanceType": "trn2.48xlarge", "onDemand": 40}],
     "disabledInstanceTypes": ["p3.2xlarge"],
     "hoursPerMonth": 720,
-    "costModel": "WholeInstance",
+    "costModel": "AcceleratorShare",
+    "memoryFillPercent": 85,
     "memoryOverheads": {"training": "4", "fineTuning": 1.6, "inference": "1.25"},
     "rules": {"lowLatencyBelowMs": 5, "realtimeBelowMs": 200,
               "neuronFrameworks": ["PyTorch", "JAX"], "disabled": ["simple-model-cpu"]},
@@ -41,7 +42,8 @@ TEST_CASE("a PlacementPolicy spec sets every knob") {
   CHECK(*policy->prices.at("trn2.48xlarge").onDemand == doctest::Approx(40));
   CHECK(policy->disabledInstanceTypes.count("p3.2xlarge"));
   CHECK(policy->hoursPerMonth == 720);
-  CHECK(policy->costModel == CostModel::WholeInstance);
+  CHECK(policy->costModel == CostModel::AcceleratorShare);
+  CHECK(policy->memoryFillLimit == doctest::Approx(0.85));
   CHECK(policy->memoryOverheads.training == 4);
   CHECK(policy->memoryOverheads.fineTuning == doctest::Approx(1.6));
   CHECK(policy->memoryOverheads.inference == doctest::Approx(1.25));
@@ -76,6 +78,9 @@ TEST_CASE("an empty spec is the default policy") {
   CHECK(policy->memoryOverheads.training == 8);
   CHECK(policy->replacement.minSavingsPercent == 10);
   CHECK(policy->labelScheme == LabelScheme::InstanceType);
+  // What the cluster pays, with headroom, unless a policy says otherwise.
+  CHECK(policy->costModel == CostModel::WholeInstance);
+  CHECK(policy->memoryFillLimit == doctest::Approx(0.9));
   auto null = parsePolicySpec(json(), *testing::shippedCatalog(), *testing::shippedRules());
   CHECK(null.ok());
 }
@@ -103,6 +108,8 @@ TEST_CASE("an invalid policy names the field") {
       {"hours", [](json& p) { p["hoursPerMonth"] = 800; }, "spec.hoursPerMonth", "between 1"},
       {"cost model", [](json& p) { p["costModel"] = "PerGPU"; }, "spec.costModel",
        "AcceleratorShare or WholeInstance"},
+      {"fill limit", [](json& p) { p["memoryFillPercent"] = 120; }, "spec.memoryFillPercent",
+       "between 50 and 100"},
       {"overhead below 1", [](json& p) { p["memoryOverheads"]["inference"] = "0.5"; },
        "spec.memoryOverheads.inference", "between 1"},
       {"malformed duration", [](json& p) { p["replacement"]["cooldown"] = "soon"; },

@@ -16,6 +16,10 @@ Placement placementOn(const char* type, int count, CapacityType capacity = Capac
   placement.tier = instance->tier;
   placement.acceleratorCount = count;
   placement.capacityType = capacity;
+  if (placement.tier == Tier::CPU) {
+    placement.cpuRequest = 2;
+    placement.memoryRequestGiB = 1.75;
+  }
   return placement;
 }
 
@@ -50,6 +54,7 @@ TEST_CASE("scheduling fields per label scheme and tier") {
        CapacityType::Spot,
        {{"karpenter.k8s.aws/instance-gpu-name", "l40s"},
         {"karpenter.k8s.aws/instance-gpu-count", "4"},
+        {"karpenter.k8s.aws/instance-gpu-memory", "45776"},
         {"karpenter.sh/capacity-type", "spot"}},
        {{"nvidia.com/gpu", "2"}},
        "nvidia.com/gpu"},
@@ -69,6 +74,7 @@ TEST_CASE("scheduling fields per label scheme and tier") {
        8,
        CapacityType::OnDemand,
        {{"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"},
+        {"nvidia.com/gpu.count", "8"},
         {"karpenter.sh/capacity-type", "on-demand"}},
        {{"nvidia.com/gpu", "8"}},
        "nvidia.com/gpu"},
@@ -81,14 +87,23 @@ TEST_CASE("scheduling fields per label scheme and tier") {
         {"karpenter.sh/capacity-type", "on-demand"}},
        {{"aws.amazon.com/neuron", "4"}},
        "aws.amazon.com/neuron"},
-      {"CPU",
+      {"Karpenter, a fractional GPU selects its instance type",
+       LabelScheme::Karpenter,
+       "g6f.xlarge",
+       1,
+       CapacityType::OnDemand,
+       {{"node.kubernetes.io/instance-type", "g6f.xlarge"},
+        {"karpenter.sh/capacity-type", "on-demand"}},
+       {{"nvidia.com/gpu", "1"}},
+       "nvidia.com/gpu"},
+      {"CPU: cpu and memory requests as sized",
        LabelScheme::Karpenter,
        "m5.xlarge",
        0,
        CapacityType::OnDemand,
        {{"node.kubernetes.io/instance-type", "m5.xlarge"},
         {"karpenter.sh/capacity-type", "on-demand"}},
-       {},
+       {{"cpu", "2"}, {"memory", "1792Mi"}},
        nullptr},
   };
   for (const auto& row : rows) {
@@ -108,6 +123,17 @@ TEST_CASE("scheduling fields per label scheme and tier") {
       CHECK(scheduling.tolerations.empty());
     }
   }
+}
+
+TEST_CASE("quantities are written as the API server writes them back") {
+  const std::pair<double, const char*> memory[] = {
+      {1.75, "1792Mi"}, {17.5, "17920Mi"}, {2, "2Gi"}, {0.5, "512Mi"}, {1024, "1Ti"}};
+  for (const auto& [gib, text] : memory) {
+    CAPTURE(gib);
+    CHECK(memoryQuantity(gib) == (std::string(text) == "1Ti" ? "1024Gi" : text));
+  }
+  CHECK(cpuQuantity(2) == "2");
+  CHECK(cpuQuantity(1.5) == "1500m");
 }
 
 TEST_CASE("capacity-type label: another key, or none") {

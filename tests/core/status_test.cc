@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "core/replacement.h"
+#include "support/engine_fixture.h"
 
 namespace gpuplacement::core {
 
@@ -44,6 +45,70 @@ TEST_CASE("the status the controller writes reads back the same") {
   CHECK(json["policy"]["generation"] == 2);
   // Garbage in, defaults out.
   CHECK(workloadStatusFromJson(nlohmann::json::array()).observedGeneration == 0);
+}
+
+namespace {
+
+// Every key of `value` (objects, recursively) is a property of `schema`:
+// nothing the operator writes is pruned by the API server.
+void checkAgainstSchema(const nlohmann::json& value, const nlohmann::json& schema,
+                        const std::string& path) {
+  if (!value.is_object()) {
+    return;
+  }
+  const auto& properties = schema.at("properties");
+  for (const auto& [key, item] : value.items()) {
+    CAPTURE(path + "." + key);
+    REQUIRE(properties.contains(key));
+    checkAgainstSchema(item, properties.at(key), path + "." + key);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("status shows the node behind the price and the latency estimate, as the CRD allows") {
+  const auto engine = testing::shippedEngine();
+  const auto decision = engine->decide(testing::IntentBuilder(WorkloadKind::Inference, "405B")
+                                           .latency(2)
+                                           .objective(Objective::CostOptimized));
+  REQUIRE(decision.placement);
+  StatusView view;
+  view.observedGeneration = 1;
+  view.mode = "Recommend";
+  view.placement = decision.placement;
+  view.recommendation = decision.placement;
+  view.recommendationNote = "held";
+  view.decision = &decision;
+  view.policyName = "default";
+  const auto status = statusToJson(view);
+  const auto& placement = status.at("placement");
+  CHECK(placement.at("costModel") == "WholeInstance");
+  CHECK(placement.at("nodeHourlyCost") == "113.9328");
+  CHECK(placement.at("nodes") == 1);
+  CHECK(placement.at("acceleratorsPerNode") == 8);
+  CHECK(placement.at("idleAccelerators") == 0);
+  CHECK(placement.at("costNote").get<std::string>().find("8 of 8 B200") == 0);
+  CHECK(placement.at("tokenLatencyMs") == "12.66");
+  CHECK(status.at("ruleSource").get<std::string>().find("seed 002 L1") == 0);
+  CHECK(std::string(decision.placedReason()) == "LatencyTargetUnreachable");
+
+  const std::string path =
+      std::string(GPUPLACEMENT_SOURCE_DIR) + "/crds/gpuplacement.io_gpuworkloads.yaml";
+  auto text = base::readTextFile(path);
+  REQUIRE(text.ok());
+  auto crd = base::parseYaml(*text, path);
+  REQUIRE(crd.ok());
+  const auto& schema = crd->at("spec")
+                           .at("versions")
+                           .at(0)
+                           .at("schema")
+                           .at("openAPIV3Schema")
+                           .at("properties")
+                           .at("status");
+  auto withoutLists = status;
+  withoutLists.erase("alternatives");
+  withoutLists.erase("conditions");
+  checkAgainstSchema(withoutLists, schema, "status");
 }
 
 namespace {

@@ -155,7 +155,8 @@ void applyPolicy(const std::string& name, const std::string& specBody) {
   REQUIRE_MESSAGE(created.ok(), created.error().describe());
 }
 
-// 7B on an NVIDIA GPU, cheapest: one T4 on g4dn.xlarge.
+// 7B on an NVIDIA GPU, cheapest: one L4 on g6.xlarge (a T4's 15 GiB is too
+// small for 15.6 GiB within the 90% fill limit).
 const char* kSmallGpu = R"(  workload: {kind: Inference}
   model: {parameters: 7B}
   objective: CostOptimized
@@ -260,7 +261,7 @@ TEST_CASE("a GpuWorkload deleted behind the operator's back: its fields are take
         op.log());
     CHECK(op.stop() == 0);
   }
-  CHECK(podSpec(ns, "svc")["nodeSelector"]["node.kubernetes.io/instance-type"] == "g4dn.xlarge");
+  CHECK(podSpec(ns, "svc")["nodeSelector"]["node.kubernetes.io/instance-type"] == "g6.xlarge");
   // While no operator runs, someone removes the finalizer and deletes it.
   REQUIRE(c.patch(workloadsPath(ns, "svc"), json{{"metadata", {{"finalizers", nullptr}}}}).ok());
   REQUIRE(c.remove(workloadsPath(ns, "svc")).ok());
@@ -398,7 +399,10 @@ TEST_CASE("policies: invalid ones keep the last good; price changes re-place at 
   for (int i = 0; i < 6; ++i) {
     createDeployment(ns, "svc-" + std::to_string(i));
   }
+  // This team packs shared nodes: a replica pays its devices' share of a
+  // node (AcceleratorShare), not the whole node.
   applyPolicy("team-pricing",
+              "costModel: AcceleratorShare\n"
               "replacement: {minSavingsPercent: 10, cooldown: 0s, maxConcurrentRollouts: 2}\n");
   OperatorProcess op(c.operatorKubeconfig());
   REQUIRE(op.waitReady());
@@ -432,7 +436,8 @@ TEST_CASE("policies: invalid ones keep the last good; price changes re-place at 
 
   // An invalid policy (the schema cannot know instance types) is refused;
   // the last good version stays in force and nothing moves.
-  applyPolicy("team-pricing", R"(prices: [{instanceType: g99.xlarge, onDemand: "0.01"}]
+  applyPolicy("team-pricing", R"(costModel: AcceleratorShare
+prices: [{instanceType: g99.xlarge, onDemand: "0.01"}]
 replacement: {minSavingsPercent: 10, cooldown: 0s, maxConcurrentRollouts: 2}
 )");
   CHECK(c.waitFor([&] { return conditionIs(policyPath, "Accepted", "False", "Invalid"); }));
@@ -451,7 +456,8 @@ replacement: {minSavingsPercent: 10, cooldown: 0s, maxConcurrentRollouts: 2}
   // $2.50/h they now pay: they move, two at a time. The two pinned to G6e
   // could save 4% on g6e.2xlarge ($2.40/h), below the 10% threshold: they
   // stay.
-  applyPolicy("team-pricing", R"(prices:
+  applyPolicy("team-pricing", R"(costModel: AcceleratorShare
+prices:
 - {instanceType: g6e.xlarge, onDemand: "2.50"}
 - {instanceType: g6e.2xlarge, onDemand: "2.40"}
 - {instanceType: g6.12xlarge, onDemand: "3.60"}
@@ -625,7 +631,7 @@ TEST_CASE("a concurrent writer's 409s resolve") {
   writing = false;
   writer.join();
   CHECK(applied);
-  CHECK(podSpec(ns, "busy")["nodeSelector"]["node.kubernetes.io/instance-type"] == "g4dn.xlarge");
+  CHECK(podSpec(ns, "busy")["nodeSelector"]["node.kubernetes.io/instance-type"] == "g6.xlarge");
   INFO("409 answers seen by the operator: " << op.metric("rest_client_requests_total",
                                                          "code=\"409\""));
   CHECK(op.stop() == 0);

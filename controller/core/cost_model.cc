@@ -1,0 +1,40 @@
+#include "core/cost_model.h"
+
+#include <algorithm>
+
+namespace gpuplacement::core {
+
+namespace {
+
+int nodesFor(const CostInput& input) {
+  const int perNode = std::max(input.replicasPerNode, 1);
+  return (std::max(input.replicas, 1) + perNode - 1) / perNode;
+}
+
+}  // namespace
+
+CostQuote WholeNodeCost::quote(const CostInput& input) const {
+  CostQuote quote;
+  quote.basis = CostModel::WholeInstance;
+  quote.nodes = nodesFor(input);
+  quote.totalHourly = input.nodeHourly * quote.nodes;
+  quote.perReplicaHourly = quote.totalHourly / std::max(input.replicas, 1);
+  return quote;
+}
+
+CostQuote AcceleratorShareCost::quote(const CostInput& input) const {
+  CostQuote quote;
+  quote.basis = CostModel::AcceleratorShare;
+  quote.nodes = nodesFor(input);
+  quote.perReplicaHourly = input.nodeHourly * std::min(input.replicaShare, 1.0);
+  quote.totalHourly = quote.perReplicaHourly * std::max(input.replicas, 1);
+  return quote;
+}
+
+const NodeCostModel& costModelFor(CostModel model) {
+  static const WholeNodeCost whole;
+  static const AcceleratorShareCost share;
+  return model == CostModel::AcceleratorShare ? static_cast<const NodeCostModel&>(share) : whole;
+}
+
+}  // namespace gpuplacement::core
