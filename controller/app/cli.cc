@@ -1,6 +1,7 @@
 #include "app/cli.h"
 
 #include <iostream>
+#include <map>
 
 #include <CLI/CLI.hpp>
 
@@ -44,50 +45,65 @@ struct WorkloadOptions {
   WorkloadFlags flags;
   double latencyMs = 0;
   double maxHourlyCost = 0;
-  CLI::Option* latencyOption = nullptr;
-  CLI::Option* costOption = nullptr;
+  std::map<std::string, CLI::Option*> options;  // by flag name, to ask which were given
 
   // `sizing`: --capacity and --replicas, which analyze sets its own way.
   void addTo(CLI::App& command, bool sizing) {
-    command.add_option("--kind", flags.kind, "Training, FineTuning, Inference or BatchInference");
-    command.add_option("--params", flags.parameters, "Model parameters: 7B, 1.3B, 350M, 7e9");
-    command.add_option("--precision", flags.precision, "fp32, fp16, bf16, fp8, int8 or int4")
+    const auto add = [&](const std::string& name, auto& target, const char* help) {
+      return options[name] = command.add_option(name, target, help);
+    };
+    add("--kind", flags.kind, "Training, FineTuning, Inference or BatchInference");
+    add("--params", flags.parameters, "Model parameters: 7B, 1.3B, 350M, 7e9");
+    add("--precision", flags.precision, "fp32, fp16, bf16, fp8, int8 or int4")
         ->capture_default_str();
-    command.add_option("--framework", flags.framework, "PyTorch, TensorFlow, JAX, ONNX, Other")
+    add("--framework", flags.framework, "PyTorch, TensorFlow, JAX, ONNX, Other")
         ->capture_default_str();
-    command
-        .add_option("--architecture", flags.architecture,
-                    "Transformer, Diffusion, CNN, Speech, Other")
+    add("--architecture", flags.architecture, "Transformer, Diffusion, CNN, Speech, Other")
         ->capture_default_str();
-    latencyOption = command.add_option("--latency-ms", latencyMs, "Latency target in ms");
-    command.add_option("--objective", flags.objective, "CostOptimized, Balanced or MaxPerformance")
+    add("--latency-ms", latencyMs, "Latency target in ms");
+    add("--objective", flags.objective, "CostOptimized, Balanced or MaxPerformance")
         ->capture_default_str();
-    command.add_option("--tiers", flags.tiers, "Allowed tiers: NVIDIA,Trainium,Inferentia,CPU")
-        ->delimiter(',');
-    costOption =
-        command.add_option("--max-hourly-cost", maxHourlyCost, "Maximum USD per replica-hour");
-    command.add_option("--instance-types", flags.instanceTypes, "Allowed instance types")
-        ->delimiter(',');
-    command
-        .add_option("--exclude-instance-types", flags.excludedInstanceTypes,
-                    "Excluded instance types")
+    add("--tiers", flags.tiers, "Allowed tiers: NVIDIA,Trainium,Inferentia,CPU")->delimiter(',');
+    add("--max-hourly-cost", maxHourlyCost, "Maximum USD per replica-hour");
+    add("--instance-types", flags.instanceTypes, "Allowed instance types")->delimiter(',');
+    add("--exclude-instance-types", flags.excludedInstanceTypes, "Excluded instance types")
         ->delimiter(',');
     if (sizing) {
-      command.add_option("--capacity", flags.capacity, "OnDemand, Spot or Any")
-          ->capture_default_str();
-      command.add_option("--replicas", flags.replicas, "Replicas, for total cost")
-          ->capture_default_str();
+      add("--capacity", flags.capacity, "OnDemand, Spot or Any")->capture_default_str();
+      add("--replicas", flags.replicas, "Replicas, for total cost")->capture_default_str();
     }
+  }
+
+  bool given(const std::string& name) const {
+    const auto it = options.find(name);
+    return it != options.end() && it->second->count() > 0;
   }
 
   WorkloadFlags resolved() const {
     WorkloadFlags result = flags;
-    if (latencyOption && latencyOption->count() > 0) {
+    if (given("--latency-ms")) {
       result.latencyMs = latencyMs;
     }
-    if (costOption && costOption->count() > 0) {
+    if (given("--max-hourly-cost")) {
       result.maxHourlyCost = maxHourlyCost;
     }
+    return result;
+  }
+
+  // The flags that apply to every scenario of a file.
+  ScenarioOverrides overrides(std::optional<double> hours, bool spot) const {
+    ScenarioOverrides result;
+    result.tiers = flags.tiers;
+    if (given("--objective")) {
+      result.objective = flags.objective;
+    }
+    if (given("--max-hourly-cost")) {
+      result.maxHourlyCost = maxHourlyCost;
+    }
+    result.hoursPerMonth = hours;
+    result.spot = spot;
+    result.instanceTypes = flags.instanceTypes;
+    result.excludedInstanceTypes = flags.excludedInstanceTypes;
     return result;
   }
 };
@@ -164,8 +180,13 @@ int runCli(int argc, char** argv) {
       ->excludes(currentOption);
   auto* acceleratorsOption = analyze->add_option("--current-accelerators", current.accelerators,
                                                  "Accelerators in use today");
-  analyze->add_option("--current-instances", current.instances, "Whole instances in use today")
-      ->excludes(acceleratorsOption);
+  auto* instancesOption =
+      analyze->add_option("--current-instances", current.instances, "Whole instances in use today")
+          ->excludes(acceleratorsOption);
+  double currentHourlyCost = 0;
+  auto* currentCostOption = analyze->add_option(
+      "--current-hourly-cost", currentHourlyCost,
+      "What the current setup costs an hour (USD), e.g. a Capacity Block without a catalog price");
   auto* hoursOption = analyze->add_option("--hours", hours, "Hours a month (default 730)");
   analyze->add_flag("--spot", spot, "Price both setups at spot prices");
 
@@ -276,9 +297,31 @@ int runCli(int argc, char** argv) {
     }
     const auto& [engine, format] = *loaded;
     if (!scenarios.empty()) {
+      // Flags that describe one model or one setup cannot apply to a file
+      // of scenarios that each name their own.
+      for (const char* flag :
+           {"--kind", "--params", "--precision", "--framework", "--architecture", "--latency-ms"}) {
+        if (analyzeWorkload.given(flag)) {
+          return badInput(base::Error{flag,
+                                      "not allowed with --scenarios: each scenario names "
+                                      "its own model"});
+        }
+      }
+      for (const CLI::Option* option : {acceleratorsOption, instancesOption, currentCostOption}) {
+        if (option->count() > 0) {
+          return badInput(base::Error{option->get_name(),
+                                      "not allowed with --scenarios: each "
+                                      "scenario names its current setup"});
+        }
+      }
       auto list = scenariosFromFile(scenarios, engine->catalog(), engine->policy().hoursPerMonth);
       if (!list) {
         return badInput(list.error());
+      }
+      const auto overrides = analyzeWorkload.overrides(
+          hoursOption->count() > 0 ? std::optional<double>(hours) : std::nullopt, spot);
+      if (auto ok = applyOverrides(overrides, engine->catalog(), *list); !ok) {
+        return badInput(ok.error());
       }
       return runScenarios(*engine, *list, format, std::cout, std::cerr);
     }
@@ -292,6 +335,9 @@ int runCli(int argc, char** argv) {
     auto intent = flags.toIntent(engine->catalog());
     if (!intent) {
       return badInput(intent.error());
+    }
+    if (currentCostOption->count() > 0) {
+      current.hourlyCost = currentHourlyCost;
     }
     const double monthHours = hoursOption->count() > 0 ? hours : engine->policy().hoursPerMonth;
     return runAnalyze(*engine, *intent, current, monthHours, format, std::cout, std::cerr);

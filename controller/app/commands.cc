@@ -1,5 +1,6 @@
 #include "app/commands.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -17,6 +18,7 @@ namespace gpuplacement::app {
 namespace {
 
 using base::Error;
+using base::Ok;
 using base::parseYaml;
 using base::parseYamlDocuments;
 using base::readTextFile;
@@ -70,6 +72,54 @@ void printScheduling(const core::Scheduling& scheduling, std::ostream& out) {
   }
 }
 
+void printPlacement(const core::Placement& placement, double hoursPerMonth, std::ostream& out) {
+  out << "PLACEMENT    " << placement.instanceType << ": "
+      << shapeOf(placement.accelerator, placement.acceleratorCount) << " ("
+      << core::nameOf(placement.tier) << ")";
+  if (placement.acceleratorsPerInstance > 0) {
+    out << " of " << placement.acceleratorsPerInstance << " per node";
+  }
+  out << ", " << capacityText(placement.capacityType) << "\n";
+  out << "MEMORY USE   " << base::formatGiB(placement.requiredMemoryGiB) << " of "
+      << base::formatGiB(placement.availableMemoryGiB) << " GiB ("
+      << base::formatPercent(placement.requiredMemoryGiB /
+                             std::max(placement.availableMemoryGiB, 1e-9))
+      << " full; the fill limit is " << base::formatPercent(placement.memoryFillLimit) << ")\n";
+  out << "COST         " << base::formatMoney(placement.hourlyCost) << "/h, "
+      << base::formatMoney(placement.monthlyCost) << "/month per replica ("
+      << base::formatFixed(hoursPerMonth, 0) << " h); " << placement.replicas << " replica"
+      << (placement.replicas == 1 ? "" : "s") << ": "
+      << base::formatMoney(placement.totalMonthlyCost) << "/month\n";
+  out << "NODE         " << placement.costNote << " (" << core::nameOf(placement.costModel)
+      << ")\n";
+  if (placement.tokenLatencyMs) {
+    out << "LATENCY      at least " << base::formatFixed(*placement.tokenLatencyMs, 1)
+        << " ms per forward pass, i.e. per generated token or diffusion step (a lower bound: "
+           "every weight read once at the replica's memory bandwidth)\n";
+  }
+}
+
+void printAlternatives(const std::vector<core::Alternative>& alternatives, std::ostream& out) {
+  if (alternatives.empty()) {
+    return;
+  }
+  out << "\n";
+  Table table({"ALTERNATIVE", "ACCELERATORS", "CAPACITY", "$/HOUR", "WHY NOT"});
+  for (const auto& alternative : alternatives) {
+    if (alternative.instanceType.empty()) {
+      table.add({"(" + std::string(core::nameOf(alternative.tier)) + ")", "-", "-", "-",
+                 alternative.rejected});
+      continue;
+    }
+    table.add({alternative.instanceType,
+               shapeOf(alternative.accelerator, alternative.acceleratorCount),
+               capacityText(alternative.capacityType),
+               alternative.hourlyCost ? base::formatMoney(*alternative.hourlyCost) : "-",
+               alternative.rejected});
+  }
+  table.print(out);
+}
+
 void printDecision(const std::string& name, const core::WorkloadIntent& intent,
                    const core::Decision& decision, const core::Scheduling* scheduling,
                    double hoursPerMonth, std::ostream& out) {
@@ -86,43 +136,15 @@ void printDecision(const std::string& name, const core::WorkloadIntent& intent,
   if (!decision.placement) {
     out << "PLACEMENT    none: " << decision.cannotPlace << "\n";
   } else {
-    const auto& placement = *decision.placement;
-    out << "PLACEMENT    " << placement.instanceType << ": "
-        << shapeOf(placement.accelerator, placement.acceleratorCount) << " ("
-        << core::nameOf(placement.tier) << ")";
-    if (placement.acceleratorsPerInstance > 0) {
-      out << " of " << placement.acceleratorsPerInstance << " per instance";
-    }
-    out << ", " << capacityText(placement.capacityType) << ", "
-        << base::formatGiB(placement.availableMemoryGiB) << " GiB available\n";
-    out << "COST         " << base::formatMoney(placement.hourlyCost) << "/h, "
-        << base::formatMoney(placement.monthlyCost) << "/month per replica ("
-        << base::formatFixed(hoursPerMonth, 0) << " h); " << placement.replicas << " replica"
-        << (placement.replicas == 1 ? "" : "s") << ": "
-        << base::formatMoney(placement.totalMonthlyCost) << "/month\n";
+    printPlacement(*decision.placement, hoursPerMonth, out);
   }
-  out << "RULE         " << (decision.rule.empty() ? "-" : decision.rule) << "\n";
+  out << "RULE         " << (decision.rule.empty() ? "-" : decision.rule)
+      << (decision.ruleSource.empty() ? "" : " (" + decision.ruleSource + ")") << "\n";
   out << "REASON       " << decision.reason << "\n";
   if (scheduling) {
     printScheduling(*scheduling, out);
   }
-  if (!decision.alternatives.empty()) {
-    out << "\n";
-    Table table({"ALTERNATIVE", "ACCELERATORS", "CAPACITY", "$/HOUR", "WHY NOT"});
-    for (const auto& alternative : decision.alternatives) {
-      if (alternative.instanceType.empty()) {
-        table.add({"(" + std::string(core::nameOf(alternative.tier)) + ")", "-", "-", "-",
-                   alternative.rejected});
-        continue;
-      }
-      table.add({alternative.instanceType,
-                 shapeOf(alternative.accelerator, alternative.acceleratorCount),
-                 capacityText(alternative.capacityType),
-                 alternative.hourlyCost ? base::formatMoney(*alternative.hourlyCost) : "-",
-                 alternative.rejected});
-    }
-    table.print(out);
-  }
+  printAlternatives(decision.alternatives, out);
 }
 
 void printJsonOrYaml(const json& value, OutputFormat format, std::ostream& out) {
@@ -202,8 +224,9 @@ Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& catalo
   }
   intent.constraints.instanceTypes = instanceTypes;
   intent.constraints.excludedInstanceTypes = excludedInstanceTypes;
-  if (replicas < 0) {
-    return Error{"--replicas", "must not be negative"};
+  if (replicas < 1) {
+    return Error{"--replicas",
+                 "must be at least 1 (a Deployment scaled to zero needs no placement)"};
   }
   intent.replicas = replicas;
   if (auto ok = core::validateIntent(intent, catalog); !ok) {
@@ -295,6 +318,46 @@ int runRecommend(const core::PlacementEngine& engine, const std::vector<NamedInt
   return allPlaced ? kExitOk : kExitCannotPlace;
 }
 
+namespace {
+
+void printCurrent(const core::Analysis& a, std::ostream& out) {
+  out << "CURRENT      " << a.current.instanceType << ": "
+      << shapeOf(a.currentAccelerator, a.currentAcceleratorCount) << ", "
+      << capacityText(a.capacityType) << ", ";
+  if (a.currentPriced) {
+    out << base::formatMoney(a.currentHourlyCost) << "/h, "
+        << base::formatMoney(a.currentMonthlyCost) << "/month ("
+        << base::formatFixed(a.hoursPerMonth, 0) << " h): " << a.currentCostNote;
+  } else {
+    out << "cost unknown: " << a.currentCostNote;
+  }
+  out << (a.currentFits ? "" : "; it cannot run the model: " + a.currentProblem) << "\n";
+}
+
+void printSavings(const core::Analysis& a, std::ostream& out) {
+  if (a.recommended.placement && a.currentPriced) {
+    out << "\nSAVINGS      " << base::formatFixed(a.savingsPercent, 1) << "% ("
+        << base::formatMoney(a.monthlySavings) << "/month) moving from " << a.current.instanceType
+        << " to " << a.recommended.placement->instanceType << "\n";
+  }
+  if (a.alternatives.empty()) {
+    return;
+  }
+  out << "\n";
+  Table table({"RANK", "INSTANCE", "ACCELERATORS", "CAPACITY", "$/MONTH", "SAVINGS", "NOTE"});
+  int rank = 2;
+  for (const auto& option : a.alternatives) {
+    table.add({std::to_string(rank++), option.instanceType,
+               shapeOf(option.accelerator, option.acceleratorCount),
+               capacityText(option.capacityType), base::formatMoney(option.monthlyCost),
+               a.currentPriced ? base::formatFixed(option.savingsPercent, 1) + "%" : "-",
+               option.note});
+  }
+  table.print(out);
+}
+
+}  // namespace
+
 int runAnalyze(const core::PlacementEngine& engine, const core::WorkloadIntent& intent,
                const core::CurrentSetup& current, double hours, OutputFormat format,
                std::ostream& out, std::ostream& err) {
@@ -308,40 +371,16 @@ int runAnalyze(const core::PlacementEngine& engine, const core::WorkloadIntent& 
     scheduling =
         core::renderScheduling(*analysis->recommended.placement, engine.catalog(), engine.policy());
   }
+  const int exitCode = analysis->recommended.placement ? kExitOk : kExitCannotPlace;
   if (format != OutputFormat::Table) {
     printJsonOrYaml(core::toJson(*analysis, scheduling ? &*scheduling : nullptr), format, out);
-    return analysis->recommended.placement ? kExitOk : kExitCannotPlace;
+    return exitCode;
   }
-  const auto& a = *analysis;
-  out << "CURRENT      " << a.current.instanceType << ": "
-      << shapeOf(a.currentAccelerator, a.currentAcceleratorCount) << ", "
-      << capacityText(a.capacityType) << ", " << base::formatMoney(a.currentHourlyCost) << "/h, "
-      << base::formatMoney(a.currentMonthlyCost) << "/month ("
-      << base::formatFixed(a.hoursPerMonth, 0) << " h)"
-      << (a.currentFits
-              ? ""
-              : " - does NOT fit the model (" + base::formatGiB(a.currentMemoryGiB) + " GiB)")
-      << "\n";
-  printDecision("", intent, a.recommended, scheduling ? &*scheduling : nullptr, a.hoursPerMonth,
-                out);
-  if (a.recommended.placement) {
-    out << "\nSAVINGS      " << base::formatFixed(a.savingsPercent, 1) << "% ("
-        << base::formatMoney(a.monthlySavings) << "/month) moving from " << a.current.instanceType
-        << " to " << a.recommended.placement->instanceType << "\n";
-  }
-  if (!a.alternatives.empty()) {
-    out << "\n";
-    Table table({"RANK", "INSTANCE", "ACCELERATORS", "CAPACITY", "$/MONTH", "SAVINGS", "NOTE"});
-    int rank = 2;
-    for (const auto& option : a.alternatives) {
-      table.add({std::to_string(rank++), option.instanceType,
-                 shapeOf(option.accelerator, option.acceleratorCount),
-                 capacityText(option.capacityType), base::formatMoney(option.monthlyCost),
-                 base::formatFixed(option.savingsPercent, 1) + "%", option.note});
-    }
-    table.print(out);
-  }
-  return a.recommended.placement ? kExitOk : kExitCannotPlace;
+  printCurrent(*analysis, out);
+  printDecision("", intent, analysis->recommended, scheduling ? &*scheduling : nullptr,
+                analysis->hoursPerMonth, out);
+  printSavings(*analysis, out);
+  return exitCode;
 }
 
 Result<std::vector<Scenario>> scenariosFromFile(const std::string& path,
@@ -455,6 +494,56 @@ Result<std::vector<Scenario>> scenariosFromFile(const std::string& path,
   return scenarios;
 }
 
+base::Status applyOverrides(const ScenarioOverrides& overrides, const core::Catalog& catalog,
+                            std::vector<Scenario>& scenarios) {
+  std::vector<core::Tier> tiers;
+  for (const auto& tier : overrides.tiers) {
+    auto parsed = enumFlag<core::Tier>("--tiers", tier);
+    if (!parsed) {
+      return parsed.error();
+    }
+    tiers.push_back(*parsed);
+  }
+  std::optional<core::Objective> objective;
+  if (overrides.objective) {
+    auto parsed = enumFlag<core::Objective>("--objective", *overrides.objective);
+    if (!parsed) {
+      return parsed.error();
+    }
+    objective = *parsed;
+  }
+  if (overrides.maxHourlyCost && !(*overrides.maxHourlyCost > 0)) {
+    return Error{"--max-hourly-cost", "must be a positive amount in USD per replica-hour"};
+  }
+  if (overrides.hoursPerMonth &&
+      !(*overrides.hoursPerMonth >= 1 && *overrides.hoursPerMonth <= 744)) {
+    return Error{"--hours", "must be between 1 and 744 hours a month"};
+  }
+  for (auto& scenario : scenarios) {
+    auto& constraints = scenario.intent.constraints;
+    if (!tiers.empty()) {
+      constraints.tiers = tiers;
+    }
+    scenario.intent.objective = objective.value_or(scenario.intent.objective);
+    constraints.maxHourlyCost =
+        overrides.maxHourlyCost ? overrides.maxHourlyCost : constraints.maxHourlyCost;
+    scenario.hoursPerMonth = overrides.hoursPerMonth.value_or(scenario.hoursPerMonth);
+    if (overrides.spot) {
+      constraints.capacityType = core::CapacityType::Spot;
+    }
+    if (!overrides.instanceTypes.empty()) {
+      constraints.instanceTypes = overrides.instanceTypes;
+    }
+    if (!overrides.excludedInstanceTypes.empty()) {
+      constraints.excludedInstanceTypes = overrides.excludedInstanceTypes;
+    }
+    if (auto ok = core::validateIntent(scenario.intent, catalog); !ok) {
+      return Error{scenario.id + ": " + ok.error().field, ok.error().message};
+    }
+  }
+  return Ok{};
+}
+
 int runScenarios(const core::PlacementEngine& engine, const std::vector<Scenario>& scenarios,
                  OutputFormat format, std::ostream& out, std::ostream& err) {
   Table table({"SCENARIO", "CURRENT", "$/MONTH", "RECOMMENDED", "$/MONTH", "SAVINGS", "EXPECTED"});
@@ -481,16 +570,18 @@ int runScenarios(const core::PlacementEngine& engine, const std::vector<Scenario
       results.push_back(std::move(result));
       continue;
     }
-    table.add({scenario.id,
-               shapeOf(analysis->currentAccelerator, analysis->currentAcceleratorCount) + " " +
-                   scenario.current.instanceType,
-               base::formatMoney(analysis->currentMonthlyCost),
-               placement ? shapeOf(placement->accelerator, placement->acceleratorCount) + " " +
-                               placement->instanceType + " " + capacityText(placement->capacityType)
-                         : "none: " + analysis->recommended.cannotPlace,
-               placement ? base::formatMoney(placement->monthlyCost) : "-",
-               placement ? base::formatFixed(analysis->savingsPercent, 1) + "%" : "-",
-               scenario.expected});
+    table.add(
+        {scenario.id,
+         shapeOf(analysis->currentAccelerator, analysis->currentAcceleratorCount) + " " +
+             scenario.current.instanceType,
+         analysis->currentPriced ? base::formatMoney(analysis->currentMonthlyCost) : "unknown",
+         placement ? shapeOf(placement->accelerator, placement->acceleratorCount) + " " +
+                         placement->instanceType + " " + capacityText(placement->capacityType)
+                   : "none: " + analysis->recommended.cannotPlace,
+         placement ? base::formatMoney(placement->monthlyCost) : "-",
+         placement && analysis->currentPriced ? base::formatFixed(analysis->savingsPercent, 1) + "%"
+                                              : "-",
+         scenario.expected});
   }
   if (format == OutputFormat::Table) {
     table.print(out);

@@ -35,8 +35,10 @@ TEST_CASE("recommend -o json has the documented shape") {
       "recommend --kind inference --params 13B --precision FP16 --latency-ms 50 "
       "--objective costoptimized --capacity on-demand -o json");
   const auto& placement = result.at("placement");
-  for (const char* key : {"tier", "accelerator", "instanceType", "acceleratorCount", "capacityType",
-                          "hourlyCost", "monthlyCost", "requiredMemoryGiB", "availableMemoryGiB"}) {
+  for (const char* key :
+       {"tier", "accelerator", "instanceType", "acceleratorCount", "capacityType", "hourlyCost",
+        "monthlyCost", "requiredMemoryGiB", "availableMemoryGiB", "costModel", "nodeHourlyCost",
+        "nodes", "idleAccelerators", "costNote", "memoryFillPercent", "tokenLatencyMs"}) {
     CAPTURE(std::string(key));
     CHECK(placement.contains(key));
   }
@@ -48,6 +50,10 @@ TEST_CASE("recommend -o json has the documented shape") {
   CHECK(scheduling.at("tolerations").is_array());
   CHECK(scheduling.at("resources").at("limits") == scheduling.at("resources").at("requests"));
   CHECK(result.at("rule").is_string());
+  CHECK_FALSE(result.at("ruleSource").get<std::string>().empty());
+  CHECK(result.at("placedReason") == "Placed");
+  CHECK(placement.at("memoryFillPercent").get<double>() <=
+        placement.at("memoryFillLimitPercent").get<double>());
   CHECK(result.at("reason").get<std::string>().find(
             placement.at("instanceType").get<std::string>()) != std::string::npos);
   REQUIRE(result.at("alternatives").is_array());
@@ -63,11 +69,15 @@ TEST_CASE("cannot place exits 1 with placement null and the reason") {
   const auto result =
       runJson("recommend --kind Training --params 350B --precision bf16 -o json", 1);
   CHECK(result.at("placement").is_null());
-  CHECK(result.at("cannotPlace").get<std::string>().find("needs 5,216 GiB") != std::string::npos);
+  CHECK(result.at("cannotPlace")
+            .get<std::string>()
+            .find("cannot place on one node: needs 5,216 GiB") == 0);
+  CHECK(result.at("placedReason") == "CannotPlace");
   const auto table =
       runCommand(binary() + " recommend --kind Training --params 350B --precision bf16");
   CHECK(table.exitCode == 1);
-  CHECK(table.out.find("PLACEMENT    none: needs 5,216 GiB") != std::string::npos);
+  CHECK(table.out.find("PLACEMENT    none: cannot place on one node: needs 5,216 GiB") !=
+        std::string::npos);
 }
 
 TEST_CASE("bad input exits 2 naming the field and the allowed values") {
@@ -103,6 +113,11 @@ TEST_CASE("bad input exits 2 naming the field and the allowed values") {
        "/nonexistent.yaml: cannot read"},
       {"analyze --kind Inference --params 7B --current g9.xlarge", "current.instanceType"},
       {"analyze --kind Inference --params 7B", "--current: required"},
+      {"recommend --kind Inference --params 7B --replicas 0", "--replicas: must be at least 1"},
+      {"analyze --kind Inference --params 7B --current g4dn.xlarge --current-accelerators 8",
+       "g4dn.xlarge has 1 accelerators; use --current-instances"},
+      {"analyze --kind Inference --params 7B --current p5e.48xlarge --current-hourly-cost 0",
+       "current.hourlyCost: must be a positive"},
       {"catalog --tier TPU", "--tier: \"TPU\" is not a valid tier"},
   };
   for (const auto& c : cases) {
@@ -160,10 +175,14 @@ TEST_CASE("-o yaml reads back as the same document as -o json") {
 }
 
 TEST_CASE("analyze: current cost, recommendation and savings; precision honoured") {
+  // One H100 of a p5.48xlarge: the team pays for the whole node.
   const auto fp16 = runJson(
       "analyze --current p5.48xlarge --current-accelerators 1 --kind Inference --params 13B "
       "--precision fp16 --hours 720 -o json");
-  CHECK(fp16.at("current").at("monthlyCost").get<double>() == doctest::Approx(98.32 / 8 * 720));
+  CHECK(fp16.at("current").at("monthlyCost").get<double>() == doctest::Approx(55.04 * 720));
+  CHECK(
+      fp16.at("current").at("costNote").get<std::string>().find("1 of 8 H100 on one p5.48xlarge") ==
+      0);
   CHECK(fp16.at("recommended").is_object());
   const double saving = fp16.at("monthlySavings");
   CHECK(saving == doctest::Approx(fp16.at("current").at("monthlyCost").get<double>() -
@@ -171,6 +190,18 @@ TEST_CASE("analyze: current cost, recommendation and savings; precision honoured
   CHECK(fp16.at("savingsPercent").get<double>() ==
         doctest::Approx(saving / fp16.at("current").at("monthlyCost").get<double>() * 100)
             .epsilon(0.01));
+  // On shared nodes (AcceleratorShare) it pays one eighth.
+  TempDir dir;
+  const auto shared = dir.write("shared.yaml", R"(apiVersion: gpuplacement.io/v1alpha1
+kind: PlacementPolicy
+metadata: {name: shared}
+spec: {costModel: AcceleratorShare}
+)");
+  const auto share = runJson(
+      "analyze --current p5.48xlarge --current-accelerators 1 --kind Inference --params 13B "
+      "--hours 720 -o json --policy " +
+      shared);
+  CHECK(share.at("current").at("monthlyCost").get<double>() == doctest::Approx(55.04 / 8 * 720));
 
   // The analyzer in seed 004 ignores precision; here int8 halves the memory.
   const auto int8 = runJson(
@@ -194,8 +225,8 @@ TEST_CASE("analyze: current cost, recommendation and savings; precision honoured
 }
 
 TEST_CASE("analyze --scenarios runs seed 004's seven scenarios") {
-  const auto results =
-      runJson("analyze --scenarios " + repo() + "/config/examples/seed004-scenarios.yaml -o json");
+  const std::string file = repo() + "/config/examples/seed004-scenarios.yaml";
+  const auto results = runJson("analyze --scenarios " + file + " -o json");
   REQUIRE(results.size() == 7);
   for (const auto& result : results) {
     CAPTURE(result.at("id").get<std::string>());
@@ -210,6 +241,61 @@ TEST_CASE("analyze --scenarios runs seed 004's seven scenarios") {
   CHECK(results[6].at("recommended").at("acceleratorCount") == 1);
 }
 
+TEST_CASE("analyze --scenarios applies the global flags, or refuses them") {
+  const std::string file = repo() + "/config/examples/seed004-scenarios.yaml";
+  const auto plain = runJson("analyze --scenarios " + file + " -o json");
+  const auto nvidia = runJson("analyze --scenarios " + file + " --tiers NVIDIA -o json");
+  const auto hours = runJson("analyze --scenarios " + file + " --hours 100 -o json");
+  const auto fastest =
+      runJson("analyze --scenarios " + file + " --objective MaxPerformance -o json");
+  bool tiersChanged = false;
+  for (std::size_t i = 0; i < nvidia.size(); ++i) {
+    CAPTURE(nvidia[i].at("id").get<std::string>());
+    CHECK(nvidia[i].at("recommended").at("tier") == "NVIDIA");
+    tiersChanged = tiersChanged || plain[i].at("recommended").at("tier") != "NVIDIA";
+    CHECK(hours[i].at("hoursPerMonth") == 100);
+    CHECK(
+        hours[i].at("current").at("monthlyCost").get<double>() ==
+        doctest::Approx(hours[i].at("current").at("hourlyCost").get<double>() * 100).epsilon(1e-3));
+    CHECK(fastest[i].at("recommended").at("performance").get<double>() >=
+          plain[i].at("recommended").at("performance").get<double>());
+  }
+  CHECK(tiersChanged);
+  // A budget below every placement: nothing placed, exit 1.
+  const auto broke =
+      runCommand(binary() + " analyze --scenarios " + file + " --max-hourly-cost 0.01 -o json");
+  CHECK(broke.exitCode == 1);
+  CHECK(broke.out.find("above maxHourlyCost $0.01/h") != std::string::npos);
+  // Flags that describe one model or one setup are refused.
+  for (const char* flag : {"--params 7B", "--kind Inference", "--latency-ms 50",
+                           "--current-accelerators 2", "--current-hourly-cost 3"}) {
+    CAPTURE(std::string(flag));
+    const auto refused = runCommand(binary() + " analyze --scenarios " + file + " " + flag);
+    CHECK(refused.exitCode == 2);
+    CHECK(refused.err.find("not allowed with --scenarios") != std::string::npos);
+  }
+}
+
+TEST_CASE("analyze a setup without a catalog price: unknown, or what the team pays") {
+  const std::string base =
+      "analyze --current p5e.48xlarge --current-accelerators 2 --kind Inference --params 140B "
+      "--precision int8 --hours 720 -o json";
+  const auto unknown = runJson(base);
+  CHECK(unknown.at("current").at("monthlyCost").is_null());
+  CHECK(
+      unknown.at("current").at("costNote").get<std::string>().find("give --current-hourly-cost") !=
+      std::string::npos);
+  CHECK(unknown.at("savingsPercent").is_null());
+  CHECK(unknown.at("recommended").is_object());
+  // A Capacity Block at $43.26/h for the node.
+  const auto known = runJson(base + " --current-hourly-cost 43.26");
+  CHECK(known.at("current").at("monthlyCost").get<double>() == doctest::Approx(43.26 * 720));
+  CHECK(known.at("savingsPercent").get<double>() ==
+        doctest::Approx((43.26 * 720 - known.at("recommended").at("monthlyCost").get<double>()) /
+                        (43.26 * 720) * 100)
+            .epsilon(0.01));
+}
+
 TEST_CASE("--policy overrides prices: the answer follows the catalog, not assumptions") {
   TempDir dir;
   const auto policy = dir.write("policy.yaml", R"(apiVersion: gpuplacement.io/v1alpha1
@@ -217,16 +303,16 @@ kind: PlacementPolicy
 metadata: {name: default}
 spec:
   prices:
-  - {instanceType: g4dn.xlarge, onDemand: "2.00"}
-  - {instanceType: g4dn.2xlarge, onDemand: "2.00"}
+  - {instanceType: inf2.xlarge, onDemand: "2.00"}
+  - {instanceType: inf2.8xlarge, onDemand: "2.00"}
 )");
   const auto before =
       runJson("recommend --kind Inference --params 7B --objective CostOptimized -o json");
   const auto after =
       runJson("recommend --kind Inference --params 7B --objective CostOptimized -o json --policy " +
               policy);
-  CHECK(before.at("placement").at("instanceType") == "g4dn.xlarge");
-  CHECK(after.at("placement").at("instanceType") == "inf2.xlarge");
+  CHECK(before.at("placement").at("instanceType") == "inf2.xlarge");
+  CHECK(after.at("placement").at("instanceType") == "g6.xlarge");
 
   const auto invalid = dir.write("invalid.yaml", R"(apiVersion: gpuplacement.io/v1alpha1
 kind: PlacementPolicy
@@ -243,10 +329,10 @@ spec:
 
 TEST_CASE("catalog lists instance types, filtered by tier") {
   const auto rows = runJson("catalog --tier inferentia -o json");
-  REQUIRE(rows.size() == 4);
+  REQUIRE(rows.size() == 8);  // inf1 and inf2, four sizes each
   for (const auto& row : rows) {
     CHECK(row.at("tier") == "Inferentia");
-    CHECK(row.at("instanceType").get<std::string>().rfind("inf2.", 0) == 0);
+    CHECK(row.at("instanceType").get<std::string>().rfind("inf", 0) == 0);
   }
   const auto table = runCommand(binary() + " catalog");
   CHECK(table.exitCode == 0);
