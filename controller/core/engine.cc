@@ -235,6 +235,7 @@ PlacementEngine::Request PlacementEngine::requestFor(const WorkloadIntent& inten
   need.latencyTargetMs = need.inference ? intent.latencyTargetMs : std::nullopt;
   need.fillLimit = policy_.memoryFillLimit;
   need.karpenter = policy_.labelScheme == LabelScheme::Karpenter;
+  need.fastest = intent.objective == Objective::MaxPerformance;
   request.replicas = std::max(intent.replicas, 1);
   const auto& frameworks = knobs_.neuronFrameworks;
   const auto& architectures = knobs_.neuronArchitectures;

@@ -51,8 +51,8 @@ Fit fitAccelerated(const AcceleratorSpec& spec, const InstanceType& instance,
     fit.misfit = Misfit::Memory;
     return fit;
   }
-  int devices = *holds;
-  if (need.inference && need.latencyTargetMs) {
+  int devices = need.fastest ? allowed.back() : *holds;
+  if (need.inference && need.latencyTargetMs && !need.fastest) {
     // More devices read the weights in parallel: the first count that meets
     // the target, or the fastest this node has.
     const auto meets = std::find_if(holds, allowed.end(), [&](int count) {

@@ -22,6 +22,7 @@ struct Requirement {
   std::optional<double> latencyTargetMs;  // inference kinds only
   double fillLimit = 0.9;                 // of the memory a replica is given
   bool karpenter = false;                 // Karpenter launches the nodes
+  bool fastest = false;                   // MaxPerformance: every device a replica may use
 };
 
 // Why a replica cannot run on an instance type, hardware-wise.
@@ -53,7 +54,8 @@ struct Fit {
 
 // The fewest devices (CPU: the request) that hold the model under the fill
 // limit, raised to the first count that meets the latency target when one
-// is given (or to the fastest count when none does).
+// is given (or to the fastest count when none does), or for MaxPerformance
+// the most devices one replica may use.
 Fit fitReplica(const Catalog& catalog, const InstanceType& instance, const Requirement& need);
 
 // The same for a given device count (a placement already in force).

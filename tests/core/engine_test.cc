@@ -64,10 +64,10 @@ TEST_CASE("seed 002 decision trees, rule by rule") {
       {"T1 7B", IntentBuilder(K::Training, "7B").precision(P::BF16).objective(O::CostOptimized),
        "large-model-training-cost", "trn1.32xlarge", 4},
       // T2: maximum performance -> the fastest training accelerator (the seed
-      // predates B200 and names H100).
+      // predates B200 and names H100), every device of the node.
       {"T2 max performance",
        IntentBuilder(K::Training, "13B").precision(P::BF16).objective(O::MaxPerformance),
-       "large-model-training", "p6-b200.48xlarge", 2},
+       "large-model-training", "p6-b200.48xlarge", 8},
       // T3: balanced -> most TFLOPS per dollar of the whole node: p4d's eight
       // A100s (2,496 TFLOPS for $21.96/h), the seed's own answer.
       {"T3 balanced", IntentBuilder(K::Training, "13B").precision(P::BF16).objective(O::Balanced),
@@ -462,7 +462,8 @@ namespace {
 
 // The documented rules, written out independently of the engine: the
 // fewest devices of an allowed split that hold the model within the fill
-// limit on hardware that runs its precision, and whole nodes for the
+// limit (for MaxPerformance, all a replica may use) on hardware that runs
+// its precision, and whole nodes for the
 // replicas (nodes = ceil(replicas / floor(devices per node / devices per
 // replica))).
 struct Reference {
@@ -472,12 +473,16 @@ struct Reference {
 };
 
 std::optional<Reference> referenceFor(const Catalog& catalog, const InstanceType& instance,
-                                      const MemoryEstimate& memory, int replicas) {
+                                      const MemoryEstimate& memory, int replicas, bool fastest) {
   const auto* accelerator = catalog.acceleratorOf(instance);
   if (!instance.onDemand || !accelerator || !accelerator->precisions.has(memory.precision)) {
     return std::nullopt;
   }
-  for (int devices : instance.allowedAcceleratorCounts) {
+  const auto& allowed = instance.allowedAcceleratorCounts;
+  if (fastest && allowed.back() * accelerator->memoryGiB * 0.9 + 1e-9 < memory.requiredGiB) {
+    return std::nullopt;
+  }
+  for (int devices : fastest ? std::vector<int>{allowed.back()} : allowed) {
     if (devices * accelerator->memoryGiB * 0.9 + 1e-9 >= memory.requiredGiB) {
       const int perNode = instance.acceleratorCount / devices;
       const int nodes = (replicas + perNode - 1) / perNode;
@@ -515,7 +520,8 @@ TEST_CASE("CostOptimized is the cheapest feasible option; MaxPerformance the fas
             if (instance.tier != Tier::NVIDIA) {
               continue;
             }
-            if (const auto reference = referenceFor(catalog, instance, decision.memory, replicas)) {
+            if (const auto reference = referenceFor(catalog, instance, decision.memory, replicas,
+                                                    objective == O::MaxPerformance)) {
               bestCost = std::min(bestCost, reference->perReplicaHourly);
               bestPerformance = std::max(bestPerformance, reference->performance);
             }
