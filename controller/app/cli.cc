@@ -35,7 +35,8 @@ struct EngineFlags {
                        "Placement rules YAML (default: the built-in config/rules.yaml)");
     command.add_option("--policy", files.policy,
                        "A PlacementPolicy manifest overriding prices and rules");
-    command.add_option("-o,--output", output, "Output format: table, json or yaml");
+    command.add_option("-o,--output", output,
+                       "Output format: table, json, yaml, or markdown (recommend)");
   }
 };
 
@@ -285,15 +286,25 @@ int runCli(int argc, char** argv) {
       if (!intent) {
         return badInput(intent.error());
       }
-      intents.push_back(NamedIntent{"", std::move(intent).value()});
+      intents.push_back(NamedIntent{"", std::move(intent).value(), ""});
     }
     return runRecommend(*engine, intents, format, std::cout);
   }
+
+  const auto tablesOnly = [](OutputFormat format) -> base::Status {
+    if (format == OutputFormat::Markdown) {
+      return base::Error{"-o", "markdown is for recommend (a table of decisions)"};
+    }
+    return base::Ok{};
+  };
 
   if (analyze->parsed()) {
     auto loaded = engineFor(analyzeEngine);
     if (!loaded) {
       return badInput(loaded.error());
+    }
+    if (auto ok = tablesOnly(loaded->second); !ok) {
+      return badInput(ok.error());
     }
     const auto& [engine, format] = *loaded;
     if (!scenarios.empty()) {
@@ -347,6 +358,9 @@ int runCli(int argc, char** argv) {
     auto loaded = engineFor(catalogEngine);
     if (!loaded) {
       return badInput(loaded.error());
+    }
+    if (auto ok = tablesOnly(loaded->second); !ok) {
+      return badInput(ok.error());
     }
     std::optional<core::Tier> tier;
     if (!tierFilter.empty()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "app/cli.h"
 #include "app/table.h"
@@ -147,6 +148,43 @@ void printDecision(const std::string& name, const core::WorkloadIntent& intent,
   printAlternatives(decision.alternatives, out);
 }
 
+// One decision as a row of docs/decisions.md.
+std::vector<std::string> markdownRow(const std::string& name, const core::WorkloadIntent& intent,
+                                     const core::Decision& decision, const std::string& rationale) {
+  std::string what = describeIntent(intent);
+  if (intent.replicas > 1) {
+    what += ", " + std::to_string(intent.replicas) + " replicas";
+  }
+  if (intent.constraints.capacityType != core::CapacityType::OnDemand) {
+    what += ", " + std::string(core::nameOf(intent.constraints.capacityType));
+  }
+  for (auto tier : intent.constraints.tiers) {
+    what += ", only " + std::string(core::nameOf(tier));
+  }
+  if (!decision.placement) {
+    return {name, what, "**none**: " + decision.cannotPlace, "-", "-", "-", rationale};
+  }
+  const auto& placement = *decision.placement;
+  std::string answer = "`" + placement.instanceType + "`, " +
+                       shapeOf(placement.accelerator, placement.acceleratorCount) + ", " +
+                       capacityText(placement.capacityType) + "; " +
+                       base::formatGiB(placement.requiredMemoryGiB) + " of " +
+                       base::formatGiB(placement.availableMemoryGiB) + " GiB";
+  if (placement.tokenLatencyMs) {
+    answer += "; >= " + base::formatFixed(*placement.tokenLatencyMs, 1) + " ms/token";
+  }
+  if (decision.latencyTargetUnreachable) {
+    answer += " (**LatencyTargetUnreachable**)";
+  }
+  return {name,
+          what,
+          answer,
+          base::formatMoney(placement.hourlyCost),
+          base::formatMoney(placement.totalMonthlyCost),
+          placement.costNote,
+          rationale};
+}
+
 void printJsonOrYaml(const json& value, OutputFormat format, std::ostream& out) {
   if (format == OutputFormat::Yaml) {
     out << toYaml(value);
@@ -167,7 +205,11 @@ Result<OutputFormat> parseOutputFormat(const std::string& text) {
   if (text == "yaml") {
     return OutputFormat::Yaml;
   }
-  return Error{"-o", "\"" + text + "\" is not an output format (use table, json or yaml)"};
+  if (text == "markdown") {
+    return OutputFormat::Markdown;
+  }
+  return Error{"-o",
+               "\"" + text + "\" is not an output format (use table, json, yaml or markdown)"};
 }
 
 Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& catalog) const {
@@ -263,10 +305,11 @@ Result<std::vector<NamedIntent>> intentsFromManifests(const std::string& path,
       return Error{where + ": apiVersion", "expected gpuplacement.io/v1alpha1"};
     }
     std::string name;
-    if (const auto metadata = document.find("metadata");
-        metadata != document.end() && metadata->is_object()) {
-      const auto ns = base::stringMember(*metadata, "namespace");
-      name = (ns.empty() ? "" : ns + "/") + base::stringMember(*metadata, "name");
+    const auto& metadata = base::memberOf(document, "metadata");
+    const auto& annotations = base::memberOf(metadata, "annotations");
+    if (metadata.is_object()) {
+      const auto ns = base::stringMember(metadata, "namespace");
+      name = (ns.empty() ? "" : ns + "/") + base::stringMember(metadata, "name");
     }
     const auto spec = document.find("spec");
     if (spec == document.end()) {
@@ -277,7 +320,16 @@ Result<std::vector<NamedIntent>> intentsFromManifests(const std::string& path,
       return Error{where + " (" + name + "): " + parsed.error().field, parsed.error().message};
     }
     parsed->intent.replicas = replicas;
-    intents.push_back(NamedIntent{name, std::move(parsed->intent)});
+    if (const auto given = base::stringMember(annotations, kReplicasAnnotation); !given.empty()) {
+      const auto count = std::atoi(given.c_str());
+      if (count < 1 || std::to_string(count) != given) {
+        return Error{where + " (" + name + "): metadata.annotations." + kReplicasAnnotation,
+                     "must be a whole number of replicas, at least 1"};
+      }
+      parsed->intent.replicas = count;
+    }
+    intents.push_back(NamedIntent{name, std::move(parsed->intent),
+                                  base::stringMember(annotations, kRationaleAnnotation)});
   }
   if (intents.empty()) {
     return Error{"-f", path + " holds no GpuWorkload"};
@@ -289,8 +341,9 @@ int runRecommend(const core::PlacementEngine& engine, const std::vector<NamedInt
                  OutputFormat format, std::ostream& out) {
   bool allPlaced = true;
   json results = json::array();
+  Table markdown({"Workload", "Intent", "Answer", "$/hour", "$/month", "Node", "Why"});
   for (std::size_t i = 0; i < intents.size(); ++i) {
-    const auto& [name, intent] = intents[i];
+    const auto& [name, intent, rationale] = intents[i];
     const auto decision = engine.decide(intent);
     std::optional<core::Scheduling> scheduling;
     if (decision.placement) {
@@ -306,13 +359,19 @@ int runRecommend(const core::PlacementEngine& engine, const std::vector<NamedInt
                     engine.policy().hoursPerMonth, out);
       continue;
     }
+    if (format == OutputFormat::Markdown) {
+      markdown.add(markdownRow(name, intent, decision, rationale));
+      continue;
+    }
     json result = core::toJson(decision, scheduling ? &*scheduling : nullptr);
     if (!name.empty()) {
       result["workload"] = name;
     }
     results.push_back(std::move(result));
   }
-  if (format != OutputFormat::Table) {
+  if (format == OutputFormat::Markdown) {
+    markdown.printMarkdown(out);
+  } else if (format != OutputFormat::Table) {
     printJsonOrYaml(results.size() == 1 ? results[0] : results, format, out);
   }
   return allPlaced ? kExitOk : kExitCannotPlace;

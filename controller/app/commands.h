@@ -12,7 +12,7 @@
 
 namespace gpuplacement::app {
 
-enum class OutputFormat { Table, Json, Yaml };
+enum class OutputFormat { Table, Json, Yaml, Markdown };
 base::Result<OutputFormat> parseOutputFormat(const std::string& text);
 
 // The workload as flags; values as in the CRD, case-insensitive.
@@ -38,7 +38,14 @@ struct WorkloadFlags {
 struct NamedIntent {
   std::string name;  // namespace/name from a manifest; empty for flags
   core::WorkloadIntent intent;
+  std::string rationale;  // the manifest's gpuplacement.io/rationale annotation, if any
 };
+
+// Manifest annotations the command line reads (the operator ignores them):
+// the Deployment's replicas for a what-if, and a line on why the answer is
+// right, printed by -o markdown (docs/decisions.md).
+inline constexpr const char* kReplicasAnnotation = "gpuplacement.io/replicas";
+inline constexpr const char* kRationaleAnnotation = "gpuplacement.io/rationale";
 
 // GpuWorkload manifests from a file (several documents allowed). Errors
 // name the document and the field.

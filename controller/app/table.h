@@ -34,6 +34,28 @@ class Table {
     }
   }
 
+  // The same rows as a Markdown table, '|' in cells escaped.
+  void printMarkdown(std::ostream& out) const {
+    for (std::size_t r = 0; r < rows_.size(); ++r) {
+      std::string line = "|";
+      for (const auto& cell : rows_[r]) {
+        line += " ";
+        for (char c : cell) {
+          line += c == '|' ? std::string("\\|") : std::string(1, c);
+        }
+        line += " |";
+      }
+      out << line << "\n";
+      if (r == 0) {
+        out << "|";
+        for (std::size_t i = 0; i < rows_[0].size(); ++i) {
+          out << "---|";
+        }
+        out << "\n";
+      }
+    }
+  }
+
  private:
   std::vector<std::vector<std::string>> rows_;
 };

@@ -119,6 +119,7 @@ TEST_CASE("bad input exits 2 naming the field and the allowed values") {
       {"analyze --kind Inference --params 7B --current p5e.48xlarge --current-hourly-cost 0",
        "current.hourlyCost: must be a positive"},
       {"catalog --tier TPU", "--tier: \"TPU\" is not a valid tier"},
+      {"catalog -o markdown", "-o: markdown is for recommend"},
   };
   for (const auto& c : cases) {
     CAPTURE(std::string(c.arguments));
@@ -337,6 +338,47 @@ TEST_CASE("catalog lists instance types, filtered by tier") {
   const auto table = runCommand(binary() + " catalog");
   CHECK(table.exitCode == 0);
   CHECK(table.out.find("p6-b200.48xlarge") != std::string::npos);
+}
+
+TEST_CASE("docs/decisions.md is what the binary answers, thirty workloads with rationales") {
+  const auto check =
+      runCommand("bash " + repo() + "/docs/generate-decisions --check " + binary() + " 2>&1");
+  CAPTURE(check.out);
+  CHECK(check.exitCode == 0);
+
+  const auto markdown = runCommand(binary() + " recommend -f " + repo() +
+                                   "/config/examples/decisions.yaml -o markdown");
+  CHECK(markdown.exitCode == 0);
+  int rows = 0;
+  std::size_t start = 0;
+  while ((start = markdown.out.find("\n| ", start)) != std::string::npos) {
+    ++start;
+    ++rows;
+  }
+  CHECK(rows == 30);  // the header line starts the output, without a newline before it
+  const auto results =
+      runJson("recommend -f " + repo() + "/config/examples/decisions.yaml -o json");
+  REQUIRE(results.size() == 30);
+  for (const auto& result : results) {
+    CAPTURE(result.at("workload").get<std::string>());
+    CHECK(result.at("placement").is_object());
+    // What the table shows is what the decision says.
+    const auto& placement = result.at("placement");
+    CHECK(markdown.out.find(placement.at("costNote").get<std::string>()) != std::string::npos);
+  }
+
+  TempDir dir;
+  const auto bad = dir.write("replicas.yaml", R"(apiVersion: gpuplacement.io/v1alpha1
+kind: GpuWorkload
+metadata: {name: w, namespace: n, annotations: {gpuplacement.io/replicas: "zero"}}
+spec:
+  targetRef: {name: w}
+  workload: {kind: Inference}
+  model: {parameters: 7B}
+)");
+  const auto refused = runCommand(binary() + " recommend -f " + bad);
+  CHECK(refused.exitCode == 2);
+  CHECK(refused.err.find("gpuplacement.io/replicas: must be a whole number") != std::string::npos);
 }
 
 }  // namespace gpuplacement::app
