@@ -111,56 +111,9 @@ Result<std::vector<int>> parseAllowedCounts(const ObjectReader& entry, int accel
   return allowed;
 }
 
-Result<InstanceType> parseInstance(const json& value, std::size_t index, const Catalog& catalog) {
-  ObjectReader reader(value, "instances[" + std::to_string(index) + "]");
-  if (auto ok = reader.requireObject(); !ok) {
-    return ok.error();
-  }
-  auto type = reader.string("type");
-  if (!type) {
-    return type.error();
-  }
-  ObjectReader entry(value, "instances[" + *type + "]");
-  if (auto ok = entry.onlyKeys({"type", "tier", "accelerator", "acceleratorCount",
-                                "allowedAcceleratorCounts", "vcpus", "memoryGiB", "onDemand",
-                                "spot", "fp16Tflops", "memoryBandwidthGBs", "sources"});
-      !ok) {
-    return ok.error();
-  }
-  InstanceType instance;
-  instance.type = *type;
-  const auto dot = type->find('.');
-  if (dot == std::string::npos || dot == 0 || dot + 1 == type->size()) {
-    return Error{entry.fieldPath("type"),
-                 "\"" + *type + "\" is not an instance type like g5.xlarge"};
-  }
-  instance.family = type->substr(0, dot);
-
-  auto tier = entry.optionalEnum<Tier>("tier");
-  if (!tier) {
-    return tier.error();
-  }
-  if (!*tier) {
-    return Error{entry.fieldPath("tier"), "required (use " + allowedValues<Tier>() + ")"};
-  }
-  instance.tier = **tier;
-
-  auto vcpus = entry.optionalInteger("vcpus", 1, 4096);
-  if (!vcpus || !*vcpus) {
-    return vcpus ? Error{entry.fieldPath("vcpus"), "required"} : vcpus.error();
-  }
-  instance.vcpus = static_cast<int>(**vcpus);
-  auto memory = entry.number("memoryGiB", 0.25, 1e5);
-  if (!memory) {
-    return memory.error();
-  }
-  instance.memoryGiB = *memory;
-  const auto allocatable = allocatableOf(instance.vcpus, instance.memoryGiB);
-  instance.allocatableCpu = allocatable.cpu;
-  instance.allocatableMemoryGiB = allocatable.memoryGiB;
-
-  // Prices: a number, or null for "not sold that way"; the key is required
-  // so a forgotten price is an error, not a free instance.
+// Prices: a number, or null for "not sold that way"; the key is required
+// so a forgotten price is an error, not a free instance.
+Status parsePrices(const ObjectReader& entry, InstanceType& instance) {
   for (const char* key : {"onDemand", "spot"}) {
     if (!entry.value().contains(key)) {
       return Error{entry.fieldPath(key), "required (a price per instance-hour, or null)"};
@@ -171,24 +124,29 @@ Result<InstanceType> parseInstance(const json& value, std::size_t index, const C
     }
     (std::string_view(key) == "onDemand" ? instance.onDemand : instance.spot) = *price;
   }
+  return Ok{};
+}
 
-  if (instance.tier == Tier::CPU) {
-    if (entry.has("accelerator") || entry.has("acceleratorCount")) {
-      return Error{entry.fieldPath("accelerator"), "a CPU instance has no accelerator"};
-    }
-    auto tflops = entry.number("fp16Tflops", 0.001, 1e4);
-    auto bandwidth = entry.number("memoryBandwidthGBs", 0.1, 1e5);
-    if (!tflops) {
-      return tflops.error();
-    }
-    if (!bandwidth) {
-      return bandwidth.error();
-    }
-    instance.cpuTflops = *tflops;
-    instance.cpuMemoryBandwidthGBs = *bandwidth;
-    return instance;
+// A CPU instance's whole-instance estimates.
+Status parseCpu(const ObjectReader& entry, InstanceType& instance) {
+  if (entry.has("accelerator") || entry.has("acceleratorCount")) {
+    return Error{entry.fieldPath("accelerator"), "a CPU instance has no accelerator"};
   }
+  auto tflops = entry.number("fp16Tflops", 0.001, 1e4);
+  auto bandwidth = entry.number("memoryBandwidthGBs", 0.1, 1e5);
+  if (!tflops) {
+    return tflops.error();
+  }
+  if (!bandwidth) {
+    return bandwidth.error();
+  }
+  instance.cpuTflops = *tflops;
+  instance.cpuMemoryBandwidthGBs = *bandwidth;
+  return Ok{};
+}
 
+// An accelerated instance's accelerator, its count and the split counts.
+Status parseAccelerated(const ObjectReader& entry, const Catalog& catalog, InstanceType& instance) {
   auto acceleratorName = entry.string("accelerator");
   if (!acceleratorName) {
     return acceleratorName.error();
@@ -213,6 +171,70 @@ Result<InstanceType> parseInstance(const json& value, std::size_t index, const C
     return allowed.error();
   }
   instance.allowedAcceleratorCounts = std::move(allowed).value();
+  return Ok{};
+}
+
+// The type, its tier, vCPUs and memory (and what pods can request of them).
+Status parseShape(const ObjectReader& entry, const std::string& type, InstanceType& instance) {
+  instance.type = type;
+  const auto dot = type.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == type.size()) {
+    return Error{entry.fieldPath("type"),
+                 "\"" + type + "\" is not an instance type like g5.xlarge"};
+  }
+  instance.family = type.substr(0, dot);
+  auto tier = entry.optionalEnum<Tier>("tier");
+  if (!tier) {
+    return tier.error();
+  }
+  if (!*tier) {
+    return Error{entry.fieldPath("tier"), "required (use " + allowedValues<Tier>() + ")"};
+  }
+  instance.tier = **tier;
+  auto vcpus = entry.optionalInteger("vcpus", 1, 4096);
+  if (!vcpus || !*vcpus) {
+    return vcpus ? Error{entry.fieldPath("vcpus"), "required"} : vcpus.error();
+  }
+  instance.vcpus = static_cast<int>(**vcpus);
+  auto memory = entry.number("memoryGiB", 0.25, 1e5);
+  if (!memory) {
+    return memory.error();
+  }
+  instance.memoryGiB = *memory;
+  const auto allocatable = allocatableOf(instance.vcpus, instance.memoryGiB);
+  instance.allocatableCpu = allocatable.cpu;
+  instance.allocatableMemoryGiB = allocatable.memoryGiB;
+  return Ok{};
+}
+
+Result<InstanceType> parseInstance(const json& value, std::size_t index, const Catalog& catalog) {
+  ObjectReader reader(value, "instances[" + std::to_string(index) + "]");
+  if (auto ok = reader.requireObject(); !ok) {
+    return ok.error();
+  }
+  auto type = reader.string("type");
+  if (!type) {
+    return type.error();
+  }
+  ObjectReader entry(value, "instances[" + *type + "]");
+  if (auto ok = entry.onlyKeys({"type", "tier", "accelerator", "acceleratorCount",
+                                "allowedAcceleratorCounts", "vcpus", "memoryGiB", "onDemand",
+                                "spot", "fp16Tflops", "memoryBandwidthGBs", "sources"});
+      !ok) {
+    return ok.error();
+  }
+  InstanceType instance;
+  if (auto shape = parseShape(entry, *type, instance); !shape) {
+    return shape.error();
+  }
+  if (auto prices = parsePrices(entry, instance); !prices) {
+    return prices.error();
+  }
+  auto shaped = instance.tier == Tier::CPU ? parseCpu(entry, instance)
+                                           : parseAccelerated(entry, catalog, instance);
+  if (!shaped) {
+    return shaped.error();
+  }
   return instance;
 }
 
