@@ -140,6 +140,233 @@ int printVersion(bool server, const KubeFlags& flags) {
   return kExitOk;
 }
 
+using LoadedEngine = std::pair<std::shared_ptr<const core::PlacementEngine>, OutputFormat>;
+
+base::Result<LoadedEngine> loadEngineFor(const EngineFlags& flags, bool markdownAllowed) {
+  auto format = parseOutputFormat(flags.output);
+  if (!format) {
+    return format.error();
+  }
+  if (*format == OutputFormat::Markdown && !markdownAllowed) {
+    return base::Error{"-o", "markdown is for recommend (a table of decisions)"};
+  }
+  auto engine = loadEngine(flags.files);
+  if (!engine) {
+    return engine.error();
+  }
+  return LoadedEngine{*engine, *format};
+}
+
+struct RecommendCommand {
+  CLI::App* app = nullptr;
+  WorkloadOptions workload;
+  EngineFlags engine;
+  std::string manifests;
+
+  void addTo(CLI::App& cli) {
+    app = cli.add_subcommand(
+        "recommend", "Recommend hardware for a workload, from flags or GpuWorkload manifests");
+    workload.addTo(*app, true);
+    engine.addTo(*app);
+    app->add_option("-f,--filename", manifests,
+                    "GpuWorkload manifests (YAML, several documents allowed)");
+  }
+
+  int run() const {
+    auto loaded = loadEngineFor(engine, true);
+    if (!loaded) {
+      return badInput(loaded.error());
+    }
+    const auto& [placement, format] = *loaded;
+    std::vector<NamedIntent> intents;
+    if (!manifests.empty()) {
+      auto fromFile =
+          intentsFromManifests(manifests, placement->catalog(), workload.flags.replicas);
+      if (!fromFile) {
+        return badInput(fromFile.error());
+      }
+      intents = std::move(fromFile).value();
+    } else {
+      auto intent = workload.resolved().toIntent(placement->catalog());
+      if (!intent) {
+        return badInput(intent.error());
+      }
+      intents.push_back(NamedIntent{"", std::move(intent).value(), ""});
+    }
+    return runRecommend(*placement, intents, format, std::cout);
+  }
+};
+
+struct AnalyzeCommand {
+  CLI::App* app = nullptr;
+  WorkloadOptions workload;
+  EngineFlags engine;
+  core::CurrentSetup current;
+  double currentHourlyCost = 0;
+  double hours = 0;
+  bool spot = false;
+  std::string scenarios;
+  CLI::Option* acceleratorsOption = nullptr;
+  CLI::Option* instancesOption = nullptr;
+  CLI::Option* currentCostOption = nullptr;
+  CLI::Option* hoursOption = nullptr;
+
+  void addTo(CLI::App& cli) {
+    app = cli.add_subcommand(
+        "analyze", "Compare what a workload runs on today with the recommended placement");
+    workload.flags.objective = "CostOptimized";
+    workload.addTo(*app, false);
+    engine.addTo(*app);
+    auto* currentOption =
+        app->add_option("--current", current.instanceType, "Instance type in use today");
+    app->add_option("--scenarios", scenarios,
+                    "Run the what-if scenarios of a file (config/examples/*.yaml)")
+        ->excludes(currentOption);
+    acceleratorsOption = app->add_option("--current-accelerators", current.accelerators,
+                                         "Accelerators in use today");
+    instancesOption =
+        app->add_option("--current-instances", current.instances, "Whole instances in use today")
+            ->excludes(acceleratorsOption);
+    currentCostOption = app->add_option("--current-hourly-cost", currentHourlyCost,
+                                        "What the current setup costs an hour (USD), e.g. a "
+                                        "Capacity Block without a catalog price");
+    hoursOption = app->add_option("--hours", hours, "Hours a month (default 730)");
+    app->add_flag("--spot", spot, "Price both setups at spot prices");
+  }
+
+  std::optional<double> givenHours() const {
+    return hoursOption->count() > 0 ? std::optional<double>(hours) : std::nullopt;
+  }
+
+  int run() const {
+    auto loaded = loadEngineFor(engine, false);
+    if (!loaded) {
+      return badInput(loaded.error());
+    }
+    const auto& [placement, format] = *loaded;
+    if (!scenarios.empty()) {
+      return runFile(*placement, format);
+    }
+    if (current.instanceType.empty()) {
+      return badInput(base::Error{"--current",
+                                  "required: the instance type in use today (or "
+                                  "--scenarios FILE)"});
+    }
+    auto flags = workload.resolved();
+    flags.capacity = spot ? "Spot" : "OnDemand";
+    auto intent = flags.toIntent(placement->catalog());
+    if (!intent) {
+      return badInput(intent.error());
+    }
+    auto setup = current;
+    if (currentCostOption->count() > 0) {
+      setup.hourlyCost = currentHourlyCost;
+    }
+    const double monthHours = givenHours().value_or(placement->policy().hoursPerMonth);
+    return runAnalyze(*placement, *intent, setup, monthHours, format, std::cout, std::cerr);
+  }
+
+  // Flags that describe one model or one setup cannot apply to a file of
+  // scenarios that each name their own; the others apply to every scenario.
+  int runFile(const core::PlacementEngine& placement, OutputFormat format) const {
+    for (const char* flag :
+         {"--kind", "--params", "--precision", "--framework", "--architecture", "--latency-ms"}) {
+      if (workload.given(flag)) {
+        return badInput(
+            base::Error{flag, "not allowed with --scenarios: each scenario names its own model"});
+      }
+    }
+    for (const CLI::Option* option : {acceleratorsOption, instancesOption, currentCostOption}) {
+      if (option->count() > 0) {
+        return badInput(
+            base::Error{option->get_name(),
+                        "not allowed with --scenarios: each scenario names its current setup"});
+      }
+    }
+    auto list = scenariosFromFile(scenarios, placement.catalog(), placement.policy().hoursPerMonth);
+    if (!list) {
+      return badInput(list.error());
+    }
+    if (auto ok =
+            applyOverrides(workload.overrides(givenHours(), spot), placement.catalog(), *list);
+        !ok) {
+      return badInput(ok.error());
+    }
+    return runScenarios(placement, *list, format, std::cout, std::cerr);
+  }
+};
+
+struct CatalogCommand {
+  CLI::App* app = nullptr;
+  EngineFlags engine;
+  std::string tierFilter;
+
+  void addTo(CLI::App& cli) {
+    app = cli.add_subcommand("catalog", "List the instance catalog with effective prices");
+    engine.addTo(*app);
+    app->add_option("--tier", tierFilter, "Only this tier: NVIDIA, Trainium, Inferentia, CPU");
+  }
+
+  int run() const {
+    auto loaded = loadEngineFor(engine, false);
+    if (!loaded) {
+      return badInput(loaded.error());
+    }
+    std::optional<core::Tier> tier;
+    if (!tierFilter.empty()) {
+      auto parsed = core::parseEnum<core::Tier>(tierFilter);
+      if (!parsed) {
+        return badInput(base::Error{"--tier", parsed.error().message});
+      }
+      tier = *parsed;
+    }
+    return runCatalog(*loaded->first, tier, loaded->second, std::cout);
+  }
+};
+
+CLI::App* addRunCommand(CLI::App& cli, RunFlags& flags) {
+  auto* run = cli.add_subcommand("run", "Run the operator against a cluster");
+  run->add_option("--kubeconfig", flags.kubeconfig, "Path to a kubeconfig file");
+  run->add_option("--context", flags.context, "The kubeconfig context to use");
+  run->add_option("--namespaces", flags.namespaces,
+                  "Namespaces to watch, comma-separated (default: all)")
+      ->delimiter(',');
+  run->add_option("--workers", flags.workers, "Concurrent reconciles")->capture_default_str();
+  run->add_option("--qps", flags.qps, "Client-side requests per second to the API server")
+      ->capture_default_str();
+  run->add_option("--burst", flags.burst, "Client-side request burst")->capture_default_str();
+  run->add_option("--resync", flags.resync, "Re-check every workload this often")
+      ->capture_default_str();
+  run->add_option("--watch-timeout", flags.watchTimeout,
+                  "Shortest server-side watch duration (each watch lasts this to twice this)")
+      ->capture_default_str();
+  run->add_option("--metrics-addr", flags.metricsAddress, "Serve /metrics here (\"0\" disables)")
+      ->capture_default_str();
+  run->add_option("--health-addr", flags.healthAddress,
+                  "Serve /healthz and /readyz here (\"0\" disables)")
+      ->capture_default_str();
+  run->add_option("--log-level", flags.logLevel, "debug, info, warn or error")
+      ->capture_default_str();
+  run->add_option("--log-format", flags.logFormat, "json or text")->capture_default_str();
+  run->add_option("--catalog", flags.catalog, "Instance catalog YAML (default: built-in)");
+  run->add_option("--rules", flags.rules, "Placement rules YAML (default: built-in)");
+  run->add_flag("--leader-elect", flags.leaderElect,
+                "Elect a leader among replicas; only the leader reconciles");
+  run->add_option("--leader-election-namespace", flags.leaderElectionNamespace,
+                  "Namespace of the Lease (default: the pod's own)");
+  run->add_option("--leader-election-id", flags.leaderElectionId, "Name of the Lease")
+      ->capture_default_str();
+  run->add_option("--lease-duration", flags.leaseDuration,
+                  "How long a leader holds the lease without renewing")
+      ->capture_default_str();
+  run->add_option("--renew-deadline", flags.renewDeadline,
+                  "How long the leader keeps trying to renew before giving up")
+      ->capture_default_str();
+  run->add_option("--retry-period", flags.retryPeriod, "Time between attempts")
+      ->capture_default_str();
+  return run;
+}
+
 }  // namespace
 
 int runCli(int argc, char** argv) {
@@ -151,92 +378,14 @@ int runCli(int argc, char** argv) {
   KubeFlags versionFlags;
   version->add_flag("--server", server, "Also ask the API server for its version");
   versionFlags.addTo(*version);
-
-  auto* recommend = cli.add_subcommand(
-      "recommend", "Recommend hardware for a workload, from flags or GpuWorkload manifests");
-  WorkloadOptions recommendWorkload;
-  EngineFlags recommendEngine;
-  std::string manifests;
-  recommendWorkload.addTo(*recommend, true);
-  recommendEngine.addTo(*recommend);
-  recommend->add_option("-f,--filename", manifests,
-                        "GpuWorkload manifests (YAML, several documents allowed)");
-
-  auto* analyze = cli.add_subcommand(
-      "analyze", "Compare what a workload runs on today with the recommended placement");
-  WorkloadOptions analyzeWorkload;
-  analyzeWorkload.flags.objective = "CostOptimized";
-  EngineFlags analyzeEngine;
-  core::CurrentSetup current;
-  double hours = 0;
-  bool spot = false;
-  analyzeWorkload.addTo(*analyze, false);
-  analyzeEngine.addTo(*analyze);
-  std::string scenarios;
-  auto* currentOption =
-      analyze->add_option("--current", current.instanceType, "Instance type in use today");
-  analyze
-      ->add_option("--scenarios", scenarios,
-                   "Run the what-if scenarios of a file (config/examples/*.yaml)")
-      ->excludes(currentOption);
-  auto* acceleratorsOption = analyze->add_option("--current-accelerators", current.accelerators,
-                                                 "Accelerators in use today");
-  auto* instancesOption =
-      analyze->add_option("--current-instances", current.instances, "Whole instances in use today")
-          ->excludes(acceleratorsOption);
-  double currentHourlyCost = 0;
-  auto* currentCostOption = analyze->add_option(
-      "--current-hourly-cost", currentHourlyCost,
-      "What the current setup costs an hour (USD), e.g. a Capacity Block without a catalog price");
-  auto* hoursOption = analyze->add_option("--hours", hours, "Hours a month (default 730)");
-  analyze->add_flag("--spot", spot, "Price both setups at spot prices");
-
-  auto* catalog = cli.add_subcommand("catalog", "List the instance catalog with effective prices");
-  EngineFlags catalogEngine;
-  std::string tierFilter;
-  catalogEngine.addTo(*catalog);
-  catalog->add_option("--tier", tierFilter, "Only this tier: NVIDIA, Trainium, Inferentia, CPU");
-
-  auto* run = cli.add_subcommand("run", "Run the operator against a cluster");
+  RecommendCommand recommend;
+  recommend.addTo(cli);
+  AnalyzeCommand analyze;
+  analyze.addTo(cli);
+  CatalogCommand catalog;
+  catalog.addTo(cli);
   RunFlags runFlags;
-  run->add_option("--kubeconfig", runFlags.kubeconfig, "Path to a kubeconfig file");
-  run->add_option("--context", runFlags.context, "The kubeconfig context to use");
-  run->add_option("--namespaces", runFlags.namespaces,
-                  "Namespaces to watch, comma-separated (default: all)")
-      ->delimiter(',');
-  run->add_option("--workers", runFlags.workers, "Concurrent reconciles")->capture_default_str();
-  run->add_option("--qps", runFlags.qps, "Client-side requests per second to the API server")
-      ->capture_default_str();
-  run->add_option("--burst", runFlags.burst, "Client-side request burst")->capture_default_str();
-  run->add_option("--resync", runFlags.resync, "Re-check every workload this often")
-      ->capture_default_str();
-  run->add_option("--watch-timeout", runFlags.watchTimeout,
-                  "Shortest server-side watch duration (each watch lasts this to twice this)")
-      ->capture_default_str();
-  run->add_option("--metrics-addr", runFlags.metricsAddress, "Serve /metrics here (\"0\" disables)")
-      ->capture_default_str();
-  run->add_option("--health-addr", runFlags.healthAddress,
-                  "Serve /healthz and /readyz here (\"0\" disables)")
-      ->capture_default_str();
-  run->add_option("--log-level", runFlags.logLevel, "debug, info, warn or error")
-      ->capture_default_str();
-  run->add_option("--log-format", runFlags.logFormat, "json or text")->capture_default_str();
-  run->add_option("--catalog", runFlags.catalog, "Instance catalog YAML (default: built-in)");
-  run->add_option("--rules", runFlags.rules, "Placement rules YAML (default: built-in)");
-  run->add_flag("--leader-elect", runFlags.leaderElect,
-                "Elect a leader among replicas; only the leader reconciles");
-  run->add_option("--leader-election-namespace", runFlags.leaderElectionNamespace,
-                  "Namespace of the Lease (default: the pod's own)");
-  run->add_option("--leader-election-id", runFlags.leaderElectionId, "Name of the Lease")
-      ->capture_default_str();
-  run->add_option("--lease-duration", runFlags.leaseDuration,
-                  "How long a leader holds the lease without renewing")
-      ->capture_default_str();
-  run->add_option("--renew-deadline", runFlags.renewDeadline,
-                  "How long the leader keeps trying to renew before giving up")
-      ->capture_default_str();
-  run->add_option("--retry-period", runFlags.retryPeriod, "Time between attempts")
-      ->capture_default_str();
+  auto* run = addRunCommand(cli, runFlags);
 
   try {
     cli.parse(argc, argv);
@@ -253,124 +402,14 @@ int runCli(int argc, char** argv) {
   if (run->parsed()) {
     return runOperator(runFlags);
   }
-
-  const auto engineFor = [](const EngineFlags& flags)
-      -> base::Result<std::pair<std::shared_ptr<const core::PlacementEngine>, OutputFormat>> {
-    auto format = parseOutputFormat(flags.output);
-    if (!format) {
-      return format.error();
-    }
-    auto engine = loadEngine(flags.files);
-    if (!engine) {
-      return engine.error();
-    }
-    return std::pair{*engine, *format};
-  };
-
-  if (recommend->parsed()) {
-    auto loaded = engineFor(recommendEngine);
-    if (!loaded) {
-      return badInput(loaded.error());
-    }
-    const auto& [engine, format] = *loaded;
-    std::vector<NamedIntent> intents;
-    if (!manifests.empty()) {
-      auto fromFile =
-          intentsFromManifests(manifests, engine->catalog(), recommendWorkload.flags.replicas);
-      if (!fromFile) {
-        return badInput(fromFile.error());
-      }
-      intents = std::move(fromFile).value();
-    } else {
-      auto intent = recommendWorkload.resolved().toIntent(engine->catalog());
-      if (!intent) {
-        return badInput(intent.error());
-      }
-      intents.push_back(NamedIntent{"", std::move(intent).value(), ""});
-    }
-    return runRecommend(*engine, intents, format, std::cout);
+  if (recommend.app->parsed()) {
+    return recommend.run();
   }
-
-  const auto tablesOnly = [](OutputFormat format) -> base::Status {
-    if (format == OutputFormat::Markdown) {
-      return base::Error{"-o", "markdown is for recommend (a table of decisions)"};
-    }
-    return base::Ok{};
-  };
-
-  if (analyze->parsed()) {
-    auto loaded = engineFor(analyzeEngine);
-    if (!loaded) {
-      return badInput(loaded.error());
-    }
-    if (auto ok = tablesOnly(loaded->second); !ok) {
-      return badInput(ok.error());
-    }
-    const auto& [engine, format] = *loaded;
-    if (!scenarios.empty()) {
-      // Flags that describe one model or one setup cannot apply to a file
-      // of scenarios that each name their own.
-      for (const char* flag :
-           {"--kind", "--params", "--precision", "--framework", "--architecture", "--latency-ms"}) {
-        if (analyzeWorkload.given(flag)) {
-          return badInput(base::Error{flag,
-                                      "not allowed with --scenarios: each scenario names "
-                                      "its own model"});
-        }
-      }
-      for (const CLI::Option* option : {acceleratorsOption, instancesOption, currentCostOption}) {
-        if (option->count() > 0) {
-          return badInput(base::Error{option->get_name(),
-                                      "not allowed with --scenarios: each "
-                                      "scenario names its current setup"});
-        }
-      }
-      auto list = scenariosFromFile(scenarios, engine->catalog(), engine->policy().hoursPerMonth);
-      if (!list) {
-        return badInput(list.error());
-      }
-      const auto overrides = analyzeWorkload.overrides(
-          hoursOption->count() > 0 ? std::optional<double>(hours) : std::nullopt, spot);
-      if (auto ok = applyOverrides(overrides, engine->catalog(), *list); !ok) {
-        return badInput(ok.error());
-      }
-      return runScenarios(*engine, *list, format, std::cout, std::cerr);
-    }
-    if (current.instanceType.empty()) {
-      return badInput(base::Error{"--current",
-                                  "required: the instance type in use today (or "
-                                  "--scenarios FILE)"});
-    }
-    auto flags = analyzeWorkload.resolved();
-    flags.capacity = spot ? "Spot" : "OnDemand";
-    auto intent = flags.toIntent(engine->catalog());
-    if (!intent) {
-      return badInput(intent.error());
-    }
-    if (currentCostOption->count() > 0) {
-      current.hourlyCost = currentHourlyCost;
-    }
-    const double monthHours = hoursOption->count() > 0 ? hours : engine->policy().hoursPerMonth;
-    return runAnalyze(*engine, *intent, current, monthHours, format, std::cout, std::cerr);
+  if (analyze.app->parsed()) {
+    return analyze.run();
   }
-
-  if (catalog->parsed()) {
-    auto loaded = engineFor(catalogEngine);
-    if (!loaded) {
-      return badInput(loaded.error());
-    }
-    if (auto ok = tablesOnly(loaded->second); !ok) {
-      return badInput(ok.error());
-    }
-    std::optional<core::Tier> tier;
-    if (!tierFilter.empty()) {
-      auto parsed = core::parseEnum<core::Tier>(tierFilter);
-      if (!parsed) {
-        return badInput(base::Error{"--tier", parsed.error().message});
-      }
-      tier = *parsed;
-    }
-    return runCatalog(*loaded->first, tier, loaded->second, std::cout);
+  if (catalog.app->parsed()) {
+    return catalog.run();
   }
   return kExitBadInput;
 }

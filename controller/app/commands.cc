@@ -212,6 +212,22 @@ Result<OutputFormat> parseOutputFormat(const std::string& text) {
                "\"" + text + "\" is not an output format (use table, json, yaml or markdown)"};
 }
 
+namespace {
+
+// Names the flag, not the CRD field the validator speaks of.
+Error withFlagName(const Error& error) {
+  for (auto [field, flag] :
+       {std::pair{"spec.constraints.instanceTypes", "--instance-types"},
+        std::pair{"spec.constraints.excludedInstanceTypes", "--exclude-instance-types"}}) {
+    if (error.field.rfind(field, 0) == 0) {
+      return Error{flag, error.message};
+    }
+  }
+  return error;
+}
+
+}  // namespace
+
 Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& catalog) const {
   core::WorkloadIntent intent;
   if (kind.empty()) {
@@ -272,14 +288,7 @@ Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& catalo
   }
   intent.replicas = replicas;
   if (auto ok = core::validateIntent(intent, catalog); !ok) {
-    // Name the flag, not the CRD field the validator speaks of.
-    std::string field = ok.error().field;
-    if (field.rfind("spec.constraints.instanceTypes", 0) == 0) {
-      field = "--instance-types";
-    } else if (field.rfind("spec.constraints.excludedInstanceTypes", 0) == 0) {
-      field = "--exclude-instance-types";
-    }
-    return Error{field, ok.error().message};
+    return withFlagName(ok.error());
   }
   return intent;
 }
@@ -442,6 +451,113 @@ int runAnalyze(const core::PlacementEngine& engine, const core::WorkloadIntent& 
   return exitCode;
 }
 
+namespace {
+
+Result<core::CurrentSetup> parseCurrentSetup(const base::ObjectReader& entry) {
+  const auto current = entry.child("current");
+  if (auto ok = current.requireObject(); !ok) {
+    return ok.error();
+  }
+  auto type = current.string("instanceType");
+  auto accelerators = current.optionalInteger("accelerators", 1, 4096);
+  auto instances = current.optionalInteger("instances", 1, 100000);
+  for (const Error* error :
+       {type ? nullptr : &type.error(), accelerators ? nullptr : &accelerators.error(),
+        instances ? nullptr : &instances.error()}) {
+    if (error) {
+      return *error;
+    }
+  }
+  core::CurrentSetup setup;
+  setup.instanceType = *type;
+  setup.accelerators = static_cast<int>(accelerators->value_or(0));
+  setup.instances = static_cast<int>(instances->value_or(0));
+  return setup;
+}
+
+// A scenario's workload, as the flags recommend would take.
+Result<WorkloadFlags> parseScenarioWorkload(const base::ObjectReader& entry) {
+  const auto workload = entry.child("workload");
+  if (auto ok = workload.requireObject(); !ok) {
+    return ok.error();
+  }
+  if (auto ok = workload.onlyKeys({"kind", "parameters", "precision", "framework", "architecture",
+                                   "latencyTargetMs", "objective"});
+      !ok) {
+    return ok.error();
+  }
+  WorkloadFlags flags;
+  flags.objective = "CostOptimized";
+  for (auto [key, target] :
+       {std::pair{"kind", &flags.kind}, std::pair{"parameters", &flags.parameters},
+        std::pair{"precision", &flags.precision}, std::pair{"framework", &flags.framework},
+        std::pair{"architecture", &flags.architecture}, std::pair{"objective", &flags.objective}}) {
+    auto value = workload.optionalString(key);
+    if (!value) {
+      return value.error();
+    }
+    if (*value) {
+      *target = **value;
+    }
+  }
+  auto latency = workload.optionalNumber("latencyTargetMs", 0.001, 3.6e6);
+  auto spot = entry.optionalBool("spot");
+  for (const Error* error :
+       {latency ? nullptr : &latency.error(), spot ? nullptr : &spot.error()}) {
+    if (error) {
+      return *error;
+    }
+  }
+  flags.latencyMs = *latency;
+  flags.capacity = spot->value_or(false) ? "Spot" : "OnDemand";
+  return flags;
+}
+
+Result<Scenario> parseScenario(const base::ObjectReader& entry, const core::Catalog& catalog,
+                               double defaultHours) {
+  if (auto ok = entry.requireObject(); !ok) {
+    return ok.error();
+  }
+  if (auto ok = entry.onlyKeys(
+          {"id", "description", "current", "workload", "hoursPerMonth", "spot", "expected"});
+      !ok) {
+    return ok.error();
+  }
+  Scenario scenario;
+  auto id = entry.string("id");
+  auto description = entry.optionalString("description");
+  auto expected = entry.optionalString("expected");
+  auto hours = entry.optionalNumber("hoursPerMonth", 1, 744);
+  auto current = parseCurrentSetup(entry);
+  auto flags = parseScenarioWorkload(entry);
+  for (const Error* error :
+       {id ? nullptr : &id.error(), description ? nullptr : &description.error(),
+        expected ? nullptr : &expected.error(), hours ? nullptr : &hours.error(),
+        current ? nullptr : &current.error(), flags ? nullptr : &flags.error()}) {
+    if (error) {
+      return *error;
+    }
+  }
+  auto intent = flags->toIntent(catalog);
+  if (!intent) {
+    // Flag names become the file's field names.
+    std::string field = intent.error().field;
+    if (field.rfind("--", 0) == 0) {
+      field = "workload." + field.substr(2);
+    }
+    return Error{entry.path() + " (" + *id + "): " + field, intent.error().message};
+  }
+  scenario.id = *id;
+  scenario.description = description->value_or("");
+  scenario.expected = expected->value_or("");
+  scenario.current = std::move(current).value();
+  scenario.intent = std::move(intent).value();
+  scenario.hoursPerMonth = hours->value_or(defaultHours);
+  return scenario;
+}
+
+}  // namespace
+
 Result<std::vector<Scenario>> scenariosFromFile(const std::string& path,
                                                 const core::Catalog& catalog, double defaultHours) {
   auto text = readTextFile(path);
@@ -460,95 +576,11 @@ Result<std::vector<Scenario>> scenariosFromFile(const std::string& path,
   const auto& list = (*document)["scenarios"];
   for (std::size_t i = 0; i < list.size(); ++i) {
     base::ObjectReader entry(list[i], path + ": scenarios[" + std::to_string(i) + "]");
-    if (auto ok = entry.requireObject(); !ok) {
-      return ok.error();
+    auto scenario = parseScenario(entry, catalog, defaultHours);
+    if (!scenario) {
+      return scenario.error();
     }
-    if (auto ok = entry.onlyKeys(
-            {"id", "description", "current", "workload", "hoursPerMonth", "spot", "expected"});
-        !ok) {
-      return ok.error();
-    }
-    Scenario scenario;
-    auto id = entry.string("id");
-    if (!id) {
-      return id.error();
-    }
-    scenario.id = *id;
-    auto description = entry.optionalString("description");
-    auto expected = entry.optionalString("expected");
-    if (!description) {
-      return description.error();
-    }
-    if (!expected) {
-      return expected.error();
-    }
-    scenario.description = description->value_or("");
-    scenario.expected = expected->value_or("");
-    const auto current = entry.child("current");
-    if (auto ok = current.requireObject(); !ok) {
-      return ok.error();
-    }
-    auto type = current.string("instanceType");
-    auto accelerators = current.optionalInteger("accelerators", 1, 4096);
-    auto instances = current.optionalInteger("instances", 1, 100000);
-    for (const Error* error :
-         {type ? nullptr : &type.error(), accelerators ? nullptr : &accelerators.error(),
-          instances ? nullptr : &instances.error()}) {
-      if (error) {
-        return *error;
-      }
-    }
-    scenario.current.instanceType = *type;
-    scenario.current.accelerators = static_cast<int>(accelerators->value_or(0));
-    scenario.current.instances = static_cast<int>(instances->value_or(0));
-
-    const auto workload = entry.child("workload");
-    if (auto ok = workload.requireObject(); !ok) {
-      return ok.error();
-    }
-    if (auto ok = workload.onlyKeys({"kind", "parameters", "precision", "framework", "architecture",
-                                     "latencyTargetMs", "objective"});
-        !ok) {
-      return ok.error();
-    }
-    WorkloadFlags flags;
-    flags.objective = "CostOptimized";
-    for (auto [key, target] :
-         {std::pair{"kind", &flags.kind}, std::pair{"parameters", &flags.parameters},
-          std::pair{"precision", &flags.precision}, std::pair{"framework", &flags.framework},
-          std::pair{"architecture", &flags.architecture},
-          std::pair{"objective", &flags.objective}}) {
-      auto value = workload.optionalString(key);
-      if (!value) {
-        return value.error();
-      }
-      if (*value) {
-        *target = **value;
-      }
-    }
-    auto latency = workload.optionalNumber("latencyTargetMs", 0.001, 3.6e6);
-    auto hours = entry.optionalNumber("hoursPerMonth", 1, 744);
-    auto spot = entry.optionalBool("spot");
-    for (const Error* error : {latency ? nullptr : &latency.error(),
-                               hours ? nullptr : &hours.error(), spot ? nullptr : &spot.error()}) {
-      if (error) {
-        return *error;
-      }
-    }
-    flags.latencyMs = *latency;
-    flags.capacity = spot->value_or(false) ? "Spot" : "OnDemand";
-    auto intent = flags.toIntent(catalog);
-    if (!intent) {
-      // Flag names become the file's field names.
-      std::string field = intent.error().field;
-      if (field.rfind("--", 0) == 0) {
-        field = "workload." + field.substr(2);
-      }
-      return Error{entry.path() + " (" + scenario.id + "): " + field, intent.error().message};
-    }
-    scenario.intent = std::move(intent).value();
-    scenario.hoursPerMonth = hours->value_or(defaultHours);
-    scenarios.push_back(std::move(scenario));
+    scenarios.push_back(std::move(scenario).value());
   }
   return scenarios;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "base/json_reader.h"
 
@@ -293,19 +294,16 @@ Result<Catalog> parseCatalog(const json& document) {
     return version.error();
   }
   Catalog catalog;
-  auto region = root.stringOr("region", "");
-  auto pricesAsOf = root.stringOr("pricesAsOf", "");
-  auto pricesSource = root.stringOr("pricesSource", "");
-  for (const Error* error :
-       {region ? nullptr : &region.error(), pricesAsOf ? nullptr : &pricesAsOf.error(),
-        pricesSource ? nullptr : &pricesSource.error()}) {
-    if (error) {
-      return *error;
+  using Field = std::pair<const char*, std::string*>;
+  for (const auto& [key, target] :
+       {Field{"region", &catalog.region}, Field{"pricesAsOf", &catalog.pricesAsOf},
+        Field{"pricesSource", &catalog.pricesSource}}) {
+    auto text = root.stringOr(key, "");
+    if (!text) {
+      return text.error();
     }
+    *target = std::move(text).value();
   }
-  catalog.region = *region;
-  catalog.pricesAsOf = *pricesAsOf;
-  catalog.pricesSource = *pricesSource;
 
   if (!root.has("accelerators") || !root.at("accelerators").is_array()) {
     return Error{"accelerators", "required: a list of accelerator models"};

@@ -268,6 +268,48 @@ Status parseReplacement(const ObjectReader& spec, Policy& policy) {
   return Ok{};
 }
 
+// How placements are priced: hours a month, the cost model, the fill limit.
+Status parseCosting(const ObjectReader& spec, Policy& policy) {
+  auto hours = spec.optionalNumber("hoursPerMonth", 1, 744);
+  if (!hours) {
+    return hours.error();
+  }
+  policy.hoursPerMonth = hours->value_or(policy.hoursPerMonth);
+  auto costModel = spec.optionalEnum<CostModel>("costModel");
+  if (!costModel) {
+    return costModel.error();
+  }
+  policy.costModel = costModel->value_or(policy.costModel);
+  auto fill = spec.optionalInteger("memoryFillPercent", 50, 100);
+  if (!fill) {
+    return fill.error();
+  }
+  policy.memoryFillLimit = static_cast<double>(fill->value_or(90)) / 100;
+  return Ok{};
+}
+
+Status parseMemoryOverheads(const ObjectReader& spec, Policy& policy) {
+  const auto overheads = spec.child("memoryOverheads");
+  if (auto ok = overheads.requireObject(true); !ok) {
+    return ok.error();
+  }
+  if (auto ok = overheads.onlyKeys({"training", "fineTuning", "inference", "batchInference"});
+      !ok) {
+    return ok.error();
+  }
+  for (auto [key, target] : {std::pair{"training", &policy.memoryOverheads.training},
+                             std::pair{"fineTuning", &policy.memoryOverheads.fineTuning},
+                             std::pair{"inference", &policy.memoryOverheads.inference},
+                             std::pair{"batchInference", &policy.memoryOverheads.batchInference}}) {
+    auto value = overheads.optionalNumber(key, 1, 64);
+    if (!value) {
+      return value.error();
+    }
+    *target = value->value_or(*target);
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 std::array<TierSettings, 4> Policy::defaultTiers() {
@@ -308,42 +350,8 @@ Result<Policy> parsePolicySpec(const json& specValue, const Catalog& catalog,
     }
     policy.disabledInstanceTypes.insert((*disabled)[i]);
   }
-  auto hours = spec.optionalNumber("hoursPerMonth", 1, 744);
-  if (!hours) {
-    return hours.error();
-  }
-  policy.hoursPerMonth = hours->value_or(policy.hoursPerMonth);
-  auto costModel = spec.optionalEnum<CostModel>("costModel");
-  if (!costModel) {
-    return costModel.error();
-  }
-  policy.costModel = costModel->value_or(policy.costModel);
-  auto fill = spec.optionalInteger("memoryFillPercent", 50, 100);
-  if (!fill) {
-    return fill.error();
-  }
-  policy.memoryFillLimit = static_cast<double>(fill->value_or(90)) / 100;
-
-  const auto overheads = spec.child("memoryOverheads");
-  if (auto ok = overheads.requireObject(true); !ok) {
-    return ok.error();
-  }
-  if (auto ok = overheads.onlyKeys({"training", "fineTuning", "inference", "batchInference"});
-      !ok) {
-    return ok.error();
-  }
-  for (auto [key, target] : {std::pair{"training", &policy.memoryOverheads.training},
-                             std::pair{"fineTuning", &policy.memoryOverheads.fineTuning},
-                             std::pair{"inference", &policy.memoryOverheads.inference},
-                             std::pair{"batchInference", &policy.memoryOverheads.batchInference}}) {
-    auto value = overheads.optionalNumber(key, 1, 64);
-    if (!value) {
-      return value.error();
-    }
-    *target = value->value_or(*target);
-  }
-
-  for (auto parse : {parseNodeLabels, parseTiers, parseReplacement}) {
+  for (auto parse :
+       {parseCosting, parseMemoryOverheads, parseNodeLabels, parseTiers, parseReplacement}) {
     if (auto ok = parse(spec, policy); !ok) {
       return ok.error();
     }

@@ -104,8 +104,11 @@ Result<RuleKnobs> parseKnobs(const ObjectReader& root) {
   return knobs;
 }
 
+// Accelerator groups by name, as indexes into the catalog's accelerators.
+using Groups = std::map<std::string, std::vector<int>>;
+
 Result<std::vector<int>> readAccelerators(const ObjectReader& candidates, const Catalog& catalog,
-                                          const std::map<std::string, std::vector<int>>& groups) {
+                                          const Groups& groups) {
   std::vector<int> indexes;
   if (candidates.has("acceleratorGroup")) {
     auto group = candidates.string("acceleratorGroup");
@@ -134,6 +137,120 @@ Result<std::vector<int>> readAccelerators(const ObjectReader& candidates, const 
   return indexes;
 }
 
+Result<Groups> parseAcceleratorGroups(const ObjectReader& root, const Catalog& catalog) {
+  Groups groups;
+  if (!root.has("acceleratorGroups")) {
+    return groups;
+  }
+  const auto& value = root.at("acceleratorGroups");
+  if (!value.is_object()) {
+    return Error{"acceleratorGroups", "must map group names to lists of accelerators"};
+  }
+  for (const auto& [name, members] : value.items()) {
+    json wrapper = {{"accelerators", members}};
+    auto indexes =
+        readAccelerators(ObjectReader(wrapper, "acceleratorGroups." + name), catalog, groups);
+    if (!indexes) {
+      return Error{"acceleratorGroups." + name, indexes.error().message};
+    }
+    groups[name] = std::move(indexes).value();
+  }
+  return groups;
+}
+
+// What a workload must be for the rule to apply.
+Status parseMatch(const ObjectReader& entry, const std::set<std::string>& bucketNames, Rule& rule) {
+  const auto match = entry.child("match");
+  if (auto ok = match.requireObject(true); !ok) {
+    return ok.error();
+  }
+  if (auto ok = match.onlyKeys(
+          {"kinds", "sizes", "latency", "objectives", "frameworks", "architectures"});
+      !ok) {
+    return ok.error();
+  }
+  auto kinds = readEnumSet<WorkloadKind>(match, "kinds");
+  auto latency = readEnumSet<LatencyClass>(match, "latency");
+  auto objectives = readEnumSet<Objective>(match, "objectives");
+  auto frameworks = readEnumSet<Framework>(match, "frameworks");
+  auto architectures = readEnumSet<Architecture>(match, "architectures");
+  auto sizes = match.stringList("sizes");
+  for (const Error* error :
+       {kinds ? nullptr : &kinds.error(), latency ? nullptr : &latency.error(),
+        objectives ? nullptr : &objectives.error(), frameworks ? nullptr : &frameworks.error(),
+        architectures ? nullptr : &architectures.error(), sizes ? nullptr : &sizes.error()}) {
+    if (error) {
+      return *error;
+    }
+  }
+  for (std::size_t s = 0; s < sizes->size(); ++s) {
+    if (!bucketNames.count((*sizes)[s])) {
+      return Error{match.fieldPath("sizes") + "[" + std::to_string(s) + "]",
+                   "\"" + (*sizes)[s] + "\" is not a size bucket"};
+    }
+  }
+  rule.kinds = *kinds;
+  rule.latency = *latency;
+  rule.objectives = *objectives;
+  rule.frameworks = *frameworks;
+  rule.architectures = *architectures;
+  rule.sizes = *sizes;
+  return Ok{};
+}
+
+// The tiers and accelerators the rule may choose from.
+Status parseCandidates(const ObjectReader& entry, const Catalog& catalog, const Groups& groups,
+                       Rule& rule) {
+  const auto candidates = entry.child("candidates");
+  if (auto ok = candidates.requireObject(); !ok) {
+    return ok.error();
+  }
+  if (auto ok = candidates.onlyKeys({"tiers", "accelerators", "acceleratorGroup"}); !ok) {
+    return ok.error();
+  }
+  auto tiers = readEnumSet<Tier>(candidates, "tiers");
+  if (!tiers) {
+    return tiers.error();
+  }
+  if (tiers->any()) {
+    return Error{candidates.fieldPath("tiers"), "required: the tiers this rule may choose from"};
+  }
+  rule.tiers = *tiers;
+  auto accelerators = readAccelerators(candidates, catalog, groups);
+  if (!accelerators) {
+    return accelerators.error();
+  }
+  rule.accelerators = std::move(accelerators).value();
+  return Ok{};
+}
+
+Result<Rule> parseRule(const json& value, const std::string& name, const Catalog& catalog,
+                       const Groups& groups, const std::set<std::string>& bucketNames) {
+  ObjectReader entry(value, "rules[" + name + "]");
+  if (auto ok = entry.onlyKeys({"name", "source", "reason", "match", "candidates"}); !ok) {
+    return ok.error();
+  }
+  Rule rule;
+  rule.name = name;
+  auto source = entry.stringOr("source", "");
+  if (!source) {
+    return source.error();
+  }
+  rule.source = *source;
+  auto reason = entry.string("reason");
+  if (!reason) {
+    return reason.error();
+  }
+  rule.reason = *reason;
+  if (auto ok = parseMatch(entry, bucketNames, rule); !ok) {
+    return ok.error();
+  }
+  if (auto ok = parseCandidates(entry, catalog, groups, rule); !ok) {
+    return ok.error();
+  }
+  return rule;
+}
+
 }  // namespace
 
 Result<RuleSet> parseRuleSet(const json& document, const Catalog& catalog) {
@@ -152,24 +269,10 @@ Result<RuleSet> parseRuleSet(const json& document, const Catalog& catalog) {
     return knobs.error();
   }
   ruleSet.knobs = std::move(knobs).value();
-
-  std::map<std::string, std::vector<int>> groups;
-  if (root.has("acceleratorGroups")) {
-    const auto& value = root.at("acceleratorGroups");
-    if (!value.is_object()) {
-      return Error{"acceleratorGroups", "must map group names to lists of accelerators"};
-    }
-    for (const auto& [name, members] : value.items()) {
-      json wrapper = {{"accelerators", members}};
-      auto indexes =
-          readAccelerators(ObjectReader(wrapper, "acceleratorGroups." + name), catalog, groups);
-      if (!indexes) {
-        return Error{"acceleratorGroups." + name, indexes.error().message};
-      }
-      groups[name] = std::move(indexes).value();
-    }
+  auto groups = parseAcceleratorGroups(root, catalog);
+  if (!groups) {
+    return groups.error();
   }
-
   if (!root.has("rules") || !root.at("rules").is_array() || root.at("rules").empty()) {
     return Error{"rules", "required: a non-empty, ordered list of rules"};
   }
@@ -191,80 +294,11 @@ Result<RuleSet> parseRuleSet(const json& document, const Catalog& catalog) {
     if (!ruleNames.insert(*name).second) {
       return Error{"rules[" + *name + "]", "defined twice"};
     }
-    ObjectReader entry(rules[i], "rules[" + *name + "]");
-    if (auto ok = entry.onlyKeys({"name", "source", "reason", "match", "candidates"}); !ok) {
-      return ok.error();
+    auto rule = parseRule(rules[i], *name, catalog, *groups, bucketNames);
+    if (!rule) {
+      return rule.error();
     }
-    Rule rule;
-    rule.name = *name;
-    auto source = entry.stringOr("source", "");
-    if (!source) {
-      return source.error();
-    }
-    rule.source = *source;
-    auto reason = entry.string("reason");
-    if (!reason) {
-      return reason.error();
-    }
-    rule.reason = *reason;
-
-    const auto match = entry.child("match");
-    if (auto ok = match.requireObject(true); !ok) {
-      return ok.error();
-    }
-    if (auto ok = match.onlyKeys(
-            {"kinds", "sizes", "latency", "objectives", "frameworks", "architectures"});
-        !ok) {
-      return ok.error();
-    }
-    auto kinds = readEnumSet<WorkloadKind>(match, "kinds");
-    auto latency = readEnumSet<LatencyClass>(match, "latency");
-    auto objectives = readEnumSet<Objective>(match, "objectives");
-    auto frameworks = readEnumSet<Framework>(match, "frameworks");
-    auto architectures = readEnumSet<Architecture>(match, "architectures");
-    auto sizes = match.stringList("sizes");
-    for (const Error* error :
-         {kinds ? nullptr : &kinds.error(), latency ? nullptr : &latency.error(),
-          objectives ? nullptr : &objectives.error(), frameworks ? nullptr : &frameworks.error(),
-          architectures ? nullptr : &architectures.error(), sizes ? nullptr : &sizes.error()}) {
-      if (error) {
-        return *error;
-      }
-    }
-    for (std::size_t s = 0; s < sizes->size(); ++s) {
-      if (!bucketNames.count((*sizes)[s])) {
-        return Error{match.fieldPath("sizes") + "[" + std::to_string(s) + "]",
-                     "\"" + (*sizes)[s] + "\" is not a size bucket"};
-      }
-    }
-    rule.kinds = *kinds;
-    rule.latency = *latency;
-    rule.objectives = *objectives;
-    rule.frameworks = *frameworks;
-    rule.architectures = *architectures;
-    rule.sizes = *sizes;
-
-    const auto candidates = entry.child("candidates");
-    if (auto ok = candidates.requireObject(); !ok) {
-      return ok.error();
-    }
-    if (auto ok = candidates.onlyKeys({"tiers", "accelerators", "acceleratorGroup"}); !ok) {
-      return ok.error();
-    }
-    auto tiers = readEnumSet<Tier>(candidates, "tiers");
-    if (!tiers) {
-      return tiers.error();
-    }
-    if (tiers->any()) {
-      return Error{candidates.fieldPath("tiers"), "required: the tiers this rule may choose from"};
-    }
-    rule.tiers = *tiers;
-    auto accelerators = readAccelerators(candidates, catalog, groups);
-    if (!accelerators) {
-      return accelerators.error();
-    }
-    rule.accelerators = std::move(accelerators).value();
-    ruleSet.rules.push_back(std::move(rule));
+    ruleSet.rules.push_back(std::move(rule).value());
   }
   return ruleSet;
 }

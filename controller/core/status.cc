@@ -52,6 +52,34 @@ json placementJson(const Placement& placement) {
   return result;
 }
 
+// The rule that decided, the memory it sized and the alternatives that lost.
+void addDecision(const Decision& decision, json& status) {
+  if (!decision.rule.empty()) {
+    status["rule"] = decision.rule;
+    status["ruleSource"] = decision.ruleSource;
+  }
+  status["reason"] = decision.reason;
+  const auto& memory = decision.memory;
+  status["memory"] = {{"parameters", formatParameterCount(memory.parameters)},
+                      {"precision", nameOf(memory.precision)},
+                      {"overhead", decimalString(memory.overhead, 3)},
+                      {"requiredGiB", decimalString(memory.requiredGiB, 2)}};
+  json alternatives = json::array();
+  for (const auto& alternative : decision.alternatives) {
+    json item = {{"tier", nameOf(alternative.tier)}, {"rejected", alternative.rejected}};
+    if (!alternative.instanceType.empty()) {
+      item["instanceType"] = alternative.instanceType;
+      item["acceleratorCount"] = alternative.acceleratorCount;
+      item["capacityType"] = nameOf(alternative.capacityType);
+    }
+    if (alternative.hourlyCost) {
+      item["hourlyCost"] = decimalString(*alternative.hourlyCost, 4);
+    }
+    alternatives.push_back(std::move(item));
+  }
+  status["alternatives"] = std::move(alternatives);
+}
+
 }  // namespace
 
 void setCondition(std::vector<Condition>& conditions, Condition next, const std::string& now) {
@@ -130,31 +158,7 @@ json statusToJson(const StatusView& view) {
     status["recommendation"]["note"] = view.recommendationNote;
   }
   if (view.decision) {
-    const auto& decision = *view.decision;
-    if (!decision.rule.empty()) {
-      status["rule"] = decision.rule;
-      status["ruleSource"] = decision.ruleSource;
-    }
-    status["reason"] = decision.reason;
-    const auto& memory = decision.memory;
-    status["memory"] = {{"parameters", formatParameterCount(memory.parameters)},
-                        {"precision", nameOf(memory.precision)},
-                        {"overhead", decimalString(memory.overhead, 3)},
-                        {"requiredGiB", decimalString(memory.requiredGiB, 2)}};
-    json alternatives = json::array();
-    for (const auto& alternative : decision.alternatives) {
-      json item = {{"tier", nameOf(alternative.tier)}, {"rejected", alternative.rejected}};
-      if (!alternative.instanceType.empty()) {
-        item["instanceType"] = alternative.instanceType;
-        item["acceleratorCount"] = alternative.acceleratorCount;
-        item["capacityType"] = nameOf(alternative.capacityType);
-      }
-      if (alternative.hourlyCost) {
-        item["hourlyCost"] = decimalString(*alternative.hourlyCost, 4);
-      }
-      alternatives.push_back(std::move(item));
-    }
-    status["alternatives"] = std::move(alternatives);
+    addDecision(*view.decision, status);
   }
   if (view.applied) {
     const auto& applied = *view.applied;
