@@ -655,12 +655,12 @@ void PlacementEngine::explainChoice(const Rule& rule, const Option& best, const 
   }
   const std::string estimate = "at least " + milliseconds(best.fit.latencyMs) + " per token";
   const std::string target = milliseconds(*request.need.latencyTargetMs);
-  decision.reason += decision.latencyTargetUnreachable
-                         ? "; LatencyTargetUnreachable: no option meets " + target +
-                               "; this is the "
-                               "fastest, " +
-                               estimate + " (weights read once per token)"
-                         : "; " + estimate + ", within the " + target + " target";
+  if (decision.latencyTargetUnreachable) {
+    decision.reason += "; LatencyTargetUnreachable: no option meets " + target +
+                       "; this is the fastest, " + estimate + " (weights read once per token)";
+  } else {
+    decision.reason += "; " + estimate + ", within the " + target + " target";
+  }
 }
 
 Alternative PlacementEngine::alternativeOf(const Option& option, std::string why) const {

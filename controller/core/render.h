@@ -36,7 +36,6 @@ std::string cpuQuantity(double vcpus);
 // capacity-type label for the chosen capacity, when configured. Resources:
 // the device count (requests = limits); for CPU placements cpu and memory,
 // requests = limits, so the replica gets what it was sized and priced for.
-
 Scheduling renderScheduling(const Placement& placement, const Catalog& catalog,
                             const Policy& policy);
 
