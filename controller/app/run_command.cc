@@ -10,9 +10,9 @@
 #include "app/cli.h"
 #include "app/http_server.h"
 #include "app/logging.h"
+#include "app/manager.h"
 #include "app/memory.h"
 #include "app/metrics.h"
-#include "app/operator.h"
 #include "app/placement_config.h"
 #include "base/time_format.h"
 #include "kube/connect.h"
@@ -143,14 +143,13 @@ int runOperator(const RunFlags& flags) {
     requestLatency.observe({record.verb}, std::chrono::duration<double>(record.latency).count());
   });
 
-  OperatorOptions options;
+  ManagerOptions options;
   options.namespaces = flags.namespaces;
   options.workers = flags.workers;
   options.resync = *resync;
   options.watchTimeout = *watchTimeout;
   options.instance = identity;
-  Operator placementOperator(context.get_executor(), **client, *catalog, *rules, options, log,
-                             metrics, clock);
+  Manager manager(context.get_executor(), **client, *catalog, *rules, options, log, metrics, clock);
 
   std::unique_ptr<kube::LeaderElector> elector;
   if (flags.leaderElect) {
@@ -170,7 +169,7 @@ int runOperator(const RunFlags& flags) {
     };
     elector->onStartedLeading = [&] {
       log.info("leading: reconciling", {{"identity", identity}});
-      placementOperator.becomeLeader();
+      manager.becomeLeader();
     };
     elector->onStoppedLeading = [&] {
       // Stop at once, before the next leader can start (the renew deadline
@@ -181,24 +180,24 @@ int runOperator(const RunFlags& flags) {
       std::fflush(nullptr);
       std::_Exit(1);
     };
-    placementOperator.requireLeadership();
+    manager.requireLeadership();
   }
   auto metricsServer = HttpServer::listen(
       context.get_executor(), flags.metricsAddress,
       {{"/metrics", [&] {
           return HttpAnswer{200, metrics.render(), "text/plain; version=0.0.4; charset=utf-8"};
         }}});
-  auto healthServer = HttpServer::listen(
-      context.get_executor(), flags.healthAddress,
-      {{"/healthz",
-        [&] {
-          return placementOperator.healthy() ? HttpAnswer{200, "ok\n"}
-                                             : HttpAnswer{500, "informers are failing\n"};
-        }},
-       {"/readyz", [&] {
-          return placementOperator.synced() ? HttpAnswer{200, "ok\n"}
-                                            : HttpAnswer{503, "caches are not synced\n"};
-        }}});
+  auto healthServer =
+      HttpServer::listen(context.get_executor(), flags.healthAddress,
+                         {{"/healthz",
+                           [&] {
+                             return manager.healthy() ? HttpAnswer{200, "ok\n"}
+                                                      : HttpAnswer{500, "informers are failing\n"};
+                           }},
+                          {"/readyz", [&] {
+                             return manager.synced() ? HttpAnswer{200, "ok\n"}
+                                                     : HttpAnswer{503, "caches are not synced\n"};
+                           }}});
   for (auto* server : {&metricsServer, &healthServer}) {
     if (!*server) {
       log.error("cannot serve", {{"error", server->error().describe()}});
@@ -217,7 +216,7 @@ int runOperator(const RunFlags& flags) {
       return;
     }
     log.info("stopping: finishing in-flight work", {{"signal", std::to_string(signal)}});
-    placementOperator.stop();
+    manager.stop();
   });
 
   if (elector) {
@@ -234,7 +233,7 @@ int runOperator(const RunFlags& flags) {
   asio::co_spawn(
       context,
       [&]() -> asio::awaitable<void> {
-        co_await placementOperator.run();
+        co_await manager.run();
         if (elector) {
           co_await elector->stop();  // hand the lease over at once
         }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/hash.h"
 #include "base/json_access.h"
 
 namespace gpuplacement::core {
@@ -48,29 +49,6 @@ std::map<std::string, std::string> extendedResources(const json& list) {
   return resources;
 }
 
-Toleration tolerationFromJson(const json& item) {
-  Toleration toleration;
-  toleration.key = stringMember(item, "key");
-  toleration.op = stringOf(memberOf(item, "operator"), "Equal");
-  toleration.value = stringMember(item, "value");
-  toleration.effect = stringMember(item, "effect");
-  return toleration;
-}
-
-json tolerationToJson(const Toleration& toleration) {
-  json item = {{"operator", toleration.op}};
-  if (!toleration.key.empty()) {
-    item["key"] = toleration.key;
-  }
-  if (!toleration.value.empty()) {
-    item["value"] = toleration.value;
-  }
-  if (!toleration.effect.empty()) {
-    item["effect"] = toleration.effect;
-  }
-  return item;
-}
-
 bool contains(const std::vector<Toleration>& list, const Toleration& toleration) {
   return std::find(list.begin(), list.end(), toleration) != list.end();
 }
@@ -89,6 +67,41 @@ std::string lookup(const std::map<std::string, std::string>& map, const std::str
   return it == map.end() ? "" : it->second;
 }
 
+std::optional<OwnedFields> ownedFieldsFromJson(const json& document) {
+  OwnedFields owned;
+  if (!document.is_object()) {
+    return std::nullopt;
+  }
+  owned.workload = stringMember(document, "workload");
+  if (const auto& selector = field(document, "nodeSelector"); selector.is_object()) {
+    for (const auto& [key, value] : selector.items()) {
+      if (!value.is_string()) {
+        return std::nullopt;
+      }
+      owned.nodeSelector[key] = value.get<std::string>();
+    }
+  }
+  if (const auto& tolerations = field(document, "tolerations"); tolerations.is_array()) {
+    for (const auto& item : tolerations) {
+      if (!item.is_object()) {
+        return std::nullopt;
+      }
+      owned.tolerations.push_back(tolerationFromJson(item));
+    }
+  }
+  if (const auto& resources = field(document, "resources"); resources.is_object()) {
+    for (const auto& [container, names] : resources.items()) {
+      if (!names.is_object()) {
+        return std::nullopt;
+      }
+      for (const auto& [name, value] : names.items()) {
+        owned.resources[container][name] = quantityText(value);
+      }
+    }
+  }
+  return owned;
+}
+
 }  // namespace
 
 DeploymentState deploymentFromJson(const json& object) {
@@ -98,7 +111,7 @@ DeploymentState deploymentFromJson(const json& object) {
   state.generation = integer(field(metadata, "generation"));
   const auto& annotations = field(metadata, "annotations");
   if (const auto& owned = field(annotations, kOwnedFieldsAnnotation); owned.is_string()) {
-    state.ownedFields = owned.get<std::string>();
+    state.ownership = readOwnership(owned.get<std::string>());
   }
   const auto& spec = field(object, "spec");
   state.replicas = static_cast<std::int32_t>(integer(field(spec, "replicas"), 1));
@@ -144,51 +157,18 @@ DeploymentState deploymentFromJson(const json& object) {
   return state;
 }
 
-Result<OwnedFields> parseOwnedFields(const std::string& annotation) {
-  if (annotation.empty()) {
-    return OwnedFields{};
+OwnershipRecord readOwnership(const std::optional<std::string>& annotation) {
+  OwnershipRecord record;
+  if (!annotation || annotation->empty()) {
+    return record;  // an empty annotation records nothing
   }
-  return ownedFieldsFromJson(json::parse(annotation, nullptr, /*allow_exceptions=*/false));
-}
-
-Result<OwnedFields> ownedFieldsFromJson(const json& document) {
-  OwnedFields owned;
-  const auto fail = [] {
-    return Error{std::string("metadata.annotations[") + kOwnedFieldsAnnotation + "]",
-                 "is not the operator's ownership record; remove it to let the operator start "
-                 "over"};
-  };
-  if (!document.is_object()) {
-    return fail();
+  record.digest = base::stableHash(*annotation);
+  auto fields = ownedFieldsFromJson(json::parse(*annotation, nullptr, /*allow_exceptions=*/false));
+  record.form = fields ? OwnershipRecord::Form::Readable : OwnershipRecord::Form::Unreadable;
+  if (fields) {
+    record.fields = std::move(fields).value();
   }
-  owned.workload = stringMember(document, "workload");
-  if (const auto& selector = field(document, "nodeSelector"); selector.is_object()) {
-    for (const auto& [key, value] : selector.items()) {
-      if (!value.is_string()) {
-        return fail();
-      }
-      owned.nodeSelector[key] = value.get<std::string>();
-    }
-  }
-  if (const auto& tolerations = field(document, "tolerations"); tolerations.is_array()) {
-    for (const auto& item : tolerations) {
-      if (!item.is_object()) {
-        return fail();
-      }
-      owned.tolerations.push_back(tolerationFromJson(item));
-    }
-  }
-  if (const auto& resources = field(document, "resources"); resources.is_object()) {
-    for (const auto& [container, names] : resources.items()) {
-      if (!names.is_object()) {
-        return fail();
-      }
-      for (const auto& [name, value] : names.items()) {
-        owned.resources[container][name] = quantityText(value);
-      }
-    }
-  }
-  return owned;
+  return record;
 }
 
 std::string serializeOwnedFields(const OwnedFields& owned) {
@@ -213,12 +193,13 @@ PatchPlan planDeploymentPatch(const DeploymentState& live, const Scheduling* des
                               const std::vector<std::string>& containers,
                               const std::string& workload, const std::string& resourceVersion) {
   PatchPlan plan;
-  auto previous = parseOwnedFields(live.ownedFields);
-  if (!previous) {
-    plan.error = previous.error().describe();
+  if (live.ownership.form == OwnershipRecord::Form::Unreadable) {
+    plan.error = std::string("metadata.annotations[") + kOwnedFieldsAnnotation +
+                 "]: is not the operator's ownership record; remove it to let the operator "
+                 "start over";
     return plan;
   }
-  const OwnedFields& owned = *previous;
+  const OwnedFields& owned = live.ownership.fields;
   const bool ownedByAnother =
       !owned.workload.empty() && owned.workload != workload && !owned.empty();
   if (ownedByAnother && !desired) {
@@ -355,9 +336,8 @@ PatchPlan planDeploymentPatch(const DeploymentState& live, const Scheduling* des
   if (plan.blocked()) {
     return plan;  // nothing half-applied
   }
-  const bool ownershipChanged = plan.owned.empty()
-                                    ? !owned.empty() || !live.ownedFields.empty()
-                                    : !(plan.owned == owned) || live.ownedFields.empty();
+  const bool recorded = live.ownership.form != OwnershipRecord::Form::Absent;
+  const bool ownershipChanged = plan.owned.empty() ? recorded : !(plan.owned == owned) || !recorded;
   if (podSpec.empty() && !ownershipChanged) {
     return plan;  // already as desired: no write
   }
