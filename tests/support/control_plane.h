@@ -52,5 +52,7 @@ class ControlPlane {
 };
 
 std::string repoRoot();
+// A whole file; empty when it cannot be read (the caller's checks then fail).
+std::string readFile(const std::string& path);
 
 }  // namespace gpuplacement::testing
