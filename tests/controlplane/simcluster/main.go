@@ -244,6 +244,14 @@ func waitForReady(ctx context.Context, kube kubernetes.Interface, nodes []*corev
 					ready[n.Name] = true
 				}
 			}
+			// Ready means schedulable too: the node lifecycle controller lifts
+			// the not-ready taint admission put on the new node a moment after
+			// kwok reports Ready.
+			for _, t := range n.Spec.Taints {
+				if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
+					ready[n.Name] = false
+				}
+			}
 		}
 		for name := range want {
 			if !ready[name] {
@@ -251,7 +259,7 @@ func waitForReady(ctx context.Context, kube kubernetes.Interface, nodes []*corev
 			}
 		}
 		if len(notReady) == 0 {
-			fmt.Fprintf(os.Stderr, "simcluster: all %d nodes Ready\n", len(want))
+			fmt.Fprintf(os.Stderr, "simcluster: all %d nodes Ready and untainted by the node lifecycle\n", len(want))
 			return nil
 		}
 		if time.Now().After(deadline) {

@@ -80,7 +80,10 @@ func (b *builder) build() (*generated, error) {
 		var poolNodes []*corev1.Node
 		for n := 0; n < p.Nodes; n++ {
 			in := b.cat.instByType[p.InstanceTypes[n%len(p.InstanceTypes)]]
-			zone := p.Zones[n%len(p.Zones)]
+			// Zones round-robin too, shifted once per pass over the types,
+			// so that with 3 zones and 75 types every type still lands in
+			// every zone.
+			zone := p.Zones[(n+n/len(p.InstanceTypes))%len(p.Zones)]
 			node, err := b.node(p, in, zone, n)
 			if err != nil {
 				return nil, err
