@@ -13,6 +13,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,7 +28,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -182,11 +182,16 @@ func applyNodePools(ctx context.Context, cfg *rest.Config, gen *generated) error
 	}
 	gvr := schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools"}
 	for _, np := range gen.nodePools {
-		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(np)
+		// Through JSON, not the reflection-based unstructured converter,
+		// which would skip NillableDuration's MarshalJSON.
+		data, err := json.Marshal(np)
 		if err != nil {
 			return err
 		}
-		obj := &unstructured.Unstructured{Object: content}
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(data); err != nil {
+			return err
+		}
 		// The v1 NodePool has no status subresource writes here: status is
 		// Karpenter's to fill, and no Karpenter runs.
 		unstructured.RemoveNestedField(obj.Object, "status")
