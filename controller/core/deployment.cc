@@ -189,31 +189,12 @@ std::string serializeOwnedFields(const OwnedFields& owned) {
   return document.dump();
 }
 
-PatchPlan planDeploymentPatch(const DeploymentState& live, const Scheduling* desired,
-                              const std::vector<std::string>& containers,
-                              const std::string& workload, const std::string& resourceVersion) {
-  PatchPlan plan;
-  if (live.ownership.form == OwnershipRecord::Form::Unreadable) {
-    plan.error = std::string("metadata.annotations[") + kOwnedFieldsAnnotation +
-                 "]: is not the operator's ownership record; remove it to let the operator "
-                 "start over";
-    return plan;
-  }
-  const OwnedFields& owned = live.ownership.fields;
-  const bool ownedByAnother =
-      !owned.workload.empty() && owned.workload != workload && !owned.empty();
-  if (ownedByAnother && !desired) {
-    return plan;  // nothing of ours to remove
-  }
-  if (ownedByAnother) {
-    plan.error = "the Deployment is already placed by GpuWorkload " + owned.workload;
-    return plan;
-  }
-  plan.owned.workload = workload;
-  json podSpec = json::object();
+namespace {
 
-  // Node selector: a map merged key by key; null removes a key.
-  json selectorPatch = json::object();
+// The node selector: a map merged key by key; null removes a key.
+json planSelector(const DeploymentState& live, const Scheduling* desired, const OwnedFields& owned,
+                  PatchPlan& plan) {
+  json patch = json::object();
   if (desired) {
     for (const auto& [key, value] : desired->nodeSelector) {
       const auto current = live.nodeSelector.find(key);
@@ -226,113 +207,169 @@ PatchPlan planDeploymentPatch(const DeploymentState& live, const Scheduling* des
         continue;  // the user's own, identical: leave it theirs
       }
       if (current == live.nodeSelector.end() || current->second != value) {
-        selectorPatch[key] = value;
+        patch[key] = value;
       }
       plan.owned.nodeSelector[key] = value;
     }
   }
   for (const auto& [key, value] : owned.nodeSelector) {
-    if (plan.owned.nodeSelector.count(key)) {
-      continue;
-    }
-    // Remove what we set, unless someone has since changed it.
-    if (lookup(live.nodeSelector, key) == value) {
-      selectorPatch[key] = nullptr;
+    // Remove what we set and no longer want, unless someone has changed it.
+    if (!plan.owned.nodeSelector.count(key) && lookup(live.nodeSelector, key) == value) {
+      patch[key] = nullptr;
     }
   }
-  if (!selectorPatch.empty()) {
-    podSpec["nodeSelector"] = std::move(selectorPatch);
-  }
+  return patch;
+}
 
-  // Tolerations: an atomic list, replaced whole; the user's entries are
-  // carried over untouched and in order.
-  std::vector<Toleration> userTolerations;
+// The tolerations: an atomic list, replaced whole; the user's entries are
+// carried over untouched and in order. nullopt when unchanged; null when
+// nothing is left.
+std::optional<json> planTolerations(const DeploymentState& live, const Scheduling* desired,
+                                    const OwnedFields& owned, PatchPlan& plan) {
+  std::vector<Toleration> users;
   for (const auto& toleration : live.tolerations) {
     if (!contains(owned.tolerations, toleration)) {
-      userTolerations.push_back(toleration);
+      users.push_back(toleration);
     }
   }
-  std::vector<Toleration> next = userTolerations;
+  std::vector<Toleration> next = users;
   if (desired) {
     for (const auto& toleration : desired->tolerations) {
-      if (contains(userTolerations, toleration)) {
-        continue;  // the user tolerates it already
+      if (!contains(users, toleration)) {  // else: the user tolerates it already
+        next.push_back(toleration);
+        plan.owned.tolerations.push_back(toleration);
       }
-      next.push_back(toleration);
-      plan.owned.tolerations.push_back(toleration);
     }
   }
-  if (next != live.tolerations) {
-    if (next.empty()) {
-      podSpec["tolerations"] = nullptr;
-    } else {
-      json list = json::array();
-      for (const auto& toleration : next) {
-        list.push_back(tolerationToJson(toleration));
-      }
-      podSpec["tolerations"] = std::move(list);
-    }
+  if (next == live.tolerations) {
+    return std::nullopt;
   }
+  if (next.empty()) {
+    return json(nullptr);
+  }
+  json list = json::array();
+  for (const auto& toleration : next) {
+    list.push_back(tolerationToJson(toleration));
+  }
+  return list;
+}
 
-  // Device resources: requests and limits per container, merged by name.
-  std::vector<std::string> targets = containers;
-  if (targets.empty() && desired && !live.containers.empty()) {
-    targets.push_back(live.containers.front().name);
-  }
-  std::map<std::string, json> containerPatches;
-  const auto setBoth = [&](const std::string& container, const std::string& name, json value) {
-    auto& patch = containerPatches[container];
-    patch["limits"][name] = value;
-    patch["requests"][name] = value;
-  };
-  if (desired) {
-    for (const auto& name : targets) {
-      const auto* container = findContainer(live, name);
-      if (!container) {
-        plan.error = "the Deployment has no container named " + name;
-        return plan;
-      }
-      const auto ownedHere = owned.resources.find(name);
-      for (const auto& [resource, value] : desired->resources) {
-        const bool ours = ownedHere != owned.resources.end() && ownedHere->second.count(resource);
-        const std::string limit = lookup(container->limits, resource);
-        const std::string request = lookup(container->requests, resource);
-        if (!ours && (!limit.empty() || !request.empty())) {
-          if (limit != value || request != value) {
-            plan.conflicts.push_back("containers[" + name + "].resources " + resource + "=" +
-                                     (limit.empty() ? request : limit) +
-                                     " is set on the Deployment; the placement needs " + value);
-          }
-          continue;
-        }
+using ContainerPatches = std::map<std::string, json>;
+
+void setRequestAndLimit(ContainerPatches& patches, const std::string& container,
+                        const std::string& name, const json& value) {
+  auto& patch = patches[container];
+  patch["limits"][name] = value;
+  patch["requests"][name] = value;
+}
+
+// The device resources we want: requests and limits alike, per container.
+void planWantedResources(const DeploymentState& live, const Scheduling& desired,
+                         const std::vector<std::string>& targets, const OwnedFields& owned,
+                         ContainerPatches& patches, PatchPlan& plan) {
+  for (const auto& name : targets) {
+    const auto* container = findContainer(live, name);
+    if (!container) {
+      plan.error = "the Deployment has no container named " + name;
+      return;
+    }
+    const auto ownedHere = owned.resources.find(name);
+    for (const auto& [resource, value] : desired.resources) {
+      const bool ours = ownedHere != owned.resources.end() && ownedHere->second.count(resource);
+      const std::string limit = lookup(container->limits, resource);
+      const std::string request = lookup(container->requests, resource);
+      if (!ours && (!limit.empty() || !request.empty())) {
         if (limit != value || request != value) {
-          setBoth(name, resource, value);
+          plan.conflicts.push_back("containers[" + name + "].resources " + resource + "=" +
+                                   (limit.empty() ? request : limit) +
+                                   " is set on the Deployment; the placement needs " + value);
         }
-        plan.owned.resources[name][resource] = value;
+        continue;
       }
+      if (limit != value || request != value) {
+        setRequestAndLimit(patches, name, resource, value);
+      }
+      plan.owned.resources[name][resource] = value;
     }
   }
+}
+
+// Device resources we set and no longer want, unless someone changed them.
+void planReleasedResources(const DeploymentState& live, const OwnedFields& owned,
+                           ContainerPatches& patches, const PatchPlan& plan) {
   for (const auto& [name, resources] : owned.resources) {
     const auto* container = findContainer(live, name);
+    const auto kept = plan.owned.resources.find(name);
     for (const auto& [resource, value] : resources) {
-      const auto kept = plan.owned.resources.find(name);
       if (kept != plan.owned.resources.end() && kept->second.count(resource)) {
         continue;
       }
       if (container && (lookup(container->limits, resource) == value ||
                         lookup(container->requests, resource) == value)) {
-        setBoth(name, resource, nullptr);
+        setRequestAndLimit(patches, name, resource, nullptr);
       }
     }
   }
-  if (!containerPatches.empty()) {
-    json list = json::array();
-    for (auto& [name, resources] : containerPatches) {
-      list.push_back({{"name", name}, {"resources", std::move(resources)}});
-    }
-    podSpec["containers"] = std::move(list);
-  }
+}
 
+std::optional<json> planResources(const DeploymentState& live, const Scheduling* desired,
+                                  const std::vector<std::string>& containers,
+                                  const OwnedFields& owned, PatchPlan& plan) {
+  std::vector<std::string> targets = containers;
+  if (targets.empty() && desired && !live.containers.empty()) {
+    targets.push_back(live.containers.front().name);
+  }
+  ContainerPatches patches;
+  if (desired) {
+    planWantedResources(live, *desired, targets, owned, patches, plan);
+  }
+  planReleasedResources(live, owned, patches, plan);
+  if (patches.empty()) {
+    return std::nullopt;
+  }
+  json list = json::array();
+  for (auto& [name, resources] : patches) {
+    list.push_back({{"name", name}, {"resources", std::move(resources)}});
+  }
+  return list;
+}
+
+// Whether another GpuWorkload's record is on the Deployment: an error
+// when we would place it, nothing to do when we would clear it.
+bool ownedByAnother(const OwnedFields& owned, const std::string& workload) {
+  return !owned.workload.empty() && owned.workload != workload && !owned.empty();
+}
+
+}  // namespace
+
+PatchPlan planDeploymentPatch(const DeploymentState& live, const Scheduling* desired,
+                              const std::vector<std::string>& containers,
+                              const std::string& workload, const std::string& resourceVersion) {
+  PatchPlan plan;
+  if (live.ownership.form == OwnershipRecord::Form::Unreadable) {
+    plan.error = std::string("metadata.annotations[") + kOwnedFieldsAnnotation +
+                 "]: is not the operator's ownership record; remove it to let the operator "
+                 "start over";
+    return plan;
+  }
+  const OwnedFields& owned = live.ownership.fields;
+  if (ownedByAnother(owned, workload)) {
+    if (desired) {
+      plan.error = "the Deployment is already placed by GpuWorkload " + owned.workload;
+    }
+    return plan;
+  }
+  plan.owned.workload = workload;
+  json podSpec = json::object();
+  if (auto selector = planSelector(live, desired, owned, plan); !selector.empty()) {
+    podSpec["nodeSelector"] = std::move(selector);
+  }
+  if (auto tolerations = planTolerations(live, desired, owned, plan)) {
+    podSpec["tolerations"] = std::move(*tolerations);
+  }
+  if (auto resources = planResources(live, desired, containers, owned, plan)) {
+    podSpec["containers"] = std::move(*resources);
+  }
   if (plan.blocked()) {
     return plan;  // nothing half-applied
   }
