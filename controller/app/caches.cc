@@ -1,5 +1,7 @@
 #include "app/caches.h"
 
+#include "runtime/signal.h"
+
 namespace gpuplacement::app {
 namespace {
 
@@ -7,15 +9,17 @@ constexpr const char* kGroupVersion = "/apis/gpuplacement.io/v1alpha1";
 // An informer that has failed this many times in a row is not making
 // progress; a restart (what a failing liveness probe causes) is the cheap fix.
 constexpr int kTooManyFailures = 20;
+constexpr auto kOptionalSyncTimeout = std::chrono::minutes(2);
 
 }  // namespace
 
 ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchClient& client,
                            const core::Catalog& catalog, const core::RuleSet& rules,
                            CacheOptions options, Logger& log, const runtime::Clock& clock)
-    : executor_(std::move(executor)) {
-  const auto logInformer = [&log](const std::string& message) { log.warn(message); };
-  runtime::InformerOptions base;
+    : executor_(std::move(executor)), client_(client), clock_(clock) {
+  logInformer_ = [&log](const std::string& message) { log.warn(message); };
+  const auto& logInformer = logInformer_;
+  auto& base = base_;
   base.pageSize = options.pageSize;
   base.minWatchTimeout = options.watchTimeout;
 
@@ -70,6 +74,60 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
     });
     deployments->setLogger(logInformer);
   }
+
+  auto nodeOptions = base;
+  nodeOptions.resource = "nodes";
+  nodeOptions.path = "/api/v1/nodes";
+  nodes_ =
+      std::make_unique<NodeInformer>(executor_, client, nodeOptions, core::nodeFromJson, clock);
+  nodes_->addHandler(
+      [this](const std::string& name, const core::NodeView*, const core::NodeView* current) {
+        if (!current) {
+          usedOnNode_.erase(name);
+        }
+        ++clusterGeneration_;
+      });
+  nodes_->setLogger(logInformer);
+  // Pods of every namespace: any pod on a GPU node holds its devices.
+  auto podOptions = base;
+  podOptions.resource = "pods";
+  podOptions.path = "/api/v1/pods";
+  pods_ = std::make_unique<PodInformer>(executor_, client, podOptions, core::podFromJson, clock);
+  pods_->addHandler([this](const std::string&, const core::PodView* previous,
+                           const core::PodView* current) { countPod(previous, current); });
+  pods_->setLogger(logInformer);
+}
+
+void ObjectCaches::enableNodePools() {
+  auto options = base_;
+  options.resource = "nodepools";
+  options.path = "/apis/karpenter.sh/v1/nodepools";
+  nodePools_ = std::make_unique<NodePoolInformer>(executor_, client_, options,
+                                                  core::nodePoolFromJson, clock_);
+  nodePools_->addHandler([this](const std::string&, const core::NodePoolView*,
+                                const core::NodePoolView*) { ++clusterGeneration_; });
+  nodePools_->setLogger(logInformer_);
+}
+
+void ObjectCaches::countPod(const core::PodView* previous, const core::PodView* current) {
+  const bool held = previous && previous->holdsDevices();
+  const bool holds = current && current->holdsDevices();
+  if (held && holds && previous->node == current->node && previous->devices == current->devices) {
+    return;  // nothing a decision reads has changed
+  }
+  if (held) {
+    auto& used = usedOnNode_[previous->node];
+    used -= previous->devices;
+    if (used == core::Devices{}) {
+      usedOnNode_.erase(previous->node);
+    }
+  }
+  if (holds) {
+    usedOnNode_[current->node] += current->devices;
+  }
+  if (held || holds || (current && !current->unschedulable.empty())) {
+    ++clusterGeneration_;
+  }
 }
 
 ObjectCaches::~ObjectCaches() = default;
@@ -86,6 +144,7 @@ void ObjectCaches::onPolicy(Handler<PolicyObject> handler) {
   policies_->addHandler(std::move(handler));
 }
 
+// The caches the operator cannot work without.
 template <typename F>
 void ObjectCaches::forEachInformer(F&& visit) const {
   visit(*policies_);
@@ -97,9 +156,34 @@ void ObjectCaches::forEachInformer(F&& visit) const {
   }
 }
 
+// The cluster view's caches.
+template <typename F>
+void ObjectCaches::forEachOptional(F&& visit) const {
+  visit(*nodes_);
+  visit(*pods_);
+  if (nodePools_) {
+    visit(*nodePools_);
+  }
+}
+
+namespace {
+
+// Refused (401, 403) or not served (404): retrying will not change that
+// soon, and placement goes on without this cache.
+template <typename I>
+bool refused(const I& informer) {
+  const auto failure = informer.state().lastFailure();
+  return !informer.synced() && failure && (*failure == 401 || *failure == 403 || *failure == 404);
+}
+
+}  // namespace
+
 asio::awaitable<void> ObjectCaches::run() {
-  forEachInformer(
-      [this](auto& informer) { asio::co_spawn(executor_, informer.run(), asio::detached); });
+  const auto start = [this](auto& informer) {
+    asio::co_spawn(executor_, informer.run(), asio::detached);
+  };
+  forEachInformer(start);
+  forEachOptional(start);
   co_return;
 }
 
@@ -111,10 +195,29 @@ asio::awaitable<void> ObjectCaches::waitForSync() {
   for (auto& informer : deployments_) {
     co_await informer->waitForSync();
   }
+  // The cluster view: full, or known to be refused (checked as its first
+  // attempts come back; start-up only), or, like controller-runtime's
+  // cache-sync timeout, given up on after two minutes: placement then goes
+  // on without it until it fills.
+  runtime::Signal poll;
+  const auto deadline = std::chrono::steady_clock::now() + kOptionalSyncTimeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    bool waiting = false;
+    forEachOptional([&](const auto& informer) {
+      waiting = waiting || (!informer.synced() && !refused(informer) &&
+                            informer.state().consecutiveFailures() <= kTooManyFailures);
+    });
+    if (!waiting) {
+      break;
+    }
+    co_await poll.waitFor(std::chrono::milliseconds(50));
+  }
 }
 
 void ObjectCaches::stop() {
-  forEachInformer([](auto& informer) { informer.stop(); });
+  const auto stop = [](auto& informer) { informer.stop(); };
+  forEachInformer(stop);
+  forEachOptional(stop);
 }
 
 bool ObjectCaches::synced() const {
@@ -128,7 +231,36 @@ bool ObjectCaches::healthy() const {
   forEachInformer([&](const auto& informer) {
     healthy = healthy && informer.state().consecutiveFailures() <= kTooManyFailures;
   });
+  forEachOptional([&](const auto& informer) {
+    healthy = healthy &&
+              (informer.state().consecutiveFailures() <= kTooManyFailures || refused(informer));
+  });
   return healthy;
+}
+
+core::ClusterState ObjectCaches::clusterState() const {
+  core::ClusterState cluster;
+  cluster.nodesKnown = nodes_->synced() && pods_->synced();
+  if (!cluster.nodesKnown) {
+    const auto problem = [](const auto& informer) -> std::string {
+      const auto failure = informer.state().lastFailure();
+      return "cannot list " + informer.options().resource +
+             (failure ? " (HTTP " + std::to_string(*failure) + ")" : std::string(" yet"));
+    };
+    cluster.nodesProblem = !nodes_->synced() ? problem(*nodes_) : problem(*pods_);
+    return cluster;
+  }
+  nodes_->store().forEach([&](const std::string& name, const core::NodeView& node) {
+    const auto used = usedOnNode_.find(name);
+    cluster.nodes.push_back({&node, used == usedOnNode_.end() ? core::Devices{} : used->second});
+  });
+  cluster.nodePoolsInstalled = nodePools_ && nodePools_->synced();
+  if (cluster.nodePoolsInstalled) {
+    nodePools_->store().forEach([&](const std::string& name, const core::NodePoolView& pool) {
+      cluster.nodePools.emplace_back(name, &pool);
+    });
+  }
+  return cluster;
 }
 
 void ObjectCaches::registerMetrics(MetricsRegistry& metrics) {
@@ -139,11 +271,13 @@ void ObjectCaches::registerMetrics(MetricsRegistry& metrics) {
       metrics.counter("gpu_placement_informer_relists_total",
                       "Lists after the first: watches that expired (410 Gone)", {"resource"});
   metrics.onCollect([this, &lists, &relists] {
-    forEachInformer([&](const auto& informer) {
+    const auto record = [&](const auto& informer) {
       const auto& resource = informer.options().resource;
       lists.set({resource}, informer.state().lists());
       relists.set({resource}, std::max(0, informer.state().lists() - 1));
-    });
+    };
+    forEachInformer(record);
+    forEachOptional(record);
   });
 }
 

@@ -1,6 +1,9 @@
 #include "app/manager.h"
 
+#include <algorithm>
+
 #include "app/memory.h"
+#include "base/json_access.h"
 
 namespace gpuplacement::app {
 
@@ -11,6 +14,7 @@ Manager::Manager(asio::any_io_executor executor, kube::KubeClient& client,
     : executor_(executor),
       options_(std::move(options)),
       log_(logger),
+      client_(client),
       listWatch_(client),
       caches_(executor, listWatch_, *catalog, *rules,
               CacheOptions{options_.namespaces, options_.watchTimeout, options_.pageSize}, logger,
@@ -41,7 +45,24 @@ void Manager::registerGauges(MetricsRegistry& metrics) {
   });
 }
 
+asio::awaitable<bool> Manager::nodePoolsServed() {
+  auto resources = co_await client_.get("/apis/karpenter.sh/v1");
+  if (!resources) {
+    co_return false;  // 404: not installed
+  }
+  const auto& list = base::memberOf(*resources, "resources");
+  co_return list.is_array() && std::any_of(list.begin(), list.end(), [](const auto& resource) {
+    return base::stringMember(resource, "name") == "nodepools";
+  });
+}
+
 asio::awaitable<void> Manager::run() {
+  // (A local, not a co_await in the condition: g++ 12 miscompiles that.)
+  const bool nodePools = co_await nodePoolsServed();
+  if (nodePools) {
+    caches_.enableNodePools();
+    log_.info("Karpenter's NodePools are served: placing on what they may launch too");
+  }
   co_await caches_.run();
   // Reconcilers start once every cache is full, as in controller-runtime,
   // so no reconcile sees a half-listed world.

@@ -54,6 +54,9 @@ class Manager {
   bool healthy() const { return caches_.healthy(); }
 
  private:
+  // Whether the server serves Karpenter's NodePools (discovery, once at
+  // start: a Karpenter installed later is seen after a restart).
+  asio::awaitable<bool> nodePoolsServed();
   asio::awaitable<void> resyncLoop();
   asio::awaitable<void> runReconcilers();
   void registerGauges(MetricsRegistry& metrics);
@@ -61,6 +64,7 @@ class Manager {
   asio::any_io_executor executor_;
   ManagerOptions options_;
   Logger& log_;
+  kube::KubeClient& client_;
   kube::KubeListWatchClient listWatch_;
   ObjectCaches caches_;
   PolicyEngines engines_;
