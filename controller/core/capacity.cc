@@ -267,7 +267,37 @@ Capacity capacityOf(const ClusterState& cluster, const Catalog& catalog, const P
   return capacity;
 }
 
+namespace {
+
+std::optional<CapacityTypeLabel> detectCapacityLabel(const ClusterState& cluster) {
+  bool karpenter = !cluster.nodes.empty() || !cluster.nodePools.empty();
+  bool nodeGroup = !cluster.nodes.empty();
+  for (const auto& [node, used] : cluster.nodes) {
+    karpenter = karpenter && (node->labels & kKarpenterCapacityLabel) != 0;
+    nodeGroup = nodeGroup && (node->labels & kNodeGroupCapacityLabel) != 0;
+  }
+  if (karpenter) {
+    return CapacityTypeLabel{};
+  }
+  if (nodeGroup) {
+    return CapacityTypeLabel{"eks.amazonaws.com/capacityType", "ON_DEMAND", "SPOT"};
+  }
+  return std::nullopt;
+}
+
+SchemeChoice detectScheme(const ClusterState& cluster);
+
+}  // namespace
+
 SchemeChoice detectLabelScheme(const ClusterState& cluster) {
+  auto choice = detectScheme(cluster);
+  choice.capacityLabel = detectCapacityLabel(cluster);
+  return choice;
+}
+
+namespace {
+
+SchemeChoice detectScheme(const ClusterState& cluster) {
   int accelerated = 0;
   int karpenter = 0;
   int autoMode = 0;
@@ -286,27 +316,34 @@ SchemeChoice detectLabelScheme(const ClusterState& cluster) {
   if (accelerated == 0) {
     if (cluster.nodePoolsInstalled && !cluster.nodePools.empty()) {
       return {LabelScheme::Karpenter, false,
-              "no accelerated node yet; NodePools will launch them with Karpenter's labels"};
+              "no accelerated node yet; NodePools will launch them with Karpenter's labels",
+              std::nullopt};
     }
     return {LabelScheme::InstanceType, false,
-            "no accelerated node; every node carries node.kubernetes.io/instance-type"};
+            "no accelerated node; every node carries node.kubernetes.io/instance-type",
+            std::nullopt};
   }
   if (karpenter == accelerated) {
     return {LabelScheme::Karpenter, false,
-            "every accelerated node carries karpenter.k8s.aws/instance-* labels"};
+            "every accelerated node carries karpenter.k8s.aws/instance-* labels", std::nullopt};
   }
   if (autoMode == accelerated) {
     return {LabelScheme::Karpenter, true,
-            "every accelerated node carries EKS Auto Mode's eks.amazonaws.com/instance-* labels"};
+            "every accelerated node carries EKS Auto Mode's eks.amazonaws.com/instance-* labels",
+            std::nullopt};
   }
   if (instanceType == 0 && product == accelerated) {
     return {LabelScheme::GPUFeatureDiscovery, false,
-            "accelerated nodes carry nvidia.com/gpu.product and no instance-type label"};
+            "accelerated nodes carry nvidia.com/gpu.product and no instance-type label",
+            std::nullopt};
   }
   return {LabelScheme::InstanceType, false,
           std::to_string(instanceType) + " of " + std::to_string(accelerated) +
               " accelerated nodes carry node.kubernetes.io/instance-type, the one label they "
-              "share"};
+              "share",
+          std::nullopt};
 }
+
+}  // namespace
 
 }  // namespace gpuplacement::core

@@ -70,10 +70,16 @@ Capacity capacityOf(const ClusterState& cluster, const Catalog& catalog, const P
 // Mode's own labels count too), else InstanceType, which every EKS node
 // carries. GPU Feature Discovery only when GPU nodes carry its product
 // label and no instance-type label, since time-slicing renames it.
+//
+// The capacity-type label likewise: karpenter.sh/capacity-type when every
+// node carries it, eks.amazonaws.com/capacityType (ON_DEMAND, SPOT) when
+// every node carries that, none when they disagree: a selector on a key
+// some nodes lack would keep pods off them.
 struct SchemeChoice {
   LabelScheme scheme = LabelScheme::InstanceType;
   bool autoMode = false;  // Karpenter's labels under eks.amazonaws.com/
   std::string why;
+  std::optional<CapacityTypeLabel> capacityLabel;  // nullopt: select no capacity type
 };
 
 SchemeChoice detectLabelScheme(const ClusterState& cluster);

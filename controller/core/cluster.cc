@@ -69,6 +69,8 @@ std::uint8_t labelBitsOf(const json& labels) {
   bits |= has("karpenter.k8s.aws/instance-accelerator-name") ? kKarpenterNeuronLabels : 0;
   bits |= has("eks.amazonaws.com/instance-gpu-name") ? kAutoModeGpuLabels : 0;
   bits |= has("nvidia.com/gpu.product") ? kGpuProductLabel : 0;
+  bits |= has("karpenter.sh/capacity-type") ? kKarpenterCapacityLabel : 0;
+  bits |= has("eks.amazonaws.com/capacityType") ? kNodeGroupCapacityLabel : 0;
   return bits;
 }
 

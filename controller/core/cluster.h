@@ -56,11 +56,13 @@ struct Devices {
 
 // The node-selector labels a node carries, by the scheme they serve.
 enum NodeLabel : std::uint8_t {
-  kInstanceTypeLabel = 1,      // node.kubernetes.io/instance-type
-  kKarpenterGpuLabels = 2,     // karpenter.k8s.aws/instance-gpu-name and -count
-  kKarpenterNeuronLabels = 4,  // karpenter.k8s.aws/instance-accelerator-name and -count
-  kAutoModeGpuLabels = 8,      // eks.amazonaws.com/instance-gpu-name and -count
-  kGpuProductLabel = 16,       // nvidia.com/gpu.product (GPU Feature Discovery)
+  kInstanceTypeLabel = 1,        // node.kubernetes.io/instance-type
+  kKarpenterGpuLabels = 2,       // karpenter.k8s.aws/instance-gpu-name and -count
+  kKarpenterNeuronLabels = 4,    // karpenter.k8s.aws/instance-accelerator-name and -count
+  kAutoModeGpuLabels = 8,        // eks.amazonaws.com/instance-gpu-name and -count
+  kGpuProductLabel = 16,         // nvidia.com/gpu.product (GPU Feature Discovery)
+  kKarpenterCapacityLabel = 32,  // karpenter.sh/capacity-type (Karpenter, Auto Mode)
+  kNodeGroupCapacityLabel = 64,  // eks.amazonaws.com/capacityType (managed node groups)
 };
 
 // One node, as much as placement needs.

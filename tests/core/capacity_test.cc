@@ -101,14 +101,14 @@ TEST_CASE("a node as placement reads it") {
   CHECK(managed.allocatable == Devices{4, 0, 0});
   CHECK(managed.milliCpu == 47810);
   CHECK(managed.memoryBytes == 176052LL * 1024 * 1024);
-  CHECK(managed.labels == (kInstanceTypeLabel | kGpuProductLabel));
+  CHECK(managed.labels == (kInstanceTypeLabel | kGpuProductLabel | kNodeGroupCapacityLabel));
   CHECK(managed.taints == std::vector<Taint>{{"nvidia.com/gpu", "true", "NoSchedule"}});
   CHECK(managed.schedulable);
 
   const auto karpenter = nodeFromJson(karpenterG5());
   CHECK(karpenter.nodePool == "gpu-a10g");
   CHECK(karpenter.capacityType == CapacityType::Spot);
-  CHECK(karpenter.labels == (kInstanceTypeLabel | kKarpenterGpuLabels));
+  CHECK(karpenter.labels == (kInstanceTypeLabel | kKarpenterGpuLabels | kKarpenterCapacityLabel));
   CHECK(karpenter.allocatable.gpus == 1);
 
   auto cordoned = g6x4();
@@ -326,6 +326,30 @@ TEST_CASE("the label scheme is the one the accelerated nodes carry") {
     CHECK(choice.autoMode == c.autoMode);
     CHECK_FALSE(choice.why.empty());
   }
+}
+
+TEST_CASE("the capacity-type label is one every node carries, or none") {
+  const NodeView managed = nodeFromJson(g6x4());           // eks.amazonaws.com/capacityType
+  const NodeView karpenter = nodeFromJson(karpenterG5());  // karpenter.sh/capacity-type
+  const NodeView bare = nodeFromJson(node("m5.xlarge", json::object(), {{"cpu", "4"}}));
+  const auto labelOf = [](std::vector<const NodeView*> nodes) {
+    ClusterState cluster;
+    cluster.nodesKnown = true;
+    for (const auto* node : nodes) {
+      cluster.nodes.push_back({node, Devices{}});
+    }
+    return detectLabelScheme(cluster).capacityLabel;
+  };
+  const auto nodeGroups = labelOf({&managed});
+  REQUIRE(nodeGroups.has_value());
+  CHECK(nodeGroups->key == "eks.amazonaws.com/capacityType");
+  CHECK(nodeGroups->onDemand == "ON_DEMAND");
+  CHECK(nodeGroups->spot == "SPOT");
+  const auto karpenterLabel = labelOf({&karpenter});
+  REQUIRE(karpenterLabel.has_value());
+  CHECK(karpenterLabel->key == "karpenter.sh/capacity-type");
+  CHECK_FALSE(labelOf({&managed, &karpenter}).has_value());  // they disagree
+  CHECK_FALSE(labelOf({&managed, &bare}).has_value());       // some nodes carry neither
 }
 
 }  // namespace gpuplacement::core
