@@ -93,8 +93,11 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
   podOptions.resource = "pods";
   podOptions.path = "/api/v1/pods";
   pods_ = std::make_unique<PodInformer>(executor_, client, podOptions, core::podFromJson, clock);
-  pods_->addHandler([this](const std::string&, const core::PodView* previous,
-                           const core::PodView* current) { countPod(previous, current); });
+  pods_->addHandler([this](const std::string& key, const core::PodView* previous,
+                           const core::PodView* current) {
+    countPod(previous, current);
+    indexPending(key, previous, current);
+  });
   pods_->setLogger(logInformer);
 }
 
@@ -107,6 +110,68 @@ void ObjectCaches::enableNodePools() {
   nodePools_->addHandler([this](const std::string&, const core::NodePoolView*,
                                 const core::NodePoolView*) { ++clusterGeneration_; });
   nodePools_->setLogger(logInformer_);
+}
+
+namespace {
+
+// The Deployment a ReplicaSet belongs to: its name less the pod-template
+// hash ("chat-7d9f8b6c5" -> "chat").
+std::string deploymentOfReplicaSet(const std::string& replicaSet) {
+  const auto dash = replicaSet.rfind('-');
+  return dash == std::string::npos ? std::string() : replicaSet.substr(0, dash);
+}
+
+std::string pendingDeployment(const std::string& pod, const core::PodView* view) {
+  if (!view || view->unschedulable.empty() || view->owner.empty()) {
+    return "";
+  }
+  const auto deployment = deploymentOfReplicaSet(view->owner);
+  return deployment.empty() ? "" : namespaceOf(pod) + "/" + deployment;
+}
+
+}  // namespace
+
+void ObjectCaches::onPendingPods(std::function<void(const std::string&)> handler) {
+  pendingHandlers_.push_back(std::move(handler));
+}
+
+void ObjectCaches::indexPending(const std::string& pod, const core::PodView* previous,
+                                const core::PodView* current) {
+  const auto before = pendingDeployment(pod, previous);
+  const auto after = pendingDeployment(pod, current);
+  if (before == after && (before.empty() || previous->unschedulable == current->unschedulable)) {
+    return;
+  }
+  if (!before.empty()) {
+    pendingOf_.remove(before, pod);
+  }
+  if (!after.empty()) {
+    pendingOf_.add(after, pod);
+  }
+  for (const auto& deployment : {before, after}) {
+    if (!deployment.empty()) {
+      for (const auto& handler : pendingHandlers_) {
+        handler(deployment);
+      }
+    }
+  }
+}
+
+core::PendingPods ObjectCaches::pendingPodsOf(const std::string& deployment) const {
+  core::PendingPods pending;
+  for (const auto& key : pendingOf_.of(deployment)) {
+    const auto* pod = pods_->store().get(key);
+    if (!pod) {
+      continue;
+    }
+    ++pending.count;
+    const auto since = base::parseRfc3339(pod->unschedulableSince);
+    if (pending.message.empty() || (since && pending.since && *since < *pending.since)) {
+      pending.message = pod->unschedulable;
+      pending.since = since ? std::optional<base::Timestamp>(*since) : std::nullopt;
+    }
+  }
+  return pending;
 }
 
 void ObjectCaches::countPod(const core::PodView* previous, const core::PodView* current) {

@@ -13,6 +13,7 @@
 #include "core/capacity.h"
 #include "core/catalog.h"
 #include "core/cluster.h"
+#include "core/workload_plan.h"
 #include "core/rules.h"
 #include "runtime/informer.h"
 #include "runtime/list_watch.h"
@@ -48,6 +49,8 @@ class ObjectCaches {
   void onWorkload(Handler<CachedWorkload> handler);
   void onDeployment(Handler<CachedDeployment> handler);
   void onPolicy(Handler<PolicyObject> handler);
+  // The Deployment ("ns/name") whose pods the scheduler cannot place changed.
+  void onPendingPods(std::function<void(const std::string& deployment)> handler);
 
   // Karpenter's NodePool CRD is served: watch NodePools too. Before run().
   void enableNodePools();
@@ -88,6 +91,8 @@ class ObjectCaches {
   // Moves on every change of a Node, a Pod's devices or a NodePool, so
   // what is computed from clusterState() can be kept until it moves.
   std::uint64_t clusterGeneration() const { return clusterGeneration_; }
+  // The Deployment's pods the scheduler cannot place.
+  core::PendingPods pendingPodsOf(const std::string& deployment) const;
 
  private:
   using WorkloadInformer = runtime::Informer<CachedWorkload>;
@@ -102,6 +107,8 @@ class ObjectCaches {
   void indexDeployment(const std::string& key, const CachedDeployment* previous,
                        const CachedDeployment* current);
   void countPod(const core::PodView* previous, const core::PodView* current);
+  void indexPending(const std::string& pod, const core::PodView* previous,
+                    const core::PodView* current);
   template <typename F>
   void forEachInformer(F&& visit) const;
   template <typename F>
@@ -115,6 +122,8 @@ class ObjectCaches {
   std::unique_ptr<PodInformer> pods_;
   std::unique_ptr<NodePoolInformer> nodePools_;                // only when the CRD is served
   std::unordered_map<std::string, core::Devices> usedOnNode_;  // by the pods bound to it
+  KeyIndex pendingOf_;  // Deployment -> its pods the scheduler cannot place
+  std::vector<std::function<void(const std::string&)>> pendingHandlers_;
   std::uint64_t clusterGeneration_ = 0;
   runtime::InformerOptions base_;
   runtime::ListWatchClient& client_;

@@ -54,6 +54,11 @@ WorkloadReconciler::WorkloadReconciler(asio::any_io_executor executor, ObjectCac
   registerGauges(metrics);
   caches_.onWorkload([this](const std::string& key, const CachedWorkload* previous,
                             const CachedWorkload* current) { onWorkload(key, previous, current); });
+  caches_.onPendingPods([this](const std::string& deployment) {
+    for (const auto& workload : caches_.workloadsTargeting(deployment)) {
+      enqueue(workload);
+    }
+  });
   caches_.onDeployment(
       [this](const std::string& key, const CachedDeployment* previous,
              const CachedDeployment* current) { onDeployment(key, previous, current); });
@@ -163,6 +168,7 @@ void WorkloadReconciler::read(const runtime::ObjectKey& key, Snapshot& snapshot)
     snapshot.target = deployment->unpack();
     input.target = &*snapshot.target;
     input.targetResourceVersion = caches_.deploymentResourceVersion(target);
+    input.pending = caches_.pendingPodsOf(target);
   }
   const auto& policy = snapshot.workload->policyName;
   input.policy = engines_.view(policy, caches_.policy(policy));

@@ -230,9 +230,10 @@ StatusView initialView(const WorkloadObject& workload) {
   return view;
 }
 
-// Ready, from the rollout of the Deployment that carries the placement.
+// Ready, from the rollout of the Deployment that carries the placement
+// and from its pods the scheduler cannot place.
 void recordRollout(const DeploymentState& state, const std::string& target, const Placement& wanted,
-                   StatusDraft& draft) {
+                   const PendingPods& pending, StatusDraft& draft) {
   if (state.rolledOut()) {
     draft.set("Ready", "True", "RolloutComplete",
               std::to_string(state.availableReplicas) + " of " + std::to_string(state.replicas) +
@@ -243,6 +244,13 @@ void recordRollout(const DeploymentState& state, const std::string& target, cons
                                 wanted.instanceType + "?";
     draft.set("Ready", "False", "ProgressDeadlineExceeded", message);
     draft.report("Ready", "ProgressDeadlineExceeded", "Warning", message);
+  } else if (pending.count > 0) {
+    const std::string message = std::to_string(pending.count) +
+                                (pending.count == 1 ? " pod" : " pods") + " of Deployment " +
+                                target + " cannot be scheduled on " + wanted.instanceType + ": " +
+                                pending.message;
+    draft.set("Ready", "False", "Unschedulable", message);
+    draft.report("Ready", "Unschedulable", "Warning", message);
   } else {
     draft.set("Ready", "False", "RolloutInProgress",
               std::to_string(state.updatedReplicas) + " of " + std::to_string(state.replicas) +
@@ -251,8 +259,9 @@ void recordRollout(const DeploymentState& state, const std::string& target, cons
 }
 
 // The Deployment carries the placement: what the status and Events say.
-void recordApplied(const WorkloadObject& workload, const TargetOutcome& outcome, StatusDraft& draft,
+void recordApplied(const WorkloadInput& input, const TargetOutcome& outcome, StatusDraft& draft,
                    WorkloadPlan& plan, WorkloadRecord& record) {
+  const WorkloadObject& workload = *input.workload;
   if (!workload.hasFinalizer()) {
     // Right after the first patch, not before it: the placement reaches the
     // Deployment one round trip sooner, and a deletion in between is caught
@@ -301,7 +310,7 @@ void recordApplied(const WorkloadObject& workload, const TargetOutcome& outcome,
   draft.set("Applied", "True", "Applied",
             "Deployment " + target + " carries the placement (generation " +
                 std::to_string(applied->deploymentGeneration) + ")");
-  recordRollout(state, target, wanted, draft);
+  recordRollout(state, target, wanted, input.pending, draft);
   record.releaseSlot = state.rolledOut() || state.progressDeadlineExceeded;
 }
 
@@ -324,7 +333,7 @@ void recordOutcome(const WorkloadInput& input, const TargetOutcome& outcome, Sta
       break;
     case TargetOutcome::Kind::Written:
     case TargetOutcome::Kind::Unchanged:
-      recordApplied(*input.workload, outcome, draft, plan, record);
+      recordApplied(input, outcome, draft, plan, record);
       break;
   }
   if (plan.rollout == RolloutStep::Reserve && outcome.kind != TargetOutcome::Kind::Written) {

@@ -58,6 +58,16 @@ struct PolicyView {
   std::string problem;
 };
 
+// The target's pods the scheduler cannot place (PodScheduled=False,
+// reason Unschedulable).
+struct PendingPods {
+  int count = 0;
+  std::string message;  // the scheduler's, from the one waiting longest
+  std::optional<Timestamp> since;
+
+  bool operator==(const PendingPods&) const = default;
+};
+
 // The re-placement rollouts of the workload's policy.
 struct RolloutView {
   bool holdsSlot = false;    // the target's rollout already holds a slot
@@ -74,6 +84,7 @@ struct WorkloadInput {
   std::vector<std::string> orphans;
   const DeploymentState* target = nullptr;  // the cached target Deployment
   std::string targetResourceVersion;
+  PendingPods pending;  // of the target
   PolicyView policy;
   RolloutView rollouts;
   Timestamp now;

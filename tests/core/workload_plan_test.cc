@@ -53,6 +53,7 @@ struct World {
   std::string policyProblem;  // non-empty: no engine for the policy
   RolloutView rollouts;
   std::vector<std::string> orphans;
+  PendingPods pending;
 
   std::shared_ptr<const PlacementEngine> engine;
   WorkloadObject workload;
@@ -85,6 +86,7 @@ struct World {
       input.policy = PolicyView{nullptr, 0, "PolicyNotFound", policyProblem};
     }
     input.rollouts = rollouts;
+    input.pending = pending;
     input.now = kNow;
     return input;
   }
@@ -235,6 +237,27 @@ const Row kRows[] = {
        REQUIRE(r.record.placedNow.has_value());
        CHECK((*r.record.status)["applied"]["deploymentGeneration"] == 5);
        CHECK(r.record.inForce.has_value());
+     }},
+    {"its pods cannot be scheduled: Ready says why, in the scheduler's words",
+     [](World& w) {
+       w.pending = {2, "0/11 nodes are available: 11 Insufficient nvidia.com/gpu.",
+                    kNow - std::chrono::minutes(1)};
+     },
+     {},
+     {},
+     TargetOutcome::Kind::Written,
+     RolloutStep::None,
+     {{"Applied", "True/Applied"}, {"Ready", "False/Unschedulable"}},
+     {"Placed", "Unschedulable"},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     [](const Reconciled& r) {
+       const auto& ready = (*r.record.status)["conditions"][3];
+       CHECK(ready["type"] == "Ready");
+       CHECK(ready["message"].get<std::string>().find("2 pods of Deployment chat cannot be "
+                                                      "scheduled") == 0);
+       CHECK(ready["message"].get<std::string>().find("Insufficient nvidia.com/gpu") !=
+             std::string::npos);
      }},
     {"settled and rolled out: nothing to write, Ready",
      [](World& w) { w.placedAndRolledOut(); },

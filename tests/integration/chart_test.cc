@@ -29,7 +29,7 @@ using testing::json;
 using testing::OperatorProcess;
 
 const bool kConfigured = [] {
-  ControlPlane::configure({true, {}});
+  ControlPlane::configure({true, {}, ""});
   return true;
 }();
 

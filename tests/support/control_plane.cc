@@ -40,6 +40,9 @@ ControlPlane::ControlPlane() {
   if (options().audit) {
     arguments += " --audit";
   }
+  if (!options().pools.empty()) {
+    arguments += " --cluster --pools " + repoRoot() + "/" + options().pools;
+  }
   if (!options().apiServerFlags.empty()) {
     arguments += " --";
     for (const auto& flag : options().apiServerFlags) {

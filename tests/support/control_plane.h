@@ -17,6 +17,10 @@ namespace gpuplacement::testing {
 struct ControlPlaneOptions {
   bool audit = false;  // log every request to dir()/logs/audit.log
   std::vector<std::string> apiServerFlags;
+  // A simulated EKS cluster (kube-scheduler, kube-controller-manager, kwok
+  // and nodes from this pool file, relative to the repository) around the
+  // control plane; empty: the control plane alone.
+  std::string pools;
 };
 
 class ControlPlane {
