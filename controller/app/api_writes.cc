@@ -84,7 +84,7 @@ asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::setFinalizers(
 }
 
 asio::awaitable<void> ApiWrites::recordEvent(std::string ns, std::string name, std::string uid,
-                                             core::Event event) {
+                                             core::Event event, int count) {
   const std::string now = base::formatRfc3339(clock_.systemNow());
   const json body = {{"apiVersion", "v1"},
                      {"kind", "Event"},
@@ -103,7 +103,7 @@ asio::awaitable<void> ApiWrites::recordEvent(std::string ns, std::string name, s
                      {"reportingInstance", instance_},
                      {"firstTimestamp", now},
                      {"lastTimestamp", now},
-                     {"count", 1}};
+                     {"count", count}};
   auto result = co_await client_.create("/api/v1/namespaces/" + ns + "/events", body);
   if (!result) {
     log_.warn("cannot record event", {{"namespace", ns},

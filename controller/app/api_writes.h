@@ -46,8 +46,9 @@ class ApiWrites {
                                                            std::string resourceVersion,
                                                            std::vector<std::string> finalizers);
   // Best effort: an Event that cannot be written is logged, never an error.
+  // `count`: how many times it happened (identical ones folded together).
   asio::awaitable<void> recordEvent(std::string ns, std::string name, std::string uid,
-                                    core::Event event);
+                                    core::Event event, int count = 1);
 
  private:
   kube::KubeClient& client_;

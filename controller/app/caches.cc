@@ -93,11 +93,11 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
   podOptions.resource = "pods";
   podOptions.path = "/api/v1/pods";
   pods_ = std::make_unique<PodInformer>(executor_, client, podOptions, core::podFromJson, clock);
-  pods_->addHandler([this](const std::string& key, const core::PodView* previous,
-                           const core::PodView* current) {
-    countPod(previous, current);
-    indexPending(key, previous, current);
-  });
+  pods_->addHandler(
+      [this](const std::string& key, const core::PodView* previous, const core::PodView* current) {
+        countPod(previous, current);
+        indexPending(key, previous, current);
+      });
   pods_->setLogger(logInformer);
 }
 

@@ -13,8 +13,8 @@
 #include "core/capacity.h"
 #include "core/catalog.h"
 #include "core/cluster.h"
-#include "core/workload_plan.h"
 #include "core/rules.h"
+#include "core/workload_plan.h"
 #include "runtime/informer.h"
 #include "runtime/list_watch.h"
 

@@ -21,8 +21,9 @@ Manager::Manager(asio::any_io_executor executor, kube::KubeClient& client,
               clock),
       engines_(catalog, rules),
       writes_(client, logger, clock, options_.instance),
+      events_(writes_, logger, metrics, clock, options_.events),
       controllerMetrics_(metrics),
-      workloads_(executor, caches_, engines_, writes_, options_.workers, logger, metrics,
+      workloads_(executor, caches_, engines_, writes_, events_, options_.workers, logger, metrics,
                  controllerMetrics_, clock),
       policies_(executor, caches_, engines_, writes_, workloads_, logger, controllerMetrics_,
                 clock) {
@@ -82,14 +83,17 @@ asio::awaitable<void> Manager::run() {
 }
 
 asio::awaitable<void> Manager::runReconcilers() {
-  bool policiesDone = false;
+  int running = 2;  // the Events go out last, from what the reconcilers left
   runtime::Signal done;
-  asio::co_spawn(executor_, policies_.run(), [&](std::exception_ptr) {
-    policiesDone = true;
+  const auto finished = [&](std::exception_ptr) {
+    --running;
     done.notifyAll();
-  });
+  };
+  asio::co_spawn(executor_, policies_.run(), finished);
+  asio::co_spawn(executor_, events_.run(), finished);
   co_await workloads_.run();
-  while (!policiesDone) {
+  events_.stop();
+  while (running > 0) {
     co_await done.wait();
   }
 }

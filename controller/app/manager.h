@@ -8,6 +8,7 @@
 #include "app/api_writes.h"
 #include "app/caches.h"
 #include "app/controller_metrics.h"
+#include "app/event_recorder.h"
 #include "app/logging.h"
 #include "app/metrics.h"
 #include "app/policy_engines.h"
@@ -26,6 +27,7 @@ struct ManagerOptions {
   std::chrono::seconds watchTimeout{300};
   std::size_t pageSize = 500;
   std::string instance;  // this replica's name, for Events
+  EventBudget events;
 };
 
 // Wires the operator together, as controller-runtime's manager does: the
@@ -69,6 +71,7 @@ class Manager {
   ObjectCaches caches_;
   PolicyEngines engines_;
   ApiWrites writes_;
+  EventRecorder events_;
   ControllerMetrics controllerMetrics_;
   WorkloadReconciler workloads_;
   PolicyReconciler policies_;

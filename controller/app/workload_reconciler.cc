@@ -25,13 +25,15 @@ ReconcileResult resultOf(const core::NextReconcile& next) {
 }  // namespace
 
 WorkloadReconciler::WorkloadReconciler(asio::any_io_executor executor, ObjectCaches& caches,
-                                       const PolicyEngines& engines, ApiWrites& writes, int workers,
-                                       Logger& log, MetricsRegistry& metrics,
+                                       const PolicyEngines& engines, ApiWrites& writes,
+                                       EventRecorder& events, int workers, Logger& log,
+                                       MetricsRegistry& metrics,
                                        ControllerMetrics& controllerMetrics,
                                        const runtime::Clock& clock)
     : caches_(caches),
       engines_(engines),
       writes_(writes),
+      events_(events),
       log_(log),
       clock_(clock),
       expectations_(clock),
@@ -292,9 +294,8 @@ asio::awaitable<ReconcileResult> WorkloadReconciler::apply(const runtime::Object
     co_return ReconcileResult::error(written.error());
   }
   count(record, workload.policyName);
-  for (const auto& event : record.events) {
-    log_.info(event.message, {{"namespace", key.ns}, {"name", key.name}, {"reason", event.reason}});
-    co_await writes_.recordEvent(key.ns, key.name, workload.uid, event);
+  for (auto& event : record.events) {
+    events_.record(key.ns, key.name, workload.uid, std::move(event));
   }
   co_return resultOf(record.next);
 }

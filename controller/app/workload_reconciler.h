@@ -8,6 +8,7 @@
 #include "app/api_writes.h"
 #include "app/caches.h"
 #include "app/controller_metrics.h"
+#include "app/event_recorder.h"
 #include "app/expectations.h"
 #include "app/logging.h"
 #include "app/metrics.h"
@@ -25,9 +26,9 @@ namespace gpuplacement::app {
 class WorkloadReconciler {
  public:
   WorkloadReconciler(asio::any_io_executor executor, ObjectCaches& caches,
-                     const PolicyEngines& engines, ApiWrites& writes, int workers, Logger& log,
-                     MetricsRegistry& metrics, ControllerMetrics& controllerMetrics,
-                     const runtime::Clock& clock);
+                     const PolicyEngines& engines, ApiWrites& writes, EventRecorder& events,
+                     int workers, Logger& log, MetricsRegistry& metrics,
+                     ControllerMetrics& controllerMetrics, const runtime::Clock& clock);
 
   // Runs the workers until stop(), then lets in-flight reconciles finish.
   asio::awaitable<void> run();
@@ -86,6 +87,7 @@ class WorkloadReconciler {
   ObjectCaches& caches_;
   const PolicyEngines& engines_;
   ApiWrites& writes_;
+  EventRecorder& events_;
   Logger& log_;
   const runtime::Clock& clock_;
   WriteExpectations expectations_;
