@@ -136,6 +136,138 @@ Result<std::vector<int>> readAccelerators(const ObjectReader& candidates, const 
 
 }  // namespace
 
+namespace {
+
+using Groups = std::map<std::string, std::vector<int>>;
+
+Result<Groups> readAcceleratorGroups(const ObjectReader& root, const Catalog& catalog) {
+  Groups groups;
+  if (!root.has("acceleratorGroups")) {
+    return groups;
+  }
+  const auto& value = root.at("acceleratorGroups");
+  if (!value.is_object()) {
+    return Error{"acceleratorGroups", "must map group names to lists of accelerators"};
+  }
+  for (const auto& [name, members] : value.items()) {
+    json wrapper = {{"accelerators", members}};
+    auto indexes =
+        readAccelerators(ObjectReader(wrapper, "acceleratorGroups." + name), catalog, groups);
+    if (!indexes) {
+      return Error{"acceleratorGroups." + name, indexes.error().message};
+    }
+    groups[name] = std::move(indexes).value();
+  }
+  return groups;
+}
+
+// What workloads a rule is for.
+Status readMatch(const ObjectReader& entry, const std::set<std::string>& bucketNames, Rule& rule) {
+  const auto match = entry.child("match");
+  if (auto ok = match.requireObject(true); !ok) {
+    return ok.error();
+  }
+  if (auto ok = match.onlyKeys(
+          {"kinds", "sizes", "latency", "objectives", "frameworks", "architectures"});
+      !ok) {
+    return ok.error();
+  }
+  auto kinds = readEnumSet<WorkloadKind>(match, "kinds");
+  auto latency = readEnumSet<LatencyClass>(match, "latency");
+  auto objectives = readEnumSet<Objective>(match, "objectives");
+  auto frameworks = readEnumSet<Framework>(match, "frameworks");
+  auto architectures = readEnumSet<Architecture>(match, "architectures");
+  auto sizes = match.stringList("sizes");
+  for (const Error* error :
+       {kinds ? nullptr : &kinds.error(), latency ? nullptr : &latency.error(),
+        objectives ? nullptr : &objectives.error(), frameworks ? nullptr : &frameworks.error(),
+        architectures ? nullptr : &architectures.error(), sizes ? nullptr : &sizes.error()}) {
+    if (error) {
+      return *error;
+    }
+  }
+  for (std::size_t s = 0; s < sizes->size(); ++s) {
+    if (!bucketNames.count((*sizes)[s])) {
+      return Error{match.fieldPath("sizes") + "[" + std::to_string(s) + "]",
+                   "\"" + (*sizes)[s] + "\" is not a size bucket"};
+    }
+  }
+  rule.kinds = *kinds;
+  rule.latency = *latency;
+  rule.objectives = *objectives;
+  rule.frameworks = *frameworks;
+  rule.architectures = *architectures;
+  rule.sizes = *sizes;
+  return Ok{};
+}
+
+// What a rule may choose from.
+Status readCandidates(const ObjectReader& entry, const Catalog& catalog, const Groups& groups,
+                      Rule& rule) {
+  const auto candidates = entry.child("candidates");
+  if (auto ok = candidates.requireObject(); !ok) {
+    return ok.error();
+  }
+  if (auto ok = candidates.onlyKeys({"tiers", "accelerators", "acceleratorGroup"}); !ok) {
+    return ok.error();
+  }
+  auto tiers = readEnumSet<Tier>(candidates, "tiers");
+  if (!tiers) {
+    return tiers.error();
+  }
+  if (tiers->any()) {
+    return Error{candidates.fieldPath("tiers"), "required: the tiers this rule may choose from"};
+  }
+  rule.tiers = *tiers;
+  auto accelerators = readAccelerators(candidates, catalog, groups);
+  if (!accelerators) {
+    return accelerators.error();
+  }
+  rule.accelerators = std::move(accelerators).value();
+  return Ok{};
+}
+
+Result<Rule> readRule(const json& value, std::size_t index, const Catalog& catalog,
+                      const Groups& groups, const std::set<std::string>& bucketNames,
+                      std::set<std::string>& ruleNames) {
+  ObjectReader position(value, "rules[" + std::to_string(index) + "]");
+  if (auto ok = position.requireObject(); !ok) {
+    return ok.error();
+  }
+  auto name = position.string("name");
+  if (!name) {
+    return name.error();
+  }
+  if (!ruleNames.insert(*name).second) {
+    return Error{"rules[" + *name + "]", "defined twice"};
+  }
+  ObjectReader entry(value, "rules[" + *name + "]");
+  if (auto ok = entry.onlyKeys({"name", "source", "reason", "match", "candidates"}); !ok) {
+    return ok.error();
+  }
+  Rule rule;
+  rule.name = *name;
+  auto source = entry.stringOr("source", "");
+  auto reason = entry.string("reason");
+  for (const Error* error :
+       {source ? nullptr : &source.error(), reason ? nullptr : &reason.error()}) {
+    if (error) {
+      return *error;
+    }
+  }
+  rule.source = *source;
+  rule.reason = *reason;
+  if (auto ok = readMatch(entry, bucketNames, rule); !ok) {
+    return ok.error();
+  }
+  if (auto ok = readCandidates(entry, catalog, groups, rule); !ok) {
+    return ok.error();
+  }
+  return rule;
+}
+
+}  // namespace
+
 Result<RuleSet> parseRuleSet(const json& document, const Catalog& catalog) {
   if (!document.is_object()) {
     return Error{"rules", "must be a YAML or JSON object"};
@@ -152,24 +284,10 @@ Result<RuleSet> parseRuleSet(const json& document, const Catalog& catalog) {
     return knobs.error();
   }
   ruleSet.knobs = std::move(knobs).value();
-
-  std::map<std::string, std::vector<int>> groups;
-  if (root.has("acceleratorGroups")) {
-    const auto& value = root.at("acceleratorGroups");
-    if (!value.is_object()) {
-      return Error{"acceleratorGroups", "must map group names to lists of accelerators"};
-    }
-    for (const auto& [name, members] : value.items()) {
-      json wrapper = {{"accelerators", members}};
-      auto indexes =
-          readAccelerators(ObjectReader(wrapper, "acceleratorGroups." + name), catalog, groups);
-      if (!indexes) {
-        return Error{"acceleratorGroups." + name, indexes.error().message};
-      }
-      groups[name] = std::move(indexes).value();
-    }
+  auto groups = readAcceleratorGroups(root, catalog);
+  if (!groups) {
+    return groups.error();
   }
-
   if (!root.has("rules") || !root.at("rules").is_array() || root.at("rules").empty()) {
     return Error{"rules", "required: a non-empty, ordered list of rules"};
   }
@@ -180,91 +298,11 @@ Result<RuleSet> parseRuleSet(const json& document, const Catalog& catalog) {
   std::set<std::string> ruleNames;
   const auto& rules = root.at("rules");
   for (std::size_t i = 0; i < rules.size(); ++i) {
-    ObjectReader position(rules[i], "rules[" + std::to_string(i) + "]");
-    if (auto ok = position.requireObject(); !ok) {
-      return ok.error();
+    auto rule = readRule(rules[i], i, catalog, *groups, bucketNames, ruleNames);
+    if (!rule) {
+      return rule.error();
     }
-    auto name = position.string("name");
-    if (!name) {
-      return name.error();
-    }
-    if (!ruleNames.insert(*name).second) {
-      return Error{"rules[" + *name + "]", "defined twice"};
-    }
-    ObjectReader entry(rules[i], "rules[" + *name + "]");
-    if (auto ok = entry.onlyKeys({"name", "source", "reason", "match", "candidates"}); !ok) {
-      return ok.error();
-    }
-    Rule rule;
-    rule.name = *name;
-    auto source = entry.stringOr("source", "");
-    if (!source) {
-      return source.error();
-    }
-    rule.source = *source;
-    auto reason = entry.string("reason");
-    if (!reason) {
-      return reason.error();
-    }
-    rule.reason = *reason;
-
-    const auto match = entry.child("match");
-    if (auto ok = match.requireObject(true); !ok) {
-      return ok.error();
-    }
-    if (auto ok = match.onlyKeys(
-            {"kinds", "sizes", "latency", "objectives", "frameworks", "architectures"});
-        !ok) {
-      return ok.error();
-    }
-    auto kinds = readEnumSet<WorkloadKind>(match, "kinds");
-    auto latency = readEnumSet<LatencyClass>(match, "latency");
-    auto objectives = readEnumSet<Objective>(match, "objectives");
-    auto frameworks = readEnumSet<Framework>(match, "frameworks");
-    auto architectures = readEnumSet<Architecture>(match, "architectures");
-    auto sizes = match.stringList("sizes");
-    for (const Error* error :
-         {kinds ? nullptr : &kinds.error(), latency ? nullptr : &latency.error(),
-          objectives ? nullptr : &objectives.error(), frameworks ? nullptr : &frameworks.error(),
-          architectures ? nullptr : &architectures.error(), sizes ? nullptr : &sizes.error()}) {
-      if (error) {
-        return *error;
-      }
-    }
-    for (std::size_t s = 0; s < sizes->size(); ++s) {
-      if (!bucketNames.count((*sizes)[s])) {
-        return Error{match.fieldPath("sizes") + "[" + std::to_string(s) + "]",
-                     "\"" + (*sizes)[s] + "\" is not a size bucket"};
-      }
-    }
-    rule.kinds = *kinds;
-    rule.latency = *latency;
-    rule.objectives = *objectives;
-    rule.frameworks = *frameworks;
-    rule.architectures = *architectures;
-    rule.sizes = *sizes;
-
-    const auto candidates = entry.child("candidates");
-    if (auto ok = candidates.requireObject(); !ok) {
-      return ok.error();
-    }
-    if (auto ok = candidates.onlyKeys({"tiers", "accelerators", "acceleratorGroup"}); !ok) {
-      return ok.error();
-    }
-    auto tiers = readEnumSet<Tier>(candidates, "tiers");
-    if (!tiers) {
-      return tiers.error();
-    }
-    if (tiers->any()) {
-      return Error{candidates.fieldPath("tiers"), "required: the tiers this rule may choose from"};
-    }
-    rule.tiers = *tiers;
-    auto accelerators = readAccelerators(candidates, catalog, groups);
-    if (!accelerators) {
-      return accelerators.error();
-    }
-    rule.accelerators = std::move(accelerators).value();
-    ruleSet.rules.push_back(std::move(rule));
+    ruleSet.rules.push_back(std::move(rule).value());
   }
   return ruleSet;
 }
