@@ -225,7 +225,13 @@ func watchDeployments(client *Client) (*DeploymentWatch, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	watch.cancel = cancel
 	go func() {
-		watch.errs <- client.Watch(ctx, deploymentsPath, resourceVersion, watch.observe)
+		watch.errs <- client.Follow(ctx, deploymentsPath, resourceVersion, watch.observe,
+			func(items []Object, at time.Time) {
+				for _, item := range items {
+					watch.observe(WatchEvent{Type: "MODIFIED", Object: item}, at)
+				}
+			},
+			func(err error) { logf("the harness's Deployment watch ended (%v): reopening it", err) })
 	}()
 	return watch, nil
 }
