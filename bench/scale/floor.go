@@ -91,7 +91,9 @@ func runFloor(args []string) error {
 }
 
 // patchWithRetries: a patch that failed on the way (the server restarting,
-// 429, 5xx) is sent again, a few times, as client-go's callers would retry.
+// 429, 5xx, or 403 and 404 from a server just restarted, whose RBAC and
+// CRDs are not loaded yet) is sent again, a few times, as a controller
+// requeues it.
 func patchWithRetries(client *Client, path string, patch any, name string) {
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
@@ -100,7 +102,8 @@ func patchWithRetries(client *Client, path string, patch any, name string) {
 			return
 		}
 		var apiErr *APIError
-		final := errors.As(err, &apiErr) && apiErr.Code < 500 && apiErr.Code != http.StatusTooManyRequests
+		final := errors.As(err, &apiErr) && apiErr.Code < 500 && apiErr.Code != http.StatusTooManyRequests &&
+			apiErr.Code != http.StatusForbidden && apiErr.Code != http.StatusNotFound
 		if final || attempt == 10 {
 			fmt.Fprintln(os.Stderr, "floor:", name, err)
 			return

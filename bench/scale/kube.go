@@ -211,8 +211,10 @@ func (c *Client) Watch(ctx context.Context, path, resourceVersion string, handle
 // old for the server (410 Gone, as after a restart), it lists the
 // collection again and hands the items to relist (with the list's time),
 // then watches from the list. reopened, when not nil, hears why each watch
-// ended. Returns only ctx's end (nil) or a refusal that retrying cannot
-// fix (401, 403, 404).
+// ended. It returns only when ctx ends: like client-go's reflector it
+// retries any refusal too, since a restarted server refuses for a moment
+// what it will allow (403 before its RBAC cache has filled, 404 before it
+// serves the CRDs again).
 func (c *Client) Follow(ctx context.Context, path, resourceVersion string, handle func(WatchEvent, time.Time),
 	relist func([]Object, time.Time), reopened func(error)) error {
 	backoff := 100 * time.Millisecond
@@ -238,13 +240,8 @@ func (c *Client) Follow(ctx context.Context, path, resourceVersion string, handl
 			return nil
 		}
 		var apiErr *APIError
-		if errors.As(err, &apiErr) {
-			switch apiErr.Code {
-			case http.StatusGone:
-				gone = true
-			case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
-				return err
-			}
+		if errors.As(err, &apiErr) && apiErr.Code == http.StatusGone {
+			gone = true
 		}
 		if err == nil {
 			err = errors.New("the watch ended")

@@ -96,16 +96,40 @@ func TestFollowReopensEndedWatches(t *testing.T) {
 	}
 }
 
-// A refusal that retrying cannot fix ends Follow.
-func TestFollowGivesUpOnForbidden(t *testing.T) {
+// A refusal is retried: a restarted server refuses for a moment (403
+// before its RBAC cache has filled) what it then allows.
+func TestFollowRetriesRefusals(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
 	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, `{"kind":"Status","code":403}`, http.StatusForbidden)
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n <= 2 {
+			http.Error(w, `{"kind":"Status","code":403}`, http.StatusForbidden)
+			return
+		}
+		fmt.Fprintf(w, `{"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"2"}}}`+"\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
 	}))
 	defer server.Close()
 	client := &Client{server: server.URL, http: server.Client()}
-	err := client.Follow(context.Background(), "/apis/x/v1/things", "1",
-		func(WatchEvent, time.Time) {}, func([]Object, time.Time) {}, nil)
-	if err == nil || !strings.Contains(err.Error(), "403") {
-		t.Fatalf("Follow: %v, want the 403", err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	refusals := 0
+	err := client.Follow(ctx, "/apis/x/v1/things", "1",
+		func(event WatchEvent, _ time.Time) { cancel() }, func([]Object, time.Time) {},
+		func(err error) {
+			if strings.Contains(err.Error(), "403") {
+				refusals++
+			}
+		})
+	if err != nil || refusals != 2 {
+		t.Fatalf("Follow: %v after %d refusals, want nil after 2", err, refusals)
+	}
+	if ctx.Err() != context.Canceled {
+		t.Fatal("the watch after the refusals was never read")
 	}
 }
