@@ -17,7 +17,7 @@ kind: Policy
 omitStages: [RequestReceived]
 rules:
 - level: Metadata
-  users: ["%s", "%s"]
+  users: ["%s", "%s", "%s"]
 - level: None
 `
 
