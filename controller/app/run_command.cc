@@ -195,8 +195,15 @@ int runOperator(const RunFlags& flags) {
                                                       : HttpAnswer{500, "informers are failing\n"};
                            }},
                           {"/readyz", [&] {
-                             return manager.synced() ? HttpAnswer{200, "ok\n"}
-                                                     : HttpAnswer{503, "caches are not synced\n"};
+                             if (!manager.synced()) {
+                               return HttpAnswer{503, "caches are not synced\n"};
+                             }
+                             // Ready but unable to do the job: say so, so
+                             // `kubectl get pods` shows it (RBAC out of date).
+                             if (auto refused = manager.refusals(); !refused.empty()) {
+                               return HttpAnswer{503, "forbidden: " + refused + "\n"};
+                             }
+                             return HttpAnswer{200, "ok\n"};
                            }}});
   for (auto* server : {&metricsServer, &healthServer}) {
     if (!*server) {
