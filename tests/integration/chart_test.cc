@@ -453,8 +453,9 @@ json renderedPod(const std::string& values) {
 
 }  // namespace
 
-TEST_CASE("offline render for GitOps: helm template with no flags, then kubectl apply "
-          "--server-side") {
+TEST_CASE(
+    "offline render for GitOps: helm template with no flags, then kubectl apply "
+    "--server-side") {
   // What a GitOps user runs first, with no cluster and no flags at all: it
   // used to fail on the chart's kubeVersion against helm's default v1.20.0.
   const auto bare = tool("helm template " + kChart);
@@ -486,8 +487,9 @@ TEST_CASE("offline render for GitOps: helm template with no flags, then kubectl 
   // Applying the same render again changes nothing (what a GitOps loop does).
   const auto again = tool("kubectl apply --server-side -n " + ns + " -f " + file);
   REQUIRE_MESSAGE(again.exitCode == 0, again.err);
-  CHECK(c.mustGet(Cluster::pathOf("apps/v1", "Deployment", ns, "gpo-gpu-placement-operator"))
-            ["metadata"]["generation"] == deployment["metadata"]["generation"]);
+  CHECK(c.mustGet(Cluster::pathOf("apps/v1", "Deployment", ns,
+                                  "gpo-gpu-placement-operator"))["metadata"]["generation"] ==
+        deployment["metadata"]["generation"]);
   CHECK(tool("kubectl delete -n " + ns + " -f " + file + " && kubectl delete namespace " + ns +
              " --wait=false")
             .exitCode == 0);
