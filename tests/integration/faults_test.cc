@@ -179,11 +179,11 @@ TEST_CASE("every fault at once: no update lost, nothing written twice") {
     CHECK(faults[kind] >= 1);
   }
   MESSAGE("requests: " << requests.size() << ", faults injected: " << [&] {
-    int total = 0;
+    std::string text;
     for (const auto& [kind, count] : faults) {
-      total += count;
+      text += kind + " " + std::to_string(count) + ", ";
     }
-    return total;
+    return text;
   }());
 
   for (int i = 0; i < kWorkloads; ++i) {

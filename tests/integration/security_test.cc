@@ -392,7 +392,8 @@ TEST_CASE(
   createNamespace(c, ns);
   createDeployment(c, ns, "model");
   const auto before = c.mustGet(deploymentsPath(ns, "model"));
-  OperatorProcess op(kubeconfig);
+  // Its own namespace only: the other tests' workloads are not its to place.
+  OperatorProcess op(kubeconfig, {"--namespaces", ns});
   REQUIRE_MESSAGE(op.waitReady(), op.log());
   const auto start = std::chrono::steady_clock::now();
   REQUIRE(
