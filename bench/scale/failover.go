@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,21 +33,33 @@ type FailoverSettings struct {
 }
 
 type FailoverFigures struct {
-	Scenario          string         `json:"scenario"`
-	Workloads         int            `json:"workloads"`
-	PlacedBeforeFault int            `json:"placedBeforeFault"`
-	SecondsToLead     float64        `json:"secondsFromFaultToLeading"` // a replica reports leading again
-	SecondsToResume   float64        `json:"secondsFromFaultToNextPlacement"`
-	Bound             float64        `json:"boundSeconds"` // lease duration + retry period (kill-leader)
-	SecondsToPlaceAll float64        `json:"secondsToPlaceAll"`
-	Placed            int            `json:"placed"`
-	PlacedCorrectly   int            `json:"placedOnTheExpectedType"`
-	Missed            int            `json:"missed"`          // Deployments with no accepted patch
-	PatchedTwice      int            `json:"patchedTwice"`    // Deployments with more than one accepted patch
-	AcceptedPatches   int            `json:"acceptedPatches"` // 200 answers to Deployment patches
+	Scenario          string  `json:"scenario"`
+	Workloads         int     `json:"workloads"`
+	PlacedBeforeFault int     `json:"placedBeforeFault"`
+	SecondsToLead     float64 `json:"secondsFromFaultToLeading"` // a replica reports leading again
+	SecondsToResume   float64 `json:"secondsFromFaultToNextPlacement"`
+	Bound             float64 `json:"boundSeconds"` // lease duration + retry period (kill-leader)
+	SecondsToPlaceAll float64 `json:"secondsToPlaceAll"`
+	Placed            int     `json:"placed"`
+	PlacedCorrectly   int     `json:"placedOnTheExpectedType"`
+	// From each Deployment's generation, the server's own count of pod
+	// template changes (1 at creation, 2 once placed): the audit log's
+	// answer codes miss a patch applied after its client was killed.
+	Missed          int `json:"missed"`          // generation 1: never placed
+	PatchedTwice    int `json:"patchedTwice"`    // generation above 2: placed more than once
+	AcceptedPatches int `json:"acceptedPatches"` // 200 answers to Deployment patches in the audit log
+	// Patches the audit log shows without a 200 (the client gone: 504) that
+	// the Deployment shows applied.
+	UnansweredPatches int            `json:"patchesAppliedWithoutAnswer"`
 	RefusedPatches    int            `json:"conflictPatches"` // 409 answers (stale cache, resolved)
 	PatchesByReplica  map[string]int `json:"acceptedPatchesByReplica"`
 	LeaderExits       int            `json:"replicaExits"` // replicas that exited (the killed one counts)
+	ServerDown        float64        `json:"apiServerRestartSeconds,omitempty"`
+	// Events are best effort: one not written while the server is away is
+	// not sent again (a POST whose answer was lost may have been acted on).
+	PlacedEvents     int `json:"placedEvents"`
+	EventsMissing    int `json:"workloadsWithoutPlacedEvent"`
+	EventsDuplicated int `json:"workloadsWithPlacedEventTwice"`
 }
 
 func parseFailover(args []string) (FailoverSettings, error) {
@@ -107,6 +120,10 @@ func runFailover(args []string) error {
 	}
 	logf("wrote %s", file)
 	for _, figures := range results {
+		if figures.Bound > 0 && figures.SecondsToLead > figures.Bound+1 {
+			return fmt.Errorf("%s: leading again after %.1f s, above the bound of %.0f s (and a second of polling)",
+				figures.Scenario, figures.SecondsToLead, figures.Bound)
+		}
 		if figures.Missed != 0 || figures.PatchedTwice != 0 || figures.PlacedCorrectly != figures.Workloads {
 			return fmt.Errorf("%s: %d missed, %d patched twice, %d of %d on the expected type",
 				figures.Scenario, figures.Missed, figures.PatchedTwice, figures.PlacedCorrectly, figures.Workloads)
@@ -118,10 +135,11 @@ func runFailover(args []string) error {
 func printFailover(f FailoverFigures) {
 	fmt.Printf("%s, %d workloads, fault after %d placed: leading again after %.2f s (bound %.0f s), "+
 		"placing again after %.2f s; all placed in %.1f s; %d on the expected type; "+
-		"%d accepted Deployment patches (%v), %d conflicts; missed %d, patched twice %d\n",
+		"%d accepted Deployment patches (%v), %d applied without an answer, %d conflicts; missed %d, patched twice %d; "+
+		"API server restart %.1f s, replicas exited %d; Placed Events %d (missing %d, twice %d)\n",
 		f.Scenario, f.Workloads, f.PlacedBeforeFault, f.SecondsToLead, f.Bound, f.SecondsToResume,
-		f.SecondsToPlaceAll, f.PlacedCorrectly, f.AcceptedPatches, f.PatchesByReplica, f.RefusedPatches,
-		f.Missed, f.PatchedTwice)
+		f.SecondsToPlaceAll, f.PlacedCorrectly, f.AcceptedPatches, f.PatchesByReplica, f.UnansweredPatches, f.RefusedPatches,
+		f.Missed, f.PatchedTwice, f.ServerDown, f.LeaderExits, f.PlacedEvents, f.EventsMissing, f.EventsDuplicated)
 }
 
 // leaderOf answers which replica reports leading (-1: none).
@@ -245,12 +263,18 @@ func failover(settings FailoverSettings, scenario string) (FailoverFigures, erro
 		}
 		replicas[leader].command.Process.Signal(syscall.SIGKILL)
 		<-replicas[leader].exited
-		figures.Bound = (settings.Lease + settings.Retry).Seconds()
+		// The standby times the lease from when it saw the last renewal,
+		// which it reads once a retry period: up to one period late, then
+		// it tries once a period (client-go's bound, too).
+		figures.Bound = (settings.Lease + 2*settings.Retry).Seconds()
 	case "restart-apiserver":
 		restart := exec.Command(filepath.Join(settings.Repo, "scripts", "controlplane"), "restart-apiserver", dir)
 		if output, err := restart.CombinedOutput(); err != nil {
 			return figures, fmt.Errorf("restarting the API server: %v\n%s", err, output)
 		}
+		figures.ServerDown = round(time.Since(faultAt).Seconds(), 2)
+		// Placing again counts from when the server answers again.
+		faultAt = time.Now()
 		// The watch of the harness broke with the server: a new one.
 		watch.Stop()
 		if watch, err = watchDeployments(plane.client); err != nil {
@@ -312,12 +336,19 @@ func judgeFailover(figures *FailoverFigures, plane *ControlPlane, replicas []*Re
 				figures.PlacedCorrectly++
 			}
 		}
+		switch generation := item.Metadata.Generation; {
+		case generation <= 1:
+			figures.Missed++
+		case generation > 2:
+			figures.PatchedTwice++
+		}
 	}
 	requests, err := plane.Audit()
 	if err != nil {
 		return err
 	}
 	accepted := map[string]int{}
+	unanswered := map[string]bool{}
 	agents := map[string]string{}
 	for _, r := range requests {
 		if r.User != operatorUser || r.Verb != "patch" || r.Resource != "deployments" {
@@ -338,14 +369,13 @@ func judgeFailover(figures *FailoverFigures, plane *ControlPlane, replicas []*Re
 			figures.PatchesByReplica[agents[r.UserAgent]]++
 		case 409:
 			figures.RefusedPatches++
+		default:
+			unanswered[r.Name] = true
 		}
 	}
-	for name := range index {
-		switch n := accepted[name]; {
-		case n == 0:
-			figures.Missed++
-		case n > 1:
-			figures.PatchedTwice++
+	for name := range unanswered {
+		if accepted[name] == 0 {
+			figures.UnansweredPatches++
 		}
 	}
 	for _, replica := range replicas {
@@ -355,11 +385,59 @@ func judgeFailover(figures *FailoverFigures, plane *ControlPlane, replicas []*Re
 		default:
 		}
 	}
+	if err := countPlacedEvents(figures, plane, index); err != nil {
+		return err
+	}
 	names := make([]string, 0, len(agents))
 	for agent := range agents {
 		names = append(names, agent)
 	}
 	sort.Strings(names)
 	logf("patchers (user agents): %s", strings.Join(names, "; "))
+	return nil
+}
+
+// countPlacedEvents reads the bench namespace's Events: one Placed Event
+// per workload is what the operator means to write.
+func countPlacedEvents(figures *FailoverFigures, plane *ControlPlane, workloads map[string]int) error {
+	perWorkload := map[string]int{}
+	next := ""
+	for {
+		var page struct {
+			Metadata struct {
+				Continue string `json:"continue"`
+			} `json:"metadata"`
+			Items []struct {
+				Reason         string `json:"reason"`
+				InvolvedObject struct {
+					Name string `json:"name"`
+				} `json:"involvedObject"`
+			} `json:"items"`
+		}
+		query := "?limit=500"
+		if next != "" {
+			query += "&continue=" + url.QueryEscape(next)
+		}
+		if err := plane.client.Do("GET", "/api/v1/namespaces/"+benchNamespace+"/events"+query, "", nil, &page); err != nil {
+			return err
+		}
+		for _, event := range page.Items {
+			if event.Reason == "Placed" {
+				perWorkload[event.InvolvedObject.Name]++
+				figures.PlacedEvents++
+			}
+		}
+		if next = page.Metadata.Continue; next == "" {
+			break
+		}
+	}
+	for name := range workloads {
+		switch n := perWorkload[name]; {
+		case n == 0:
+			figures.EventsMissing++
+		case n > 1:
+			figures.EventsDuplicated++
+		}
+	}
 	return nil
 }
