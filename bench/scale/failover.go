@@ -38,7 +38,7 @@ type FailoverFigures struct {
 	PlacedBeforeFault int     `json:"placedBeforeFault"`
 	SecondsToLead     float64 `json:"secondsFromFaultToLeading"` // a replica reports leading again
 	SecondsToResume   float64 `json:"secondsFromFaultToNextPlacement"`
-	Bound             float64 `json:"boundSeconds"` // lease duration + retry period (kill-leader)
+	Bound             float64 `json:"boundSeconds"` // lease duration + 2 retry periods (kill-leader)
 	SecondsToPlaceAll float64 `json:"secondsToPlaceAll"`
 	Placed            int     `json:"placed"`
 	PlacedCorrectly   int     `json:"placedOnTheExpectedType"`
