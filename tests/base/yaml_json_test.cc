@@ -35,4 +35,13 @@ TEST_CASE("malformed YAML is an error, at once") {
   }
 }
 
+// Regression (fuzz/regressions/rules_yaml): std::stod threw out of range
+// on a float too large for a double, and the exception ended the process.
+TEST_CASE("numbers out of range stay text") {
+  auto document = parseYaml("big: 4222222222E222221\ntiny: 1e-999\nfine: 2.5e3\n", "t");
+  REQUIRE_MESSAGE(document.ok(), document.error().describe());
+  CHECK((*document)["big"] == "4222222222E222221");
+  CHECK((*document)["fine"] == 2500.0);
+}
+
 }  // namespace gpuplacement::base

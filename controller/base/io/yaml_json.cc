@@ -1,6 +1,8 @@
 #include "base/io/yaml_json.h"
 
+#include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -38,7 +40,15 @@ json plainScalar(const std::string& text) {
     return text;  // too large for an integer: keep the digits
   }
   if (std::regex_match(text, floatPattern)) {
-    return std::stod(text);
+    // Not std::stod: it throws on "1e999" (found by fuzz/targets/rules_yaml.cc;
+    // it ended the process). Out of range, keep the text, as for integers.
+    char* end = nullptr;
+    errno = 0;
+    const double value = std::strtod(text.c_str(), &end);
+    if (errno == ERANGE || end != text.c_str() + text.size()) {
+      return text;
+    }
+    return value;
   }
   return text;
 }
