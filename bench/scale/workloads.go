@@ -249,9 +249,14 @@ func watchDeployments(client *Client) (*DeploymentWatch, error) {
 		return nil, err
 	}
 	watch := &DeploymentWatch{state: map[string]*deploymentState{}, errs: make(chan error, 1)}
+	listed := time.Now()
 	for _, item := range items {
-		watch.state[item.Metadata.Name] = &deploymentState{resourceVersion: item.Metadata.ResourceVersion,
+		state := &deploymentState{resourceVersion: item.Metadata.ResourceVersion,
 			instanceType: selectedInstanceType(item.Spec)}
+		if state.instanceType != "" {
+			state.placedAt = listed // placed before the watch began (a watch started again)
+		}
+		watch.state[item.Metadata.Name] = state
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	watch.cancel = cancel

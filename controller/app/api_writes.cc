@@ -42,10 +42,28 @@ asio::awaitable<kube::ApiResult<DeploymentRead>> ApiWrites::patchDeployment(std:
                                                                             std::string name,
                                                                             json patch) {
   auto result = co_await client_.patch(deploymentPath(ns, name), patch, kube::PatchType::Strategic);
+  noteRefusal("patch deployments.apps", ns, !result && result.error().forbidden());
   if (!result) {
     co_return result.error();
   }
   co_return deploymentRead(*result);
+}
+
+void ApiWrites::noteRefusal(const std::string& what, const std::string& ns, bool forbidden) {
+  const std::string key = what + "|" + ns;
+  if (forbidden) {
+    refused_[key] = what + " in namespace " + ns;
+  } else {
+    refused_.erase(key);
+  }
+}
+
+std::string ApiWrites::refusals() const {
+  std::string text;
+  for (const auto& [key, description] : refused_) {
+    text += (text.empty() ? "" : ", ") + description;
+  }
+  return text;
 }
 
 asio::awaitable<kube::ApiResult<std::uint64_t>> ApiWrites::replaceWorkloadStatus(std::string ns,
@@ -54,6 +72,8 @@ asio::awaitable<kube::ApiResult<std::uint64_t>> ApiWrites::replaceWorkloadStatus
   const auto patch = replaceStatus(status);
   auto result =
       co_await client_.patch(workloadPath(ns, name) + "/status", patch, kube::PatchType::Json);
+  noteRefusal("patch gpuworkloads.gpuplacement.io/status", ns,
+              !result && result.error().forbidden());
   if (!result) {
     co_return result.error();
   }

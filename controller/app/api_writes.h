@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,11 +51,19 @@ class ApiWrites {
   asio::awaitable<void> recordEvent(std::string ns, std::string name, std::string uid,
                                     core::Event event, int count = 1);
 
+  // The writes the server refused with 403 and has not allowed since, for
+  // /readyz ("patch deployments.apps in namespace ml"); empty when none.
+  std::string refusals() const;
+
  private:
+  // Notes a 403 on `what` in `ns`, or forgets it once the write went through.
+  void noteRefusal(const std::string& what, const std::string& ns, bool forbidden);
+
   kube::KubeClient& client_;
   Logger& log_;
   const runtime::Clock& clock_;
-  std::string instance_;  // this replica, for Events
+  std::string instance_;                        // this replica, for Events
+  std::map<std::string, std::string> refused_;  // "what|ns" -> "what in namespace ns"
 };
 
 }  // namespace gpuplacement::app

@@ -54,6 +54,8 @@ class Manager {
   // The loops are turning: the event loop answers (the caller proves that)
   // and no informer is stuck failing.
   bool healthy() const { return caches_.healthy(); }
+  // Writes the API server refuses this operator (403), for /readyz.
+  std::string refusals() const { return writes_.refusals(); }
 
  private:
   // Whether the server serves Karpenter's NodePools (discovery, once at

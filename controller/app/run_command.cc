@@ -194,9 +194,16 @@ base::Result<std::vector<std::unique_ptr<HttpServer>>> serve(asio::any_io_execut
                              return manager.healthy() ? HttpAnswer{200, "ok\n"}
                                                       : HttpAnswer{500, "informers are failing\n"};
                            }},
-                          {"/readyz", [&manager] {
-                             return manager.synced() ? HttpAnswer{200, "ok\n"}
-                                                     : HttpAnswer{503, "caches are not synced\n"};
+                          {"/readyz", [&] {
+                             if (!manager.synced()) {
+                               return HttpAnswer{503, "caches are not synced\n"};
+                             }
+                             // Ready but unable to do the job: say so, so
+                             // `kubectl get pods` shows it (RBAC out of date).
+                             if (auto refused = manager.refusals(); !refused.empty()) {
+                               return HttpAnswer{503, "forbidden: " + refused + "\n"};
+                             }
+                             return HttpAnswer{200, "ok\n"};
                            }}});
   std::vector<std::unique_ptr<HttpServer>> servers;
   for (auto* server : {&metricsServer, &healthServer}) {

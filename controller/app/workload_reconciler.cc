@@ -10,6 +10,23 @@ constexpr auto kCacheLag = std::chrono::milliseconds(100);
 // A Deployment that keeps changing between our read and our patch.
 constexpr int kPatchAttempts = 4;
 
+// A patch the server will refuse again until someone changes something:
+// 403 (RBAC) or 422 (the result would be invalid, e.g. annotations over
+// 256 KiB). Said on the GpuWorkload, not retried in silence.
+std::optional<core::TargetOutcome> refused(const kube::ApiError& error,
+                                           const core::DeploymentState& state,
+                                           const std::string& name) {
+  using Kind = core::TargetOutcome::Kind;
+  if (!error.forbidden() && error.status != 422) {
+    return std::nullopt;
+  }
+  return core::TargetOutcome{
+      error.forbidden() ? Kind::Forbidden : Kind::Blocked,
+      state,
+      {},
+      "the API server refused the patch of Deployment " + name + ": " + error.describe()};
+}
+
 ReconcileResult resultOf(const core::NextReconcile& next) {
   switch (next.kind) {
     case core::NextReconcile::Kind::After:
@@ -127,9 +144,15 @@ asio::awaitable<ReconcileResult> WorkloadReconciler::reconcile(const runtime::Ob
     }
     outcome = std::move(written).value();
   }
+  const bool forbidden = outcome && outcome->kind == core::TargetOutcome::Kind::Forbidden;
   auto record =
       core::recordWorkload(snapshot.input, std::move(plan), outcome ? &*outcome : nullptr);
-  co_return co_await apply(key, snapshot, std::move(record));
+  auto result = co_await apply(key, snapshot, std::move(record));
+  if (forbidden && result.outcome != ReconcileResult::Outcome::Error) {
+    // Permissions change without an event we watch: try again, backing off.
+    co_return ReconcileResult::error(outcome->error);
+  }
+  co_return result;
 }
 
 std::optional<ReconcileResult> WorkloadReconciler::cacheLag(const std::string& key) {
@@ -197,8 +220,9 @@ asio::awaitable<base::Result<base::Ok, std::string>> WorkloadReconciler::release
   if (!outcome) {
     co_return outcome.error();
   }
-  if (outcome->kind == core::TargetOutcome::Kind::Blocked && !outcome->error.empty()) {
-    co_return outcome->error;  // an ownership record that cannot be read
+  if ((outcome->kind == core::TargetOutcome::Kind::Blocked && !outcome->error.empty()) ||
+      outcome->kind == core::TargetOutcome::Kind::Forbidden) {
+    co_return outcome->error;  // a record that cannot be read, or a refused patch
   }
   finishRollout(deploymentKey);
   if (outcome->kind == core::TargetOutcome::Kind::Written) {
@@ -255,6 +279,9 @@ asio::awaitable<WorkloadReconciler::Outcome> WorkloadReconciler::converge(
     }
     if (patched.error().notFound()) {
       co_return core::TargetOutcome{Kind::NotFound, {}, {}, ""};
+    }
+    if (auto refusal = refused(patched.error(), state, name)) {
+      co_return *refusal;
     }
     if (!patched.error().conflict()) {
       co_return "patching the Deployment: " + patched.error().describe();

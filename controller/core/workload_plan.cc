@@ -331,6 +331,11 @@ void recordOutcome(const WorkloadInput& input, const TargetOutcome& outcome, Sta
       draft.notApplied(outcome.conflicts.empty() ? "InvalidTarget" : "Conflict",
                        outcome.conflicts.empty() ? outcome.error : joined(outcome.conflicts));
       break;
+    case TargetOutcome::Kind::Forbidden:
+      // RBAC out of date: nothing was written; the caller retries.
+      plan.view.placement = plan.decision->placement;
+      draft.notApplied("Forbidden", outcome.error);
+      break;
     case TargetOutcome::Kind::Written:
     case TargetOutcome::Kind::Unchanged:
       recordApplied(input, outcome, draft, plan, record);

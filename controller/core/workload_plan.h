@@ -151,11 +151,12 @@ struct TargetOutcome {
     Unchanged,  // it already carried the placement; `state` as it is
     Blocked,    // the team's fields (or a missing container) stand in the way
     NotFound,   // the Deployment is gone
+    Forbidden,  // the server refused the operator the write (403); `error` says which
   };
   Kind kind = Kind::Unchanged;
   DeploymentState state;
   std::vector<std::string> conflicts;  // Blocked
-  std::string error;                   // Blocked without conflicts
+  std::string error;                   // Blocked without conflicts, Forbidden
 };
 
 // The outcome when plan.write needs no request: its patch is empty or blocked.
