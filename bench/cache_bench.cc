@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
   std::printf("cache_bench: %zu GpuWorkloads and %zu Deployments in pages of %zu\n", count, count,
               kPageSize);
   load("gpuworkloads", workloadPages, count, workloads,
-       [](const json& object) { return app::packWorkload(object); });
+       [&catalog](const json& object) { return app::packWorkload(object, catalog); });
   load("deployments", deploymentPages, count, deployments,
        [](const json& object) { return app::packDeployment(core::deploymentFromJson(object)); });
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
   const auto unpackStart = Clock::now();
   std::size_t valid = 0;
   for (const auto& [key, entry] : workloads) {
-    valid += entry.value.unpack(catalog).spec.has_value();
+    valid += entry.value.unpack().spec.has_value();
   }
   const double unpackMicros =
       std::chrono::duration<double, std::micro>(Clock::now() - unpackStart).count() /

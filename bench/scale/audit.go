@@ -17,28 +17,37 @@ kind: Policy
 omitStages: [RequestReceived]
 rules:
 - level: Metadata
-  users: ["%s", "%s"]
+  users: ["%s", "%s", "%s"]
 - level: None
 `
 
 type auditEntry struct {
-	AuditID  string    `json:"auditID"`
-	Verb     string    `json:"verb"`
-	Received time.Time `json:"requestReceivedTimestamp"`
-	User     struct {
+	AuditID   string    `json:"auditID"`
+	Verb      string    `json:"verb"`
+	Stage     string    `json:"stage"`
+	Received  time.Time `json:"requestReceivedTimestamp"`
+	UserAgent string    `json:"userAgent"`
+	User      struct {
 		Username string `json:"username"`
 	} `json:"user"`
 	ObjectRef struct {
 		Resource    string `json:"resource"`
 		Subresource string `json:"subresource"`
+		Name        string `json:"name"`
 	} `json:"objectRef"`
+	ResponseStatus struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
 }
 
 type Request struct {
-	User     string
-	Verb     string // get, list, watch, create, patch, update, delete
-	Resource string // e.g. deployments, gpuworkloads/status
-	Received time.Time
+	User      string
+	Verb      string // get, list, watch, create, patch, update, delete
+	Resource  string // e.g. deployments, gpuworkloads/status
+	Received  time.Time
+	Name      string // the object's name, when the request names one
+	UserAgent string // tells replicas apart: the operator puts its identity there
+	Code      int    // the answer's status; 0 for a watch still open when the log was read
 }
 
 func readAudit(path string) ([]Request, error) {
@@ -47,7 +56,7 @@ func readAudit(path string) ([]Request, error) {
 		return nil, err
 	}
 	defer file.Close()
-	seen := map[string]bool{}
+	seen := map[string]int{} // audit ID -> index in requests
 	var requests []Request
 	// Only the last line may be unreadable (still being written): any
 	// other would make the counts low without a word.
@@ -63,15 +72,20 @@ func readAudit(path string) ([]Request, error) {
 			unreadable = line
 			continue
 		}
-		if seen[entry.AuditID] {
-			continue // a watch logs ResponseStarted and ResponseComplete
-		}
-		seen[entry.AuditID] = true
 		resource := entry.ObjectRef.Resource
 		if entry.ObjectRef.Subresource != "" {
 			resource += "/" + entry.ObjectRef.Subresource
 		}
-		requests = append(requests, Request{entry.User.Username, entry.Verb, resource, entry.Received})
+		if index, ok := seen[entry.AuditID]; ok {
+			// A watch logs ResponseStarted and ResponseComplete: one request.
+			if entry.Stage == "ResponseComplete" {
+				requests[index].Code = entry.ResponseStatus.Code
+			}
+			continue
+		}
+		seen[entry.AuditID] = len(requests)
+		requests = append(requests, Request{entry.User.Username, entry.Verb, resource, entry.Received,
+			entry.ObjectRef.Name, entry.UserAgent, entry.ResponseStatus.Code})
 	}
 	return requests, scanner.Err()
 }

@@ -53,6 +53,8 @@ type ControlPlane struct {
 	client *Client
 	// kube-apiserver and etcd, whose CPU time the figures include.
 	serverPids []int
+	// CPU seconds of kube-apiserver processes restarted away (RestartAPIServer).
+	restartedCPU float64
 }
 
 func startControlPlane(repo, dir string, stopWithUs bool) (*ControlPlane, error) {
@@ -60,7 +62,7 @@ func startControlPlane(repo, dir string, stopWithUs bool) (*ControlPlane, error)
 		return nil, err
 	}
 	policyFile := filepath.Join(filepath.Dir(dir), "audit-policy.yaml")
-	if err := os.WriteFile(policyFile, []byte(fmt.Sprintf(auditPolicy, operatorUser, floorUser)), 0o644); err != nil {
+	if err := os.WriteFile(policyFile, []byte(fmt.Sprintf(auditPolicy, operatorUser, floorUser, controllerRuntimeUser)), 0o644); err != nil {
 		return nil, err
 	}
 	script := filepath.Join(repo, "scripts", "controlplane")
@@ -174,7 +176,10 @@ func (p *ControlPlane) Install() error {
 			return err
 		}
 	}
-	_, err := p.kubectl(floorRBACManifest, "apply", "-f", "-")
+	if _, err := p.kubectl(floorRBACManifest, "apply", "-f", "-"); err != nil {
+		return err
+	}
+	_, err := p.kubectl(controllerRuntimeRBACManifest, "apply", "-f", "-")
 	return err
 }
 
@@ -185,11 +190,16 @@ func (p *ControlPlane) token(namespace, serviceAccount string) (string, error) {
 
 // OperatorKubeconfig writes a kubeconfig with the operator's token.
 func (p *ControlPlane) OperatorKubeconfig() (string, error) {
-	token, err := p.token("gpu-placement-system", "gpu-placement-operator")
+	return p.Kubeconfig("gpu-placement-system", "gpu-placement-operator", "operator.kubeconfig")
+}
+
+// Kubeconfig writes DIR/file, a kubeconfig with a service account's token.
+func (p *ControlPlane) Kubeconfig(namespace, serviceAccount, file string) (string, error) {
+	token, err := p.token(namespace, serviceAccount)
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(p.dir, "operator.kubeconfig")
+	path := filepath.Join(p.dir, file)
 	config := fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters: [{name: bench, cluster: {server: %q, certificate-authority: %q}}]
@@ -213,15 +223,46 @@ func (p *ControlPlane) FloorCredentials() (string, error) {
 
 // ServerCPUSeconds is the CPU time kube-apiserver and etcd have used so far.
 func (p *ControlPlane) ServerCPUSeconds() (float64, error) {
-	total := 0.0
-	for _, pid := range p.serverPids {
+	apiserver, etcd, err := p.CPUSeconds()
+	return apiserver + etcd, err
+}
+
+// CPUSeconds is the CPU time kube-apiserver (those restarted away
+// included) and etcd have used so far, each.
+func (p *ControlPlane) CPUSeconds() (apiserver, etcd float64, err error) {
+	var seconds [2]float64
+	for i, pid := range p.serverPids {
 		stats, ok := readProc(pid)
 		if !ok {
-			return 0, fmt.Errorf("the control plane process %d is gone", pid)
+			return 0, 0, fmt.Errorf("the control plane process %d is gone", pid)
 		}
-		total += stats.CPUSeconds
+		seconds[i] = stats.CPUSeconds
 	}
-	return total, nil
+	return seconds[0] + p.restartedCPU, seconds[1], nil
+}
+
+// RestartAPIServer stops kube-apiserver and starts it again on the same
+// port (scripts/controlplane restart-apiserver), etcd untouched: every
+// watch ends, every connection breaks. The old process's CPU time, read
+// just before it is stopped, stays in CPUSeconds (what its shutdown used
+// after that is not counted).
+func (p *ControlPlane) RestartAPIServer() error {
+	before, _ := readProc(p.serverPids[0])
+	script := filepath.Join(p.repo, "scripts", "controlplane")
+	if output, err := exec.Command(script, "restart-apiserver", p.dir).CombinedOutput(); err != nil {
+		return fmt.Errorf("restarting kube-apiserver: %v\n%s", err, output)
+	}
+	data, err := os.ReadFile(filepath.Join(p.dir, "kube-apiserver.pid"))
+	if err != nil {
+		return err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		return fmt.Errorf("kube-apiserver.pid: %v", err)
+	}
+	p.restartedCPU += before.CPUSeconds
+	p.serverPids[0] = pid
+	return nil
 }
 
 // Audit reads the audit log once the batch writer has flushed.

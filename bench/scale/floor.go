@@ -4,14 +4,18 @@ package main
 // one strategic-merge PATCH of its Deployment and nothing else: no cache
 // of Deployments, no decision, no status, no events, no finalizer, no
 // rate limit, a goroutine per event. The operator's figures are reported
-// as ratios to it.
+// as ratios to it. It keeps its watch open across anything that ends it
+// (Client.Follow), so it places every workload once however long the run.
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -47,23 +51,64 @@ func runFloor(args []string) error {
 		"containers": []map[string]any{{"name": "server", "resources": map[string]any{
 			"limits": map[string]string{"nvidia.com/gpu": "1"}, "requests": map[string]string{"nvidia.com/gpu": "1"}}}},
 	}}}}
-	return client.Watch(context.Background(), workloads, resourceVersion, func(event WatchEvent, _ time.Time) {
-		if event.Type != "ADDED" {
-			return
-		}
+	// Each workload once: the watch is reopened whenever it ends (an API
+	// server restart, its timeout, EOF), and a relist after 410 Gone hands
+	// back workloads already seen, and any created while it was down.
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	place := func(object Object) {
 		var spec struct {
 			TargetRef struct {
 				Name string `json:"name"`
 			} `json:"targetRef"`
 		}
-		if json.Unmarshal(event.Object.Spec, &spec) != nil || spec.TargetRef.Name == "" {
+		if json.Unmarshal(object.Spec, &spec) != nil || spec.TargetRef.Name == "" {
+			return
+		}
+		key := object.Metadata.Namespace + "/" + object.Metadata.Name
+		mu.Lock()
+		done := seen[key]
+		seen[key] = true
+		mu.Unlock()
+		if done {
 			return
 		}
 		path := "/apis/apps/v1/namespaces/" + *namespace + "/deployments/" + spec.TargetRef.Name
-		go func() {
-			if err := client.Patch(path, StrategicPatch, patch); err != nil {
-				fmt.Fprintln(os.Stderr, "floor:", spec.TargetRef.Name, err)
+		go patchWithRetries(client, path, patch, spec.TargetRef.Name)
+	}
+	return client.Follow(context.Background(), workloads, resourceVersion,
+		func(event WatchEvent, _ time.Time) {
+			if event.Type == "ADDED" {
+				place(event.Object)
 			}
-		}()
-	})
+		},
+		func(items []Object, _ time.Time) {
+			for _, item := range items {
+				place(item)
+			}
+		},
+		func(err error) { fmt.Fprintln(os.Stderr, "floor: reopening the watch:", err) })
+}
+
+// patchWithRetries: a patch that failed on the way (the server restarting,
+// 429, 5xx, or 403 and 404 from a server just restarted, whose RBAC and
+// CRDs are not loaded yet) is sent again, a few times, as a controller
+// requeues it.
+func patchWithRetries(client *Client, path string, patch any, name string) {
+	backoff := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := client.Patch(path, StrategicPatch, patch)
+		if err == nil {
+			return
+		}
+		var apiErr *APIError
+		final := errors.As(err, &apiErr) && apiErr.Code < 500 && apiErr.Code != http.StatusTooManyRequests &&
+			apiErr.Code != http.StatusForbidden && apiErr.Code != http.StatusNotFound
+		if final || attempt == 10 {
+			fmt.Fprintln(os.Stderr, "floor:", name, err)
+			return
+		}
+		time.Sleep(backoff)
+		backoff = min(2*backoff, 3*time.Second)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -138,6 +139,7 @@ type Object struct {
 	} `json:"metadata"`
 	Spec   json.RawMessage `json:"spec"`
 	Status json.RawMessage `json:"status"`
+	Code   int             `json:"code,omitempty"` // a Status's (watch ERROR events)
 }
 
 type List struct {
@@ -198,6 +200,85 @@ func (c *Client) Watch(ctx context.Context, path, resourceVersion string, handle
 			return err
 		}
 		handle(event, time.Now())
+	}
+}
+
+// Follow watches a collection from resourceVersion until ctx ends, and
+// never gives up on its own: whenever the stream ends (EOF, the server's
+// timeout, an API server restart, a network error) it reopens the watch
+// from the last resourceVersion it saw (events and bookmarks), after a
+// short backoff while the server does not answer. When that version is too
+// old for the server (410 Gone, as after a restart), it lists the
+// collection again and hands the items to relist (with the list's time),
+// then watches from the list. reopened, when not nil, hears why each watch
+// ended. It returns only when ctx ends: like client-go's reflector it
+// retries any refusal too, since a restarted server refuses for a moment
+// what it will allow (403 before its RBAC cache has filled, 404 before it
+// serves the CRDs again).
+func (c *Client) Follow(ctx context.Context, path, resourceVersion string, handle func(WatchEvent, time.Time),
+	relist func([]Object, time.Time), reopened func(error)) error {
+	backoff := 100 * time.Millisecond
+	for {
+		gone := false
+		opened := time.Now()
+		err := c.Watch(ctx, path, resourceVersion, func(event WatchEvent, at time.Time) {
+			switch event.Type {
+			case "ERROR":
+				// A Status, not an object: 410 means the version is too
+				// old; whatever else it says, listing again is safe.
+				gone = true
+				return
+			case "BOOKMARK":
+			default:
+				handle(event, at)
+			}
+			if rv := event.Object.Metadata.ResourceVersion; rv != "" {
+				resourceVersion = rv
+			}
+		})
+		if ctx.Err() != nil {
+			return nil
+		}
+		var apiErr *APIError
+		if errors.As(err, &apiErr) && apiErr.Code == http.StatusGone {
+			gone = true
+		}
+		if err == nil {
+			err = errors.New("the watch ended")
+		}
+		if gone {
+			err = fmt.Errorf("%v (resourceVersion %s too old: listing again)", err, resourceVersion)
+		}
+		if reopened != nil {
+			reopened(err)
+		}
+		if time.Since(opened) > 5*time.Second {
+			backoff = 100 * time.Millisecond // it had worked: no penalty
+		}
+		for gone && ctx.Err() == nil {
+			items, rv, listErr := c.ListAll(path)
+			if listErr == nil {
+				relist(items, time.Now())
+				resourceVersion = rv
+				break
+			}
+			if reopened != nil {
+				reopened(fmt.Errorf("listing %s again: %v", path, listErr))
+			}
+			sleepCtx(ctx, backoff)
+			backoff = min(2*backoff, 2*time.Second)
+		}
+		if !gone {
+			sleepCtx(ctx, backoff)
+			backoff = min(2*backoff, 2*time.Second)
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
 	}
 }
 

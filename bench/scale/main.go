@@ -3,7 +3,9 @@
 //
 //	bench-scale run --repo DIR --operator BIN [--sizes 100,1000,10000] [--quick] ...
 //	bench-scale floor --credentials FILE --namespace NS   (the floor reactor)
+//	bench-scale writecost --repo DIR --operator BIN [--n 1000] (the API server's CPU per write)
 //	bench-scale plot RESULTS.json                          (redraws the PNG)
+//	bench-scale failover --repo DIR --operator BIN [--size 1000] [--scenarios kill-leader,restart-apiserver]
 package main
 
 import (
@@ -13,7 +15,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench-scale run|floor|plot ...")
+		fmt.Fprintln(os.Stderr, "usage: bench-scale run|floor|writecost|failover|plot ...")
 		os.Exit(2)
 	}
 	var err error
@@ -22,6 +24,10 @@ func main() {
 		err = runBench(os.Args[2:])
 	case "floor":
 		err = runFloor(os.Args[2:])
+	case "writecost":
+		err = runWriteCost(os.Args[2:])
+	case "failover":
+		err = runFailover(os.Args[2:])
 	case "plot":
 		if len(os.Args) != 3 {
 			err = fmt.Errorf("usage: bench-scale plot RESULTS.json")
@@ -29,7 +35,7 @@ func main() {
 			err = replot(os.Args[2])
 		}
 	default:
-		err = fmt.Errorf("unknown command %q (run, floor or plot)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (run, floor, writecost, failover or plot)", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench-scale:", err)

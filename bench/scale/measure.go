@@ -50,7 +50,14 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 	if size >= settings.BulkFrom {
 		extra = settings.BulkFlags
 	}
-	if reactorName == "operator" {
+	switch reactorName {
+	case "controller-runtime":
+		user = controllerRuntimeUser
+		if reactor, result.SecondsToReady, err = startControllerRuntime(settings, plane,
+			filepath.Join(dir, "controller-runtime.log")); err != nil {
+			return result, "", err
+		}
+	case "operator":
 		user = operatorUser
 		kubeconfig, err := plane.OperatorKubeconfig()
 		if err != nil {
@@ -64,7 +71,7 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 			reactor.stop()
 			return result, "", err
 		}
-	} else {
+	default:
 		credentials, err := plane.FloorCredentials()
 		if err != nil {
 			return result, "", err
@@ -98,12 +105,21 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 	}
 	logf("creating %d GpuWorkloads at %.0f/s", size, rate)
 	cpuBefore := sampler.Now().CPUSeconds
-	serverCPUBefore, err := plane.ServerCPUSeconds()
+	apiserverCPUBefore, etcdCPUBefore, err := plane.CPUSeconds()
 	if err != nil {
 		return result, "", err
 	}
+	var midway func()
+	if settings.RestartAPIServer {
+		midway = func() {
+			logf("restarting kube-apiserver after %d of %d creations", size/2, size)
+			if err := plane.RestartAPIServer(); err != nil {
+				logf("%v", err)
+			}
+		}
+	}
 	placementStart := time.Now()
-	sent, err := createAtRate(plane.client, size, rate)
+	sent, err := createAtRate(plane.client, size, rate, midway)
 	if err != nil {
 		return result, "", fmt.Errorf("creating GpuWorkloads: %v", err)
 	}
@@ -129,7 +145,7 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 			last = placedAt
 		}
 	}
-	if reactorName == "operator" {
+	if reactor.metricsPort != 0 { // the operator and controller-runtime
 		if _, err := reactor.settle(5 * time.Minute); err != nil {
 			return result, "", err
 		}
@@ -137,16 +153,21 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 		time.Sleep(2 * time.Second)
 	}
 	placementEnd := time.Now()
-	serverCPUAfter, err := plane.ServerCPUSeconds()
+	apiserverCPUAfter, etcdCPUAfter, err := plane.CPUSeconds()
 	if err != nil {
 		return result, "", err
 	}
 	result.LatenciesMs = latencies
 	result.Placement = PlacementFigures{Rate: rate, Placed: size, LatencyMs: summarize(latencies),
-		SecondsToPlaceAll: round(last.Sub(sent[0]).Seconds(), 3),
-		CPUSeconds:        round(sampler.Now().CPUSeconds-cpuBefore, 2),
-		ServerCPUSeconds:  round(serverCPUAfter-serverCPUBefore, 2)}
+		SecondsToPlaceAll:   round(last.Sub(sent[0]).Seconds(), 3),
+		CPUSeconds:          round(sampler.Now().CPUSeconds-cpuBefore, 2),
+		ServerCPUSeconds:    round(apiserverCPUAfter+etcdCPUAfter-apiserverCPUBefore-etcdCPUBefore, 2),
+		APIServerCPUSeconds: round(apiserverCPUAfter-apiserverCPUBefore, 2)}
 	result.Placement.PlacementsPerSec = round(float64(size)/result.Placement.SecondsToPlaceAll, 1)
+	perPlacement := func(seconds float64) float64 { return round(seconds/float64(size)*1000, 2) }
+	result.Placement.APIServerMsPerPlaced = perPlacement(apiserverCPUAfter - apiserverCPUBefore)
+	result.Placement.ServerCPUMsPerPlaced = perPlacement(apiserverCPUAfter + etcdCPUAfter - apiserverCPUBefore - etcdCPUBefore)
+	result.Placement.ReactorCPUMsPerPlaced = perPlacement(result.Placement.CPUSeconds)
 
 	// ---- idle ----------------------------------------------------------
 	logf("idle for %v", settings.Idle)

@@ -21,6 +21,8 @@ func printRun(r RunResult) {
 		"%.2f requests per placement; CPU %.1f s (control plane %.1f s); peak RSS %.1f MiB, idle RSS %.1f MiB, idle CPU %.3f%%\n",
 		r.Reactor, r.Size, p.Rate, p.LatencyMs.P50, p.LatencyMs.P90, p.LatencyMs.P99, p.LatencyMs.Max,
 		p.SecondsToPlaceAll, p.PlacementsPerSec, p.RequestsPerPlaced, p.CPUSeconds, p.ServerCPUSeconds, r.PeakRSSMiB, r.Idle.RSSMiB, r.Idle.CPUPercent)
+	fmt.Printf("  per placement: kube-apiserver CPU %.2f ms (with etcd %.2f ms), the reactor's CPU %.2f ms; requests: %s\n",
+		p.APIServerMsPerPlaced, p.ServerCPUMsPerPlaced, p.ReactorCPUMsPerPlaced, describeCounts(p.Requests))
 	if r.Replacement != nil {
 		x := r.Replacement
 		fmt.Printf("  re-placement: %d/%d moved (%d to the expected type) in %.2f s; %d requests (%s); others touched %d of %d\n",
@@ -53,8 +55,8 @@ func printSummary(report Report) {
 	fmt.Printf("decision engine: %s decisions/s, p50 %s us, p99 %s us\n", report.Decisions["decisionsPerSecond"],
 		report.Decisions["p50Micros"], report.Decisions["p99Micros"])
 	for _, ratio := range report.Ratios {
-		fmt.Printf("operator / floor at %d workloads: p50 %.2fx, p99 %.2fx, time to place all %.2fx, throughput %.2fx\n",
-			ratio.Size, ratio.P50, ratio.P99, ratio.TimeToPlace, ratio.Throughput)
+		fmt.Printf("%s / floor at %d workloads: p50 %.2fx, p99 %.2fx, time to place all %.2fx, throughput %.2fx\n",
+			ratio.Reactor, ratio.Size, ratio.P50, ratio.P99, ratio.TimeToPlace, ratio.Throughput)
 	}
 }
 
@@ -75,9 +77,10 @@ var palette = []color.Color{
 	color.RGBA{0xd6, 0x27, 0x28, 0xff}, color.RGBA{0x94, 0x67, 0xbd, 0xff},
 }
 
-// plot draws two panels: the placement latency distributions (operator
-// solid, floor dashed, one colour per size) and the operator's resident
-// memory over its run (placement, idle, re-placement, restart).
+// plot draws two panels: the placement latency distributions (one colour
+// per reactor, one dash pattern per size) and each reactor's resident
+// memory over its run (placement, idle, and for the operator re-placement,
+// then its restart in a thinner line).
 func drawPlot(report Report, path string) error {
 	latency := plot.New()
 	latency.Title.Text = "Placement latency (creation to Deployment patch seen on a watch)"
@@ -90,8 +93,8 @@ func drawPlot(report Report, path string) error {
 	latency.Add(plotter.NewGrid())
 
 	memory := plot.New()
-	memory.Title.Text = "Operator resident memory (first process, then the restarted one)"
-	memory.X.Label.Text = "seconds since the operator started"
+	memory.Title.Text = "Resident memory (the operator: first process, then the restarted one, thinner)"
+	memory.X.Label.Text = "seconds since the reactor started"
 	memory.Y.Label.Text = "RSS (MiB)"
 	memory.Add(plotter.NewGrid())
 
@@ -101,8 +104,15 @@ func drawPlot(report Report, path string) error {
 			sizes[run.Size] = len(sizes)
 		}
 	}
+	reactorColour := map[string]color.Color{"operator": palette[0], "floor": palette[1], "controller-runtime": palette[2]}
+	dashes := [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)},
+		{vg.Points(8), vg.Points(2), vg.Points(2), vg.Points(2)}}
 	for _, run := range report.Runs {
-		colour := palette[sizes[run.Size]%len(palette)]
+		colour, ok := reactorColour[run.Reactor]
+		if !ok {
+			colour = palette[3]
+		}
+		dash := dashes[sizes[run.Size]%len(dashes)]
 		sorted := append([]float64(nil), run.LatenciesMs...)
 		sort.Float64s(sorted)
 		points := make(plotter.XYs, 0, len(sorted))
@@ -115,15 +125,10 @@ func drawPlot(report Report, path string) error {
 		}
 		line.Color = colour
 		line.Width = vg.Points(1.5)
-		if run.Reactor == "floor" {
-			line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		}
+		line.Dashes = dash
 		latency.Add(line)
 		latency.Legend.Add(fmt.Sprintf("%s, %d", run.Reactor, run.Size), line)
 
-		if run.Reactor != "operator" {
-			continue
-		}
 		for part, samples := range [][]ProcSample{run.Samples, run.SamplesOfRestart} {
 			if len(samples) == 0 {
 				continue
@@ -140,12 +145,13 @@ func drawPlot(report Report, path string) error {
 			}
 			rss.Color = colour
 			rss.Width = vg.Points(1.5)
+			rss.Dashes = dash
 			if part == 1 {
-				rss.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+				rss.Width = vg.Points(0.75)
 			}
 			memory.Add(rss)
 			if part == 0 {
-				memory.Legend.Add(fmt.Sprintf("%d workloads", run.Size), rss)
+				memory.Legend.Add(fmt.Sprintf("%s, %d", run.Reactor, run.Size), rss)
 			}
 		}
 	}

@@ -36,6 +36,12 @@ type Settings struct {
 	OperatorFlags []string
 	BulkFlags     []string
 	Keep          bool
+	// The controller-runtime reactor (bench/scale/crreactor) and its extra flags.
+	ControllerRuntime      string
+	ControllerRuntimeFlags []string
+	// Restart kube-apiserver once, half-way through the creations: every
+	// watch ends and every reactor must reopen its own.
+	RestartAPIServer bool
 }
 
 // Figures of one measured run, as written to the JSON file.
@@ -57,6 +63,12 @@ type PlacementFigures struct {
 	RequestsPerPlaced float64       `json:"requestsPerPlacement"`
 	CPUSeconds        float64       `json:"cpuSeconds"`
 	ServerCPUSeconds  float64       `json:"controlPlaneCpuSeconds"` // kube-apiserver + etcd
+	// kube-apiserver alone, and per placement (the harness's creations
+	// and its watch included: the same for every reactor).
+	APIServerCPUSeconds   float64 `json:"apiServerCpuSeconds"`
+	APIServerMsPerPlaced  float64 `json:"apiServerCpuMsPerPlacement"`
+	ServerCPUMsPerPlaced  float64 `json:"controlPlaneCpuMsPerPlacement"`
+	ReactorCPUMsPerPlaced float64 `json:"reactorCpuMsPerPlacement"`
 }
 
 type IdleFigures struct {
@@ -128,6 +140,7 @@ type Report struct {
 }
 
 type Ratio struct {
+	Reactor     string  `json:"reactor"` // to the floor's figures at the same size
 	Size        int     `json:"size"`
 	P50         float64 `json:"p50"`
 	P99         float64 `json:"p99"`
@@ -155,6 +168,12 @@ func parseSettings(args []string) (Settings, error) {
 	flags.StringVar(&operatorFlags, "operator-flags", "", "extra flags for `gpu-placement run`, space-separated")
 	bulkFlags := flags.String("bulk-operator-flags", "--qps 1000 --burst 2000 --workers 16",
 		"extra flags for the operator from --bulk-from workloads on, so that the client-side limit is not what is measured")
+	flags.StringVar(&s.ControllerRuntime, "controller-runtime", "",
+		"the controller-runtime reactor binary (bench/scale/crreactor; bench/run-scale builds it)")
+	controllerRuntimeFlags := flags.String("controller-runtime-flags", "",
+		"extra flags for the controller-runtime reactor, space-separated (e.g. --max-concurrent-reconciles 4)")
+	flags.BoolVar(&s.RestartAPIServer, "restart-apiserver", false,
+		"restart kube-apiserver half-way through the creations (every watch ends: the reactors must reopen theirs)")
 	flags.BoolVar(&s.Keep, "keep", false, "leave each run's control plane running (for profiling; stop it with scripts/controlplane stop)")
 	flags.Parse(args)
 	if *quick {
@@ -171,10 +190,11 @@ func parseSettings(args []string) (Settings, error) {
 	}
 	s.Reactors = strings.Split(reactors, ",")
 	for _, reactor := range s.Reactors {
-		if reactor != "floor" && reactor != "operator" {
-			return s, fmt.Errorf("--reactors: %q is neither floor nor operator", reactor)
+		if reactor != "floor" && reactor != "operator" && reactor != "controller-runtime" {
+			return s, fmt.Errorf("--reactors: %q is not floor, operator or controller-runtime", reactor)
 		}
 	}
+	s.ControllerRuntimeFlags = strings.Fields(*controllerRuntimeFlags)
 	s.OperatorFlags = strings.Fields(operatorFlags)
 	s.BulkFlags = strings.Fields(*bulkFlags)
 	if s.Rate <= 0 || s.BulkRate <= 0 {
@@ -188,7 +208,11 @@ func runBench(args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, path := range []*string{&settings.Repo, &settings.Operator, &settings.DecideBench, &settings.Out} {
+	for _, path := range []*string{&settings.Repo, &settings.Operator, &settings.DecideBench, &settings.Out,
+		&settings.ControllerRuntime} {
+		if *path == "" {
+			continue
+		}
 		if *path, err = filepath.Abs(*path); err != nil {
 			return err
 		}
@@ -200,8 +224,10 @@ func runBench(args []string) error {
 		"sizes": fmt.Sprint(settings.Sizes), "rate": fmt.Sprint(settings.Rate),
 		"bulkRate": fmt.Sprintf("%v from %d", settings.BulkRate, settings.BulkFrom),
 		"idle":     settings.Idle.String(), "restartResync": settings.Resync.String(),
-		"operatorFlags":     strings.Join(settings.OperatorFlags, " "),
-		"bulkOperatorFlags": strings.Join(settings.BulkFlags, " "),
+		"operatorFlags":          strings.Join(settings.OperatorFlags, " "),
+		"bulkOperatorFlags":      strings.Join(settings.BulkFlags, " "),
+		"controllerRuntimeFlags": strings.Join(settings.ControllerRuntimeFlags, " "),
+		"restartAPIServer":       fmt.Sprint(settings.RestartAPIServer),
 	}}
 	if out, err := exec.Command("git", "-C", settings.Repo, "rev-parse", "--short", "HEAD").Output(); err == nil {
 		report.Commit = strings.TrimSpace(string(out))
@@ -496,12 +522,12 @@ func round(value float64, digits int) float64 {
 func ratios(runs []RunResult) []Ratio {
 	var out []Ratio
 	for _, op := range runs {
-		if op.Reactor != "operator" {
+		if op.Reactor == "floor" {
 			continue
 		}
 		for _, floor := range runs {
 			if floor.Reactor == "floor" && floor.Size == op.Size {
-				out = append(out, Ratio{Size: op.Size,
+				out = append(out, Ratio{Reactor: op.Reactor, Size: op.Size,
 					P50:         round(op.Placement.LatencyMs.P50/floor.Placement.LatencyMs.P50, 2),
 					P99:         round(op.Placement.LatencyMs.P99/floor.Placement.LatencyMs.P99, 2),
 					TimeToPlace: round(op.Placement.SecondsToPlaceAll/floor.Placement.SecondsToPlaceAll, 2),

@@ -7,7 +7,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,8 +142,10 @@ func createAll(client *Client, path string, n int, manifest func(int) map[string
 }
 
 // createAtRate creates N GpuWorkloads at most `rate` per second and
-// returns when each request was sent.
-func createAtRate(client *Client, n int, rate float64) ([]time.Time, error) {
+// returns when each request was sent. midway, when not nil, runs once
+// half-way, between two creations (the schedule resumes after it); a
+// creation that fails on the way (the server restarting) is sent again.
+func createAtRate(client *Client, n int, rate float64, midway func()) ([]time.Time, error) {
 	sent := make([]time.Time, n)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -153,7 +157,7 @@ func createAtRate(client *Client, n int, rate float64) ([]time.Time, error) {
 			defer wg.Done()
 			for i := range next {
 				sent[i] = time.Now()
-				if err := client.Create(workloadsPath, workloadManifest(i)); err != nil {
+				if err := createWithRetries(client, workloadsPath, workloadManifest(i)); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = err
@@ -165,6 +169,11 @@ func createAtRate(client *Client, n int, rate float64) ([]time.Time, error) {
 	}
 	start := time.Now()
 	for i := 0; i < n; i++ {
+		if midway != nil && i == n/2 {
+			began := time.Now()
+			midway()
+			start = start.Add(time.Since(began))
+		}
 		due := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
 		if wait := time.Until(due); wait > 0 {
 			time.Sleep(wait)
@@ -174,6 +183,28 @@ func createAtRate(client *Client, n int, rate float64) ([]time.Time, error) {
 	close(next)
 	wg.Wait()
 	return sent, firstErr
+}
+
+// createWithRetries retries a creation that did not reach the server or
+// that it could not serve, for up to 30 s; 409 on a retry means an
+// earlier try got through.
+func createWithRetries(client *Client, path string, body any) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for attempt := 0; ; attempt++ {
+		err := client.Create(path, body)
+		var apiErr *APIError
+		switch {
+		case err == nil:
+			return nil
+		case errors.As(err, &apiErr) && apiErr.Code == http.StatusConflict && attempt > 0:
+			return nil
+		case errors.As(err, &apiErr) && apiErr.Code < 500 && apiErr.Code != http.StatusTooManyRequests:
+			return err
+		case time.Now().After(deadline):
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // DeploymentWatch follows the bench namespace's Deployments and records,
@@ -218,14 +249,25 @@ func watchDeployments(client *Client) (*DeploymentWatch, error) {
 		return nil, err
 	}
 	watch := &DeploymentWatch{state: map[string]*deploymentState{}, errs: make(chan error, 1)}
+	listed := time.Now()
 	for _, item := range items {
-		watch.state[item.Metadata.Name] = &deploymentState{resourceVersion: item.Metadata.ResourceVersion,
+		state := &deploymentState{resourceVersion: item.Metadata.ResourceVersion,
 			instanceType: selectedInstanceType(item.Spec)}
+		if state.instanceType != "" {
+			state.placedAt = listed // placed before the watch began (a watch started again)
+		}
+		watch.state[item.Metadata.Name] = state
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	watch.cancel = cancel
 	go func() {
-		watch.errs <- client.Watch(ctx, deploymentsPath, resourceVersion, watch.observe)
+		watch.errs <- client.Follow(ctx, deploymentsPath, resourceVersion, watch.observe,
+			func(items []Object, at time.Time) {
+				for _, item := range items {
+					watch.observe(WatchEvent{Type: "MODIFIED", Object: item}, at)
+				}
+			},
+			func(err error) { logf("the harness's Deployment watch ended (%v): reopening it", err) })
 	}()
 	return watch, nil
 }

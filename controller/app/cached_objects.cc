@@ -1,7 +1,5 @@
 #include "app/cached_objects.h"
 
-#include <algorithm>
-
 #include "app/packing.h"
 #include "base/hash.h"
 #include "base/json_access.h"
@@ -14,82 +12,228 @@ using json = nlohmann::json;
 using base::memberOf;
 using base::stringMember;
 
-}  // namespace
-
-bool WorkloadObject::hasFinalizer() const {
-  return std::find(finalizers.begin(), finalizers.end(), kFinalizer) != finalizers.end();
-}
-
-std::uint64_t statusDigest(const json& status) {
-  return status.is_null() ? 0 : base::jsonDigest(status);
-}
-
-PolicyObject projectPolicy(const json& object, const core::Catalog& catalog,
-                           const core::RuleSet& rules) {
-  PolicyObject policy;
-  const auto& metadata = memberOf(object, "metadata");
-  policy.uid = stringMember(metadata, "uid");
-  policy.generation = base::integerMember(metadata, "generation");
-  static const json kEmpty = json::object();
-  const auto& spec = memberOf(object, "spec");
-  auto parsed = core::parsePolicySpec(spec.is_null() ? kEmpty : spec, catalog, rules);
-  if (parsed) {
-    policy.policy = std::move(parsed).value();
-  } else {
-    policy.error = parsed.error();
-  }
-  const auto& status = memberOf(object, "status");
-  policy.conditions = core::workloadStatusFromJson(status).conditions;
-  policy.workloadCount = base::integerMember(status, "workloads");
-  policy.statusHash = statusDigest(status);
-  return policy;
-}
-
-namespace {
-
-// The words of GpuWorkloads, their status and the Deployment fields we
-// cache, the most frequent first (the first 64 pack into one byte). Changing
-// the list changes nothing but sizes: caches are never persisted.
+// The words cached objects repeat (condition types and reasons, label keys
+// and values, toleration fields), the most frequent first: the first 64
+// pack into one byte. Structure and enums are positional and need none.
+// Changing the list changes nothing but sizes: caches are never persisted.
 const Vocabulary& words() {
   static const Vocabulary vocabulary{
       // conditions
       "Valid", "Placed", "Applied", "Ready", "True", "False", "Unknown", "RolloutComplete",
-      // spec fields
-      "apiVersion", "kind", "name", "targetRef", "model", "parameters", "precision", "framework",
-      "architecture", "workload", "latencyTargetMs", "objective", "mode", "constraints", "tiers",
-      "capacityType", "maxHourlyCost", "policyRef", "containers",
-      // spec values
-      "apps/v1", "Deployment", "Apply", "Inference", "Training", "FineTuning", "CostOptimized",
-      "Balanced", "PyTorch", "Transformer", "fp16", "bf16", "fp32", "int8", "NVIDIA", "Trainium",
-      "Inferentia", "OnDemand",
+      "InvalidSpec", "CannotPlace", "RecommendOnly", "TargetNotFound", "ProgressDeadlineExceeded",
+      "RolloutInProgress", "Recommended", "Conflict", "InvalidTarget", "PolicyNotFound",
+      "PolicyInvalid", "",
+      // spec values that are text
+      "apps/v1", "Deployment", "default", core::kFinalizer,
       // Deployments: what we set and the ownership record
-      kFinalizer, "node.kubernetes.io/instance-type", "karpenter.sh/capacity-type", "on-demand",
-      "spot", "nvidia.com/gpu", "aws.amazon.com/neuron", "Exists", "NoSchedule", "cpu", "memory",
-      "nodeSelector", "resources", "tolerations", "key", "operator", "effect",
+      "node.kubernetes.io/instance-type", "karpenter.sh/capacity-type", "on-demand", "spot",
+      "eks.amazonaws.com/capacityType", "ON_DEMAND", "SPOT", "nvidia.com/gpu",
+      "aws.amazon.com/neuron", "Exists", "Equal", "NoSchedule", "1", "2", "4", "8", "true",
+      "karpenter.k8s.aws/instance-gpu-name", "karpenter.k8s.aws/instance-gpu-count",
+      "karpenter.k8s.aws/instance-accelerator-name", "karpenter.k8s.aws/instance-accelerator-count",
+      "nvidia.com/gpu.product",
       // rarer: two bytes each
-      "value", "Equal", "NoExecute", "PreferNoSchedule", "ephemeral-storage",
-      "aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice", "nvidia.com/gpu.product", "1",
-      "Recommend", "BatchInference", "MaxPerformance", "fp8", "int4", "Spot", "CPU",
-      "instanceTypes", "excludedInstanceTypes", "TensorFlow", "JAX", "ONNX", "Other", "CNN",
-      "Diffusion", "Speech", "Any", "InvalidSpec", "CannotPlace", "RecommendOnly", "TargetNotFound",
-      "ProgressDeadlineExceeded", "RolloutInProgress", "Recommended"};
+      "NoExecute", "PreferNoSchedule", "aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice",
+      "server", "main", "app"};
   return vocabulary;
+}
+
+void packWords(Packer& out, const std::vector<std::string>& list) {
+  out.integer(static_cast<std::int64_t>(list.size()));
+  for (const auto& item : list) {
+    out.word(item);
+  }
+}
+
+std::vector<std::string> unpackWords(Unpacker& in) {
+  std::vector<std::string> list;
+  for (auto count = in.integer(); count > 0; --count) {
+    list.push_back(in.word());
+  }
+  return list;
+}
+
+void packPairs(Packer& out, const std::map<std::string, std::string>& pairs) {
+  out.integer(static_cast<std::int64_t>(pairs.size()));
+  for (const auto& [key, value] : pairs) {
+    out.word(key);
+    out.word(value);
+  }
+}
+
+std::map<std::string, std::string> unpackPairs(Unpacker& in) {
+  std::map<std::string, std::string> pairs;
+  for (auto count = in.integer(); count > 0; --count) {
+    auto key = in.word();
+    pairs[std::move(key)] = in.word();
+  }
+  return pairs;
+}
+
+void packTolerations(Packer& out, const std::vector<core::Toleration>& tolerations) {
+  out.integer(static_cast<std::int64_t>(tolerations.size()));
+  for (const auto& toleration : tolerations) {
+    out.word(toleration.key);
+    out.word(toleration.op);
+    out.word(toleration.value);
+    out.word(toleration.effect);
+  }
+}
+
+std::vector<core::Toleration> unpackTolerations(Unpacker& in) {
+  std::vector<core::Toleration> tolerations;
+  for (auto count = in.integer(); count > 0; --count) {
+    core::Toleration toleration;
+    toleration.key = in.word();
+    toleration.op = in.word();
+    toleration.value = in.word();
+    toleration.effect = in.word();
+    tolerations.push_back(std::move(toleration));
+  }
+  return tolerations;
+}
+
+template <typename E>
+void packEnum(Packer& out, E value) {
+  out.integer(static_cast<std::int64_t>(value));
+}
+
+template <typename E>
+E unpackEnum(Unpacker& in) {
+  const auto value = in.integer();
+  return value >= 0 && static_cast<std::size_t>(value) < base::enumCount<E>()
+             ? static_cast<E>(value)
+             : E{};
+}
+
+void packOptionalReal(Packer& out, const std::optional<double>& value) {
+  out.boolean(value.has_value());
+  if (value) {
+    out.real(*value);
+  }
+}
+
+std::optional<double> unpackOptionalReal(Unpacker& in) {
+  return in.boolean() ? std::optional<double>(in.real()) : std::nullopt;
+}
+
+void packConstraints(Packer& out, const core::Constraints& constraints) {
+  out.integer(static_cast<std::int64_t>(constraints.tiers.size()));
+  for (const auto tier : constraints.tiers) {
+    packEnum(out, tier);
+  }
+  packWords(out, constraints.instanceTypes);
+  packWords(out, constraints.excludedInstanceTypes);
+  packOptionalReal(out, constraints.maxHourlyCost);
+  packEnum(out, constraints.capacityType);
+}
+
+core::Constraints unpackConstraints(Unpacker& in) {
+  core::Constraints constraints;
+  for (auto count = in.integer(); count > 0; --count) {
+    constraints.tiers.push_back(unpackEnum<core::Tier>(in));
+  }
+  constraints.instanceTypes = unpackWords(in);
+  constraints.excludedInstanceTypes = unpackWords(in);
+  constraints.maxHourlyCost = unpackOptionalReal(in);
+  constraints.capacityType = unpackEnum<core::CapacityType>(in);
+  return constraints;
+}
+
+void packIntent(Packer& out, const core::WorkloadIntent& intent) {
+  packEnum(out, intent.kind);
+  out.integer(static_cast<std::int64_t>(intent.parameters));
+  packEnum(out, intent.precision);
+  packEnum(out, intent.framework);
+  packEnum(out, intent.architecture);
+  packOptionalReal(out, intent.latencyTargetMs);
+  packEnum(out, intent.objective);
+  packConstraints(out, intent.constraints);
+  out.integer(intent.replicas);
+}
+
+core::WorkloadIntent unpackIntent(Unpacker& in) {
+  core::WorkloadIntent intent;
+  intent.kind = unpackEnum<core::WorkloadKind>(in);
+  intent.parameters = static_cast<std::uint64_t>(in.integer());
+  intent.precision = unpackEnum<core::Precision>(in);
+  intent.framework = unpackEnum<core::Framework>(in);
+  intent.architecture = unpackEnum<core::Architecture>(in);
+  intent.latencyTargetMs = unpackOptionalReal(in);
+  intent.objective = unpackEnum<core::Objective>(in);
+  intent.constraints = unpackConstraints(in);
+  intent.replicas = static_cast<int>(in.integer());
+  return intent;
+}
+
+// The spec as validated, or why it does not validate.
+void packSpec(Packer& out, const base::Result<core::GpuWorkloadSpec>& parsed) {
+  out.boolean(parsed.ok());
+  if (!parsed) {
+    out.string(parsed.error().field);
+    out.string(parsed.error().message);
+    return;
+  }
+  const auto& spec = *parsed;
+  out.word(spec.targetRef.apiVersion);
+  out.word(spec.targetRef.kind);
+  out.word(spec.targetRef.name);
+  packWords(out, spec.containers);
+  packIntent(out, spec.intent);
+  out.word(spec.policyName);
+  packEnum(out, spec.mode);
+}
+
+void unpackSpec(Unpacker& in, core::WorkloadObject& workload) {
+  if (!in.boolean()) {
+    workload.specError.field = in.string();
+    workload.specError.message = in.string();
+    return;
+  }
+  core::GpuWorkloadSpec spec;
+  spec.targetRef.apiVersion = in.word();
+  spec.targetRef.kind = in.word();
+  spec.targetRef.name = in.word();
+  spec.containers = unpackWords(in);
+  spec.intent = unpackIntent(in);
+  spec.policyName = in.word();
+  spec.mode = unpackEnum<core::PlacementMode>(in);
+  workload.spec = std::move(spec);
+}
+
+void packApplied(Packer& out, const core::AppliedRecord& applied) {
+  out.word(applied.deployment);
+  out.word(applied.instanceType);
+  out.word(applied.accelerator);
+  packEnum(out, applied.tier);
+  out.integer(applied.acceleratorCount);
+  packEnum(out, applied.capacityType);
+  out.integer(applied.deploymentGeneration);
+  out.integer(applied.specGeneration);
+  out.timestamp(applied.time);
+  out.boolean(applied.replacement);
+}
+
+core::AppliedRecord unpackApplied(Unpacker& in) {
+  core::AppliedRecord applied;
+  applied.deployment = in.word();
+  applied.instanceType = in.word();
+  applied.accelerator = in.word();
+  applied.tier = unpackEnum<core::Tier>(in);
+  applied.acceleratorCount = static_cast<int>(in.integer());
+  applied.capacityType = unpackEnum<core::CapacityType>(in);
+  applied.deploymentGeneration = in.integer();
+  applied.specGeneration = in.integer();
+  applied.time = in.timestamp();
+  applied.replacement = in.boolean();
+  return applied;
 }
 
 void packStatus(Packer& out, const core::WorkloadStatus& status) {
   out.integer(status.observedGeneration);
   out.boolean(status.applied.has_value());
-  if (const auto& applied = status.applied) {
-    out.word(applied->deployment);
-    out.word(applied->instanceType);
-    out.word(applied->accelerator);
-    out.integer(static_cast<std::int64_t>(applied->tier));
-    out.integer(applied->acceleratorCount);
-    out.integer(static_cast<std::int64_t>(applied->capacityType));
-    out.integer(applied->deploymentGeneration);
-    out.integer(applied->specGeneration);
-    out.timestamp(applied->time);
-    out.boolean(applied->replacement);
+  if (status.applied) {
+    packApplied(out, *status.applied);
   }
   out.boolean(status.lastReplacement.has_value());
   if (const auto& last = status.lastReplacement) {
@@ -114,18 +258,7 @@ core::WorkloadStatus unpackStatus(Unpacker& in) {
   core::WorkloadStatus status;
   status.observedGeneration = in.integer();
   if (in.boolean()) {
-    core::AppliedRecord applied;
-    applied.deployment = in.word();
-    applied.instanceType = in.word();
-    applied.accelerator = in.word();
-    applied.tier = static_cast<core::Tier>(in.integer());
-    applied.acceleratorCount = static_cast<int>(in.integer());
-    applied.capacityType = static_cast<core::CapacityType>(in.integer());
-    applied.deploymentGeneration = in.integer();
-    applied.specGeneration = in.integer();
-    applied.time = in.timestamp();
-    applied.replacement = in.boolean();
-    status.applied = std::move(applied);
+    status.applied = unpackApplied(in);
   }
   if (in.boolean()) {
     core::ReplacementRecord last;
@@ -136,8 +269,7 @@ core::WorkloadStatus unpackStatus(Unpacker& in) {
     last.reason = in.string();
     status.lastReplacement = std::move(last);
   }
-  const auto conditions = in.integer();
-  for (std::int64_t i = 0; i < conditions; ++i) {
+  for (auto count = in.integer(); count > 0; --count) {
     core::Condition condition;
     condition.type = in.word();
     condition.status = in.word();
@@ -150,31 +282,7 @@ core::WorkloadStatus unpackStatus(Unpacker& in) {
   return status;
 }
 
-void packPairs(Packer& out, const std::map<std::string, std::string>& pairs) {
-  out.integer(static_cast<std::int64_t>(pairs.size()));
-  for (const auto& [key, value] : pairs) {
-    out.word(key);
-    out.word(value);
-  }
-}
-
-std::map<std::string, std::string> unpackPairs(Unpacker& in) {
-  std::map<std::string, std::string> pairs;
-  const auto count = in.integer();
-  for (std::int64_t i = 0; i < count; ++i) {
-    auto key = in.word();
-    pairs[std::move(key)] = in.word();
-  }
-  return pairs;
-}
-
-}  // namespace
-
-CachedWorkload packWorkload(const json& object) {
-  CachedWorkload cached;
-  const auto& metadata = memberOf(object, "metadata");
-  cached.generation = base::integerMember(metadata, "generation");
-  cached.deleting = memberOf(metadata, "deletionTimestamp").is_string();
+std::vector<std::string> finalizersOf(const json& metadata) {
   std::vector<std::string> finalizers;
   if (const auto& list = memberOf(metadata, "finalizers"); list.is_array()) {
     for (const auto& finalizer : list) {
@@ -183,34 +291,74 @@ CachedWorkload packWorkload(const json& object) {
       }
     }
   }
-  cached.finalizersDigest = base::jsonDigest(memberOf(metadata, "finalizers"));
-  const auto& spec = memberOf(object, "spec");
+  return finalizers;
+}
+
+// Where an invalid spec still says which Deployment and policy it means,
+// so the indexes hold it anyway.
+void referencesOf(const json& spec, CachedWorkload& cached) {
   if (const auto& name = memberOf(memberOf(spec, "targetRef"), "name"); name.is_string()) {
     cached.targetName = name.get<std::string>();
   }
   if (const auto& policy = memberOf(memberOf(spec, "policyRef"), "name"); policy.is_string()) {
     cached.policyName = policy.get<std::string>();
   }
+}
+
+}  // namespace
+
+PolicyObject projectPolicy(const json& object, const core::Catalog& catalog,
+                           const core::RuleSet& rules) {
+  PolicyObject policy;
+  const auto& metadata = memberOf(object, "metadata");
+  policy.uid = stringMember(metadata, "uid");
+  policy.generation = base::integerMember(metadata, "generation");
+  static const json kEmpty = json::object();
+  const auto& spec = memberOf(object, "spec");
+  auto parsed = core::parsePolicySpec(spec.is_null() ? kEmpty : spec, catalog, rules);
+  if (parsed) {
+    policy.policy = std::move(parsed).value();
+  } else {
+    policy.error = parsed.error();
+  }
+  const auto& status = memberOf(object, "status");
+  policy.conditions = core::workloadStatusFromJson(status).conditions;
+  policy.workloadCount = base::integerMember(status, "workloads");
+  policy.statusHash = core::statusDigest(status);
+  return policy;
+}
+
+CachedWorkload packWorkload(const json& object, const core::Catalog& catalog) {
+  CachedWorkload cached;
+  const auto& metadata = memberOf(object, "metadata");
+  cached.generation = base::integerMember(metadata, "generation");
+  cached.deleting = memberOf(metadata, "deletionTimestamp").is_string();
+  cached.finalizersDigest = base::jsonDigest(memberOf(metadata, "finalizers"));
+  const auto& spec = memberOf(object, "spec");
+  const auto parsed = core::parseGpuWorkloadSpec(spec, catalog);
+  if (parsed) {
+    cached.targetName = parsed->targetRef.name;
+    cached.policyName = parsed->policyName;
+  } else {
+    referencesOf(spec, cached);
+  }
   const auto& status = memberOf(object, "status");
   const auto readBack = core::workloadStatusFromJson(status);
-  cached.statusHash = statusDigest(status);
+  cached.statusHash = core::statusDigest(status);
   cached.movedByReplacement = readBack.applied && readBack.applied->replacement;
 
   Packer out(words());
   out.uid(stringMember(metadata, "uid"));
-  out.integer(static_cast<std::int64_t>(finalizers.size()));
-  for (const auto& finalizer : finalizers) {
-    out.word(finalizer);
-  }
-  out.json(spec);
+  packWords(out, finalizersOf(metadata));
+  packSpec(out, parsed);
   packStatus(out, readBack);
   cached.packed = out.take();
   cached.packed.shrink_to_fit();
   return cached;
 }
 
-WorkloadObject CachedWorkload::unpack(const core::Catalog& catalog) const {
-  WorkloadObject workload;
+core::WorkloadObject CachedWorkload::unpack() const {
+  core::WorkloadObject workload;
   workload.generation = generation;
   workload.deleting = deleting;
   workload.targetName = targetName;
@@ -218,23 +366,50 @@ WorkloadObject CachedWorkload::unpack(const core::Catalog& catalog) const {
   workload.statusHash = statusHash;
   Unpacker in(packed, words());
   workload.uid = in.uid();
-  const auto finalizers = in.integer();
-  for (std::int64_t i = 0; i < finalizers; ++i) {
-    workload.finalizers.push_back(in.word());
-  }
-  auto parsed = core::parseGpuWorkloadSpec(in.json(), catalog);
-  if (parsed) {
-    workload.spec = std::move(parsed).value();
-  } else {
-    workload.specError = parsed.error();
-  }
+  workload.finalizers = unpackWords(in);
+  unpackSpec(in, workload);
   workload.status = unpackStatus(in);
   return workload;
 }
 
-std::uint64_t ownedFieldsDigest(const std::string& annotation) {
-  return base::stableHash(annotation);
+namespace {
+
+void packOwnership(Packer& out, const core::OwnershipRecord& record) {
+  packEnum(out, record.form);
+  out.integer(static_cast<std::int64_t>(record.digest));
+  if (record.form != core::OwnershipRecord::Form::Readable) {
+    return;
+  }
+  const auto& fields = record.fields;
+  out.word(fields.workload);
+  packPairs(out, fields.nodeSelector);
+  packTolerations(out, fields.tolerations);
+  out.integer(static_cast<std::int64_t>(fields.resources.size()));
+  for (const auto& [container, resources] : fields.resources) {
+    out.word(container);
+    packPairs(out, resources);
+  }
 }
+
+core::OwnershipRecord unpackOwnership(Unpacker& in) {
+  core::OwnershipRecord record;
+  record.form = static_cast<core::OwnershipRecord::Form>(in.integer());
+  record.digest = static_cast<std::uint64_t>(in.integer());
+  if (record.form != core::OwnershipRecord::Form::Readable) {
+    return record;
+  }
+  auto& fields = record.fields;
+  fields.workload = in.word();
+  fields.nodeSelector = unpackPairs(in);
+  fields.tolerations = unpackTolerations(in);
+  for (auto count = in.integer(); count > 0; --count) {
+    auto container = in.word();
+    fields.resources[std::move(container)] = unpackPairs(in);
+  }
+  return record;
+}
+
+}  // namespace
 
 CachedDeployment packDeployment(const core::DeploymentState& state) {
   CachedDeployment cached;
@@ -245,42 +420,19 @@ CachedDeployment packDeployment(const core::DeploymentState& state) {
   cached.availableReplicas = state.availableReplicas;
   cached.statusReplicas = state.statusReplicas;
   cached.progressDeadlineExceeded = state.progressDeadlineExceeded;
-  // The ownership record, parsed once: for its owner, and to pack it as a
-  // tree of words when it reads back as the same text (it does as we write
-  // it; as the text otherwise).
-  const auto record = state.ownedFields.empty()
-                          ? json()
-                          : json::parse(state.ownedFields, nullptr, /*allow_exceptions=*/false);
-  if (!state.ownedFields.empty()) {
-    if (auto owned = core::ownedFieldsFromJson(record); owned) {
-      cached.owner = owned->workload;
-    }
-  }
-  cached.ownedDigest = ownedFieldsDigest(state.ownedFields);
+  cached.owner = state.ownership.fields.workload;
+  cached.ownedDigest = state.ownership.digest;
   Packer out(words());
   out.uid(state.uid);
   packPairs(out, state.nodeSelector);
-  out.integer(static_cast<std::int64_t>(state.tolerations.size()));
-  for (const auto& toleration : state.tolerations) {
-    out.word(toleration.key);
-    out.word(toleration.op);
-    out.word(toleration.value);
-    out.word(toleration.effect);
-  }
+  packTolerations(out, state.tolerations);
   out.integer(static_cast<std::int64_t>(state.containers.size()));
   for (const auto& container : state.containers) {
     out.word(container.name);
     packPairs(out, container.limits);
     packPairs(out, container.requests);
   }
-  const bool asTree =
-      !state.ownedFields.empty() && !record.is_discarded() && record.dump() == state.ownedFields;
-  out.boolean(asTree);
-  if (asTree) {
-    out.json(record);
-  } else {
-    out.string(state.ownedFields);
-  }
+  packOwnership(out, state.ownership);
   cached.packed = out.take();
   cached.packed.shrink_to_fit();
   return cached;
@@ -298,24 +450,15 @@ core::DeploymentState CachedDeployment::unpack() const {
   Unpacker in(packed, words());
   state.uid = in.uid();
   state.nodeSelector = unpackPairs(in);
-  const auto tolerations = in.integer();
-  for (std::int64_t i = 0; i < tolerations; ++i) {
-    core::Toleration toleration;
-    toleration.key = in.word();
-    toleration.op = in.word();
-    toleration.value = in.word();
-    toleration.effect = in.word();
-    state.tolerations.push_back(std::move(toleration));
-  }
-  const auto containers = in.integer();
-  for (std::int64_t i = 0; i < containers; ++i) {
+  state.tolerations = unpackTolerations(in);
+  for (auto count = in.integer(); count > 0; --count) {
     core::ContainerResources container;
     container.name = in.word();
     container.limits = unpackPairs(in);
     container.requests = unpackPairs(in);
     state.containers.push_back(std::move(container));
   }
-  state.ownedFields = in.boolean() ? in.json().dump() : in.string();
+  state.ownership = unpackOwnership(in);
   return state;
 }
 

@@ -9,19 +9,6 @@
 namespace gpuplacement::app {
 namespace {
 
-// How json() tags each value.
-enum class JsonKind : std::int64_t {
-  Null,
-  False,
-  True,
-  Integer,
-  Unsigned,
-  Float,
-  String,
-  Array,
-  Object,
-};
-
 constexpr std::size_t kUidBytes = 16;
 constexpr std::string_view kUidLayout = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
 constexpr std::string_view kHexDigits = "0123456789abcdef";
@@ -127,52 +114,10 @@ void Packer::uid(std::string_view value) {
   }
 }
 
-void Packer::json(const nlohmann::json& value) {
-  using Type = nlohmann::json::value_t;
-  const auto kind = [this](JsonKind k) { integer(static_cast<std::int64_t>(k)); };
-  switch (value.type()) {
-    case Type::boolean:
-      kind(value.get<bool>() ? JsonKind::True : JsonKind::False);
-      return;
-    case Type::number_integer:
-      kind(JsonKind::Integer);
-      integer(value.get<std::int64_t>());
-      return;
-    case Type::number_unsigned:
-      kind(JsonKind::Unsigned);
-      integer(static_cast<std::int64_t>(value.get<std::uint64_t>()));
-      return;
-    case Type::number_float: {
-      kind(JsonKind::Float);
-      const auto number = value.get<double>();
-      char raw[sizeof number];
-      std::memcpy(raw, &number, sizeof number);
-      bytes_.append(raw, sizeof raw);
-      return;
-    }
-    case Type::string:
-      kind(JsonKind::String);
-      word(value.get_ref<const std::string&>());
-      return;
-    case Type::array:
-      kind(JsonKind::Array);
-      integer(static_cast<std::int64_t>(value.size()));
-      for (const auto& item : value) {
-        json(item);
-      }
-      return;
-    case Type::object:
-      kind(JsonKind::Object);
-      integer(static_cast<std::int64_t>(value.size()));
-      for (const auto& [key, item] : value.items()) {
-        word(key);
-        json(item);
-      }
-      return;
-    default:  // null, and what JSON text cannot hold (binary, discarded)
-      kind(JsonKind::Null);
-      return;
-  }
+void Packer::real(double value) {
+  char raw[sizeof value];
+  std::memcpy(raw, &value, sizeof value);
+  bytes_.append(raw, sizeof raw);
 }
 
 std::int64_t Unpacker::integer() {
@@ -232,46 +177,11 @@ std::string Unpacker::uid() {
   return text;
 }
 
-nlohmann::json Unpacker::json() {
-  // Each element takes at least one byte, so no count can outrun the bytes.
-  const auto count = [this] {
-    return std::min<std::int64_t>(integer(), static_cast<std::int64_t>(bytes_.size()));
-  };
-  switch (static_cast<JsonKind>(integer())) {
-    case JsonKind::False:
-      return false;
-    case JsonKind::True:
-      return true;
-    case JsonKind::Integer:
-      return integer();
-    case JsonKind::Unsigned:
-      return static_cast<std::uint64_t>(integer());
-    case JsonKind::Float: {
-      double number = 0;
-      const auto raw = take(sizeof number);
-      std::memcpy(&number, raw.data(), raw.size());
-      return number;
-    }
-    case JsonKind::String:
-      return word();
-    case JsonKind::Array: {
-      auto array = nlohmann::json::array();
-      for (auto i = count(); i > 0; --i) {
-        array.push_back(json());
-      }
-      return array;
-    }
-    case JsonKind::Object: {
-      auto object = nlohmann::json::object();
-      for (auto i = count(); i > 0; --i) {
-        auto key = word();
-        object[key] = json();
-      }
-      return object;
-    }
-    default:
-      return nullptr;
-  }
+double Unpacker::real() {
+  double value = 0;
+  const auto raw = take(sizeof value);
+  std::memcpy(&value, raw.data(), raw.size());  // short (never, for ours): the rest stays 0
+  return value;
 }
 
 }  // namespace gpuplacement::app

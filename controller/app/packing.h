@@ -7,8 +7,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 namespace gpuplacement::app {
 
 // Words that recur in every cached object (field names, enum values, label
@@ -35,9 +33,9 @@ class Vocabulary {
 // order. Tens of thousands of cached objects cost a few hundred bytes each
 // this way instead of a tree of small allocations.
 //
-// word(), timestamp(), uid() and json() pack their value in a shorter form
-// when it has one (an index, seconds, 16 bytes, a tree of words) and as the
-// text otherwise; either way the Unpacker gives back exactly the text.
+// word(), timestamp() and uid() pack their value in a shorter form when it
+// has one (an index, seconds, 16 bytes) and as the text otherwise; either
+// way the Unpacker gives back exactly the text.
 class Packer {
  public:
   explicit Packer(const Vocabulary& vocabulary = kNoWords) : vocabulary_(vocabulary) {}
@@ -48,7 +46,7 @@ class Packer {
   void word(std::string_view value);
   void timestamp(std::string_view rfc3339);
   void uid(std::string_view value);
-  void json(const nlohmann::json& value);
+  void real(double value);  // the 8 bytes as they are
   std::string take() { return std::move(bytes_); }
 
  private:
@@ -74,7 +72,7 @@ class Unpacker {
   std::string word();
   std::string timestamp();
   std::string uid();
-  nlohmann::json json();
+  double real();
 
  private:
   static const Vocabulary kNoWords;

@@ -10,9 +10,9 @@
 #include "app/cli.h"
 #include "app/http_server.h"
 #include "app/logging.h"
+#include "app/manager.h"
 #include "app/memory.h"
 #include "app/metrics.h"
-#include "app/operator.h"
 #include "app/placement_config.h"
 #include "base/time_format.h"
 #include "kube/connect.h"
@@ -58,10 +58,18 @@ std::string hostname() {
   return name;
 }
 
-}  // namespace
+// The flags, checked and read.
+struct Settings {
+  LogLevel level = LogLevel::Info;
+  LogFormat format = LogFormat::Json;
+  std::chrono::seconds resync{0};
+  std::chrono::seconds watchTimeout{0};
+  std::chrono::seconds leaseDuration{0};
+  std::chrono::seconds renewDeadline{0};
+  std::chrono::seconds retryPeriod{0};
+};
 
-int runOperator(const RunFlags& flags) {
-  tuneAllocator();
+base::Result<Settings> checkFlags(const RunFlags& flags) {
   auto level = parseLogLevel(flags.logLevel);
   auto format = parseLogFormat(flags.logFormat);
   auto resync = durationFlag("--resync", flags.resync, std::chrono::seconds(10));
@@ -78,172 +86,168 @@ int runOperator(const RunFlags& flags) {
         renewDeadline ? nullptr : &renewDeadline.error(),
         retryPeriod ? nullptr : &retryPeriod.error()}) {
     if (error) {
-      std::cerr << "error: " << error->describe() << "\n";
-      return kExitBadInput;
+      return *error;
     }
   }
   if (flags.workers < 1 || flags.workers > 256) {
-    std::cerr << "error: --workers: must be between 1 and 256\n";
-    return kExitBadInput;
+    return base::Error{"--workers", "must be between 1 and 256"};
   }
   if (flags.leaderElect && !(*retryPeriod < *renewDeadline && *renewDeadline < *leaseDuration)) {
-    std::cerr << "error: --renew-deadline: leader election needs retry-period < renew-deadline "
-                 "< lease-duration\n";
-    return kExitBadInput;
+    return base::Error{"--renew-deadline",
+                       "leader election needs retry-period < renew-deadline < lease-duration"};
   }
   if (flags.burst < 1) {
-    std::cerr << "error: --burst: must be at least 1\n";
-    return kExitBadInput;
+    return base::Error{"--burst", "must be at least 1"};
   }
-  Logger log(*level, *format);
+  return Settings{*level,         *format,        *resync,     *watchTimeout,
+                  *leaseDuration, *renewDeadline, *retryPeriod};
+}
 
+// What the operator decides with, and where the cluster is. A failure says
+// what could not be loaded (`field`) and why (`message`).
+struct Inputs {
+  std::shared_ptr<const core::Catalog> catalog;
+  std::shared_ptr<const core::RuleSet> rules;
+  kube::ClientConfig cluster;
+};
+
+base::Result<Inputs> loadInputs(const RunFlags& flags) {
   auto catalog = loadCatalog(flags.catalog);
   if (!catalog) {
-    log.error("cannot load the catalog", {{"error", catalog.error().describe()}});
-    return kExitBadInput;
+    return base::Error{"cannot load the catalog", catalog.error().describe()};
   }
   auto rules = loadRules(flags.rules, **catalog);
   if (!rules) {
-    log.error("cannot load the rules", {{"error", rules.error().describe()}});
-    return kExitBadInput;
+    return base::Error{"cannot load the rules", rules.error().describe()};
   }
   auto config =
       kube::loadClientConfig({flags.kubeconfig, flags.context}, kube::Environment::process());
   if (!config) {
-    log.error("cannot find the cluster", {{"error", config.error().describe()}});
-    return kExitBadInput;
+    return base::Error{"cannot find the cluster", config.error().describe()};
   }
+  return Inputs{*catalog, *rules, std::move(config).value()};
+}
 
-  asio::io_context context(1);
-  runtime::RealClock clock;
-  // Unique per process, as client-go's hostname_uuid: two replicas on one
-  // host are still two candidates.
-  const std::string identity = hostname() + "_" + randomSuffix();
-  kube::ClientOptions clientOptions;
-  clientOptions.qps = flags.qps;
-  clientOptions.burst = flags.burst;
-  clientOptions.userAgent =
-      std::string("gpu-placement/") + GPUPLACEMENT_VERSION + " (" + identity + ")";
-  auto client = kube::connect(context.get_executor(), *config, clientOptions, clock);
-  if (!client) {
-    log.error("cannot configure the client", {{"error", client.error().describe()}});
-    return kExitBadInput;
-  }
-
-  MetricsRegistry metrics;
-  registerProcessMetrics(metrics);
+// client-go's rest_client_* metrics.
+void observeRequests(kube::KubeClient& client, MetricsRegistry& metrics) {
   auto& requests = metrics.counter("rest_client_requests_total",
                                    "Number of HTTP requests, partitioned by verb and status code",
                                    {"verb", "code"});
-  auto& requestLatency =
+  auto& latency =
       metrics.histogram("rest_client_request_duration_seconds",
                         "Request latency in seconds, by verb", {"verb"}, latencyBuckets());
-  (*client)->setObserver([&](const kube::RequestRecord& record) {
+  client.setObserver([&requests, &latency](const kube::RequestRecord& record) {
     requests.inc({record.verb, record.code == 0 ? "<error>" : std::to_string(record.code)});
-    requestLatency.observe({record.verb}, std::chrono::duration<double>(record.latency).count());
+    latency.observe({record.verb}, std::chrono::duration<double>(record.latency).count());
   });
+}
 
-  OperatorOptions options;
-  options.namespaces = flags.namespaces;
-  options.workers = flags.workers;
-  options.resync = *resync;
-  options.watchTimeout = *watchTimeout;
-  options.instance = identity;
-  Operator placementOperator(context.get_executor(), **client, *catalog, *rules, options, log,
-                             metrics, clock);
+std::unique_ptr<kube::LeaderElector> makeElector(asio::any_io_executor executor,
+                                                 kube::KubeClient& client, const RunFlags& flags,
+                                                 const Settings& settings,
+                                                 const std::string& identity, Manager& manager,
+                                                 Logger& log, const runtime::Clock& clock) {
+  kube::LeaderElectionConfig election;
+  election.leaseNamespace = !flags.leaderElectionNamespace.empty() ? flags.leaderElectionNamespace
+                            : !podNamespace().empty()              ? podNamespace()
+                                                                   : "gpu-placement-system";
+  election.leaseName = flags.leaderElectionId;
+  election.identity = identity;
+  election.leaseDuration = settings.leaseDuration;
+  election.renewDeadline = settings.renewDeadline;
+  election.retryPeriod = settings.retryPeriod;
+  auto elector = std::make_unique<kube::LeaderElector>(executor, client, election, clock);
+  elector->log = [&log](const std::string& message) {
+    log.info(message, {{"component", "leader-election"}});
+  };
+  elector->onStartedLeading = [&log, &manager, identity] {
+    log.info("leading: reconciling", {{"identity", identity}});
+    manager.becomeLeader();
+  };
+  elector->onStoppedLeading = [&log, identity] {
+    // Stop at once, before the next leader can start (the renew deadline
+    // is shorter than the lease): exiting is the only way to be sure no
+    // reconcile in flight writes after this point. Kubernetes restarts
+    // the pod as a standby.
+    log.error("lost leadership: exiting", {{"identity", identity}});
+    std::fflush(nullptr);
+    std::_Exit(1);
+  };
+  manager.requireLeadership();
+  return elector;
+}
 
-  std::unique_ptr<kube::LeaderElector> elector;
-  if (flags.leaderElect) {
-    kube::LeaderElectionConfig election;
-    election.leaseNamespace = !flags.leaderElectionNamespace.empty() ? flags.leaderElectionNamespace
-                              : !podNamespace().empty()              ? podNamespace()
-                                                                     : "gpu-placement-system";
-    election.leaseName = flags.leaderElectionId;
-    election.identity = identity;
-    election.leaseDuration = *leaseDuration;
-    election.renewDeadline = *renewDeadline;
-    election.retryPeriod = *retryPeriod;
-    elector =
-        std::make_unique<kube::LeaderElector>(context.get_executor(), **client, election, clock);
-    elector->log = [&log](const std::string& message) {
-      log.info(message, {{"component", "leader-election"}});
-    };
-    elector->onStartedLeading = [&] {
-      log.info("leading: reconciling", {{"identity", identity}});
-      placementOperator.becomeLeader();
-    };
-    elector->onStoppedLeading = [&] {
-      // Stop at once, before the next leader can start (the renew deadline
-      // is shorter than the lease): exiting is the only way to be sure no
-      // reconcile in flight writes after this point. Kubernetes restarts
-      // the pod as a standby.
-      log.error("lost leadership: exiting", {{"identity", identity}});
-      std::fflush(nullptr);
-      std::_Exit(1);
-    };
-    placementOperator.requireLeadership();
-  }
+// /metrics on one address; /healthz and /readyz on another.
+base::Result<std::vector<std::unique_ptr<HttpServer>>> serve(asio::any_io_executor executor,
+                                                             const RunFlags& flags,
+                                                             MetricsRegistry& metrics,
+                                                             Manager& manager) {
   auto metricsServer = HttpServer::listen(
-      context.get_executor(), flags.metricsAddress,
-      {{"/metrics", [&] {
+      executor, flags.metricsAddress,
+      {{"/metrics", [&metrics] {
           return HttpAnswer{200, metrics.render(), "text/plain; version=0.0.4; charset=utf-8"};
         }}});
-  auto healthServer = HttpServer::listen(
-      context.get_executor(), flags.healthAddress,
-      {{"/healthz",
-        [&] {
-          return placementOperator.healthy() ? HttpAnswer{200, "ok\n"}
-                                             : HttpAnswer{500, "informers are failing\n"};
-        }},
-       {"/readyz", [&] {
-          return placementOperator.synced() ? HttpAnswer{200, "ok\n"}
-                                            : HttpAnswer{503, "caches are not synced\n"};
-        }}});
+  auto healthServer =
+      HttpServer::listen(executor, flags.healthAddress,
+                         {{"/healthz",
+                           [&manager] {
+                             return manager.healthy() ? HttpAnswer{200, "ok\n"}
+                                                      : HttpAnswer{500, "informers are failing\n"};
+                           }},
+                          {"/readyz", [&] {
+                             if (!manager.synced()) {
+                               return HttpAnswer{503, "caches are not synced\n"};
+                             }
+                             // Ready but unable to do the job: say so, so
+                             // `kubectl get pods` shows it (RBAC out of date).
+                             if (auto refused = manager.refusals(); !refused.empty()) {
+                               return HttpAnswer{503, "forbidden: " + refused + "\n"};
+                             }
+                             return HttpAnswer{200, "ok\n"};
+                           }}});
+  std::vector<std::unique_ptr<HttpServer>> servers;
   for (auto* server : {&metricsServer, &healthServer}) {
     if (!*server) {
-      log.error("cannot serve", {{"error", server->error().describe()}});
-      return kExitFailure;
+      return server->error();
+    }
+    if (**server) {  // null: disabled with "0"
+      servers.push_back(std::move(*server).value());
     }
   }
-  for (auto* server : {&*metricsServer, &*healthServer}) {
-    if (*server) {
-      asio::co_spawn(context, (*server)->run(), asio::detached);
-    }
-  }
+  return servers;
+}
 
+// Runs everything on the one event loop until SIGTERM or SIGINT has
+// stopped the manager and in-flight reconciles have finished; false when the
+// loop failed.
+bool runUntilStopped(asio::io_context& context, Manager& manager, kube::LeaderElector* elector,
+                     std::vector<std::unique_ptr<HttpServer>>& servers, Logger& log) {
+  for (auto& server : servers) {
+    asio::co_spawn(context, server->run(), asio::detached);
+  }
   asio::signal_set signals(context, SIGTERM, SIGINT);
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) {
       return;
     }
     log.info("stopping: finishing in-flight work", {{"signal", std::to_string(signal)}});
-    placementOperator.stop();
+    manager.stop();
   });
-
   if (elector) {
     asio::co_spawn(context, elector->run(), asio::detached);
   }
-  log.info("starting", {{"version", GPUPLACEMENT_VERSION},
-                        {"identity", identity},
-                        {"leaderElection", flags.leaderElect ? "on" : "off"},
-                        {"cluster", config->server},
-                        {"credentials", config->source},
-                        {"catalog", flags.catalog.empty() ? "built-in" : flags.catalog},
-                        {"instanceTypes", std::to_string((*catalog)->instances.size())}});
   bool finished = false;
   asio::co_spawn(
       context,
       [&]() -> asio::awaitable<void> {
-        co_await placementOperator.run();
+        co_await manager.run();
         if (elector) {
           co_await elector->stop();  // hand the lease over at once
         }
         finished = true;
         signals.cancel();
-        for (auto* server : {&*metricsServer, &*healthServer}) {
-          if (*server) {
-            (*server)->stop();
-          }
+        for (auto& server : servers) {
+          server->stop();
         }
       },
       [&](std::exception_ptr error) {
@@ -261,7 +265,70 @@ int runOperator(const RunFlags& flags) {
   }
   context.run_for(std::chrono::seconds(2));
   log.info("stopped");
-  return finished ? kExitOk : kExitFailure;
+  return finished;
+}
+
+}  // namespace
+
+int runOperator(const RunFlags& flags) {
+  tuneAllocator();
+  auto settings = checkFlags(flags);
+  if (!settings) {
+    std::cerr << "error: " << settings.error().describe() << "\n";
+    return kExitBadInput;
+  }
+  Logger log(settings->level, settings->format);
+  auto inputs = loadInputs(flags);
+  if (!inputs) {
+    log.error(inputs.error().field, {{"error", inputs.error().message}});
+    return kExitBadInput;
+  }
+
+  asio::io_context context(1);
+  runtime::RealClock clock;
+  // Unique per process, as client-go's hostname_uuid: two replicas on one
+  // host are still two candidates.
+  const std::string identity = hostname() + "_" + randomSuffix();
+  kube::ClientOptions clientOptions;
+  clientOptions.qps = flags.qps;
+  clientOptions.burst = flags.burst;
+  clientOptions.userAgent =
+      std::string("gpu-placement/") + GPUPLACEMENT_VERSION + " (" + identity + ")";
+  auto client = kube::connect(context.get_executor(), inputs->cluster, clientOptions, clock);
+  if (!client) {
+    log.error("cannot configure the client", {{"error", client.error().describe()}});
+    return kExitBadInput;
+  }
+
+  MetricsRegistry metrics;
+  registerProcessMetrics(metrics);
+  observeRequests(**client, metrics);
+  ManagerOptions options;
+  options.namespaces = flags.namespaces;
+  options.workers = flags.workers;
+  options.resync = settings->resync;
+  options.watchTimeout = settings->watchTimeout;
+  options.instance = identity;
+  Manager manager(context.get_executor(), **client, inputs->catalog, inputs->rules, options, log,
+                  metrics, clock);
+  std::unique_ptr<kube::LeaderElector> elector;
+  if (flags.leaderElect) {
+    elector = makeElector(context.get_executor(), **client, flags, *settings, identity, manager,
+                          log, clock);
+  }
+  auto servers = serve(context.get_executor(), flags, metrics, manager);
+  if (!servers) {
+    log.error("cannot serve", {{"error", servers.error().describe()}});
+    return kExitFailure;
+  }
+  log.info("starting", {{"version", GPUPLACEMENT_VERSION},
+                        {"identity", identity},
+                        {"leaderElection", flags.leaderElect ? "on" : "off"},
+                        {"cluster", inputs->cluster.server},
+                        {"credentials", inputs->cluster.source},
+                        {"catalog", flags.catalog.empty() ? "built-in" : flags.catalog},
+                        {"instanceTypes", std::to_string(inputs->catalog->instances.size())}});
+  return runUntilStopped(context, manager, elector.get(), *servers, log) ? kExitOk : kExitFailure;
 }
 
 }  // namespace gpuplacement::app

@@ -56,6 +56,12 @@ Result<Timestamp> parseRfc3339(std::string_view text) {
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
     return fail();
   }
+  // Timestamps count nanoseconds in 64 bits: years 1678 to 2261. Beyond,
+  // the conversion below overflows (found by fuzz/targets/exec_credential.cc
+  // with an expirationTimestamp in 4052).
+  if (year < 1678 || year > 2261) {
+    return Error{"", "\"" + std::string(text) + "\" is outside the years 1678 to 2261"};
+  }
   std::size_t pos = 19;
   std::int64_t nanos = 0;
   if (pos < text.size() && text[pos] == '.') {

@@ -65,17 +65,7 @@ json toJson(const Placement& placement) {
 json toJson(const Scheduling& scheduling) {
   json tolerations = json::array();
   for (const auto& toleration : scheduling.tolerations) {
-    json item = {{"operator", toleration.op}};
-    if (!toleration.key.empty()) {
-      item["key"] = toleration.key;
-    }
-    if (!toleration.value.empty()) {
-      item["value"] = toleration.value;
-    }
-    if (!toleration.effect.empty()) {
-      item["effect"] = toleration.effect;
-    }
-    tolerations.push_back(std::move(item));
+    tolerations.push_back(tolerationToJson(toleration));
   }
   return json{
       {"nodeSelector", scheduling.nodeSelector},

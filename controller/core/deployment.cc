@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/hash.h"
 #include "base/json_access.h"
 
 namespace gpuplacement::core {
@@ -50,29 +51,6 @@ std::map<std::string, std::string> placementResources(const json& list) {
   return resources;
 }
 
-Toleration tolerationFromJson(const json& item) {
-  Toleration toleration;
-  toleration.key = stringMember(item, "key");
-  toleration.op = stringOf(memberOf(item, "operator"), "Equal");
-  toleration.value = stringMember(item, "value");
-  toleration.effect = stringMember(item, "effect");
-  return toleration;
-}
-
-json tolerationToJson(const Toleration& toleration) {
-  json item = {{"operator", toleration.op}};
-  if (!toleration.key.empty()) {
-    item["key"] = toleration.key;
-  }
-  if (!toleration.value.empty()) {
-    item["value"] = toleration.value;
-  }
-  if (!toleration.effect.empty()) {
-    item["effect"] = toleration.effect;
-  }
-  return item;
-}
-
 bool contains(const std::vector<Toleration>& list, const Toleration& toleration) {
   return std::find(list.begin(), list.end(), toleration) != list.end();
 }
@@ -91,6 +69,41 @@ std::string lookup(const std::map<std::string, std::string>& map, const std::str
   return it == map.end() ? "" : it->second;
 }
 
+std::optional<OwnedFields> ownedFieldsFromJson(const json& document) {
+  OwnedFields owned;
+  if (!document.is_object()) {
+    return std::nullopt;
+  }
+  owned.workload = stringMember(document, "workload");
+  if (const auto& selector = field(document, "nodeSelector"); selector.is_object()) {
+    for (const auto& [key, value] : selector.items()) {
+      if (!value.is_string()) {
+        return std::nullopt;
+      }
+      owned.nodeSelector[key] = value.get<std::string>();
+    }
+  }
+  if (const auto& tolerations = field(document, "tolerations"); tolerations.is_array()) {
+    for (const auto& item : tolerations) {
+      if (!item.is_object()) {
+        return std::nullopt;
+      }
+      owned.tolerations.push_back(tolerationFromJson(item));
+    }
+  }
+  if (const auto& resources = field(document, "resources"); resources.is_object()) {
+    for (const auto& [container, names] : resources.items()) {
+      if (!names.is_object()) {
+        return std::nullopt;
+      }
+      for (const auto& [name, value] : names.items()) {
+        owned.resources[container][name] = quantityText(value);
+      }
+    }
+  }
+  return owned;
+}
+
 }  // namespace
 
 DeploymentState deploymentFromJson(const json& object) {
@@ -100,7 +113,7 @@ DeploymentState deploymentFromJson(const json& object) {
   state.generation = integer(field(metadata, "generation"));
   const auto& annotations = field(metadata, "annotations");
   if (const auto& owned = field(annotations, kOwnedFieldsAnnotation); owned.is_string()) {
-    state.ownedFields = owned.get<std::string>();
+    state.ownership = readOwnership(owned.get<std::string>());
   }
   const auto& spec = field(object, "spec");
   state.replicas = static_cast<std::int32_t>(integer(field(spec, "replicas"), 1));
@@ -146,51 +159,18 @@ DeploymentState deploymentFromJson(const json& object) {
   return state;
 }
 
-Result<OwnedFields> parseOwnedFields(const std::string& annotation) {
-  if (annotation.empty()) {
-    return OwnedFields{};
+OwnershipRecord readOwnership(const std::optional<std::string>& annotation) {
+  OwnershipRecord record;
+  if (!annotation || annotation->empty()) {
+    return record;  // an empty annotation records nothing
   }
-  return ownedFieldsFromJson(json::parse(annotation, nullptr, /*allow_exceptions=*/false));
-}
-
-Result<OwnedFields> ownedFieldsFromJson(const json& document) {
-  OwnedFields owned;
-  const auto fail = [] {
-    return Error{std::string("metadata.annotations[") + kOwnedFieldsAnnotation + "]",
-                 "is not the operator's ownership record; remove it to let the operator start "
-                 "over"};
-  };
-  if (!document.is_object()) {
-    return fail();
+  record.digest = base::stableHash(*annotation);
+  auto fields = ownedFieldsFromJson(json::parse(*annotation, nullptr, /*allow_exceptions=*/false));
+  record.form = fields ? OwnershipRecord::Form::Readable : OwnershipRecord::Form::Unreadable;
+  if (fields) {
+    record.fields = std::move(fields).value();
   }
-  owned.workload = stringMember(document, "workload");
-  if (const auto& selector = field(document, "nodeSelector"); selector.is_object()) {
-    for (const auto& [key, value] : selector.items()) {
-      if (!value.is_string()) {
-        return fail();
-      }
-      owned.nodeSelector[key] = value.get<std::string>();
-    }
-  }
-  if (const auto& tolerations = field(document, "tolerations"); tolerations.is_array()) {
-    for (const auto& item : tolerations) {
-      if (!item.is_object()) {
-        return fail();
-      }
-      owned.tolerations.push_back(tolerationFromJson(item));
-    }
-  }
-  if (const auto& resources = field(document, "resources"); resources.is_object()) {
-    for (const auto& [container, names] : resources.items()) {
-      if (!names.is_object()) {
-        return fail();
-      }
-      for (const auto& [name, value] : names.items()) {
-        owned.resources[container][name] = quantityText(value);
-      }
-    }
-  }
-  return owned;
+  return record;
 }
 
 std::string serializeOwnedFields(const OwnedFields& owned) {
@@ -211,30 +191,12 @@ std::string serializeOwnedFields(const OwnedFields& owned) {
   return document.dump();
 }
 
-PatchPlan planDeploymentPatch(const DeploymentState& live, const Scheduling* desired,
-                              const std::vector<std::string>& containers,
-                              const std::string& workload, const std::string& resourceVersion) {
-  PatchPlan plan;
-  auto previous = parseOwnedFields(live.ownedFields);
-  if (!previous) {
-    plan.error = previous.error().describe();
-    return plan;
-  }
-  const OwnedFields& owned = *previous;
-  const bool ownedByAnother =
-      !owned.workload.empty() && owned.workload != workload && !owned.empty();
-  if (ownedByAnother && !desired) {
-    return plan;  // nothing of ours to remove
-  }
-  if (ownedByAnother) {
-    plan.error = "the Deployment is already placed by GpuWorkload " + owned.workload;
-    return plan;
-  }
-  plan.owned.workload = workload;
-  json podSpec = json::object();
+namespace {
 
-  // Node selector: a map merged key by key; null removes a key.
-  json selectorPatch = json::object();
+// The node selector: a map merged key by key; null removes a key.
+json planSelector(const DeploymentState& live, const Scheduling* desired, const OwnedFields& owned,
+                  PatchPlan& plan) {
+  json patch = json::object();
   if (desired) {
     for (const auto& [key, value] : desired->nodeSelector) {
       const auto current = live.nodeSelector.find(key);
@@ -247,122 +209,177 @@ PatchPlan planDeploymentPatch(const DeploymentState& live, const Scheduling* des
         continue;  // the user's own, identical: leave it theirs
       }
       if (current == live.nodeSelector.end() || current->second != value) {
-        selectorPatch[key] = value;
+        patch[key] = value;
       }
       plan.owned.nodeSelector[key] = value;
     }
   }
   for (const auto& [key, value] : owned.nodeSelector) {
-    if (plan.owned.nodeSelector.count(key)) {
-      continue;
-    }
-    // Remove what we set, unless someone has since changed it.
-    if (lookup(live.nodeSelector, key) == value) {
-      selectorPatch[key] = nullptr;
+    // Remove what we set and no longer want, unless someone has changed it.
+    if (!plan.owned.nodeSelector.count(key) && lookup(live.nodeSelector, key) == value) {
+      patch[key] = nullptr;
     }
   }
-  if (!selectorPatch.empty()) {
-    podSpec["nodeSelector"] = std::move(selectorPatch);
-  }
+  return patch;
+}
 
-  // Tolerations: an atomic list, replaced whole; the user's entries are
-  // carried over untouched and in order.
-  std::vector<Toleration> userTolerations;
+// The tolerations: an atomic list, replaced whole; the user's entries are
+// carried over untouched and in order. nullopt when unchanged; null when
+// nothing is left.
+std::optional<json> planTolerations(const DeploymentState& live, const Scheduling* desired,
+                                    const OwnedFields& owned, PatchPlan& plan) {
+  std::vector<Toleration> users;
   for (const auto& toleration : live.tolerations) {
     if (!contains(owned.tolerations, toleration)) {
-      userTolerations.push_back(toleration);
+      users.push_back(toleration);
     }
   }
-  std::vector<Toleration> next = userTolerations;
+  std::vector<Toleration> next = users;
   if (desired) {
     for (const auto& toleration : desired->tolerations) {
-      if (contains(userTolerations, toleration)) {
-        continue;  // the user tolerates it already
+      if (!contains(users, toleration)) {  // else: the user tolerates it already
+        next.push_back(toleration);
+        plan.owned.tolerations.push_back(toleration);
       }
-      next.push_back(toleration);
-      plan.owned.tolerations.push_back(toleration);
     }
   }
-  if (next != live.tolerations) {
-    if (next.empty()) {
-      podSpec["tolerations"] = nullptr;
-    } else {
-      json list = json::array();
-      for (const auto& toleration : next) {
-        list.push_back(tolerationToJson(toleration));
-      }
-      podSpec["tolerations"] = std::move(list);
-    }
+  if (next == live.tolerations) {
+    return std::nullopt;
   }
+  if (next.empty()) {
+    return json(nullptr);
+  }
+  json list = json::array();
+  for (const auto& toleration : next) {
+    list.push_back(tolerationToJson(toleration));
+  }
+  return list;
+}
 
-  // Device resources: requests and limits per container, merged by name.
-  std::vector<std::string> targets = containers;
-  if (targets.empty() && desired && !live.containers.empty()) {
-    targets.push_back(live.containers.front().name);
-  }
-  std::map<std::string, json> containerPatches;
-  const auto setBoth = [&](const std::string& container, const std::string& name, json value) {
-    auto& patch = containerPatches[container];
-    patch["limits"][name] = value;
-    patch["requests"][name] = value;
-  };
-  if (desired) {
-    for (const auto& name : targets) {
-      const auto* container = findContainer(live, name);
-      if (!container) {
-        plan.error = "the Deployment has no container named " + name;
-        return plan;
-      }
-      const auto ownedHere = owned.resources.find(name);
-      for (const auto& [resource, value] : desired->resources) {
-        const bool ours = ownedHere != owned.resources.end() && ownedHere->second.count(resource);
-        const std::string limit = lookup(container->limits, resource);
-        const std::string request = lookup(container->requests, resource);
-        if (!ours && (!limit.empty() || !request.empty())) {
-          // A team's own cpu or memory sizing stands: the placement's is
-          // only a default for containers that set none.
-          const bool sizing = resource == "cpu" || resource == "memory";
-          if (!sizing && (limit != value || request != value)) {
-            plan.conflicts.push_back("containers[" + name + "].resources " + resource + "=" +
-                                     (limit.empty() ? request : limit) +
-                                     " is set on the Deployment; the placement needs " + value);
-          }
-          continue;
+using ContainerPatches = std::map<std::string, json>;
+
+void setRequestAndLimit(ContainerPatches& patches, const std::string& container,
+                        const std::string& name, const json& value) {
+  auto& patch = patches[container];
+  patch["limits"][name] = value;
+  patch["requests"][name] = value;
+}
+
+// The device resources we want: requests and limits alike, per container.
+void planWantedResources(const DeploymentState& live, const Scheduling& desired,
+                         const std::vector<std::string>& targets, const OwnedFields& owned,
+                         ContainerPatches& patches, PatchPlan& plan) {
+  for (const auto& name : targets) {
+    const auto* container = findContainer(live, name);
+    if (!container) {
+      plan.error = "the Deployment has no container named " + name;
+      return;
+    }
+    const auto ownedHere = owned.resources.find(name);
+    for (const auto& [resource, value] : desired.resources) {
+      const bool ours = ownedHere != owned.resources.end() && ownedHere->second.count(resource);
+      const std::string limit = lookup(container->limits, resource);
+      const std::string request = lookup(container->requests, resource);
+      if (!ours && (!limit.empty() || !request.empty())) {
+        // A team's own cpu or memory sizing stands: the placement's is
+        // only a default for containers that set none.
+        const bool sizing = resource == "cpu" || resource == "memory";
+        if (!sizing && (limit != value || request != value)) {
+          plan.conflicts.push_back("containers[" + name + "].resources " + resource + "=" +
+                                   (limit.empty() ? request : limit) +
+                                   " is set on the Deployment; the placement needs " + value);
         }
-        if (limit != value || request != value) {
-          setBoth(name, resource, value);
-        }
-        plan.owned.resources[name][resource] = value;
+        continue;
       }
+      if (limit != value || request != value) {
+        setRequestAndLimit(patches, name, resource, value);
+      }
+      plan.owned.resources[name][resource] = value;
     }
   }
+}
+
+// Device resources we set and no longer want, unless someone changed them.
+void planReleasedResources(const DeploymentState& live, const OwnedFields& owned,
+                           ContainerPatches& patches, const PatchPlan& plan) {
   for (const auto& [name, resources] : owned.resources) {
     const auto* container = findContainer(live, name);
+    const auto kept = plan.owned.resources.find(name);
     for (const auto& [resource, value] : resources) {
-      const auto kept = plan.owned.resources.find(name);
       if (kept != plan.owned.resources.end() && kept->second.count(resource)) {
         continue;
       }
       if (container && (lookup(container->limits, resource) == value ||
                         lookup(container->requests, resource) == value)) {
-        setBoth(name, resource, nullptr);
+        setRequestAndLimit(patches, name, resource, nullptr);
       }
     }
   }
-  if (!containerPatches.empty()) {
-    json list = json::array();
-    for (auto& [name, resources] : containerPatches) {
-      list.push_back({{"name", name}, {"resources", std::move(resources)}});
-    }
-    podSpec["containers"] = std::move(list);
-  }
+}
 
+std::optional<json> planResources(const DeploymentState& live, const Scheduling* desired,
+                                  const std::vector<std::string>& containers,
+                                  const OwnedFields& owned, PatchPlan& plan) {
+  std::vector<std::string> targets = containers;
+  if (targets.empty() && desired && !live.containers.empty()) {
+    targets.push_back(live.containers.front().name);
+  }
+  ContainerPatches patches;
+  if (desired) {
+    planWantedResources(live, *desired, targets, owned, patches, plan);
+  }
+  planReleasedResources(live, owned, patches, plan);
+  if (patches.empty()) {
+    return std::nullopt;
+  }
+  json list = json::array();
+  for (auto& [name, resources] : patches) {
+    list.push_back({{"name", name}, {"resources", std::move(resources)}});
+  }
+  return list;
+}
+
+// Whether another GpuWorkload's record is on the Deployment: an error
+// when we would place it, nothing to do when we would clear it.
+bool ownedByAnother(const OwnedFields& owned, const std::string& workload) {
+  return !owned.workload.empty() && owned.workload != workload && !owned.empty();
+}
+
+}  // namespace
+
+PatchPlan planDeploymentPatch(const DeploymentState& live, const Scheduling* desired,
+                              const std::vector<std::string>& containers,
+                              const std::string& workload, const std::string& resourceVersion) {
+  PatchPlan plan;
+  if (live.ownership.form == OwnershipRecord::Form::Unreadable) {
+    plan.error = std::string("metadata.annotations[") + kOwnedFieldsAnnotation +
+                 "]: is not the operator's ownership record; remove it to let the operator "
+                 "start over";
+    return plan;
+  }
+  const OwnedFields& owned = live.ownership.fields;
+  if (ownedByAnother(owned, workload)) {
+    if (desired) {
+      plan.error = "the Deployment is already placed by GpuWorkload " + owned.workload;
+    }
+    return plan;
+  }
+  plan.owned.workload = workload;
+  json podSpec = json::object();
+  if (auto selector = planSelector(live, desired, owned, plan); !selector.empty()) {
+    podSpec["nodeSelector"] = std::move(selector);
+  }
+  if (auto tolerations = planTolerations(live, desired, owned, plan)) {
+    podSpec["tolerations"] = std::move(*tolerations);
+  }
+  if (auto resources = planResources(live, desired, containers, owned, plan)) {
+    podSpec["containers"] = std::move(*resources);
+  }
   if (plan.blocked()) {
     return plan;  // nothing half-applied
   }
-  const bool ownershipChanged = plan.owned.empty()
-                                    ? !owned.empty() || !live.ownedFields.empty()
-                                    : !(plan.owned == owned) || live.ownedFields.empty();
+  const bool recorded = live.ownership.form != OwnershipRecord::Form::Absent;
+  const bool ownershipChanged = plan.owned.empty() ? recorded : !(plan.owned == owned) || !recorded;
   if (podSpec.empty() && !ownershipChanged) {
     return plan;  // already as desired: no write
   }

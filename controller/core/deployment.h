@@ -28,6 +28,32 @@ struct ContainerResources {
   bool operator==(const ContainerResources&) const = default;
 };
 
+// What the operator owns on one Deployment, as recorded in the annotation.
+struct OwnedFields {
+  std::string workload;  // the GpuWorkload (same namespace) that set them
+  std::map<std::string, std::string> nodeSelector;
+  std::vector<Toleration> tolerations;
+  std::map<std::string, std::map<std::string, std::string>>
+      resources;  // container -> name -> value
+
+  bool empty() const { return nodeSelector.empty() && tolerations.empty() && resources.empty(); }
+  bool operator==(const OwnedFields&) const = default;
+};
+
+// The ownership annotation as read, once, when the Deployment arrives:
+// absent, a record, or text that is not one (edited by hand).
+struct OwnershipRecord {
+  enum class Form : std::uint8_t { Absent, Readable, Unreadable };
+  Form form = Form::Absent;
+  OwnedFields fields;        // when Readable
+  std::uint64_t digest = 0;  // of the annotation's text: tells our own write in the cache
+
+  bool operator==(const OwnershipRecord&) const = default;
+};
+
+// Reads the annotation's text (nullopt: no annotation).
+OwnershipRecord readOwnership(const std::optional<std::string>& annotation);
+
 // The part of a Deployment the controller reads: its pod template's
 // scheduling fields, the ownership record, and the rollout status.
 struct DeploymentState {
@@ -37,7 +63,7 @@ struct DeploymentState {
   std::map<std::string, std::string> nodeSelector;
   std::vector<Toleration> tolerations;
   std::vector<ContainerResources> containers;
-  std::string ownedFields;  // the annotation's raw value
+  OwnershipRecord ownership;
   std::int64_t observedGeneration = 0;
   std::int32_t updatedReplicas = 0;
   std::int32_t availableReplicas = 0;
@@ -59,22 +85,6 @@ struct DeploymentState {
 // Reads a Deployment object; tolerant of anything missing.
 DeploymentState deploymentFromJson(const nlohmann::json& object);
 
-// What the operator owns on one Deployment, as recorded in the annotation.
-struct OwnedFields {
-  std::string workload;  // the GpuWorkload (same namespace) that set them
-  std::map<std::string, std::string> nodeSelector;
-  std::vector<Toleration> tolerations;
-  std::map<std::string, std::map<std::string, std::string>>
-      resources;  // container -> name -> value
-
-  bool empty() const { return nodeSelector.empty() && tolerations.empty() && resources.empty(); }
-  bool operator==(const OwnedFields&) const = default;
-};
-
-// An unreadable annotation (edited by hand) is an error naming it.
-Result<OwnedFields> parseOwnedFields(const std::string& annotation);
-// The same, from the annotation already parsed (discarded when unreadable).
-Result<OwnedFields> ownedFieldsFromJson(const nlohmann::json& document);
 std::string serializeOwnedFields(const OwnedFields& owned);
 
 // What to send to make a Deployment carry `desired` (or, for nullptr,

@@ -26,6 +26,10 @@ struct Toleration {
   auto operator<=>(const Toleration&) const = default;
 };
 
+// A toleration as the API writes it (empty fields left out), and back.
+nlohmann::json tolerationToJson(const Toleration& toleration);
+Toleration tolerationFromJson(const nlohmann::json& item);
+
 // Memory needed = parameters x bytes per parameter x overhead. The defaults
 // and why:
 //   training 8.0: Adam in mixed precision keeps 2-byte weights, 2-byte

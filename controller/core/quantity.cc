@@ -1,8 +1,10 @@
 #include "core/quantity.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 namespace gpuplacement::core {
@@ -134,6 +136,74 @@ std::string formatParameterCount(std::uint64_t count) {
     return text + unit.suffix;
   }
   return std::to_string(count);
+}
+
+namespace {
+
+// The multiplier of a quantity's suffix, or 0 for none we know.
+long double quantitySuffix(std::string_view suffix) {
+  constexpr std::pair<std::string_view, long double> kSuffixes[] = {{"", 1},
+                                                                    {"m", 1e-3},
+                                                                    {"k", 1e3},
+                                                                    {"M", 1e6},
+                                                                    {"G", 1e9},
+                                                                    {"T", 1e12},
+                                                                    {"P", 1e15},
+                                                                    {"E", 1e18},
+                                                                    {"Ki", 1024.0L},
+                                                                    {"Mi", 1048576.0L},
+                                                                    {"Gi", 1073741824.0L},
+                                                                    {"Ti", 1099511627776.0L},
+                                                                    {"Pi", 1125899906842624.0L},
+                                                                    {"Ei", 1152921504606846976.0L}};
+  for (const auto& [name, multiplier] : kSuffixes) {
+    if (suffix == name) {
+      return multiplier;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+Result<std::int64_t> parseResourceMilli(std::string_view text) {
+  const auto fail = [&] {
+    return Error{
+        "", "\"" + std::string(text) + "\" is not a resource quantity such as 4, 500m or 16Gi"};
+  };
+  std::size_t end = 0;
+  while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) ||
+                               text[end] == '.' || text[end] == '+')) {
+    ++end;
+  }
+  // A decimal exponent ("2e3") is part of the number; "E" alone is exa.
+  if (end + 1 < text.size() && (text[end] == 'e' || text[end] == 'E') &&
+      std::isdigit(static_cast<unsigned char>(text[end + 1]))) {
+    end += 1;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) {
+      ++end;
+    }
+  }
+  const std::string number(text.substr(0, end));
+  const long double multiplier = quantitySuffix(text.substr(end));
+  if (number.empty() || multiplier == 0) {
+    return fail();
+  }
+  char* parsedEnd = nullptr;
+  const long double value = std::strtold(number.c_str(), &parsedEnd);
+  if (parsedEnd != number.c_str() + number.size() || !std::isfinite(value) || value < 0) {
+    return fail();
+  }
+  // Rounded up like the API server, but not for the last bits a binary
+  // fraction adds: 3920m is 3920, not 3921.
+  const long double exact = value * multiplier * 1000;
+  const long double nearest = std::round(exact);
+  const long double milli =
+      std::fabs(exact - nearest) <= 1e-9L * std::max(1.0L, nearest) ? nearest : std::ceil(exact);
+  if (milli > static_cast<long double>(std::numeric_limits<std::int64_t>::max() / 2)) {
+    return fail();
+  }
+  return static_cast<std::int64_t>(milli);
 }
 
 }  // namespace gpuplacement::core

@@ -21,4 +21,9 @@ Result<std::uint64_t> parseParameterCount(std::string_view text);
 // "7B", 1300000000 -> "1.3B", 350000000 -> "350M".
 std::string formatParameterCount(std::uint64_t count);
 
+// A Kubernetes resource quantity ("4", "3920m", "15Gi", "1.5k", "2e3") in
+// thousandths of its unit, rounded up as the API server rounds: CPUs in
+// millicores, memory in milli-bytes. Negative and absurd values are errors.
+Result<std::int64_t> parseResourceMilli(std::string_view text);
+
 }  // namespace gpuplacement::core

@@ -104,11 +104,8 @@ Result<RuleKnobs> parseKnobs(const ObjectReader& root) {
   return knobs;
 }
 
-// Accelerator groups by name, as indexes into the catalog's accelerators.
-using Groups = std::map<std::string, std::vector<int>>;
-
 Result<std::vector<int>> readAccelerators(const ObjectReader& candidates, const Catalog& catalog,
-                                          const Groups& groups) {
+                                          const std::map<std::string, std::vector<int>>& groups) {
   std::vector<int> indexes;
   if (candidates.has("acceleratorGroup")) {
     auto group = candidates.string("acceleratorGroup");
@@ -137,7 +134,13 @@ Result<std::vector<int>> readAccelerators(const ObjectReader& candidates, const 
   return indexes;
 }
 
-Result<Groups> parseAcceleratorGroups(const ObjectReader& root, const Catalog& catalog) {
+}  // namespace
+
+namespace {
+
+using Groups = std::map<std::string, std::vector<int>>;
+
+Result<Groups> readAcceleratorGroups(const ObjectReader& root, const Catalog& catalog) {
   Groups groups;
   if (!root.has("acceleratorGroups")) {
     return groups;
@@ -158,8 +161,8 @@ Result<Groups> parseAcceleratorGroups(const ObjectReader& root, const Catalog& c
   return groups;
 }
 
-// What a workload must be for the rule to apply.
-Status parseMatch(const ObjectReader& entry, const std::set<std::string>& bucketNames, Rule& rule) {
+// What workloads a rule is for.
+Status readMatch(const ObjectReader& entry, const std::set<std::string>& bucketNames, Rule& rule) {
   const auto match = entry.child("match");
   if (auto ok = match.requireObject(true); !ok) {
     return ok.error();
@@ -198,9 +201,9 @@ Status parseMatch(const ObjectReader& entry, const std::set<std::string>& bucket
   return Ok{};
 }
 
-// The tiers and accelerators the rule may choose from.
-Status parseCandidates(const ObjectReader& entry, const Catalog& catalog, const Groups& groups,
-                       Rule& rule) {
+// What a rule may choose from.
+Status readCandidates(const ObjectReader& entry, const Catalog& catalog, const Groups& groups,
+                      Rule& rule) {
   const auto candidates = entry.child("candidates");
   if (auto ok = candidates.requireObject(); !ok) {
     return ok.error();
@@ -224,28 +227,40 @@ Status parseCandidates(const ObjectReader& entry, const Catalog& catalog, const 
   return Ok{};
 }
 
-Result<Rule> parseRule(const json& value, const std::string& name, const Catalog& catalog,
-                       const Groups& groups, const std::set<std::string>& bucketNames) {
-  ObjectReader entry(value, "rules[" + name + "]");
+Result<Rule> readRule(const json& value, std::size_t index, const Catalog& catalog,
+                      const Groups& groups, const std::set<std::string>& bucketNames,
+                      std::set<std::string>& ruleNames) {
+  ObjectReader position(value, "rules[" + std::to_string(index) + "]");
+  if (auto ok = position.requireObject(); !ok) {
+    return ok.error();
+  }
+  auto name = position.string("name");
+  if (!name) {
+    return name.error();
+  }
+  if (!ruleNames.insert(*name).second) {
+    return Error{"rules[" + *name + "]", "defined twice"};
+  }
+  ObjectReader entry(value, "rules[" + *name + "]");
   if (auto ok = entry.onlyKeys({"name", "source", "reason", "match", "candidates"}); !ok) {
     return ok.error();
   }
   Rule rule;
-  rule.name = name;
+  rule.name = *name;
   auto source = entry.stringOr("source", "");
-  if (!source) {
-    return source.error();
+  auto reason = entry.string("reason");
+  for (const Error* error :
+       {source ? nullptr : &source.error(), reason ? nullptr : &reason.error()}) {
+    if (error) {
+      return *error;
+    }
   }
   rule.source = *source;
-  auto reason = entry.string("reason");
-  if (!reason) {
-    return reason.error();
-  }
   rule.reason = *reason;
-  if (auto ok = parseMatch(entry, bucketNames, rule); !ok) {
+  if (auto ok = readMatch(entry, bucketNames, rule); !ok) {
     return ok.error();
   }
-  if (auto ok = parseCandidates(entry, catalog, groups, rule); !ok) {
+  if (auto ok = readCandidates(entry, catalog, groups, rule); !ok) {
     return ok.error();
   }
   return rule;
@@ -269,7 +284,7 @@ Result<RuleSet> parseRuleSet(const json& document, const Catalog& catalog) {
     return knobs.error();
   }
   ruleSet.knobs = std::move(knobs).value();
-  auto groups = parseAcceleratorGroups(root, catalog);
+  auto groups = readAcceleratorGroups(root, catalog);
   if (!groups) {
     return groups.error();
   }
@@ -283,18 +298,7 @@ Result<RuleSet> parseRuleSet(const json& document, const Catalog& catalog) {
   std::set<std::string> ruleNames;
   const auto& rules = root.at("rules");
   for (std::size_t i = 0; i < rules.size(); ++i) {
-    ObjectReader position(rules[i], "rules[" + std::to_string(i) + "]");
-    if (auto ok = position.requireObject(); !ok) {
-      return ok.error();
-    }
-    auto name = position.string("name");
-    if (!name) {
-      return name.error();
-    }
-    if (!ruleNames.insert(*name).second) {
-      return Error{"rules[" + *name + "]", "defined twice"};
-    }
-    auto rule = parseRule(rules[i], *name, catalog, *groups, bucketNames);
+    auto rule = readRule(rules[i], i, catalog, *groups, bucketNames, ruleNames);
     if (!rule) {
       return rule.error();
     }

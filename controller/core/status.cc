@@ -187,17 +187,41 @@ json statusToJson(const StatusView& view) {
   if (view.policyGeneration > 0) {
     status["policy"]["generation"] = view.policyGeneration;
   }
-  json conditions = json::array();
-  for (const auto& condition : view.conditions) {
-    conditions.push_back({{"type", condition.type},
-                          {"status", condition.status},
-                          {"reason", condition.reason},
-                          {"message", condition.message},
-                          {"lastTransitionTime", condition.lastTransitionTime},
-                          {"observedGeneration", condition.observedGeneration}});
-  }
-  status["conditions"] = std::move(conditions);
+  status["conditions"] = conditionsToJson(view.conditions);
   return status;
+}
+
+json conditionsToJson(const std::vector<Condition>& conditions) {
+  json list = json::array();
+  for (const auto& condition : conditions) {
+    list.push_back({{"type", condition.type},
+                    {"status", condition.status},
+                    {"reason", condition.reason},
+                    {"message", condition.message},
+                    {"lastTransitionTime", condition.lastTransitionTime},
+                    {"observedGeneration", condition.observedGeneration}});
+  }
+  return list;
+}
+
+json policyStatus(const PolicyStatusInput& input) {
+  Condition accepted{"Accepted", "True", "Valid", "", "", input.generation};
+  if (!input.invalid) {
+    accepted.message = "generation " + std::to_string(input.generation) + " is in force";
+  } else {
+    accepted.status = "False";
+    accepted.reason = "Invalid";
+    accepted.message =
+        input.invalid->describe() + "; " +
+        (input.generationInForce
+             ? "generation " + std::to_string(*input.generationInForce) + " stays in force"
+             : std::string("no version of this policy is in force"));
+  }
+  auto conditions = input.conditions;
+  setCondition(conditions, accepted, base::formatRfc3339(input.now));
+  return {{"observedGeneration", input.generation},
+          {"workloads", input.workloads},
+          {"conditions", conditionsToJson(conditions)}};
 }
 
 }  // namespace gpuplacement::core

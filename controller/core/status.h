@@ -87,4 +87,20 @@ struct StatusView {
 
 nlohmann::json statusToJson(const StatusView& view);
 
+nlohmann::json conditionsToJson(const std::vector<Condition>& conditions);
+
+// A PlacementPolicy's status: whether this generation is accepted (and,
+// when it is not, which version stays in force) and how many GpuWorkloads
+// use it.
+struct PolicyStatusInput {
+  std::int64_t generation = 0;
+  const Error* invalid = nullptr;  // why this generation is rejected; null when valid
+  std::optional<std::int64_t> generationInForce;
+  std::size_t workloads = 0;
+  std::vector<Condition> conditions;  // as stored, for their transition times
+  Timestamp now;
+};
+
+nlohmann::json policyStatus(const PolicyStatusInput& input);
+
 }  // namespace gpuplacement::core

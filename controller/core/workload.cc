@@ -116,18 +116,9 @@ Status validateIntent(const WorkloadIntent& intent, const Catalog& catalog) {
   return Ok{};
 }
 
-Result<GpuWorkloadSpec> parseGpuWorkloadSpec(const json& specValue, const Catalog& catalog) {
-  ObjectReader spec(specValue, "spec");
-  if (auto ok = spec.requireObject(); !ok) {
-    return ok.error();
-  }
-  if (auto ok = spec.onlyKeys({"targetRef", "containers", "workload", "model", "objective",
-                               "constraints", "policyRef", "mode"});
-      !ok) {
-    return ok.error();
-  }
-  GpuWorkloadSpec result;
+namespace {
 
+Status readTarget(const ObjectReader& spec, TargetRef& ref) {
   const auto target = spec.child("targetRef");
   if (!spec.has("targetRef")) {
     return Error{"spec.targetRef", "required: the Deployment to place"};
@@ -138,32 +129,26 @@ Result<GpuWorkloadSpec> parseGpuWorkloadSpec(const json& specValue, const Catalo
   if (auto ok = target.onlyKeys({"apiVersion", "kind", "name"}); !ok) {
     return ok.error();
   }
-  auto targetName = target.string("name");
-  auto targetKind = target.optionalString("kind");
-  auto targetVersion = target.optionalString("apiVersion");
-  for (const Error* error :
-       {targetName ? nullptr : &targetName.error(), targetKind ? nullptr : &targetKind.error(),
-        targetVersion ? nullptr : &targetVersion.error()}) {
+  auto name = target.string("name");
+  auto kind = target.optionalString("kind");
+  auto version = target.optionalString("apiVersion");
+  for (const Error* error : {name ? nullptr : &name.error(), kind ? nullptr : &kind.error(),
+                             version ? nullptr : &version.error()}) {
     if (error) {
       return *error;
     }
   }
-  result.targetRef.name = *targetName;
-  result.targetRef.kind = targetKind->value_or("Deployment");
-  result.targetRef.apiVersion = targetVersion->value_or("apps/v1");
-  if (result.targetRef.kind != "Deployment" || result.targetRef.apiVersion != "apps/v1") {
+  ref.name = *name;
+  ref.kind = kind->value_or("Deployment");
+  ref.apiVersion = version->value_or("apps/v1");
+  if (ref.kind != "Deployment" || ref.apiVersion != "apps/v1") {
     return Error{"spec.targetRef.kind", "only apps/v1 Deployment is supported so far, not " +
-                                            result.targetRef.apiVersion + " " +
-                                            result.targetRef.kind};
+                                            ref.apiVersion + " " + ref.kind};
   }
+  return Ok{};
+}
 
-  auto containers = spec.stringList("containers");
-  if (!containers) {
-    return containers.error();
-  }
-  result.containers = *containers;
-
-  auto& intent = result.intent;
+Status readWorkload(const ObjectReader& spec, WorkloadIntent& intent) {
   const auto workload = spec.child("workload");
   if (!spec.has("workload")) {
     return Error{"spec.workload", "required: at least the workload kind"};
@@ -187,7 +172,11 @@ Result<GpuWorkloadSpec> parseGpuWorkloadSpec(const json& specValue, const Catalo
     return latency.error();
   }
   intent.latencyTargetMs = *latency;
+  return Ok{};
+}
 
+// spec.model, and the objective and mode beside it.
+Status readModel(const ObjectReader& spec, GpuWorkloadSpec& result) {
   const auto model = spec.child("model");
   if (!spec.has("model")) {
     return Error{"spec.model", "required: at least the parameter count"};
@@ -212,35 +201,59 @@ Result<GpuWorkloadSpec> parseGpuWorkloadSpec(const json& specValue, const Catalo
       return *error;
     }
   }
+  auto& intent = result.intent;
   intent.parameters = *parameters;
   intent.precision = precision->value_or(intent.precision);
   intent.framework = framework->value_or(intent.framework);
   intent.architecture = architecture->value_or(intent.architecture);
   intent.objective = objective->value_or(intent.objective);
   result.mode = mode->value_or(result.mode);
+  return Ok{};
+}
 
-  if (auto ok = readConstraints(spec, intent.constraints); !ok) {
+Status readPolicyRef(const ObjectReader& spec, std::string& policyName) {
+  if (!spec.has("policyRef")) {
+    return Ok{};
+  }
+  const auto policy = spec.child("policyRef");
+  if (auto ok = policy.requireObject(); !ok) {
     return ok.error();
   }
-
-  if (spec.has("policyRef")) {
-    const auto policy = spec.child("policyRef");
-    if (auto ok = policy.requireObject(); !ok) {
-      return ok.error();
-    }
-    if (auto ok = policy.onlyKeys({"name"}); !ok) {
-      return ok.error();
-    }
-    auto name = policy.string("name");
-    if (!name) {
-      return name.error();
-    }
-    result.policyName = *name;
-  }
-
-  if (auto ok = validateIntent(intent, catalog); !ok) {
+  if (auto ok = policy.onlyKeys({"name"}); !ok) {
     return ok.error();
   }
+  auto name = policy.string("name");
+  if (!name) {
+    return name.error();
+  }
+  policyName = *name;
+  return Ok{};
+}
+
+}  // namespace
+
+Result<GpuWorkloadSpec> parseGpuWorkloadSpec(const json& specValue, const Catalog& catalog) {
+  ObjectReader spec(specValue, "spec");
+  if (auto ok = spec.requireObject(); !ok) {
+    return ok.error();
+  }
+  if (auto ok = spec.onlyKeys({"targetRef", "containers", "workload", "model", "objective",
+                               "constraints", "policyRef", "mode"});
+      !ok) {
+    return ok.error();
+  }
+  GpuWorkloadSpec result;
+  auto containers = spec.stringList("containers");
+  for (const Status& read :
+       {readTarget(spec, result.targetRef), containers ? Status(Ok{}) : Status(containers.error()),
+        readWorkload(spec, result.intent), readModel(spec, result),
+        readConstraints(spec, result.intent.constraints), readPolicyRef(spec, result.policyName),
+        validateIntent(result.intent, catalog)}) {
+    if (!read) {
+      return read.error();
+    }
+  }
+  result.containers = *containers;
   return result;
 }
 

@@ -75,7 +75,7 @@ struct GpuWorkloadSpec {
 Result<GpuWorkloadSpec> parseGpuWorkloadSpec(const nlohmann::json& spec, const Catalog& catalog);
 
 // Checks an intent built by other means (the command line's flags) the same
-// way; `prefix` names where the fields came from.
+// way.
 Status validateIntent(const WorkloadIntent& intent, const Catalog& catalog);
 
 }  // namespace gpuplacement::core

@@ -390,9 +390,11 @@ asio::awaitable<TransportResult<std::unique_ptr<Connection>>> BeastTransport::co
     co_return TransportError{"resolving " + endpoint_.host + ": " + ec.message()};
   }
   std::unique_ptr<Connection> connection;
+  SSL* tlsHandle = nullptr;
   if (endpoint_.tls) {
     auto tlsConnection = std::make_unique<TlsConnection>(executor_, impl_->tls);
     SSL* handle = tlsConnection->stream().native_handle();
+    tlsHandle = handle;
     const std::string& name = impl_->verifyName;
     const bool nameIsIp = isIpLiteral(name);
     if (!nameIsIp) {
@@ -411,9 +413,17 @@ asio::awaitable<TransportResult<std::unique_ptr<Connection>>> BeastTransport::co
   }
   ec = co_await connection->connect(addresses, timeout);
   if (ec) {
-    co_return TransportError{
-        "connecting to " + endpoint_.host + ":" + endpoint_.port + ": " + describe(ec),
-        ec == beast::error::timeout};
+    std::string why = describe(ec);
+    // OpenSSL's error says only "certificate verify failed"; the
+    // verification result says why (wrong CA, host name mismatch, expired).
+    if (tlsHandle && SSL_get_verify_result(tlsHandle) != X509_V_OK) {
+      why += ": " + std::string(X509_verify_cert_error_string(SSL_get_verify_result(tlsHandle)));
+      if (SSL_get_verify_result(tlsHandle) == X509_V_ERR_HOSTNAME_MISMATCH) {
+        why += " (the certificate is not for \"" + impl_->verifyName + "\")";
+      }
+    }
+    co_return TransportError{"connecting to " + endpoint_.host + ":" + endpoint_.port + ": " + why,
+                             ec == beast::error::timeout};
   }
   co_return std::move(connection);
 }

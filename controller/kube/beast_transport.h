@@ -53,8 +53,6 @@ class BeastTransport final : public Transport {
   asio::awaitable<TransportResult<HttpResponse>> send(HttpRequest request) override;
   asio::awaitable<TransportResult<StreamResponse>> openStream(HttpRequest request) override;
 
-  std::size_t idleConnectionCount() const { return idle_.size(); }
-
  private:
   struct Impl;
   BeastTransport(asio::any_io_executor executor, Endpoint endpoint, TransportOptions options);

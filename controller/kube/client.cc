@@ -14,8 +14,6 @@ const char* contentTypeOf(PatchType type) {
       return "application/strategic-merge-patch+json";
     case PatchType::Json:
       return "application/json-patch+json";
-    case PatchType::Apply:
-      return "application/apply-patch+yaml";
   }
   return "application/merge-patch+json";
 }
@@ -200,14 +198,6 @@ asio::awaitable<ApiResult<json>> KubeClient::patch(std::string path, const json&
 
 asio::awaitable<ApiResult<json>> KubeClient::remove(std::string path) {
   co_return co_await executeJson("delete", makeRequest(Method::Delete, std::move(path)));
-}
-
-asio::awaitable<ApiResult<std::string>> KubeClient::getRaw(std::string path) {
-  auto response = co_await execute("get", makeRequest(Method::Get, std::move(path)));
-  if (!response) {
-    co_return std::move(response).error();
-  }
-  co_return std::move(response->body);
 }
 
 asio::awaitable<ApiResult<std::unique_ptr<LineStream>>> KubeClient::watch(

@@ -35,17 +35,13 @@ struct ApiError {
   bool alreadyExists() const { return status == 409 && reason == "AlreadyExists"; }
   bool gone() const { return status == 410; }
   bool forbidden() const { return status == 403; }
-  // Worth retrying later, as opposed to a request that is wrong.
-  bool transient() const {
-    return status == 0 || status == 429 || status >= 500 || status == 410 || status == 409;
-  }
   std::string describe() const;
 };
 
 template <typename T>
 using ApiResult = base::Result<T, ApiError>;
 
-enum class PatchType { Merge, Strategic, Json, Apply };
+enum class PatchType { Merge, Strategic, Json };
 
 struct ClientOptions {
   // Client-side limit on requests per second; zero or less disables it.
@@ -84,8 +80,6 @@ class KubeClient {
   asio::awaitable<ApiResult<json>> update(std::string path, const json& body);
   asio::awaitable<ApiResult<json>> patch(std::string path, const json& body, PatchType type);
   asio::awaitable<ApiResult<json>> remove(std::string path);
-  // The raw body of a GET, for non-JSON endpoints such as /metrics.
-  asio::awaitable<ApiResult<std::string>> getRaw(std::string path);
   // Opens a watch; `path` carries the query (watch=1, resourceVersion, ...).
   // The stream times out after `idleTimeout` without a byte.
   asio::awaitable<ApiResult<std::unique_ptr<LineStream>>> watch(

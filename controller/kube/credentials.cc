@@ -14,6 +14,7 @@
 
 #include "base/json_access.h"
 #include "base/time_format.h"
+#include "runtime/signal.h"
 
 extern char** environ;
 
@@ -205,13 +206,9 @@ class ExecPluginSource final : public CredentialSource {
     if (fresh()) {
       co_return header_;
     }
-    auto executor = co_await asio::this_coro::executor;
     if (refreshing_) {
       // Single flight: wait for the refresh already running.
-      asio::steady_timer wait(executor, std::chrono::steady_clock::time_point::max());
-      waiters_.push_back(&wait);
-      boost::system::error_code ignored;
-      co_await wait.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+      co_await refreshed_.wait();
       if (fresh()) {
         co_return header_;
       }
@@ -220,10 +217,7 @@ class ExecPluginSource final : public CredentialSource {
     refreshing_ = true;
     auto result = co_await refresh();
     refreshing_ = false;
-    for (auto* waiter : waiters_) {
-      waiter->cancel();
-    }
-    waiters_.clear();
+    refreshed_.notifyAll();
     if (!result) {
       lastError_ = result.error().describe();
       co_return result.error();
@@ -268,7 +262,7 @@ class ExecPluginSource final : public CredentialSource {
   std::string header_;
   std::optional<runtime::SystemTime> expiresAt_;
   bool refreshing_ = false;
-  std::vector<asio::steady_timer*> waiters_;
+  runtime::Signal refreshed_;
   std::string lastError_;
 };
 

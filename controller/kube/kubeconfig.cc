@@ -49,6 +49,9 @@ struct MergedKubeconfig {
 };
 
 std::string scalar(const YAML::Node& node, const char* key) {
+  if (!node.IsMap()) {
+    return std::string();  // indexing a scalar or a list throws
+  }
   const auto value = node[key];
   return value && value.IsScalar() ? value.as<std::string>() : std::string();
 }
@@ -299,18 +302,20 @@ Result<ClientConfig> loadKubeconfigFiles(const std::vector<std::string>& paths,
                                          const std::string& contextOverride) {
   MergedKubeconfig merged;
   std::string source;
-  for (const auto& path : paths) {
-    auto added = mergeFile(path, merged);
-    if (!added) {
-      return added.error();
-    }
-    source += (source.empty() ? "kubeconfig " : ":") + path;
-  }
   try {
+    for (const auto& path : paths) {
+      auto added = mergeFile(path, merged);
+      if (!added) {
+        return added.error();
+      }
+      source += (source.empty() ? "kubeconfig " : ":") + path;
+    }
     return resolveContext(merged, source, contextOverride);
   } catch (const YAML::Exception& e) {
-    // A value of the wrong type, e.g. insecure-skip-tls-verify: "maybe".
-    return Error{"kubeconfig", source + ": " + e.what()};
+    // A value of the wrong type (insecure-skip-tls-verify: "maybe"), or an
+    // entry of the wrong shape (a list item that is not a map: found by
+    // fuzz/targets/kubeconfig.cc, it used to end the process).
+    return Error{"kubeconfig", (source.empty() ? paths.front() : source) + ": " + e.what()};
   }
 }
 

@@ -28,11 +28,9 @@ std::string LeaderElector::leasePath() const {
 }
 
 asio::awaitable<void> LeaderElector::sleep(std::chrono::nanoseconds duration) {
-  asio::steady_timer timer(executor_, duration);
-  sleeping_ = &timer;
-  boost::system::error_code ignored;
-  co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-  sleeping_ = nullptr;
+  if (!stopped_) {
+    co_await wake_.waitFor(duration);
+  }
 }
 
 asio::awaitable<bool> LeaderElector::tryAcquireOrRenew() {
@@ -149,9 +147,7 @@ asio::awaitable<void> LeaderElector::run() {
 
 asio::awaitable<void> LeaderElector::stop() {
   stopped_ = true;
-  if (sleeping_) {
-    sleeping_->cancel();
-  }
+  wake_.notifyAll();
   if (!leading_) {
     co_return;
   }

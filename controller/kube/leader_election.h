@@ -7,6 +7,7 @@
 #include "kube/client.h"
 #include "runtime/asio.h"
 #include "runtime/clock.h"
+#include "runtime/signal.h"
 
 namespace gpuplacement::kube {
 
@@ -59,7 +60,7 @@ class LeaderElector {
   std::string observedRecord_;  // the lease spec as last seen, to time its changes
   std::string observedHolder_;
   runtime::MonotonicTime observedAt_{};
-  asio::steady_timer* sleeping_ = nullptr;
+  runtime::Signal wake_;  // cuts a sleep short when stopping
 };
 
 // RFC 3339 with microseconds, as metav1.MicroTime is written.

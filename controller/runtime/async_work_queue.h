@@ -1,11 +1,9 @@
 #pragma once
 
-#include <algorithm>
 #include <optional>
-#include <string>
-#include <vector>
 
 #include "runtime/asio.h"
+#include "runtime/signal.h"
 #include "runtime/work_queue.h"
 
 namespace gpuplacement::runtime {
@@ -14,38 +12,35 @@ namespace gpuplacement::runtime {
 // next delayed one to fall due) without blocking the thread, and adds wake
 // a waiting worker. The clock must be the real one here, since the waits
 // are real timers.
+template <typename Key = ObjectKey>
 class AsyncWorkQueue {
  public:
-  AsyncWorkQueue(asio::any_io_executor executor, WorkQueue& queue)
-      : executor_(std::move(executor)), queue_(queue) {}
+  explicit AsyncWorkQueue(WorkQueue<Key>& queue) : queue_(queue) {}
 
-  void add(const std::string& key) {
+  void add(const Key& key) {
     queue_.add(key);
-    wakeOne();
+    ready_.notifyOne();
   }
-  void addAfter(const std::string& key, std::chrono::nanoseconds delay) {
+  void addAfter(const Key& key, std::chrono::nanoseconds delay) {
     queue_.addAfter(key, delay);
-    wakeOne();  // a sleeping worker may need an earlier deadline
+    ready_.notifyOne();  // a sleeping worker may need an earlier deadline
   }
-  void addRateLimited(const std::string& key) {
+  void addRateLimited(const Key& key) {
     queue_.addRateLimited(key);
-    wakeOne();
+    ready_.notifyOne();
   }
-  void forget(const std::string& key) { queue_.forget(key); }
-  void done(const std::string& key) {
+  void forget(const Key& key) { queue_.forget(key); }
+  void done(const Key& key) {
     queue_.done(key);
-    wakeOne();
+    ready_.notifyOne();
   }
   void shutDown() {
     queue_.shutDown();
-    for (auto* waiter : waiters_) {
-      waiter->cancel();
-    }
+    ready_.notifyAll();
   }
 
   // The next key to process, or nullopt once the queue is shut down.
-  asio::awaitable<std::optional<std::string>> get() {
-    asio::steady_timer timer(executor_);
+  asio::awaitable<std::optional<Key>> get() {
     for (;;) {
       if (queue_.shuttingDown()) {
         co_return std::nullopt;
@@ -54,27 +49,15 @@ class AsyncWorkQueue {
         co_return key;
       }
       const auto due = queue_.nextDue();
-      timer.expires_at(due ? *due : MonotonicTime::max());
-      waiters_.push_back(&timer);
-      boost::system::error_code ignored;
-      co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-      waiters_.erase(std::remove(waiters_.begin(), waiters_.end(), &timer), waiters_.end());
+      co_await ready_.waitUntil(due ? *due : MonotonicTime::max());
     }
   }
 
-  WorkQueue& queue() { return queue_; }
+  WorkQueue<Key>& queue() { return queue_; }
 
  private:
-  void wakeOne() {
-    if (!waiters_.empty()) {
-      waiters_.front()->cancel();
-      waiters_.erase(waiters_.begin());
-    }
-  }
-
-  asio::any_io_executor executor_;
-  WorkQueue& queue_;
-  std::vector<asio::steady_timer*> waiters_;
+  WorkQueue<Key>& queue_;
+  Signal ready_;
 };
 
 }  // namespace gpuplacement::runtime

@@ -7,6 +7,7 @@
 
 #include "runtime/async_work_queue.h"
 #include "runtime/clock.h"
+#include "runtime/signal.h"
 
 namespace gpuplacement::runtime {
 
@@ -35,7 +36,6 @@ struct ReconcileResult {
 };
 
 struct ReconcileRecord {
-  std::string key;
   ReconcileResult::Outcome outcome;
   std::chrono::nanoseconds duration;
   std::chrono::nanoseconds queueWait;
@@ -45,12 +45,13 @@ struct ReconcileRecord {
 // N workers over one queue: each takes a key, reconciles it, and applies
 // the result to the queue. Workers are coroutines on the event loop; the
 // queue guarantees a key is never reconciled by two of them at once.
+template <typename Key = ObjectKey>
 class Controller {
  public:
-  using Reconcile = std::function<asio::awaitable<ReconcileResult>(const std::string& key)>;
+  using Reconcile = std::function<asio::awaitable<ReconcileResult>(const Key& key)>;
   using Observer = std::function<void(const ReconcileRecord&)>;
 
-  Controller(asio::any_io_executor executor, AsyncWorkQueue& queue, int workers,
+  Controller(asio::any_io_executor executor, AsyncWorkQueue<Key>& queue, int workers,
              Reconcile reconcile, const Clock& clock)
       : executor_(std::move(executor)),
         queue_(queue),
@@ -64,16 +65,12 @@ class Controller {
   // reconcile has finished.
   asio::awaitable<void> run() {
     running_ = workers_;
-    asio::steady_timer allDone(executor_, MonotonicTime::max());
-    allDone_ = &allDone;
     for (int i = 0; i < workers_; ++i) {
       asio::co_spawn(executor_, worker(), asio::detached);
     }
-    boost::system::error_code ignored;
-    if (running_ > 0) {
-      co_await allDone.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+    while (running_ > 0) {
+      co_await allDone_.wait();
     }
-    allDone_ = nullptr;
   }
 
   int inFlight() const { return inFlight_; }
@@ -110,12 +107,11 @@ class Controller {
       }
       queue_.done(*key);
       if (observer_) {
-        observer_(
-            ReconcileRecord{*key, result.outcome, clock_.monotonicNow() - start, wait, retries});
+        observer_(ReconcileRecord{result.outcome, clock_.monotonicNow() - start, wait, retries});
       }
     }
-    if (--running_ == 0 && allDone_) {
-      allDone_->cancel();
+    if (--running_ == 0) {
+      allDone_.notifyAll();
     }
   }
 
@@ -123,7 +119,7 @@ class Controller {
   // rather than end the loop. (The result initialises a variable inside the
   // try: g++ 12 destroys a co_await result assigned to an outer variable
   // twice.)
-  asio::awaitable<ReconcileResult> guarded(std::string key) {
+  asio::awaitable<ReconcileResult> guarded(Key key) {
     std::string failure;
     try {
       ReconcileResult result = co_await reconcile_(key);
@@ -135,14 +131,14 @@ class Controller {
   }
 
   asio::any_io_executor executor_;
-  AsyncWorkQueue& queue_;
+  AsyncWorkQueue<Key>& queue_;
   int workers_;
   Reconcile reconcile_;
   const Clock& clock_;
   Observer observer_;
   int running_ = 0;
   int inFlight_ = 0;
-  asio::steady_timer* allDone_ = nullptr;
+  Signal allDone_;
 };
 
 }  // namespace gpuplacement::runtime

@@ -16,6 +16,7 @@
 #include "runtime/clock.h"
 #include "runtime/list_watch.h"
 #include "runtime/object_json.h"
+#include "runtime/signal.h"
 #include "runtime/watch_state.h"
 
 namespace gpuplacement::runtime {
@@ -160,8 +161,8 @@ class Informer {
   std::minstd_rand random_;
   bool stopped_ = false;
   EventStream* activeStream_ = nullptr;
-  asio::steady_timer* activeWait_ = nullptr;
-  std::vector<asio::steady_timer*> syncWaiters_;
+  Signal stopping_;  // cuts a backoff wait short
+  Signal synced_;    // wakes waitForSync()
 };
 
 template <typename T>
@@ -183,9 +184,7 @@ asio::awaitable<void> Informer<T>::run() {
         break;
     }
   }
-  for (auto* waiter : syncWaiters_) {
-    waiter->cancel();
-  }
+  synced_.notifyAll();
 }
 
 template <typename T>
@@ -194,22 +193,14 @@ void Informer<T>::stop() {
   if (activeStream_) {
     activeStream_->close();
   }
-  if (activeWait_) {
-    activeWait_->cancel();
-  }
-  for (auto* waiter : syncWaiters_) {
-    waiter->cancel();
-  }
+  stopping_.notifyAll();
+  synced_.notifyAll();
 }
 
 template <typename T>
 asio::awaitable<void> Informer<T>::waitForSync() {
   while (!state_.synced() && !stopped_) {
-    asio::steady_timer timer(executor_, MonotonicTime::max());
-    syncWaiters_.push_back(&timer);
-    boost::system::error_code ignored;
-    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-    std::erase(syncWaiters_, &timer);
+    co_await synced_.wait();
   }
 }
 
@@ -240,9 +231,7 @@ asio::awaitable<void> Informer<T>::listPage(const std::string& continueToken) {
 template <typename T>
 void Informer<T>::completeList() {
   replaceAll();
-  for (auto* waiter : syncWaiters_) {
-    waiter->cancel();
-  }
+  synced_.notifyAll();
 }
 
 template <typename T>
@@ -426,11 +415,9 @@ asio::awaitable<void> Informer<T>::consume(std::unique_ptr<EventStream> stream) 
 
 template <typename T>
 asio::awaitable<void> Informer<T>::wait(MonotonicTime until) {
-  asio::steady_timer timer(executor_, until);
-  activeWait_ = &timer;
-  boost::system::error_code ignored;
-  co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-  activeWait_ = nullptr;
+  if (!stopped_) {
+    co_await stopping_.waitUntil(until);
+  }
   state_.waited();
 }
 

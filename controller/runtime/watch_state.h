@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "runtime/clock.h"
@@ -82,6 +83,7 @@ class WatchState {
     phase_ = Phase::Watching;
     synced_ = true;
     failures_ = 0;
+    lastFailure_.reset();
     ++lists_;
     return true;
   }
@@ -93,6 +95,7 @@ class WatchState {
     phase_ = Phase::Watching;
     synced_ = true;
     failures_ = 0;
+    lastFailure_.reset();
     ++lists_;
   }
 
@@ -105,6 +108,7 @@ class WatchState {
 
   // `jitter` in [0, 1) spreads retries of many clients apart.
   void listFailed(unsigned status, MonotonicTime now, double jitter) {
+    lastFailure_ = status;
     continueToken_.clear();  // an expired token (410) or any failure: start over
     if (status == 410) {
       phase_ = Phase::Listing;
@@ -119,6 +123,7 @@ class WatchState {
   void streamOpened() {
     if (phase_ == Phase::Watching) {
       failures_ = 0;
+      lastFailure_.reset();
     }
   }
 
@@ -155,6 +160,7 @@ class WatchState {
   void watchEnded() { phase_ = Phase::Watching; }
 
   void watchFailed(unsigned status, MonotonicTime now, double jitter) {
+    lastFailure_ = status;
     if (status == 410) {
       ++expirations_;
       phase_ = Phase::Listing;
@@ -174,6 +180,9 @@ class WatchState {
   int lists() const { return lists_; }
   int expirations() const { return expirations_; }
   int consecutiveFailures() const { return failures_; }
+  // The HTTP status of the last failure since the last success (0: no
+  // answer); nullopt when the last attempt succeeded.
+  std::optional<unsigned> lastFailure() const { return lastFailure_; }
 
  private:
   void backOff(MonotonicTime now, double jitter, bool thenList) {
@@ -198,6 +207,7 @@ class WatchState {
   std::string resourceVersion_;
   MonotonicTime waitUntil_{};
   int failures_ = 0;
+  std::optional<unsigned> lastFailure_;
   int lists_ = 0;
   int expirations_ = 0;
   bool synced_ = false;

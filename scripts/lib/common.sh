@@ -11,16 +11,25 @@ die() { log "error: $*"; exit 1; }
 # The version a wrapper module pins, read from its go.mod so that the module
 # is the only place a version is written down.
 pinned_version() { # module-dir module-path
-  awk -v m="$2" '$1 == m && $2 ~ /^v/ { print $2; exit }' "$1/go.mod"
+  awk -v m="$2" '$1 == m && $2 ~ /^v/ { print $2; exit }
+    $1 == "require" && $2 == m && $3 ~ /^v/ { print $3; exit }' "$1/go.mod"
 }
 
 K8S_VERSION=$(pinned_version "$CONTROLPLANE_MODULES" k8s.io/kubernetes)
 ETCD_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/etcd" go.etcd.io/etcd/server/v3)
 HELM_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/helm" helm.sh/helm/v3)
+# The simulated cluster (scripts/controlplane start --cluster): kube-scheduler
+# and kube-controller-manager of the same Kubernetes release, kwok, and
+# simcluster, the node generator.
+KWOK_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/kwok" sigs.k8s.io/kwok)
+KARPENTER_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/simcluster" sigs.k8s.io/karpenter)
 
 K8S_BIN="$CACHE_ROOT/k8s-$K8S_VERSION/bin"
 ETCD_BIN="$CACHE_ROOT/etcd-$ETCD_VERSION/bin"
 HELM_BIN="$CACHE_ROOT/helm-$HELM_VERSION/bin"
+CLUSTER_BIN="$CACHE_ROOT/k8s-$K8S_VERSION/cluster-bin"
+KWOK_BIN="$CACHE_ROOT/kwok-$KWOK_VERSION/bin"
+SIMCLUSTER_BIN="$CACHE_ROOT/simcluster-karpenter-$KARPENTER_VERSION/bin"
 
 # Configures (first time) and builds a tree; extra arguments go to cmake.
 build_tree() { # build-dir cmake-args...

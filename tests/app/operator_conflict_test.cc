@@ -1,9 +1,9 @@
-// The one Operator path a real API server will not produce on demand: a
+// The one reconcile path a real API server will not produce on demand: a
 // 409 Conflict on the Deployment patch. The operator must read the
 // Deployment again, plan again on the fresh resourceVersion, and succeed.
 #include <doctest/doctest.h>
 
-#include "app/operator.h"
+#include "app/manager.h"
 #include "kube/beast_transport.h"
 #include "support/engine_fixture.h"
 #include "support/fake_api_server.h"
@@ -58,7 +58,7 @@ TEST_CASE("a 409 on the Deployment patch: read it again, plan again, patch again
   int deploymentPatches = 0;
   std::vector<std::string> patchedVersions;
   bool statusWritten = false;
-  Operator* running = nullptr;
+  Manager* running = nullptr;
 
   FakeApiServer server(context, [&](const FakeApiServer::Request& request) {
     const auto& target = request.target;
@@ -113,12 +113,12 @@ TEST_CASE("a 409 on the Deployment patch: read it again, plan again, patch again
                           clock);
   Logger logger(LogLevel::Error, LogFormat::Text);
   MetricsRegistry metrics;
-  OperatorOptions options;
+  ManagerOptions options;
   options.workers = 1;
-  Operator placementOperator(context.get_executor(), client, testing::shippedCatalog(),
-                             testing::shippedRules(), options, logger, metrics, clock);
-  running = &placementOperator;
-  asio::co_spawn(context, placementOperator.run(), asio::detached);
+  Manager manager(context.get_executor(), client, testing::shippedCatalog(),
+                  testing::shippedRules(), options, logger, metrics, clock);
+  running = &manager;
+  asio::co_spawn(context, manager.run(), asio::detached);
   context.run_for(std::chrono::seconds(15));
   server.stop();
 

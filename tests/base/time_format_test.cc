@@ -23,6 +23,20 @@ TEST_CASE("RFC 3339 round trip and forms Kubernetes and plugins write") {
   }
 }
 
+// Regression (fuzz/regressions/exec_credential): an exec plugin's
+// expirationTimestamp in 4052 overflowed the nanosecond count (UBSan).
+TEST_CASE("RFC 3339 times beyond what a Timestamp holds are refused, not overflowed") {
+  CHECK(parseRfc3339("2261-12-31T23:59:59Z").ok());
+  CHECK(parseRfc3339("1678-01-01T00:00:00Z").ok());
+  for (const char* far : {"4052-11-23T03:30:00Z", "9999-12-31T23:59:59Z", "0000-01-01T00:00:00Z",
+                          "2262-06-01T00:00:00Z"}) {
+    CAPTURE(far);
+    const auto parsed = parseRfc3339(far);
+    REQUIRE_FALSE(parsed.ok());
+    CHECK(parsed.error().message.find("outside the years 1678 to 2261") != std::string::npos);
+  }
+}
+
 TEST_CASE("Go-style durations") {
   const std::pair<const char*, milliseconds> cases[] = {
       {"90s", seconds(90)},

@@ -2,8 +2,13 @@
 
 #include <doctest/doctest.h>
 
+#include "base/hash.h"
+#include "support/deployment_patch.h"
+
 namespace gpuplacement::core {
 namespace {
+
+using testing::applyPatch;
 
 using json = nlohmann::json;
 
@@ -27,51 +32,6 @@ Scheduling gpuScheduling(const std::string& type = "g5.xlarge") {
   scheduling.tolerations = {kGpu};
   scheduling.resources = {{"nvidia.com/gpu", "1"}};
   return scheduling;
-}
-
-// What the API server does with our patch, for the fields we patch.
-DeploymentState applyPatch(DeploymentState state, const json& patch) {
-  const auto& spec = patch.value("spec", json::object());
-  const auto podSpec = spec.contains("template") ? spec["template"]["spec"] : json::object();
-  if (podSpec.contains("nodeSelector")) {
-    for (const auto& [key, value] : podSpec["nodeSelector"].items()) {
-      if (value.is_null()) {
-        state.nodeSelector.erase(key);
-      } else {
-        state.nodeSelector[key] = value;
-      }
-    }
-  }
-  if (podSpec.contains("tolerations")) {
-    state.tolerations.clear();
-    for (const auto& item : podSpec["tolerations"]) {
-      state.tolerations.push_back(Toleration{item.value("key", ""), item.value("operator", ""),
-                                             item.value("value", ""), item.value("effect", "")});
-    }
-  }
-  if (podSpec.contains("containers")) {
-    for (const auto& item : podSpec["containers"]) {
-      for (auto& container : state.containers) {
-        if (container.name != item["name"]) {
-          continue;
-        }
-        for (const char* list : {"limits", "requests"}) {
-          auto& target = std::string(list) == "limits" ? container.limits : container.requests;
-          for (const auto& [name, value] : item["resources"][list].items()) {
-            if (value.is_null()) {
-              target.erase(name);
-            } else {
-              target[name] = value;
-            }
-          }
-        }
-      }
-    }
-  }
-  const auto& annotation = patch["metadata"]["annotations"][kOwnedFieldsAnnotation];
-  state.ownedFields = annotation.is_null() ? "" : annotation.get<std::string>();
-  ++state.generation;
-  return state;
 }
 
 }  // namespace
@@ -140,7 +100,7 @@ TEST_CASE("re-placement swaps our fields and the removal leaves only the user's"
   CHECK(cleaned.tolerations == live.tolerations);
   CHECK(cleaned.containers[0].limits == live.containers[0].limits);
   CHECK(cleaned.containers[0].requests == live.containers[0].requests);
-  CHECK(cleaned.ownedFields.empty());
+  CHECK(cleaned.ownership.form == OwnershipRecord::Form::Absent);
   CHECK_FALSE(planDeploymentPatch(cleaned, nullptr, {}, "llama", "4").patch.has_value());
 }
 
@@ -241,7 +201,8 @@ TEST_CASE("named containers, other owners and broken records") {
   const auto other = planDeploymentPatch(owned, &desired, {}, "mistral", "2");
   CHECK(other.error == "the Deployment is already placed by GpuWorkload llama");
 
-  owned.ownedFields = "{broken";
+  owned.ownership = readOwnership(std::string("{broken"));
+  CHECK(owned.ownership.form == OwnershipRecord::Form::Unreadable);
   const auto broken = planDeploymentPatch(owned, &desired, {}, "llama", "3");
   CHECK(broken.error.find("gpuplacement.io/owned-fields") != std::string::npos);
 }
@@ -266,7 +227,9 @@ TEST_CASE("reading a Deployment object") {
   CHECK(state.containers.at(0).limits ==
         std::map<std::string, std::string>{{"cpu", "2"}, {"nvidia.com/gpu", "1"}});
   CHECK(state.containers.at(0).requests == std::map<std::string, std::string>{{"memory", "1Gi"}});
-  CHECK(state.ownedFields == R"({"workload":"w"})");
+  CHECK(state.ownership.form == OwnershipRecord::Form::Readable);
+  CHECK(state.ownership.fields.workload == "w");
+  CHECK(state.ownership.digest == base::stableHash(R"({"workload":"w"})"));
   CHECK(state.rolledOut());
   auto rolling = state;
   rolling.generation = 8;

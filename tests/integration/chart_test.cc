@@ -29,7 +29,7 @@ using testing::json;
 using testing::OperatorProcess;
 
 const bool kConfigured = [] {
-  ControlPlane::configure({true, {}});
+  ControlPlane::configure({true, {}, ""});
   return true;
 }();
 
@@ -430,6 +430,95 @@ TEST_CASE("the Dockerfile copies what the build produces") {
   const auto result = testing::runCommand(testing::repoRoot() + "/scripts/check-dockerfile " +
                                           testing::repoRoot() + " " + GPUPLACEMENT_BUILD_DIR);
   CHECK_MESSAGE(result.exitCode == 0, (result.out + result.err));
+}
+
+}  // namespace gpuplacement
+
+namespace gpuplacement {
+namespace {
+
+// The operator's pod as the chart renders it, for a Pod of its own.
+json renderedPod(const std::string& values) {
+  const auto rendered =
+      tool("helm template " + kRelease + " " + kChart + " -n " + kNamespace + values);
+  REQUIRE_MESSAGE(rendered.exitCode == 0, rendered.err);
+  const auto objects = documents(rendered.out);
+  const auto* deployment = findKind(objects, "Deployment");
+  REQUIRE(deployment);
+  return json{{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "operator-pod"}}},
+              {"spec", (*deployment)["spec"]["template"]["spec"]}};
+}
+
+}  // namespace
+
+TEST_CASE(
+    "offline render for GitOps: helm template with no flags, then kubectl apply "
+    "--server-side") {
+  // What a GitOps user runs first, with no cluster and no flags at all: it
+  // used to fail on the chart's kubeVersion against helm's default v1.20.0.
+  const auto bare = tool("helm template " + kChart);
+  REQUIRE_MESSAGE(bare.exitCode == 0, bare.err);
+  CHECK(findKind(documents(bare.out), "Deployment"));
+
+  // The documented path (README, "Rendering offline"), applied to the real
+  // control plane: CRDs first, then the render, server-side.
+  cluster();
+  const std::string ns = "gitops";
+  const std::string file = ControlPlane::shared().dir() + "/gitops.yaml";
+  REQUIRE(tool("kubectl delete placementpolicy default --ignore-not-found").exitCode == 0);
+  const auto rendered = tool("helm template gpo " + kChart + " -n " + ns + " > " + file);
+  REQUIRE_MESSAGE(rendered.exitCode == 0, rendered.err);
+  const auto crds = tool("kubectl apply --server-side -f " + kChart + "/crds/");
+  REQUIRE_MESSAGE(crds.exitCode == 0, crds.err);
+  REQUIRE(tool("kubectl create namespace " + ns).exitCode == 0);
+  const auto applied = tool("kubectl apply --server-side -n " + ns + " -f " + file);
+  REQUIRE_MESSAGE(applied.exitCode == 0, applied.err);
+  CHECK(applied.out.find("deployment.apps/gpo-gpu-placement-operator serverside-applied") !=
+        std::string::npos);
+  CHECK(applied.out.find("placementpolicy.gpuplacement.io/default serverside-applied") !=
+        std::string::npos);
+  auto& c = cluster();
+  const auto deployment =
+      c.mustGet(Cluster::pathOf("apps/v1", "Deployment", ns, "gpo-gpu-placement-operator"));
+  CHECK(deployment["spec"]["template"]["spec"]["serviceAccountName"] ==
+        "gpo-gpu-placement-operator");
+  // Applying the same render again changes nothing (what a GitOps loop does).
+  const auto again = tool("kubectl apply --server-side -n " + ns + " -f " + file);
+  REQUIRE_MESSAGE(again.exitCode == 0, again.err);
+  CHECK(c.mustGet(Cluster::pathOf("apps/v1", "Deployment", ns,
+                                  "gpo-gpu-placement-operator"))["metadata"]["generation"] ==
+        deployment["metadata"]["generation"]);
+  CHECK(tool("kubectl delete -n " + ns + " -f " + file + " && kubectl delete namespace " + ns +
+             " --wait=false")
+            .exitCode == 0);
+}
+
+TEST_CASE("the operator's pod passes the Pod Security restricted profile") {
+  cluster();
+  const std::string ns = "pss-restricted";
+  REQUIRE(tool("kubectl create namespace " + ns + " && kubectl label namespace " + ns +
+               " pod-security.kubernetes.io/enforce=restricted")
+              .exitCode == 0);
+  const std::string file = ControlPlane::shared().dir() + "/pod.json";
+  for (const std::string& values :
+       {std::string(), " -f " + testing::repoRoot() + "/tests/fixtures/values-all.yaml"}) {
+    CAPTURE(values);
+    std::ofstream(file) << renderedPod(values).dump();
+    const auto result = tool("kubectl create --dry-run=server -n " + ns + " -f " + file);
+    CHECK_MESSAGE(result.exitCode == 0, result.err);
+    CHECK(result.out.find("pod/operator-pod created (server dry run)") != std::string::npos);
+  }
+  // The namespace does enforce: the same pod without its security context
+  // is refused, naming what the profile requires.
+  auto loose = renderedPod("");
+  loose["spec"].erase("securityContext");
+  loose["spec"]["containers"][0].erase("securityContext");
+  std::ofstream(file) << loose.dump();
+  const auto refused = tool("kubectl create --dry-run=server -n " + ns + " -f " + file);
+  CHECK(refused.exitCode != 0);
+  CHECK(refused.err.find("violates PodSecurity \"restricted:latest\"") != std::string::npos);
 }
 
 }  // namespace gpuplacement

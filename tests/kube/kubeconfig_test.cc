@@ -256,4 +256,17 @@ TEST_CASE("base64 of kubeconfig data fields") {
   CHECK_FALSE(decodeBase64("a$c=").ok());
 }
 
+// Regression (fuzz/regressions/kubeconfig): a list entry that is not a map
+// made yaml-cpp throw out of the loader and ended the process.
+TEST_CASE("kubeconfig: entries of the wrong shape are errors, not exceptions") {
+  TempDir dir;
+  for (const char* text :
+       {"clusters:\n- nfig\nclusters:\n- name: a\n  cluster: x\n", "users: [3]\n",
+        "contexts: {a: b}\n", "clusters:\n- [name, a]\n", "current-context: [a]\n"}) {
+    CAPTURE(text);
+    const auto loaded = loadKubeconfigFiles({dir.write("config", text)}, "");
+    CHECK_FALSE(loaded.ok());
+  }
+}
+
 }  // namespace gpuplacement::kube

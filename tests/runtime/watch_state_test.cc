@@ -165,4 +165,24 @@ TEST_CASE("a streaming list that ends before its end bookmark: one paged list, t
   CHECK(state.next().kind == Kind::StreamList);
 }
 
+TEST_CASE("the last failure is kept until a list or watch succeeds: 403 tells RBAC is missing") {
+  FakeClock clock;
+  WatchState state;
+  CHECK_FALSE(state.lastFailure().has_value());
+  state.listFailed(403, clock.monotonicNow(), 0.5);
+  CHECK(state.lastFailure() == 403u);
+  state.waited();
+  state.listFailed(0, clock.monotonicNow(), 0.5);  // no answer this time
+  CHECK(state.lastFailure() == 0u);
+  state.waited();
+  state.streamOpened();
+  state.initialEventsEnded("12");
+  CHECK_FALSE(state.lastFailure().has_value());
+  state.streamFailed(500, clock.monotonicNow(), 0.5);
+  CHECK(state.lastFailure() == 500u);
+  state.waited();
+  state.streamOpened();  // the watch is back
+  CHECK_FALSE(state.lastFailure().has_value());
+}
+
 }  // namespace gpuplacement::runtime

@@ -11,7 +11,7 @@ using testing::FakeClock;
 
 TEST_CASE("a key added twice before processing comes out once, in order") {
   FakeClock clock;
-  WorkQueue queue(clock);
+  WorkQueue<std::string> queue(clock);
   queue.add("a");
   queue.add("b");
   queue.add("a");
@@ -23,7 +23,7 @@ TEST_CASE("a key added twice before processing comes out once, in order") {
 
 TEST_CASE("a key being processed is never handed out again until done") {
   FakeClock clock;
-  WorkQueue queue(clock);
+  WorkQueue<std::string> queue(clock);
   queue.add("a");
   REQUIRE(queue.tryGet() == "a");
   queue.add("a");  // changed while being reconciled
@@ -37,7 +37,7 @@ TEST_CASE("a key being processed is never handed out again until done") {
 
 TEST_CASE("delayed adds fall due by the clock, the earliest request wins") {
   FakeClock clock;
-  WorkQueue queue(clock);
+  WorkQueue<std::string> queue(clock);
   queue.addAfter("a", seconds(10));
   queue.addAfter("a", seconds(30));  // later: ignored
   queue.addAfter("b", seconds(5));
@@ -57,7 +57,7 @@ TEST_CASE("delayed adds fall due by the clock, the earliest request wins") {
 
 TEST_CASE("rate-limited adds back off exponentially per key, and forget resets") {
   FakeClock clock;
-  WorkQueue queue(clock, {milliseconds(5), seconds(1000), 1000, 1000});
+  WorkQueue<std::string> queue(clock, {milliseconds(5), seconds(1000), 1000, 1000});
   const auto retryAfter = [&](const std::string& key) {
     queue.addRateLimited(key);
     const auto due = *queue.nextDue() - clock.monotonicNow();
@@ -81,7 +81,7 @@ TEST_CASE("rate-limited adds back off exponentially per key, and forget resets")
 
 TEST_CASE("the overall bucket limits retries of many keys") {
   FakeClock clock;
-  WorkQueue queue(clock, {milliseconds(1), seconds(1), 10, 2});  // 10/s, burst 2
+  WorkQueue<std::string> queue(clock, {milliseconds(1), seconds(1), 10, 2});  // 10/s, burst 2
   queue.addRateLimited("a");
   queue.addRateLimited("b");
   queue.addRateLimited("c");  // third within the burst window waits ~100 ms
@@ -95,12 +95,30 @@ TEST_CASE("the overall bucket limits retries of many keys") {
 
 TEST_CASE("shutdown stops new work") {
   FakeClock clock;
-  WorkQueue queue(clock);
+  WorkQueue<std::string> queue(clock);
   queue.shutDown();
   queue.add("a");
   queue.addAfter("b", seconds(1));
   CHECK(queue.depth() == 0);
   CHECK(queue.delayed() == 0);
+}
+
+TEST_CASE("typed keys: one object of a kind is one key, whatever its namespace") {
+  FakeClock clock;
+  WorkQueue<ObjectKey> queue(clock);
+  queue.add({"ml", "chat"});
+  queue.add({"ml", "chat"});
+  queue.add({"research", "chat"});  // same name, another namespace: another object
+  queue.add({"", "default"});       // cluster-scoped
+  CHECK(queue.depth() == 3);
+  CHECK(queue.tryGet() == ObjectKey{"ml", "chat"});
+  CHECK(queue.tryGet() == ObjectKey{"research", "chat"});
+  const auto policy = queue.tryGet();
+  REQUIRE(policy.has_value());
+  CHECK(policy->str() == "default");
+  CHECK(ObjectKey::parse("ml/chat") == ObjectKey{"ml", "chat"});
+  CHECK(ObjectKey::parse("default") == ObjectKey{"", "default"});
+  CHECK(ObjectKey{"ml", "chat"}.str() == "ml/chat");
 }
 
 }  // namespace gpuplacement::runtime

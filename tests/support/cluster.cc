@@ -22,13 +22,6 @@ namespace gpuplacement::testing {
 
 namespace {
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::string plural(const std::string& kind) {
   std::string lower;
   for (char c : kind) {

@@ -2,29 +2,23 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <regex>
-#include <sstream>
 #include <stdexcept>
 
 #include <unistd.h>
 
+#include "base/io/yaml_json.h"
 #include "kube/connect.h"
 
 namespace gpuplacement::testing {
-namespace {
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-}  // namespace
 
 std::string repoRoot() {
   return GPUPLACEMENT_SOURCE_DIR;
+}
+
+std::string readFile(const std::string& path) {
+  auto text = base::readTextFile(path);
+  return text ? *text : std::string();
 }
 
 int ControlPlane::script(const std::string& arguments) {
@@ -45,6 +39,9 @@ ControlPlane::ControlPlane() {
   std::string arguments = "start " + dir_ + " --owner-pid " + std::to_string(getpid());
   if (options().audit) {
     arguments += " --audit";
+  }
+  if (!options().pools.empty()) {
+    arguments += " --cluster --pools " + repoRoot() + "/" + options().pools;
   }
   if (!options().apiServerFlags.empty()) {
     arguments += " --";

@@ -17,6 +17,10 @@ namespace gpuplacement::testing {
 struct ControlPlaneOptions {
   bool audit = false;  // log every request to dir()/logs/audit.log
   std::vector<std::string> apiServerFlags;
+  // A simulated EKS cluster (kube-scheduler, kube-controller-manager, kwok
+  // and nodes from this pool file, relative to the repository) around the
+  // control plane; empty: the control plane alone.
+  std::string pools;
 };
 
 class ControlPlane {
@@ -52,5 +56,7 @@ class ControlPlane {
 };
 
 std::string repoRoot();
+// A whole file; empty when it cannot be read (the caller's checks then fail).
+std::string readFile(const std::string& path);
 
 }  // namespace gpuplacement::testing

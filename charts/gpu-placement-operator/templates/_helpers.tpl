@@ -30,3 +30,14 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- define "gpu-placement.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}
+
+{{/*
+The oldest Kubernetes the chart supports, checked only when helm talks to a
+cluster (install, upgrade, template --validate): offline, lookup answers
+nothing and .Capabilities holds helm's default, not the cluster's version.
+*/}}
+{{- define "gpu-placement.checkKubeVersion" -}}
+{{- if and (lookup "v1" "Namespace" "" "kube-system") (not (semverCompare ">=1.28.0-0" .Capabilities.KubeVersion.Version)) -}}
+{{- fail (printf "gpu-placement-operator needs Kubernetes 1.28 or newer (CEL validation rules in its CRDs); this cluster runs %s" .Capabilities.KubeVersion.Version) -}}
+{{- end -}}
+{{- end -}}

@@ -1,6 +1,8 @@
 #include "base/io/yaml_json.h"
 
+#include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -38,7 +40,15 @@ json plainScalar(const std::string& text) {
     return text;  // too large for an integer: keep the digits
   }
   if (std::regex_match(text, floatPattern)) {
-    return std::stod(text);
+    // Not std::stod: it throws on "1e999" (found by fuzz/targets/rules_yaml.cc;
+    // it ended the process). Out of range, keep the text, as for integers.
+    char* end = nullptr;
+    errno = 0;
+    const double value = std::strtod(text.c_str(), &end);
+    if (errno == ERANGE || end != text.c_str() + text.size()) {
+      return text;
+    }
+    return value;
   }
   return text;
 }
@@ -105,13 +115,47 @@ void emit(YAML::Emitter& out, const json& value) {
   }
 }
 
+// A line that starts or ends a document: "---" or "..." alone or followed
+// by a space (YAML forbids either at the start of a line inside content).
+bool isDocumentMarker(std::string_view line) {
+  const auto marker = line.substr(0, 3);
+  return (marker == "---" || marker == "...") &&
+         (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r' ||
+          line[3] == '\n');
+}
+
+// The stream cut into documents. yaml-cpp 0.7's LoadAll can loop for ever
+// on some malformed input (",'" reads as an endless run of empty documents,
+// found by fuzz/targets/catalog_yaml.cc); YAML::Load reads one document
+// and stops, so each document is handed to it alone.
+std::vector<std::string> splitDocuments(const std::string& text) {
+  std::vector<std::string> documents(1);
+  std::size_t start = 0;
+  while (start < text.size()) {
+    auto end = text.find('\n', start);
+    end = end == std::string::npos ? text.size() : end + 1;
+    const std::string_view line(text.data() + start, end - start);
+    if (isDocumentMarker(line)) {
+      documents.emplace_back();
+      if (line.substr(0, 3) == "---") {
+        documents.back() += line;  // "--- value" keeps its value
+      }
+    } else {
+      documents.back() += line;
+    }
+    start = end;
+  }
+  return documents;
+}
+
 }  // namespace
 
 base::Result<std::vector<json>> parseYamlDocuments(const std::string& text,
                                                    const std::string& source) {
   std::vector<json> documents;
   try {
-    for (const auto& node : YAML::LoadAll(text)) {
+    for (const auto& document : splitDocuments(text)) {
+      const auto node = YAML::Load(document);
       if (node.IsNull()) {
         continue;  // "---" with nothing after it
       }

@@ -1,0 +1,136 @@
+#include "app/api_writes.h"
+
+#include "base/json_access.h"
+#include "base/time_format.h"
+
+namespace gpuplacement::app {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* kGroupVersion = "/apis/gpuplacement.io/v1alpha1";
+
+std::string workloadPath(const std::string& ns, const std::string& name) {
+  return std::string(kGroupVersion) + "/namespaces/" + ns + "/gpuworkloads/" + name;
+}
+
+std::string deploymentPath(const std::string& ns, const std::string& name) {
+  return "/apis/apps/v1/namespaces/" + ns + "/deployments/" + name;
+}
+
+json replaceStatus(const json& status) {
+  return json::array({{{"op", "add"}, {"path", "/status"}, {"value", status}}});
+}
+
+DeploymentRead deploymentRead(const json& object) {
+  return {core::deploymentFromJson(object),
+          base::stringMember(base::memberOf(object, "metadata"), "resourceVersion")};
+}
+
+}  // namespace
+
+asio::awaitable<kube::ApiResult<DeploymentRead>> ApiWrites::readDeployment(std::string ns,
+                                                                           std::string name) {
+  auto result = co_await client_.get(deploymentPath(ns, name));
+  if (!result) {
+    co_return result.error();
+  }
+  co_return deploymentRead(*result);
+}
+
+asio::awaitable<kube::ApiResult<DeploymentRead>> ApiWrites::patchDeployment(std::string ns,
+                                                                            std::string name,
+                                                                            json patch) {
+  auto result = co_await client_.patch(deploymentPath(ns, name), patch, kube::PatchType::Strategic);
+  noteRefusal("patch deployments.apps", ns, !result && result.error().forbidden());
+  if (!result) {
+    co_return result.error();
+  }
+  co_return deploymentRead(*result);
+}
+
+void ApiWrites::noteRefusal(const std::string& what, const std::string& ns, bool forbidden) {
+  const std::string key = what + "|" + ns;
+  if (forbidden) {
+    refused_[key] = what + " in namespace " + ns;
+  } else {
+    refused_.erase(key);
+  }
+}
+
+std::string ApiWrites::refusals() const {
+  std::string text;
+  for (const auto& [key, description] : refused_) {
+    text += (text.empty() ? "" : ", ") + description;
+  }
+  return text;
+}
+
+asio::awaitable<kube::ApiResult<std::uint64_t>> ApiWrites::replaceWorkloadStatus(std::string ns,
+                                                                                 std::string name,
+                                                                                 json status) {
+  const auto patch = replaceStatus(status);
+  auto result =
+      co_await client_.patch(workloadPath(ns, name) + "/status", patch, kube::PatchType::Json);
+  noteRefusal("patch gpuworkloads.gpuplacement.io/status", ns,
+              !result && result.error().forbidden());
+  if (!result) {
+    co_return result.error();
+  }
+  co_return core::statusDigest(base::memberOf(*result, "status"));
+}
+
+asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::replacePolicyStatus(std::string name,
+                                                                          json status) {
+  const std::string path = std::string(kGroupVersion) + "/placementpolicies/" + name + "/status";
+  const auto patch = replaceStatus(status);
+  auto result = co_await client_.patch(path, patch, kube::PatchType::Json);
+  if (!result) {
+    co_return result.error();
+  }
+  co_return base::Ok{};
+}
+
+asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::setFinalizers(
+    std::string ns, std::string name, std::string resourceVersion,
+    std::vector<std::string> finalizers) {
+  const json patch = {
+      {"metadata", {{"resourceVersion", resourceVersion}, {"finalizers", finalizers}}}};
+  auto result = co_await client_.patch(workloadPath(ns, name), patch, kube::PatchType::Merge);
+  if (!result) {
+    co_return result.error();
+  }
+  co_return base::Ok{};
+}
+
+asio::awaitable<void> ApiWrites::recordEvent(std::string ns, std::string name, std::string uid,
+                                             core::Event event, int count) {
+  const std::string now = base::formatRfc3339(clock_.systemNow());
+  const json body = {{"apiVersion", "v1"},
+                     {"kind", "Event"},
+                     {"metadata", {{"generateName", name + "."}, {"namespace", ns}}},
+                     {"involvedObject",
+                      {{"apiVersion", "gpuplacement.io/v1alpha1"},
+                       {"kind", "GpuWorkload"},
+                       {"namespace", ns},
+                       {"name", name},
+                       {"uid", uid}}},
+                     {"reason", event.reason},
+                     {"message", event.message.substr(0, 1024)},
+                     {"type", event.type},
+                     {"source", {{"component", "gpu-placement-operator"}}},
+                     {"reportingComponent", "gpuplacement.io/operator"},
+                     {"reportingInstance", instance_},
+                     {"firstTimestamp", now},
+                     {"lastTimestamp", now},
+                     {"count", count}};
+  auto result = co_await client_.create("/api/v1/namespaces/" + ns + "/events", body);
+  if (!result) {
+    log_.warn("cannot record event", {{"namespace", ns},
+                                      {"name", name},
+                                      {"reason", event.reason},
+                                      {"error", result.error().describe()}});
+  }
+}
+
+}  // namespace gpuplacement::app

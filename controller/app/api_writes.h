@@ -1,0 +1,69 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/logging.h"
+#include "core/deployment.h"
+#include "core/workload_plan.h"
+#include "kube/client.h"
+#include "runtime/clock.h"
+
+namespace gpuplacement::app {
+
+// A Deployment as the server answered, with the resourceVersion a
+// precondition needs.
+struct DeploymentRead {
+  core::DeploymentState state;
+  std::string resourceVersion;
+};
+
+// The operator's requests to the API server, one request each: typed
+// results, errors as values. Deciding what to send, and what to do about a
+// 409, is the reconcilers' job.
+class ApiWrites {
+ public:
+  ApiWrites(kube::KubeClient& client, Logger& log, const runtime::Clock& clock,
+            std::string instance)
+      : client_(client), log_(log), clock_(clock), instance_(std::move(instance)) {}
+
+  asio::awaitable<kube::ApiResult<DeploymentRead>> readDeployment(std::string ns, std::string name);
+  // A strategic merge patch (its resourceVersion is the precondition).
+  asio::awaitable<kube::ApiResult<DeploymentRead>> patchDeployment(std::string ns, std::string name,
+                                                                   nlohmann::json patch);
+  // Replaces the whole status (a JSON Patch "add" of /status, so fields the
+  // new one lacks do not linger); answers the digest of the status stored.
+  asio::awaitable<kube::ApiResult<std::uint64_t>> replaceWorkloadStatus(std::string ns,
+                                                                        std::string name,
+                                                                        nlohmann::json status);
+  asio::awaitable<kube::ApiResult<base::Ok>> replacePolicyStatus(std::string name,
+                                                                 nlohmann::json status);
+  // The whole finalizer list, with a resourceVersion precondition.
+  asio::awaitable<kube::ApiResult<base::Ok>> setFinalizers(std::string ns, std::string name,
+                                                           std::string resourceVersion,
+                                                           std::vector<std::string> finalizers);
+  // Best effort: an Event that cannot be written is logged, never an error.
+  // `count`: how many times it happened (identical ones folded together).
+  asio::awaitable<void> recordEvent(std::string ns, std::string name, std::string uid,
+                                    core::Event event, int count = 1);
+
+  // The writes the server refused with 403 and has not allowed since, for
+  // /readyz ("patch deployments.apps in namespace ml"); empty when none.
+  std::string refusals() const;
+
+ private:
+  // Notes a 403 on `what` in `ns`, or forgets it once the write went through.
+  void noteRefusal(const std::string& what, const std::string& ns, bool forbidden);
+
+  kube::KubeClient& client_;
+  Logger& log_;
+  const runtime::Clock& clock_;
+  std::string instance_;                        // this replica, for Events
+  std::map<std::string, std::string> refused_;  // "what|ns" -> "what in namespace ns"
+};
+
+}  // namespace gpuplacement::app

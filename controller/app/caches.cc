@@ -1,0 +1,435 @@
+#include "app/caches.h"
+
+#include "runtime/signal.h"
+
+namespace gpuplacement::app {
+namespace {
+
+constexpr const char* kGroupVersion = "/apis/gpuplacement.io/v1alpha1";
+// An informer that has failed this many times in a row is not making
+// progress; a restart (what a failing liveness probe causes) is the cheap fix.
+constexpr int kTooManyFailures = 20;
+constexpr auto kOptionalSyncTimeout = std::chrono::minutes(2);
+
+}  // namespace
+
+ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchClient& client,
+                           const core::Catalog& catalog, const core::RuleSet& rules,
+                           CacheOptions options, Logger& log, const runtime::Clock& clock)
+    : executor_(std::move(executor)), client_(client), clock_(clock) {
+  logInformer_ = [&log](const std::string& message) { log.warn(message); };
+  const auto& logInformer = logInformer_;
+  auto& base = base_;
+  base.pageSize = options.pageSize;
+  base.minWatchTimeout = options.watchTimeout;
+
+  auto policyOptions = base;
+  policyOptions.resource = "placementpolicies";
+  policyOptions.path = std::string(kGroupVersion) + "/placementpolicies";
+  policies_ = std::make_unique<PolicyInformer>(
+      executor_, client, policyOptions,
+      [&catalog, &rules](const nlohmann::json& object) {
+        return projectPolicy(object, catalog, rules);
+      },
+      clock);
+  policies_->setLogger(logInformer);
+
+  std::vector<std::string> scopes = options.namespaces;
+  if (scopes.empty()) {
+    scopes.push_back("");
+  }
+  for (const auto& ns : scopes) {
+    const std::string nsPath = ns.empty() ? "" : "/namespaces/" + ns;
+    const std::string suffix = ns.empty() ? "" : " in " + ns;
+    auto workloadOptions = base;
+    workloadOptions.resource = "gpuworkloads" + suffix;
+    workloadOptions.path = std::string(kGroupVersion) + nsPath + "/gpuworkloads";
+    auto& workloads = workloads_.emplace_back(std::make_unique<WorkloadInformer>(
+        executor_, client, workloadOptions,
+        [&catalog](const nlohmann::json& object) { return packWorkload(object, catalog); }, clock));
+    workloads->addHandler([this](const std::string& key, const CachedWorkload* previous,
+                                 const CachedWorkload* current) {
+      indexWorkload(key, previous, current);
+      for (const auto& handler : workloadHandlers_) {
+        handler(key, previous, current);
+      }
+    });
+    workloads->setLogger(logInformer);
+
+    auto deploymentOptions = base;
+    deploymentOptions.resource = "deployments" + suffix;
+    deploymentOptions.path = "/apis/apps/v1" + nsPath + "/deployments";
+    auto& deployments = deployments_.emplace_back(std::make_unique<DeploymentInformer>(
+        executor_, client, deploymentOptions,
+        [](const nlohmann::json& object) {
+          return packDeployment(core::deploymentFromJson(object));
+        },
+        clock));
+    deployments->addHandler([this](const std::string& key, const CachedDeployment* previous,
+                                   const CachedDeployment* current) {
+      indexDeployment(key, previous, current);
+      for (const auto& handler : deploymentHandlers_) {
+        handler(key, previous, current);
+      }
+    });
+    deployments->setLogger(logInformer);
+  }
+
+  auto nodeOptions = base;
+  nodeOptions.resource = "nodes";
+  nodeOptions.path = "/api/v1/nodes";
+  nodes_ =
+      std::make_unique<NodeInformer>(executor_, client, nodeOptions, core::nodeFromJson, clock);
+  nodes_->addHandler(
+      [this](const std::string& name, const core::NodeView*, const core::NodeView* current) {
+        if (!current) {
+          usedOnNode_.erase(name);
+        }
+        ++clusterGeneration_;
+      });
+  nodes_->setLogger(logInformer);
+  // Pods of every namespace: any pod on a GPU node holds its devices.
+  auto podOptions = base;
+  podOptions.resource = "pods";
+  podOptions.path = "/api/v1/pods";
+  pods_ = std::make_unique<PodInformer>(executor_, client, podOptions, core::podFromJson, clock);
+  pods_->addHandler(
+      [this](const std::string& key, const core::PodView* previous, const core::PodView* current) {
+        countPod(previous, current);
+        indexPending(key, previous, current);
+      });
+  pods_->setLogger(logInformer);
+}
+
+void ObjectCaches::enableNodePools() {
+  auto options = base_;
+  options.resource = "nodepools";
+  options.path = "/apis/karpenter.sh/v1/nodepools";
+  nodePools_ = std::make_unique<NodePoolInformer>(executor_, client_, options,
+                                                  core::nodePoolFromJson, clock_);
+  nodePools_->addHandler([this](const std::string&, const core::NodePoolView*,
+                                const core::NodePoolView*) { ++clusterGeneration_; });
+  nodePools_->setLogger(logInformer_);
+}
+
+namespace {
+
+// The Deployment a ReplicaSet belongs to: its name less the pod-template
+// hash ("chat-7d9f8b6c5" -> "chat").
+std::string deploymentOfReplicaSet(const std::string& replicaSet) {
+  const auto dash = replicaSet.rfind('-');
+  return dash == std::string::npos ? std::string() : replicaSet.substr(0, dash);
+}
+
+std::string pendingDeployment(const std::string& pod, const core::PodView* view) {
+  if (!view || view->unschedulable.empty() || view->owner.empty()) {
+    return "";
+  }
+  const auto deployment = deploymentOfReplicaSet(view->owner);
+  return deployment.empty() ? "" : namespaceOf(pod) + "/" + deployment;
+}
+
+}  // namespace
+
+void ObjectCaches::onPendingPods(std::function<void(const std::string&)> handler) {
+  pendingHandlers_.push_back(std::move(handler));
+}
+
+void ObjectCaches::indexPending(const std::string& pod, const core::PodView* previous,
+                                const core::PodView* current) {
+  const auto before = pendingDeployment(pod, previous);
+  const auto after = pendingDeployment(pod, current);
+  if (before == after && (before.empty() || previous->unschedulable == current->unschedulable)) {
+    return;
+  }
+  if (!before.empty()) {
+    pendingOf_.remove(before, pod);
+  }
+  if (!after.empty()) {
+    pendingOf_.add(after, pod);
+  }
+  for (const auto& deployment : {before, after}) {
+    if (!deployment.empty()) {
+      for (const auto& handler : pendingHandlers_) {
+        handler(deployment);
+      }
+    }
+  }
+}
+
+core::PendingPods ObjectCaches::pendingPodsOf(const std::string& deployment) const {
+  core::PendingPods pending;
+  for (const auto& key : pendingOf_.of(deployment)) {
+    const auto* pod = pods_->store().get(key);
+    if (!pod) {
+      continue;
+    }
+    ++pending.count;
+    const auto since = base::parseRfc3339(pod->unschedulableSince);
+    if (pending.message.empty() || (since && pending.since && *since < *pending.since)) {
+      pending.message = pod->unschedulable;
+      pending.since = since ? std::optional<base::Timestamp>(*since) : std::nullopt;
+    }
+  }
+  return pending;
+}
+
+void ObjectCaches::countPod(const core::PodView* previous, const core::PodView* current) {
+  const bool held = previous && previous->holdsDevices();
+  const bool holds = current && current->holdsDevices();
+  if (held && holds && previous->node == current->node && previous->devices == current->devices) {
+    return;  // nothing a decision reads has changed
+  }
+  if (held) {
+    auto& used = usedOnNode_[previous->node];
+    used -= previous->devices;
+    if (used == core::Devices{}) {
+      usedOnNode_.erase(previous->node);
+    }
+  }
+  if (holds) {
+    usedOnNode_[current->node] += current->devices;
+  }
+  if (held || holds || (current && !current->unschedulable.empty())) {
+    ++clusterGeneration_;
+  }
+}
+
+ObjectCaches::~ObjectCaches() = default;
+
+void ObjectCaches::onWorkload(Handler<CachedWorkload> handler) {
+  workloadHandlers_.push_back(std::move(handler));
+}
+
+void ObjectCaches::onDeployment(Handler<CachedDeployment> handler) {
+  deploymentHandlers_.push_back(std::move(handler));
+}
+
+void ObjectCaches::onPolicy(Handler<PolicyObject> handler) {
+  policies_->addHandler(std::move(handler));
+}
+
+// The caches the operator cannot work without.
+template <typename F>
+void ObjectCaches::forEachInformer(F&& visit) const {
+  visit(*policies_);
+  for (const auto& informer : workloads_) {
+    visit(*informer);
+  }
+  for (const auto& informer : deployments_) {
+    visit(*informer);
+  }
+}
+
+// The cluster view's caches.
+template <typename F>
+void ObjectCaches::forEachOptional(F&& visit) const {
+  visit(*nodes_);
+  visit(*pods_);
+  if (nodePools_) {
+    visit(*nodePools_);
+  }
+}
+
+namespace {
+
+// Refused (401, 403) or not served (404): retrying will not change that
+// soon, and placement goes on without this cache.
+template <typename I>
+bool refused(const I& informer) {
+  const auto failure = informer.state().lastFailure();
+  return !informer.synced() && failure && (*failure == 401 || *failure == 403 || *failure == 404);
+}
+
+}  // namespace
+
+asio::awaitable<void> ObjectCaches::run() {
+  const auto start = [this](auto& informer) {
+    asio::co_spawn(executor_, informer.run(), asio::detached);
+  };
+  forEachInformer(start);
+  forEachOptional(start);
+  co_return;
+}
+
+asio::awaitable<void> ObjectCaches::waitForSync() {
+  co_await policies_->waitForSync();
+  for (auto& informer : workloads_) {
+    co_await informer->waitForSync();
+  }
+  for (auto& informer : deployments_) {
+    co_await informer->waitForSync();
+  }
+  // The cluster view: full, or known to be refused (checked as its first
+  // attempts come back; start-up only), or, like controller-runtime's
+  // cache-sync timeout, given up on after two minutes: placement then goes
+  // on without it until it fills.
+  runtime::Signal poll;
+  const auto deadline = std::chrono::steady_clock::now() + kOptionalSyncTimeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    bool waiting = false;
+    forEachOptional([&](const auto& informer) {
+      waiting = waiting || (!informer.synced() && !refused(informer) &&
+                            informer.state().consecutiveFailures() <= kTooManyFailures);
+    });
+    if (!waiting) {
+      break;
+    }
+    co_await poll.waitFor(std::chrono::milliseconds(50));
+  }
+}
+
+void ObjectCaches::stop() {
+  const auto stop = [](auto& informer) { informer.stop(); };
+  forEachInformer(stop);
+  forEachOptional(stop);
+}
+
+bool ObjectCaches::synced() const {
+  bool synced = true;
+  forEachInformer([&](const auto& informer) { synced = synced && informer.synced(); });
+  return synced;
+}
+
+bool ObjectCaches::healthy() const {
+  bool healthy = true;
+  forEachInformer([&](const auto& informer) {
+    healthy = healthy && informer.state().consecutiveFailures() <= kTooManyFailures;
+  });
+  forEachOptional([&](const auto& informer) {
+    healthy = healthy &&
+              (informer.state().consecutiveFailures() <= kTooManyFailures || refused(informer));
+  });
+  return healthy;
+}
+
+core::ClusterState ObjectCaches::clusterState() const {
+  core::ClusterState cluster;
+  cluster.nodesKnown = nodes_->synced() && pods_->synced();
+  if (!cluster.nodesKnown) {
+    const auto problem = [](const auto& informer) -> std::string {
+      const auto failure = informer.state().lastFailure();
+      return "cannot list " + informer.options().resource +
+             (failure ? " (HTTP " + std::to_string(*failure) + ")" : std::string(" yet"));
+    };
+    cluster.nodesProblem = !nodes_->synced() ? problem(*nodes_) : problem(*pods_);
+    return cluster;
+  }
+  nodes_->store().forEach([&](const std::string& name, const core::NodeView& node) {
+    const auto used = usedOnNode_.find(name);
+    cluster.nodes.push_back({&node, used == usedOnNode_.end() ? core::Devices{} : used->second});
+  });
+  cluster.nodePoolsInstalled = nodePools_ && nodePools_->synced();
+  if (cluster.nodePoolsInstalled) {
+    nodePools_->store().forEach([&](const std::string& name, const core::NodePoolView& pool) {
+      cluster.nodePools.emplace_back(name, &pool);
+    });
+  }
+  return cluster;
+}
+
+void ObjectCaches::registerMetrics(MetricsRegistry& metrics) {
+  auto& lists = metrics.counter(
+      "gpu_placement_informer_lists_total",
+      "Full lists per watched resource (1 at start, then one per 410 Gone)", {"resource"});
+  auto& relists =
+      metrics.counter("gpu_placement_informer_relists_total",
+                      "Lists after the first: watches that expired (410 Gone)", {"resource"});
+  metrics.onCollect([this, &lists, &relists] {
+    const auto record = [&](const auto& informer) {
+      const auto& resource = informer.options().resource;
+      lists.set({resource}, informer.state().lists());
+      relists.set({resource}, std::max(0, informer.state().lists() - 1));
+    };
+    forEachInformer(record);
+    forEachOptional(record);
+  });
+}
+
+const CachedWorkload* ObjectCaches::workload(const std::string& key) const {
+  for (const auto& informer : workloads_) {
+    if (const auto* found = informer->store().get(key)) {
+      return found;
+    }
+  }
+  return nullptr;
+}
+
+std::string ObjectCaches::workloadResourceVersion(const std::string& key) const {
+  for (const auto& informer : workloads_) {
+    if (const auto* entry = informer->store().entry(key)) {
+      return entry->resourceVersion;
+    }
+  }
+  return "";
+}
+
+const CachedDeployment* ObjectCaches::deployment(const std::string& key) const {
+  for (const auto& informer : deployments_) {
+    if (const auto* found = informer->store().get(key)) {
+      return found;
+    }
+  }
+  return nullptr;
+}
+
+std::string ObjectCaches::deploymentResourceVersion(const std::string& key) const {
+  for (const auto& informer : deployments_) {
+    if (const auto* entry = informer->store().entry(key)) {
+      return entry->resourceVersion;
+    }
+  }
+  return "";
+}
+
+const PolicyObject* ObjectCaches::policy(const std::string& name) const {
+  return policies_->store().get(name);
+}
+
+std::size_t ObjectCaches::policyCount() const {
+  return policies_->store().size();
+}
+
+void ObjectCaches::forEachWorkload(
+    const std::function<void(const std::string&, const CachedWorkload&)>& visit) const {
+  for (const auto& informer : workloads_) {
+    informer->store().forEach(visit);
+  }
+}
+
+void ObjectCaches::forEachPolicy(const std::function<void(const std::string&)>& visit) const {
+  policies_->store().forEach([&](const std::string& name, const PolicyObject&) { visit(name); });
+}
+
+std::size_t ObjectCaches::workloadsOfPolicy(const std::string& policy) const {
+  const auto it = workloadsOfPolicy_.find(policy);
+  return it == workloadsOfPolicy_.end() ? 0 : it->second;
+}
+
+void ObjectCaches::indexWorkload(const std::string& key, const CachedWorkload* previous,
+                                 const CachedWorkload* current) {
+  const std::string ns = namespaceOf(key);
+  if (previous) {
+    byTarget_.remove(ns + "/" + previous->targetName, key);
+    if (--workloadsOfPolicy_[previous->policyName] == 0) {
+      workloadsOfPolicy_.erase(previous->policyName);
+    }
+  }
+  if (current) {
+    byTarget_.add(ns + "/" + current->targetName, key);
+    ++workloadsOfPolicy_[current->policyName];
+  }
+}
+
+void ObjectCaches::indexDeployment(const std::string& key, const CachedDeployment* previous,
+                                   const CachedDeployment* current) {
+  const std::string ns = namespaceOf(key);
+  if (previous && !previous->owner.empty()) {
+    ownedBy_.remove(ns + "/" + previous->owner, key);
+  }
+  if (current && !current->owner.empty()) {
+    ownedBy_.add(ns + "/" + current->owner, key);
+  }
+}
+
+}  // namespace gpuplacement::app

@@ -1,0 +1,145 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "app/cached_objects.h"
+#include "app/key_index.h"
+#include "app/logging.h"
+#include "app/metrics.h"
+#include "core/capacity.h"
+#include "core/catalog.h"
+#include "core/cluster.h"
+#include "core/rules.h"
+#include "core/workload_plan.h"
+#include "runtime/informer.h"
+#include "runtime/list_watch.h"
+
+namespace gpuplacement::app {
+
+struct CacheOptions {
+  std::vector<std::string> namespaces;  // empty: all
+  std::chrono::seconds watchTimeout{300};
+  std::size_t pageSize = 500;
+};
+
+// The informers' caches of PlacementPolicies, GpuWorkloads and Deployments,
+// and the indexes between them, shared read-only by the reconcilers. Keys
+// are "namespace/name" (policies: "name"). One informer per watched
+// namespace, or one for all.
+//
+// Beside them, the cluster view: Nodes, Pods (only the devices they hold
+// and why they wait) and, when Karpenter is installed, NodePools. These are
+// optional: when the operator may not list them it places without them,
+// and says so, rather than not at all.
+class ObjectCaches {
+ public:
+  template <typename T>
+  using Handler = std::function<void(const std::string& key, const T* previous, const T* current)>;
+
+  ObjectCaches(asio::any_io_executor executor, runtime::ListWatchClient& client,
+               const core::Catalog& catalog, const core::RuleSet& rules, CacheOptions options,
+               Logger& log, const runtime::Clock& clock);
+  ~ObjectCaches();
+
+  // Handlers run after the indexes are updated; they must not suspend.
+  void onWorkload(Handler<CachedWorkload> handler);
+  void onDeployment(Handler<CachedDeployment> handler);
+  void onPolicy(Handler<PolicyObject> handler);
+  // The Deployment ("ns/name") whose pods the scheduler cannot place changed.
+  void onPendingPods(std::function<void(const std::string& deployment)> handler);
+
+  // Karpenter's NodePool CRD is served: watch NodePools too. Before run().
+  void enableNodePools();
+  asio::awaitable<void> run();  // until stop()
+  // Every required cache is full, and each optional one is full or known
+  // to be refused (403) or absent (404).
+  asio::awaitable<void> waitForSync();
+  void stop();
+  bool synced() const;
+  // No informer is stuck failing (an optional one refused for good is not
+  // stuck: placement goes on without it).
+  bool healthy() const;
+  void registerMetrics(MetricsRegistry& metrics);
+
+  const CachedWorkload* workload(const std::string& key) const;
+  std::string workloadResourceVersion(const std::string& key) const;
+  const CachedDeployment* deployment(const std::string& key) const;
+  std::string deploymentResourceVersion(const std::string& key) const;
+  const PolicyObject* policy(const std::string& name) const;
+  std::size_t policyCount() const;
+  void forEachWorkload(
+      const std::function<void(const std::string&, const CachedWorkload&)>& visit) const;
+  void forEachPolicy(const std::function<void(const std::string&)>& visit) const;
+
+  // The GpuWorkloads whose spec targets a Deployment ("ns/name" both).
+  std::vector<std::string> workloadsTargeting(const std::string& deploymentKey) const {
+    return byTarget_.of(deploymentKey);
+  }
+  // The Deployments whose ownership record names a GpuWorkload.
+  std::vector<std::string> deploymentsOwnedBy(const std::string& workloadKey) const {
+    return ownedBy_.of(workloadKey);
+  }
+  std::size_t workloadsOfPolicy(const std::string& policy) const;
+
+  // The cluster view as it is now. Its pointers are into the caches: use
+  // it before the next co_await.
+  core::ClusterState clusterState() const;
+  // Moves on every change of a Node, a Pod's devices or a NodePool, so
+  // what is computed from clusterState() can be kept until it moves.
+  std::uint64_t clusterGeneration() const { return clusterGeneration_; }
+  // The Deployment's pods the scheduler cannot place.
+  core::PendingPods pendingPodsOf(const std::string& deployment) const;
+
+ private:
+  using WorkloadInformer = runtime::Informer<CachedWorkload>;
+  using DeploymentInformer = runtime::Informer<CachedDeployment>;
+  using PolicyInformer = runtime::Informer<PolicyObject>;
+  using NodeInformer = runtime::Informer<core::NodeView>;
+  using PodInformer = runtime::Informer<core::PodView>;
+  using NodePoolInformer = runtime::Informer<core::NodePoolView>;
+
+  void indexWorkload(const std::string& key, const CachedWorkload* previous,
+                     const CachedWorkload* current);
+  void indexDeployment(const std::string& key, const CachedDeployment* previous,
+                       const CachedDeployment* current);
+  void countPod(const core::PodView* previous, const core::PodView* current);
+  void indexPending(const std::string& pod, const core::PodView* previous,
+                    const core::PodView* current);
+  template <typename F>
+  void forEachInformer(F&& visit) const;
+  template <typename F>
+  void forEachOptional(F&& visit) const;
+
+  asio::any_io_executor executor_;
+  std::unique_ptr<PolicyInformer> policies_;
+  std::vector<std::unique_ptr<WorkloadInformer>> workloads_;
+  std::vector<std::unique_ptr<DeploymentInformer>> deployments_;
+  std::unique_ptr<NodeInformer> nodes_;
+  std::unique_ptr<PodInformer> pods_;
+  std::unique_ptr<NodePoolInformer> nodePools_;                // only when the CRD is served
+  std::unordered_map<std::string, core::Devices> usedOnNode_;  // by the pods bound to it
+  KeyIndex pendingOf_;  // Deployment -> its pods the scheduler cannot place
+  std::vector<std::function<void(const std::string&)>> pendingHandlers_;
+  std::uint64_t clusterGeneration_ = 0;
+  runtime::InformerOptions base_;
+  runtime::ListWatchClient& client_;
+  const runtime::Clock& clock_;
+  std::function<void(const std::string&)> logInformer_;
+  KeyIndex byTarget_;  // Deployment -> the GpuWorkloads that target it
+  KeyIndex ownedBy_;   // GpuWorkload -> the Deployments whose record names it
+  std::unordered_map<std::string, std::size_t> workloadsOfPolicy_;
+  std::vector<Handler<CachedWorkload>> workloadHandlers_;
+  std::vector<Handler<CachedDeployment>> deploymentHandlers_;
+};
+
+// "ns/name" -> "ns".
+inline std::string namespaceOf(const std::string& key) {
+  const auto slash = key.find('/');
+  return slash == std::string::npos ? std::string() : key.substr(0, slash);
+}
+
+}  // namespace gpuplacement::app

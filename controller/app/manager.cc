@@ -1,0 +1,133 @@
+#include "app/manager.h"
+
+#include <algorithm>
+
+#include "app/memory.h"
+#include "base/json_access.h"
+
+namespace gpuplacement::app {
+
+Manager::Manager(asio::any_io_executor executor, kube::KubeClient& client,
+                 std::shared_ptr<const core::Catalog> catalog,
+                 std::shared_ptr<const core::RuleSet> rules, ManagerOptions options, Logger& logger,
+                 MetricsRegistry& metrics, const runtime::Clock& clock)
+    : executor_(executor),
+      options_(std::move(options)),
+      log_(logger),
+      client_(client),
+      listWatch_(client),
+      caches_(executor, listWatch_, *catalog, *rules,
+              CacheOptions{options_.namespaces, options_.watchTimeout, options_.pageSize}, logger,
+              clock),
+      engines_(catalog, rules),
+      writes_(client, logger, clock, options_.instance),
+      events_(writes_, logger, metrics, clock, options_.events),
+      controllerMetrics_(metrics),
+      workloads_(executor, caches_, engines_, writes_, events_, options_.workers, logger, metrics,
+                 controllerMetrics_, clock),
+      policies_(executor, caches_, engines_, writes_, workloads_, logger, controllerMetrics_,
+                clock) {
+  caches_.registerMetrics(metrics);
+  registerGauges(metrics);
+}
+
+void Manager::registerGauges(MetricsRegistry& metrics) {
+  auto& generation =
+      metrics.gauge("gpu_placement_policy_generation",
+                    "Generation of the PlacementPolicy in force (0: built-in)", {"policy"});
+  auto& leader = metrics.gauge("leader_election_master_status",
+                               "1 while this replica reconciles (the leader, or alone)", {"name"});
+  metrics.onCollect([this, &generation, &leader] {
+    generation.clear();
+    for (const auto& [name, inForce] : engines_.generations()) {
+      generation.set({name}, static_cast<double>(inForce));
+    }
+    leader.set({"gpu-placement-operator"}, !leaderOnly_ || leader_ ? 1 : 0);
+  });
+}
+
+asio::awaitable<bool> Manager::nodePoolsServed() {
+  auto resources = co_await client_.get("/apis/karpenter.sh/v1");
+  if (!resources) {
+    co_return false;  // 404: not installed
+  }
+  const auto& list = base::memberOf(*resources, "resources");
+  co_return list.is_array() && std::any_of(list.begin(), list.end(), [](const auto& resource) {
+    return base::stringMember(resource, "name") == "nodepools";
+  });
+}
+
+asio::awaitable<void> Manager::run() {
+  // (A local, not a co_await in the condition: g++ 12 miscompiles that.)
+  const bool nodePools = co_await nodePoolsServed();
+  if (nodePools) {
+    caches_.enableNodePools();
+    log_.info("Karpenter's NodePools are served: placing on what they may launch too");
+  }
+  co_await caches_.run();
+  // Reconcilers start once every cache is full, as in controller-runtime,
+  // so no reconcile sees a half-listed world.
+  co_await caches_.waitForSync();
+  if (!stopped_) {
+    returnFreedMemory();  // the list pages are gone; their pages need not stay resident
+    log_.info("caches synced", {{"policies", std::to_string(caches_.policyCount())}});
+  }
+  while (leaderOnly_ && !leader_ && !stopped_) {
+    co_await leadershipOrStop_.wait();
+  }
+  if (!stopped_) {
+    workloads_.recoverRollouts();
+    asio::co_spawn(executor_, resyncLoop(), asio::detached);
+    co_await runReconcilers();
+  }
+}
+
+asio::awaitable<void> Manager::runReconcilers() {
+  int running = 2;  // the Events go out last, from what the reconcilers left
+  runtime::Signal done;
+  const auto finished = [&](std::exception_ptr) {
+    --running;
+    done.notifyAll();
+  };
+  asio::co_spawn(executor_, policies_.run(), finished);
+  asio::co_spawn(executor_, events_.run(), finished);
+  co_await workloads_.run();
+  events_.stop();
+  while (running > 0) {
+    co_await done.wait();
+  }
+}
+
+void Manager::becomeLeader() {
+  leader_ = true;
+  leadershipOrStop_.notifyAll();
+  // Everything the standby watched is now this replica's to reconcile.
+  workloads_.enqueueAll();
+}
+
+void Manager::stop() {
+  if (stopped_) {
+    return;
+  }
+  stopped_ = true;
+  leadershipOrStop_.notifyAll();
+  stopping_.notifyAll();
+  workloads_.stop();
+  policies_.stop();
+  caches_.stop();
+}
+
+asio::awaitable<void> Manager::resyncLoop() {
+  while (!stopped_) {
+    co_await stopping_.waitFor(options_.resync);
+    if (stopped_) {
+      break;
+    }
+    // A safety net: level-based reconciles of everything, which write
+    // nothing when nothing changed.
+    workloads_.enqueueAll();
+    policies_.enqueueAll();
+  }
+}
+
+}  // namespace gpuplacement::app

@@ -1,0 +1,87 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/api_writes.h"
+#include "app/caches.h"
+#include "app/controller_metrics.h"
+#include "app/event_recorder.h"
+#include "app/logging.h"
+#include "app/metrics.h"
+#include "app/policy_engines.h"
+#include "app/policy_reconciler.h"
+#include "app/workload_reconciler.h"
+#include "kube/client.h"
+#include "kube/list_watch_client.h"
+#include "runtime/signal.h"
+
+namespace gpuplacement::app {
+
+struct ManagerOptions {
+  std::vector<std::string> namespaces;  // empty: all
+  int workers = 4;                      // GpuWorkload reconciles at once
+  std::chrono::seconds resync{std::chrono::hours(1)};
+  std::chrono::seconds watchTimeout{300};
+  std::size_t pageSize = 500;
+  std::string instance;  // this replica's name, for Events
+  EventBudget events;
+};
+
+// Wires the operator together, as controller-runtime's manager does: the
+// caches and their informers, one reconciler per kind, their metrics,
+// readiness and health, leadership, and the periodic resync. Everything
+// runs on one event loop.
+class Manager {
+ public:
+  Manager(asio::any_io_executor executor, kube::KubeClient& client,
+          std::shared_ptr<const core::Catalog> catalog, std::shared_ptr<const core::RuleSet> rules,
+          ManagerOptions options, Logger& logger, MetricsRegistry& metrics,
+          const runtime::Clock& clock);
+
+  // Fills the caches, waits for leadership when required, then reconciles
+  // until stop() and lets in-flight reconciles finish.
+  asio::awaitable<void> run();
+  void stop();
+  // With leader election, the reconcilers wait for becomeLeader(); caches
+  // fill and /readyz turns ready before that, so a standby is ready too.
+  void requireLeadership() { leaderOnly_ = true; }
+  void becomeLeader();
+
+  bool synced() const { return caches_.synced(); }
+  // The loops are turning: the event loop answers (the caller proves that)
+  // and no informer is stuck failing.
+  bool healthy() const { return caches_.healthy(); }
+  // Writes the API server refuses this operator (403), for /readyz.
+  std::string refusals() const { return writes_.refusals(); }
+
+ private:
+  // Whether the server serves Karpenter's NodePools (discovery, once at
+  // start: a Karpenter installed later is seen after a restart).
+  asio::awaitable<bool> nodePoolsServed();
+  asio::awaitable<void> resyncLoop();
+  asio::awaitable<void> runReconcilers();
+  void registerGauges(MetricsRegistry& metrics);
+
+  asio::any_io_executor executor_;
+  ManagerOptions options_;
+  Logger& log_;
+  kube::KubeClient& client_;
+  kube::KubeListWatchClient listWatch_;
+  ObjectCaches caches_;
+  PolicyEngines engines_;
+  ApiWrites writes_;
+  EventRecorder events_;
+  ControllerMetrics controllerMetrics_;
+  WorkloadReconciler workloads_;
+  PolicyReconciler policies_;
+  bool stopped_ = false;
+  bool leaderOnly_ = false;
+  bool leader_ = false;
+  runtime::Signal leadershipOrStop_;
+  runtime::Signal stopping_;
+};
+
+}  // namespace gpuplacement::app

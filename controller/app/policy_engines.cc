@@ -1,0 +1,71 @@
+#include "app/policy_engines.h"
+
+namespace gpuplacement::app {
+
+PolicyEngines::PolicyEngines(std::shared_ptr<const core::Catalog> catalog,
+                             std::shared_ptr<const core::RuleSet> rules)
+    : catalog_(std::move(catalog)), rules_(std::move(rules)) {
+  // The catalog and rules were checked at start-up: this cannot fail.
+  builtin_ = InForce{0, *core::PlacementEngine::create(catalog_, rules_, core::Policy{})};
+}
+
+bool PolicyEngines::update(const std::string& name, const PolicyObject* current,
+                           std::string& problem) {
+  if (!current) {
+    engines_.erase(name);
+    return true;
+  }
+  if (!current->policy) {
+    // The last good version stays in force; with none, the workloads of
+    // this policy now read "invalid" instead of "not found".
+    return engines_.count(name) == 0;
+  }
+  const auto existing = engines_.find(name);
+  if (existing != engines_.end() && existing->second.generation == current->generation) {
+    return false;
+  }
+  auto engine = core::PlacementEngine::create(catalog_, rules_, *current->policy);
+  if (!engine) {
+    problem = engine.error().describe();
+    return false;
+  }
+  engines_[name] = InForce{current->generation, *engine};
+  return true;
+}
+
+core::PolicyView PolicyEngines::view(const std::string& name, const PolicyObject* object) const {
+  core::PolicyView view;
+  const InForce* inForce = nullptr;
+  if (const auto it = engines_.find(name); it != engines_.end()) {
+    inForce = &it->second;
+  } else if (name == "default") {
+    inForce = &builtin_;  // what was in force before anyone wrote one
+  }
+  if (inForce) {
+    view.engine = inForce->engine.get();
+    view.generation = inForce->generation;
+    return view;
+  }
+  view.reason = object ? "PolicyInvalid" : "PolicyNotFound";
+  view.problem = object ? "PlacementPolicy " + name + " is invalid (" + object->error.describe() +
+                              ") and no earlier version of it was accepted"
+                        : "PlacementPolicy " + name + " does not exist";
+  return view;
+}
+
+std::optional<std::int64_t> PolicyEngines::generationInForce(const std::string& name) const {
+  if (const auto it = engines_.find(name); it != engines_.end()) {
+    return it->second.generation;
+  }
+  return std::nullopt;
+}
+
+std::map<std::string, std::int64_t> PolicyEngines::generations() const {
+  std::map<std::string, std::int64_t> generations{{"default", 0}};
+  for (const auto& [name, inForce] : engines_) {
+    generations[name] = inForce.generation;
+  }
+  return generations;
+}
+
+}  // namespace gpuplacement::app

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "app/cached_objects.h"
+#include "core/engine.h"
+#include "core/workload_plan.h"
+
+namespace gpuplacement::app {
+
+// The placement engine in force per PlacementPolicy: the last version of
+// each policy that was valid (an invalid edit leaves it in force), and the
+// built-in policy behind "default" until someone writes one.
+class PolicyEngines {
+ public:
+  PolicyEngines(std::shared_ptr<const core::Catalog> catalog,
+                std::shared_ptr<const core::RuleSet> rules);
+
+  // A policy arrived, changed or was deleted (`current` null). True when
+  // what its workloads read changed (the engine in force, or why there is
+  // none), so they must be reconciled.
+  // An invalid version leaves the last good one in force; `problem` says
+  // what went wrong when the engine could not be built.
+  bool update(const std::string& name, const PolicyObject* current, std::string& problem);
+
+  // The engine for a workload's policy, or why there is none. `object` is
+  // the cached policy of that name, if any (to say why it is not in force).
+  core::PolicyView view(const std::string& name, const PolicyObject* object) const;
+
+  // The generation in force, if any version of the policy is.
+  std::optional<std::int64_t> generationInForce(const std::string& name) const;
+  // Policy name -> generation in force (the built-in "default" is 0).
+  std::map<std::string, std::int64_t> generations() const;
+
+ private:
+  struct InForce {
+    std::int64_t generation = 0;
+    std::shared_ptr<const core::PlacementEngine> engine;
+  };
+
+  std::shared_ptr<const core::Catalog> catalog_;
+  std::shared_ptr<const core::RuleSet> rules_;
+  InForce builtin_;  // generation 0
+  std::map<std::string, InForce> engines_;
+};
+
+}  // namespace gpuplacement::app

@@ -1,0 +1,113 @@
+#include "app/policy_reconciler.h"
+
+namespace gpuplacement::app {
+namespace {
+
+using runtime::ReconcileResult;
+
+constexpr auto kCountInterval = std::chrono::seconds(10);
+
+}  // namespace
+
+PolicyReconciler::PolicyReconciler(asio::any_io_executor executor, ObjectCaches& caches,
+                                   PolicyEngines& engines, ApiWrites& writes,
+                                   WorkloadReconciler& workloads, Logger& log,
+                                   ControllerMetrics& controllerMetrics,
+                                   const runtime::Clock& clock)
+    : caches_(caches),
+      engines_(engines),
+      writes_(writes),
+      workloads_(workloads),
+      log_(log),
+      clock_(clock),
+      queue_(clock),
+      asyncQueue_(queue_),
+      controller_(
+          executor, asyncQueue_, 1,
+          [this](const runtime::ObjectKey& key) { return reconcile(key); }, clock) {
+  controllerMetrics.attach("placementpolicy", controller_, queue_);
+  caches_.onPolicy([this](const std::string& name, const PolicyObject*,
+                          const PolicyObject* current) { onPolicy(name, current); });
+  caches_.onWorkload([this](const std::string&, const CachedWorkload* previous,
+                            const CachedWorkload* current) { onWorkload(previous, current); });
+}
+
+asio::awaitable<void> PolicyReconciler::run() {
+  co_await controller_.run();
+}
+
+void PolicyReconciler::enqueueAll() {
+  caches_.forEachPolicy([this](const std::string& name) { enqueue(name); });
+}
+
+void PolicyReconciler::onPolicy(const std::string& name, const PolicyObject* current) {
+  enqueue(name);
+  if (!current) {
+    log_.info("placement policy deleted", {{"name", name}});
+  } else if (!current->policy) {
+    log_.warn("placement policy rejected", {{"name", name}, {"error", current->error.describe()}});
+  }
+  std::string problem;
+  const bool changed = engines_.update(name, current, problem);
+  if (!problem.empty()) {
+    log_.error("cannot build the placement engine", {{"name", name}, {"error", problem}});
+  }
+  if (!changed) {
+    return;
+  }
+  if (current && current->policy) {
+    log_.info("placement policy in force",
+              {{"name", name}, {"generation", std::to_string(current->generation)}});
+  }
+  workloads_.enqueueWorkloadsOf(name);
+}
+
+void PolicyReconciler::onWorkload(const CachedWorkload* previous, const CachedWorkload* current) {
+  // A policy's workload count changes when one is added, removed or moved.
+  if (previous && current && previous->policyName == current->policyName) {
+    return;
+  }
+  if (previous) {
+    enqueue(previous->policyName);
+  }
+  if (current) {
+    enqueue(current->policyName);
+  }
+}
+
+asio::awaitable<ReconcileResult> PolicyReconciler::reconcile(const runtime::ObjectKey& key) {
+  const std::string name = key.name;
+  const auto* object = caches_.policy(name);
+  if (!object) {
+    co_return ReconcileResult::done();
+  }
+  core::PolicyStatusInput input;
+  input.generation = object->generation;
+  input.invalid = object->policy ? nullptr : &object->error;
+  input.generationInForce = engines_.generationInForce(name);
+  input.workloads = caches_.workloadsOfPolicy(name);
+  input.conditions = object->conditions;
+  input.now = clock_.systemNow();
+  auto status = core::policyStatus(input);
+  if (core::statusDigest(status) == object->statusHash) {
+    co_return ReconcileResult::done();
+  }
+  auto storedCount = status;
+  storedCount["workloads"] = object->workloadCount;
+  const auto now = clock_.monotonicNow();
+  if (core::statusDigest(storedCount) == object->statusHash) {
+    // Only the count moved: batch it.
+    const auto last = countWritten_.find(name);
+    if (last != countWritten_.end() && now - last->second < kCountInterval) {
+      co_return ReconcileResult::requeue(kCountInterval - (now - last->second));
+    }
+  }
+  countWritten_[name] = now;
+  auto written = co_await writes_.replacePolicyStatus(name, std::move(status));
+  if (!written && !written.error().notFound()) {
+    co_return ReconcileResult::error("writing the policy status: " + written.error().describe());
+  }
+  co_return ReconcileResult::done();
+}
+
+}  // namespace gpuplacement::app

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "app/api_writes.h"
+#include "app/caches.h"
+#include "app/controller_metrics.h"
+#include "app/logging.h"
+#include "app/policy_engines.h"
+#include "app/workload_reconciler.h"
+#include "runtime/async_work_queue.h"
+#include "runtime/controller.h"
+
+namespace gpuplacement::app {
+
+// Reconciles PlacementPolicies: keeps the engine in force per policy (the
+// last valid version), wakes the GpuWorkloads a change affects, and writes
+// the policy's status (Accepted, and how many workloads use it). Its own
+// queue; keys are policy names.
+class PolicyReconciler {
+ public:
+  PolicyReconciler(asio::any_io_executor executor, ObjectCaches& caches, PolicyEngines& engines,
+                   ApiWrites& writes, WorkloadReconciler& workloads, Logger& log,
+                   ControllerMetrics& controllerMetrics, const runtime::Clock& clock);
+
+  asio::awaitable<void> run();
+  void stop() { asyncQueue_.shutDown(); }
+  void enqueue(const std::string& name) { asyncQueue_.add(runtime::ObjectKey{"", name}); }
+  void enqueueAll();
+
+ private:
+  asio::awaitable<runtime::ReconcileResult> reconcile(const runtime::ObjectKey& key);
+  void onPolicy(const std::string& name, const PolicyObject* current);
+  void onWorkload(const CachedWorkload* previous, const CachedWorkload* current);
+
+  ObjectCaches& caches_;
+  PolicyEngines& engines_;
+  ApiWrites& writes_;
+  WorkloadReconciler& workloads_;
+  Logger& log_;
+  const runtime::Clock& clock_;
+  runtime::WorkQueue<runtime::ObjectKey> queue_;
+  runtime::AsyncWorkQueue<runtime::ObjectKey> asyncQueue_;
+  runtime::Controller<runtime::ObjectKey> controller_;
+  // When each policy's workload count was last written: the count follows
+  // every GpuWorkload created or deleted, so it is written at most once per
+  // interval instead of once per workload.
+  std::map<std::string, runtime::MonotonicTime> countWritten_;
+};
+
+}  // namespace gpuplacement::app

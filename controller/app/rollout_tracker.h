@@ -1,0 +1,31 @@
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace gpuplacement::app {
+
+// Rollouts started by moves (not by users changing a spec), per policy:
+// at most maxConcurrentRollouts run at once; the workloads that want a
+// slot wait here and are woken, all of them, when one frees.
+class RolloutTracker {
+ public:
+  std::size_t inFlight(const std::string& policy) const;
+  bool holds(const std::string& deployment) const { return policyOf_.count(deployment) > 0; }
+  void start(const std::string& policy, const std::string& deployment);
+  // Frees the deployment's slot, if it held one; returns the workloads
+  // waiting for a slot of that policy, to reconcile again.
+  std::vector<std::string> finish(const std::string& deployment);
+  void wait(const std::string& policy, const std::string& workload) {
+    waiting_[policy].insert(workload);
+  }
+
+ private:
+  std::unordered_map<std::string, std::string> policyOf_;  // deployment -> policy
+  std::map<std::string, std::set<std::string>> waiting_;
+};
+
+}  // namespace gpuplacement::app

@@ -1,0 +1,111 @@
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "app/api_writes.h"
+#include "app/caches.h"
+#include "app/controller_metrics.h"
+#include "app/event_recorder.h"
+#include "app/expectations.h"
+#include "app/logging.h"
+#include "app/metrics.h"
+#include "app/policy_engines.h"
+#include "app/rollout_tracker.h"
+#include "core/workload_plan.h"
+#include "runtime/async_work_queue.h"
+#include "runtime/controller.h"
+
+namespace gpuplacement::app {
+
+// Reconciles GpuWorkloads: read the caches, plan (core::planWorkload),
+// write the Deployments, record (core::recordWorkload): finalizers, status,
+// Events. Its own queue and workers; keys are GpuWorkloads.
+class WorkloadReconciler {
+ public:
+  WorkloadReconciler(asio::any_io_executor executor, ObjectCaches& caches,
+                     const PolicyEngines& engines, ApiWrites& writes, EventRecorder& events,
+                     int workers, Logger& log, MetricsRegistry& metrics,
+                     ControllerMetrics& controllerMetrics, const runtime::Clock& clock);
+
+  // Runs the workers until stop(), then lets in-flight reconciles finish.
+  asio::awaitable<void> run();
+  void stop() { asyncQueue_.shutDown(); }
+
+  void enqueue(const std::string& key) { asyncQueue_.add(runtime::ObjectKey::parse(key)); }
+  void enqueueAll();
+  void enqueueWorkloadsOf(const std::string& policy);
+  // After a restart: moves this operator started that are still rolling
+  // out hold their slots again. Before the workers start.
+  void recoverRollouts();
+
+ private:
+  // Copies of the cached objects one reconcile reads: the caches may
+  // change while it waits on the server.
+  struct Snapshot {
+    std::optional<core::WorkloadObject> workload;
+    std::string workloadResourceVersion;
+    std::optional<core::DeploymentState> target;
+    core::WorkloadInput input;  // points into the fields above
+    Snapshot() = default;
+    Snapshot(const Snapshot&) = delete;
+  };
+  using PatchPlanner = std::function<core::PatchPlan(const core::DeploymentState&,
+                                                     const std::string& resourceVersion)>;
+  using Outcome = base::Result<core::TargetOutcome, std::string>;
+
+  asio::awaitable<runtime::ReconcileResult> reconcile(const runtime::ObjectKey& key);
+  // Our own last write has not reached the cache: requeue instead.
+  std::optional<runtime::ReconcileResult> cacheLag(const std::string& key);
+  void read(const runtime::ObjectKey& key, Snapshot& snapshot) const;
+  asio::awaitable<base::Result<base::Ok, std::string>> release(std::string ns,
+                                                               std::string deployment,
+                                                               std::string workload);
+  asio::awaitable<Outcome> writeTarget(const runtime::ObjectKey& key, const Snapshot& snapshot,
+                                       const core::WorkloadPlan& plan);
+  // Sends `plan`; on 409 reads the Deployment fresh and plans again.
+  asio::awaitable<Outcome> converge(std::string ns, std::string name, core::DeploymentState state,
+                                    std::string resourceVersion, core::PatchPlan plan,
+                                    PatchPlanner replan);
+  asio::awaitable<runtime::ReconcileResult> apply(const runtime::ObjectKey& key,
+                                                  const Snapshot& snapshot,
+                                                  core::WorkloadRecord record);
+  asio::awaitable<base::Result<base::Ok, std::string>> writeRecord(
+      const runtime::ObjectKey& key, const Snapshot& snapshot, const core::WorkloadRecord& record);
+  void count(const core::WorkloadRecord& record, const std::string& policy);
+  // The Deployment's rollout slot is free: wake who waits for one.
+  void finishRollout(const std::string& deploymentKey);
+
+  void onWorkload(const std::string& key, const CachedWorkload* previous,
+                  const CachedWorkload* current);
+  void onDeployment(const std::string& key, const CachedDeployment* previous,
+                    const CachedDeployment* current);
+  void registerGauges(MetricsRegistry& metrics);
+
+  ObjectCaches& caches_;
+  const PolicyEngines& engines_;
+  ApiWrites& writes_;
+  EventRecorder& events_;
+  Logger& log_;
+  const runtime::Clock& clock_;
+  WriteExpectations expectations_;
+  RolloutTracker rollouts_;
+  runtime::WorkQueue<runtime::ObjectKey> queue_;
+  runtime::AsyncWorkQueue<runtime::ObjectKey> asyncQueue_;
+  runtime::Controller<runtime::ObjectKey> controller_;
+
+  // What each workload has in force, for the cost and placement gauges.
+  struct InForce {  // 10,000 of these: the namespace is in the key
+    core::Tier tier;
+    std::string instanceType;
+    double totalHourlyCost = 0;
+  };
+  std::unordered_map<std::string, InForce> inForce_;
+  MetricFamily& placementsTotal_;
+  MetricFamily& replacementsTotal_;
+  MetricFamily& replacementSavings_;
+};
+
+}  // namespace gpuplacement::app

@@ -1,0 +1,87 @@
+#pragma once
+
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/catalog.h"
+#include "core/cluster.h"
+#include "core/policy.h"
+
+// Which instance types the cluster has or can get, from its nodes and
+// NodePools: the candidates a decision may choose from, the devices idle on
+// nodes already paid for, and the node-label scheme the nodes carry.
+namespace gpuplacement::core {
+
+// The labels Karpenter's AWS provider gives a node of this type and
+// capacity type: what NodePool requirements select on.
+std::map<std::string, std::string> karpenterLabels(const InstanceType& instance,
+                                                   const Catalog& catalog, CapacityType capacity);
+
+// Why the NodePool may not launch a node with these labels (the first
+// requirement that excludes it), or nullopt when it may.
+std::optional<std::string> excludedBy(const NodePoolView& pool,
+                                      const std::map<std::string, std::string>& labels);
+
+// Whether pods with these tolerations may land where these taints are.
+bool tolerates(const std::vector<Toleration>& tolerations, const std::vector<Taint>& taints);
+
+// The cluster as the caches hold it: the input of capacityOf.
+struct ClusterState {
+  bool nodesKnown = false;          // listed; false when not allowed to, or not yet
+  std::string nodesProblem;         // why not, when known
+  bool nodePoolsInstalled = false;  // Karpenter's NodePool CRD is served
+  struct Node {
+    const NodeView* node = nullptr;
+    Devices used;  // by the pods bound to it
+  };
+  std::vector<Node> nodes;
+  std::vector<std::pair<std::string, const NodePoolView*>> nodePools;
+};
+
+// What the cluster offers of one instance type at one capacity type.
+struct Offer {
+  std::int32_t nodes = 0;              // schedulable, tolerated nodes of the type
+  Devices idleLargest;                 // the most devices free on one of them
+  std::vector<std::string> nodePools;  // NodePools that may launch another
+
+  bool available() const { return nodes > 0 || !nodePools.empty(); }
+};
+
+// Where candidates come from, resolved, with the offers per instance type
+// (indexed like the catalog's instances; [0] on-demand, [1] spot).
+struct Capacity {
+  CapacitySource source = CapacitySource::None;  // Nodes, NodePools or None
+  std::string why;                               // how Auto was resolved, or why None was forced
+  std::vector<std::array<Offer, 2>> offers;
+
+  // True under None (every type may be chosen).
+  bool offered(int instance, CapacityType capacity) const;
+  const Offer* offer(int instance, CapacityType capacity) const;
+};
+
+Capacity capacityOf(const ClusterState& cluster, const Catalog& catalog, const Policy& policy,
+                    CapacitySource requested);
+
+// The node-label scheme the cluster's nodes and NodePools carry, and why:
+// Karpenter when NodePools or Karpenter's instance labels are there (Auto
+// Mode's own labels count too), else InstanceType, which every EKS node
+// carries. GPU Feature Discovery only when GPU nodes carry its product
+// label and no instance-type label, since time-slicing renames it.
+//
+// The capacity-type label likewise: karpenter.sh/capacity-type when every
+// node carries it, eks.amazonaws.com/capacityType (ON_DEMAND, SPOT) when
+// every node carries that, none when they disagree: a selector on a key
+// some nodes lack would keep pods off them.
+struct SchemeChoice {
+  LabelScheme scheme = LabelScheme::InstanceType;
+  bool autoMode = false;  // Karpenter's labels under eks.amazonaws.com/
+  std::string why;
+  std::optional<CapacityTypeLabel> capacityLabel;  // nullopt: select no capacity type
+};
+
+SchemeChoice detectLabelScheme(const ClusterState& cluster);
+
+}  // namespace gpuplacement::core

@@ -1,0 +1,216 @@
+#include "core/cluster.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "base/json_access.h"
+#include "core/quantity.h"
+
+namespace gpuplacement::core {
+namespace {
+
+using json = nlohmann::json;
+using base::memberOf;
+using base::stringMember;
+
+constexpr const char* kInstanceType = "node.kubernetes.io/instance-type";
+
+// A whole count of devices or CPUs from a quantity ("8", "8000m").
+std::int64_t milliOf(const json& value) {
+  if (value.is_number_integer()) {
+    return value.get<std::int64_t>() * 1000;
+  }
+  auto parsed = parseResourceMilli(base::stringOf(value));
+  return parsed ? *parsed : 0;
+}
+
+std::int32_t countOf(const json& value) {
+  return static_cast<std::int32_t>(std::min<std::int64_t>(milliOf(value) / 1000, 1 << 20));
+}
+
+Devices devicesOf(const json& resources) {
+  Devices devices;
+  devices.gpus = countOf(memberOf(resources, "nvidia.com/gpu"));
+  devices.neuronDevices = std::max(countOf(memberOf(resources, "aws.amazon.com/neuron")),
+                                   countOf(memberOf(resources, "aws.amazon.com/neurondevice")));
+  devices.neuronCores = countOf(memberOf(resources, "aws.amazon.com/neuroncore"));
+  return devices;
+}
+
+std::vector<Taint> taintsOf(const json& list) {
+  std::vector<Taint> taints;
+  if (!list.is_array()) {
+    return taints;
+  }
+  for (const auto& item : list) {
+    const auto effect = stringMember(item, "effect");
+    if (effect == "NoSchedule" || effect == "NoExecute") {  // PreferNoSchedule only prefers
+      taints.push_back({stringMember(item, "key"), stringMember(item, "value"), effect});
+    }
+  }
+  return taints;
+}
+
+CapacityType capacityTypeOf(const json& labels) {
+  for (const char* key : {"karpenter.sh/capacity-type", "eks.amazonaws.com/capacityType"}) {
+    const auto value = stringMember(labels, key);
+    if (!value.empty()) {
+      return value == "spot" || value == "SPOT" ? CapacityType::Spot : CapacityType::OnDemand;
+    }
+  }
+  return CapacityType::OnDemand;
+}
+
+std::uint8_t labelBitsOf(const json& labels) {
+  const auto has = [&](const char* key) { return memberOf(labels, key).is_string(); };
+  std::uint8_t bits = 0;
+  bits |= has(kInstanceType) ? kInstanceTypeLabel : 0;
+  bits |= has("karpenter.k8s.aws/instance-gpu-name") ? kKarpenterGpuLabels : 0;
+  bits |= has("karpenter.k8s.aws/instance-accelerator-name") ? kKarpenterNeuronLabels : 0;
+  bits |= has("eks.amazonaws.com/instance-gpu-name") ? kAutoModeGpuLabels : 0;
+  bits |= has("nvidia.com/gpu.product") ? kGpuProductLabel : 0;
+  bits |= has("karpenter.sh/capacity-type") ? kKarpenterCapacityLabel : 0;
+  bits |= has("eks.amazonaws.com/capacityType") ? kNodeGroupCapacityLabel : 0;
+  return bits;
+}
+
+bool readyOf(const json& status) {
+  const auto& conditions = memberOf(status, "conditions");
+  if (!conditions.is_array()) {
+    return false;
+  }
+  for (const auto& condition : conditions) {
+    if (stringMember(condition, "type") == "Ready") {
+      return stringMember(condition, "status") == "True";
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Devices& Devices::operator+=(const Devices& other) {
+  gpus += other.gpus;
+  neuronDevices += other.neuronDevices;
+  neuronCores += other.neuronCores;
+  return *this;
+}
+
+Devices& Devices::operator-=(const Devices& other) {
+  gpus -= other.gpus;
+  neuronDevices -= other.neuronDevices;
+  neuronCores -= other.neuronCores;
+  return *this;
+}
+
+NodeView nodeFromJson(const json& object) {
+  NodeView node;
+  const auto& labels = memberOf(memberOf(object, "metadata"), "labels");
+  node.instanceType = stringMember(labels, kInstanceType);
+  node.capacityType = capacityTypeOf(labels);
+  node.nodePool = stringMember(labels, "karpenter.sh/nodepool");
+  node.labels = labelBitsOf(labels);
+  const auto& spec = memberOf(object, "spec");
+  node.taints = taintsOf(memberOf(spec, "taints"));
+  const auto& status = memberOf(object, "status");
+  const auto& allocatable = memberOf(status, "allocatable");
+  node.allocatable = devicesOf(allocatable);
+  node.milliCpu = milliOf(memberOf(allocatable, "cpu"));
+  node.memoryBytes = milliOf(memberOf(allocatable, "memory")) / 1000;
+  const auto& cordoned = memberOf(spec, "unschedulable");
+  node.schedulable = readyOf(status) && !(cordoned.is_boolean() && cordoned.get<bool>());
+  return node;
+}
+
+namespace {
+
+// Requests or limits of every container (the device plugins need both
+// equal; the larger counts if someone set them apart).
+Devices podDevices(const json& spec) {
+  Devices total;
+  const auto& containers = memberOf(spec, "containers");
+  if (!containers.is_array()) {
+    return total;
+  }
+  for (const auto& container : containers) {
+    const auto& resources = memberOf(container, "resources");
+    const auto limits = devicesOf(memberOf(resources, "limits"));
+    const auto requests = devicesOf(memberOf(resources, "requests"));
+    total += Devices{std::max(limits.gpus, requests.gpus),
+                     std::max(limits.neuronDevices, requests.neuronDevices),
+                     std::max(limits.neuronCores, requests.neuronCores)};
+  }
+  return total;
+}
+
+void readUnschedulable(const json& object, PodView& pod) {
+  const auto& conditions = memberOf(memberOf(object, "status"), "conditions");
+  if (!conditions.is_array()) {
+    return;
+  }
+  for (const auto& condition : conditions) {
+    if (stringMember(condition, "type") == "PodScheduled" &&
+        stringMember(condition, "status") == "False" &&
+        stringMember(condition, "reason") == "Unschedulable") {
+      pod.unschedulable = stringMember(condition, "message").substr(0, 512);
+      pod.unschedulableSince = stringMember(condition, "lastTransitionTime");
+    }
+  }
+  const auto& owners = memberOf(memberOf(object, "metadata"), "ownerReferences");
+  if (!pod.unschedulable.empty() && owners.is_array()) {
+    for (const auto& owner : owners) {
+      if (stringMember(owner, "kind") == "ReplicaSet") {
+        pod.owner = stringMember(owner, "name");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+PodView podFromJson(const json& object) {
+  PodView pod;
+  const auto& spec = memberOf(object, "spec");
+  pod.node = stringMember(spec, "nodeName");
+  pod.devices = podDevices(spec);
+  const auto phase = stringMember(memberOf(object, "status"), "phase");
+  pod.finished = phase == "Succeeded" || phase == "Failed";
+  if (pod.node.empty() && !pod.finished) {
+    readUnschedulable(object, pod);
+  }
+  return pod;
+}
+
+NodePoolView nodePoolFromJson(const json& object) {
+  NodePoolView pool;
+  const auto& spec = memberOf(object, "spec");
+  const auto& templ = memberOf(spec, "template");
+  const auto& labels = memberOf(memberOf(templ, "metadata"), "labels");
+  if (labels.is_object()) {
+    for (const auto& [key, value] : labels.items()) {
+      pool.labels[key] = base::stringOf(value);
+    }
+  }
+  const auto& nodeSpec = memberOf(templ, "spec");
+  pool.taints = taintsOf(memberOf(nodeSpec, "taints"));
+  const auto& requirements = memberOf(nodeSpec, "requirements");
+  if (requirements.is_array()) {
+    for (const auto& item : requirements) {
+      Requirement requirement{stringMember(item, "key"), stringMember(item, "operator"), {}};
+      if (const auto& values = memberOf(item, "values"); values.is_array()) {
+        for (const auto& value : values) {
+          requirement.values.push_back(base::stringOf(value));
+        }
+      }
+      pool.requirements.push_back(std::move(requirement));
+    }
+  }
+  if (const auto& limits = memberOf(spec, "limits"); limits.is_object()) {
+    for (const auto& [name, value] : limits.items()) {
+      pool.limits[name] = milliOf(value);
+    }
+  }
+  return pool;
+}
+
+}  // namespace gpuplacement::core

@@ -1,0 +1,122 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/catalog.h"
+#include "core/types.h"
+
+// What the cluster has and can get, as far as placement cares: nodes (what
+// they are, what they offer, whether pods may land on them), the devices
+// the pods bound to them use, and Karpenter NodePools (what they may
+// launch). Projections of the API objects, read once when they arrive, and
+// pure functions over them.
+namespace gpuplacement::core {
+
+// Where the candidates of a decision come from (PlacementPolicy
+// spec.capacity.source).
+enum class CapacitySource : std::uint8_t { Auto, Nodes, NodePools, None };
+
+}  // namespace gpuplacement::core
+
+namespace gpuplacement::base {
+template <>
+struct EnumNames<core::CapacitySource> {
+  static constexpr std::string_view what = "capacity source";
+  static constexpr auto names =
+      std::to_array<std::string_view>({"Auto", "Nodes", "NodePools", "None"});
+};
+}  // namespace gpuplacement::base
+
+namespace gpuplacement::core {
+
+struct Taint {
+  std::string key;
+  std::string value;
+  std::string effect;
+
+  bool operator==(const Taint&) const = default;
+};
+
+// Devices, as the device plugins advertise them.
+struct Devices {
+  std::int32_t gpus = 0;           // nvidia.com/gpu
+  std::int32_t neuronDevices = 0;  // aws.amazon.com/neuron (or neurondevice)
+  std::int32_t neuronCores = 0;    // aws.amazon.com/neuroncore
+
+  bool operator==(const Devices&) const = default;
+  Devices& operator+=(const Devices& other);
+  Devices& operator-=(const Devices& other);
+};
+
+// The node-selector labels a node carries, by the scheme they serve.
+enum NodeLabel : std::uint8_t {
+  kInstanceTypeLabel = 1,        // node.kubernetes.io/instance-type
+  kKarpenterGpuLabels = 2,       // karpenter.k8s.aws/instance-gpu-name and -count
+  kKarpenterNeuronLabels = 4,    // karpenter.k8s.aws/instance-accelerator-name and -count
+  kAutoModeGpuLabels = 8,        // eks.amazonaws.com/instance-gpu-name and -count
+  kGpuProductLabel = 16,         // nvidia.com/gpu.product (GPU Feature Discovery)
+  kKarpenterCapacityLabel = 32,  // karpenter.sh/capacity-type (Karpenter, Auto Mode)
+  kNodeGroupCapacityLabel = 64,  // eks.amazonaws.com/capacityType (managed node groups)
+};
+
+// One node, as much as placement needs.
+struct NodeView {
+  std::string instanceType;
+  CapacityType capacityType = CapacityType::OnDemand;
+  std::string nodePool;       // karpenter.sh/nodepool, when Karpenter made it
+  std::uint8_t labels = 0;    // NodeLabel bits
+  std::vector<Taint> taints;  // NoSchedule and NoExecute only
+  Devices allocatable;
+  std::int64_t milliCpu = 0;
+  std::int64_t memoryBytes = 0;
+  bool schedulable = true;  // Ready and not cordoned
+
+  bool operator==(const NodeView&) const = default;
+};
+
+NodeView nodeFromJson(const nlohmann::json& object);
+
+// A pod, as much as capacity needs: the devices it holds on its node, or,
+// while the scheduler cannot place it, why and since when.
+struct PodView {
+  std::string node;           // spec.nodeName; empty while pending
+  Devices devices;            // summed over its containers
+  bool finished = false;      // Succeeded or Failed: holds nothing
+  std::string owner;          // the ReplicaSet it belongs to, while unschedulable
+  std::string unschedulable;  // PodScheduled=False, reason Unschedulable: the message
+  std::string unschedulableSince;
+
+  bool operator==(const PodView&) const = default;
+  bool holdsDevices() const { return !node.empty() && !finished; }
+};
+
+PodView podFromJson(const nlohmann::json& object);
+
+// A NodeSelectorRequirement of a NodePool.
+struct Requirement {
+  std::string key;
+  std::string op;  // In, NotIn, Exists, DoesNotExist, Gt, Lt
+  std::vector<std::string> values;
+
+  bool operator==(const Requirement&) const = default;
+};
+
+// A Karpenter NodePool (karpenter.sh/v1): what it may launch.
+struct NodePoolView {
+  std::vector<Requirement> requirements;
+  std::map<std::string, std::string> labels;  // spec.template.metadata.labels
+  std::vector<Taint> taints;
+  std::map<std::string, std::int64_t> limits;  // spec.limits, in thousandths
+
+  bool operator==(const NodePoolView&) const = default;
+};
+
+NodePoolView nodePoolFromJson(const nlohmann::json& object);
+
+}  // namespace gpuplacement::core

@@ -1,0 +1,445 @@
+#include "core/workload_plan.h"
+
+#include <algorithm>
+
+#include "base/decimal.h"
+#include "base/hash.h"
+
+namespace gpuplacement::core {
+namespace {
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const auto& item : items) {
+    text += (text.empty() ? "" : "; ") + item;
+  }
+  return text;
+}
+
+// Conditions and Events as a reconcile sets them.
+class StatusDraft {
+ public:
+  StatusDraft(const WorkloadObject& workload, const WorkloadInput& input, WorkloadPlan& plan)
+      : workload_(workload), now_(base::formatRfc3339(input.now)), plan_(plan) {}
+
+  void set(const std::string& type, const std::string& status, const std::string& reason,
+           const std::string& message) {
+    setCondition(plan_.conditions, {type, status, reason, message, "", workload_.generation}, now_);
+  }
+  // An Event for a condition that has just become this reason: not again
+  // on every resync.
+  void report(const std::string& type, const std::string& reason, const std::string& eventType,
+              const std::string& message) {
+    const auto* before = findCondition(workload_.status.conditions, type);
+    if (!before || before->reason != reason) {
+      plan_.events.push_back({eventType, reason, message});
+    }
+  }
+  // Placed=False and Ready=False for one reason, reported once.
+  void notPlaced(const std::string& reason, const std::string& message,
+                 const std::string& eventMessage) {
+    set("Placed", "False", reason, message);
+    set("Ready", "False", reason, message);
+    report("Placed", reason, "Warning", eventMessage);
+  }
+  // Applied=False and Ready=False for one reason, reported once.
+  void notApplied(const std::string& reason, const std::string& message) {
+    set("Applied", "False", reason, message);
+    set("Ready", "False", reason, message);
+    report("Applied", reason, "Warning", message);
+  }
+  const std::string& now() const { return now_; }
+
+ private:
+  const WorkloadObject& workload_;
+  std::string now_;
+  WorkloadPlan& plan_;
+};
+
+// The placement in force, described with today's prices.
+Placement placementInForce(const AppliedRecord& applied, const Assessment& current,
+                           const Decision& decision, const PlacementEngine& engine, int replicas) {
+  Placement placement;
+  placement.tier = applied.tier;
+  placement.accelerator = applied.accelerator;
+  placement.instanceType = applied.instanceType;
+  placement.acceleratorCount = applied.acceleratorCount;
+  placement.capacityType = applied.capacityType;
+  if (const auto* instance = engine.catalog().find(applied.instanceType)) {
+    placement.acceleratorsPerInstance = instance->acceleratorCount;
+    if (const auto* accelerator = engine.catalog().acceleratorOf(*instance)) {
+      placement.availableMemoryGiB = accelerator->memoryGiB * applied.acceleratorCount;
+    }
+  }
+  const double hoursPerMonth = engine.policy().hoursPerMonth;
+  placement.hourlyCost = current.hourlyCost;
+  placement.monthlyCost = current.hourlyCost * hoursPerMonth;
+  placement.replicas = replicas;
+  placement.totalHourlyCost = current.hourlyCost * replicas;
+  placement.totalMonthlyCost = placement.monthlyCost * replicas;
+  placement.requiredMemoryGiB = decision.memory.requiredGiB;
+  placement.performance = current.performance;
+  return placement;
+}
+
+Assessment assessApplied(const PlacementEngine& engine, const WorkloadIntent& intent,
+                         const AppliedRecord& applied) {
+  return engine.assess(intent, applied.instanceType, applied.acceleratorCount,
+                       applied.capacityType);
+}
+
+void planDeletion(const WorkloadObject& workload, WorkloadPlan& plan) {
+  plan.deletion = true;
+  if (!workload.hasFinalizer()) {
+    return;  // another finalizer holds it; nothing of ours is left
+  }
+  if (workload.status.applied) {
+    plan.release.push_back(workload.status.applied->deployment);
+  }
+  if (!workload.targetName.empty() && std::find(plan.release.begin(), plan.release.end(),
+                                                workload.targetName) == plan.release.end()) {
+    plan.release.push_back(workload.targetName);
+  }
+}
+
+GateInput gateInputFor(const WorkloadInput& input, const WorkloadObject& workload,
+                       const WorkloadIntent& intent, const PlacementEngine& engine,
+                       const Placement& wanted, const Assessment* current) {
+  const auto& settings = engine.policy().replacement;
+  const AppliedRecord* applied = workload.status.applied ? &*workload.status.applied : nullptr;
+  GateInput gate;
+  gate.wanted = &wanted;
+  gate.applied = applied;
+  gate.current = current;
+  gate.specChanged = applied && applied->specGeneration != workload.generation;
+  gate.objective = intent.objective;
+  gate.settings = settings;
+  gate.now = input.now;
+  if (applied) {
+    if (auto time = base::parseRfc3339(applied->time); time) {
+      gate.lastMove = *time;
+    }
+  }
+  gate.rolloutSlotFree =
+      input.rollouts.holdsSlot ||
+      input.rollouts.inFlight < static_cast<std::size_t>(settings.maxConcurrentRollouts);
+  gate.hoursPerMonth = engine.policy().hoursPerMonth;
+  gate.replicas = intent.replicas;
+  return gate;
+}
+
+// Whether the decision moves the workload now, and what the Deployment
+// should carry meanwhile.
+void planMove(const WorkloadInput& input, const WorkloadObject& workload,
+              const WorkloadIntent& intent, const PlacementEngine& engine, WorkloadPlan& plan) {
+  const Placement& best = *plan.decision->placement;
+  std::optional<Assessment> current;
+  if (plan.view.applied) {
+    current = assessApplied(engine, intent, *plan.view.applied);
+  }
+  plan.gate = gateReplacement(
+      gateInputFor(input, workload, intent, engine, best, current ? &*current : nullptr));
+  plan.wanted = best;
+  switch (plan.gate.verdict) {
+    case GateVerdict::Apply:
+      if (plan.gate.replacement && !input.rollouts.holdsSlot) {
+        plan.rollout = RolloutStep::Reserve;
+      }
+      break;
+    case GateVerdict::Keep:
+      break;
+    case GateVerdict::Hold:
+    case GateVerdict::Cooldown:
+    case GateVerdict::WaitForRollout:
+      // The placement in force stays; the better one is shown, with why not.
+      plan.wanted =
+          placementInForce(*plan.view.applied, *current, *plan.decision, engine, intent.replicas);
+      plan.view.recommendation = best;
+      plan.view.recommendationNote = plan.gate.message;
+      if (plan.gate.verdict == GateVerdict::Cooldown) {
+        plan.next = {NextReconcile::Kind::After, plan.gate.wait, ""};
+      } else if (plan.gate.verdict == GateVerdict::WaitForRollout) {
+        plan.rollout = RolloutStep::Wait;
+      }
+      break;
+  }
+}
+
+// From a valid spec and an engine to the Deployment write (or the reason
+// there is none).
+void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
+                   const PlacementEngine& engine, StatusDraft& draft, WorkloadPlan& plan) {
+  const GpuWorkloadSpec& spec = *workload.spec;
+  const std::string& target = spec.targetRef.name;
+  if (plan.view.applied && plan.view.applied->deployment != target) {
+    // The target changed: take our fields off the old one first.
+    plan.release.push_back(plan.view.applied->deployment);
+    plan.view.applied.reset();
+  }
+  WorkloadIntent intent = spec.intent;
+  intent.replicas = input.target ? input.target->replicas : 1;
+  plan.decision = engine.decide(intent);
+  const Decision& decision = *plan.decision;
+  if (!decision.placement) {
+    draft.notPlaced("CannotPlace", decision.cannotPlace, "cannot place: " + decision.cannotPlace);
+    if (plan.view.applied && input.target) {
+      // What runs keeps running; nothing better exists to move it to.
+      plan.view.placement =
+          placementInForce(*plan.view.applied, assessApplied(engine, intent, *plan.view.applied),
+                           decision, engine, intent.replicas);
+    }
+    return;
+  }
+  draft.set("Placed", "True", "Placed", decision.reason);
+  if (spec.mode == PlacementMode::Recommend) {
+    if (input.target) {
+      plan.release.push_back(target);  // take back anything applied
+    }
+    plan.view.applied.reset();
+    plan.view.placement = decision.placement;
+    draft.set("Applied", "False", "RecommendOnly",
+              "mode is Recommend: the Deployment is not changed");
+    draft.set("Ready", "True", "Recommended", decision.reason);
+    return;
+  }
+  if (!input.target) {
+    plan.view.applied.reset();
+    plan.view.placement = decision.placement;
+    draft.notApplied("TargetNotFound", "Deployment " + target + " does not exist in " + input.ns +
+                                           "; it is placed as soon as it appears");
+    return;
+  }
+  planMove(input, workload, intent, engine, plan);
+  TargetWrite write{target,
+                    renderScheduling(plan.wanted, engine.catalog(), engine.policy()),
+                    spec.containers,
+                    {}};
+  write.patch = planDeploymentPatch(*input.target, &write.scheduling, write.containers, input.name,
+                                    input.targetResourceVersion);
+  plan.write = std::move(write);
+}
+
+StatusView initialView(const WorkloadObject& workload) {
+  StatusView view;
+  view.observedGeneration = workload.generation;
+  view.mode =
+      workload.spec && workload.spec->mode == PlacementMode::Recommend ? "Recommend" : "Apply";
+  view.applied = workload.status.applied;
+  view.lastReplacement = workload.status.lastReplacement;
+  view.policyName = workload.policyName;
+  return view;
+}
+
+// Ready, from the rollout of the Deployment that carries the placement
+// and from its pods the scheduler cannot place.
+void recordRollout(const DeploymentState& state, const std::string& target, const Placement& wanted,
+                   const PendingPods& pending, StatusDraft& draft) {
+  if (state.rolledOut()) {
+    draft.set("Ready", "True", "RolloutComplete",
+              std::to_string(state.availableReplicas) + " of " + std::to_string(state.replicas) +
+                  " replicas updated and available");
+  } else if (state.progressDeadlineExceeded) {
+    const std::string message = "the rollout of Deployment " + target +
+                                " exceeded its progress deadline; is there capacity for " +
+                                wanted.instanceType + "?";
+    draft.set("Ready", "False", "ProgressDeadlineExceeded", message);
+    draft.report("Ready", "ProgressDeadlineExceeded", "Warning", message);
+  } else if (pending.count > 0) {
+    const std::string message = std::to_string(pending.count) +
+                                (pending.count == 1 ? " pod" : " pods") + " of Deployment " +
+                                target + " cannot be scheduled on " + wanted.instanceType + ": " +
+                                pending.message;
+    draft.set("Ready", "False", "Unschedulable", message);
+    draft.report("Ready", "Unschedulable", "Warning", message);
+  } else {
+    draft.set("Ready", "False", "RolloutInProgress",
+              std::to_string(state.updatedReplicas) + " of " + std::to_string(state.replicas) +
+                  " replicas updated, " + std::to_string(state.availableReplicas) + " available");
+  }
+}
+
+// The Deployment carries the placement: what the status and Events say.
+void recordApplied(const WorkloadInput& input, const TargetOutcome& outcome, StatusDraft& draft,
+                   WorkloadPlan& plan, WorkloadRecord& record) {
+  const WorkloadObject& workload = *input.workload;
+  if (!workload.hasFinalizer()) {
+    // Right after the first patch, not before it: the placement reaches the
+    // Deployment one round trip sooner, and a deletion in between is caught
+    // by the ownership record.
+    record.finalizers = workload.finalizers;
+    record.finalizers->push_back(kFinalizer);
+  }
+  const DeploymentState& state = outcome.state;
+  const std::string& target = plan.write->deployment;
+  const Placement& wanted = plan.wanted;
+  const Gate& gate = plan.gate;
+  auto& applied = plan.view.applied;
+  if (gate.verdict == GateVerdict::Apply || !applied) {
+    record.placedNow = wanted;
+    if (gate.replacement && applied) {
+      plan.view.lastReplacement =
+          ReplacementRecord{applied->instanceType, wanted.instanceType,
+                            base::decimalString(gate.monthlySaving, 2), draft.now(), gate.message};
+      record.monthlySaving = gate.monthlySaving;
+      plan.events.push_back(
+          {"Normal", "Replaced",
+           "moved from " + applied->instanceType + " to " + describePlacement(wanted) +
+               (gate.monthlySaving >= 0
+                    ? ", saving " + base::formatMoney(gate.monthlySaving)
+                    : ", costing " + base::formatMoney(-gate.monthlySaving) + " more") +
+               "/month: " + gate.message});
+    } else {
+      plan.events.push_back({"Normal", "Placed",
+                             "placed on " + describePlacement(wanted) + " at " +
+                                 base::formatMoney(wanted.hourlyCost) + "/h (" +
+                                 base::formatMoney(wanted.totalMonthlyCost) +
+                                 "/month for all replicas): " + plan.decision->reason});
+    }
+    applied = AppliedRecord{target,           wanted.instanceType,     wanted.accelerator,
+                            wanted.tier,      wanted.acceleratorCount, wanted.capacityType,
+                            state.generation, workload.generation,     draft.now(),
+                            gate.replacement};
+  } else if (outcome.kind == TargetOutcome::Kind::Written) {
+    applied->deploymentGeneration = state.generation;
+    plan.events.push_back(
+        {"Normal", "Restored",
+         "put back the placement fields someone removed from Deployment " + target});
+  }
+  applied->specGeneration = workload.generation;  // a new spec may want the same placement
+  plan.view.placement = wanted;
+  draft.set("Applied", "True", "Applied",
+            "Deployment " + target + " carries the placement (generation " +
+                std::to_string(applied->deploymentGeneration) + ")");
+  recordRollout(state, target, wanted, input.pending, draft);
+  record.releaseSlot = state.rolledOut() || state.progressDeadlineExceeded;
+}
+
+// What the write to the target came to.
+void recordOutcome(const WorkloadInput& input, const TargetOutcome& outcome, StatusDraft& draft,
+                   WorkloadPlan& plan, WorkloadRecord& record) {
+  const std::string& target = plan.write->deployment;
+  switch (outcome.kind) {
+    case TargetOutcome::Kind::NotFound:
+      plan.view.applied.reset();
+      plan.view.placement = plan.decision->placement;
+      draft.notApplied("TargetNotFound", "Deployment " + target + " does not exist in " + input.ns);
+      break;
+    case TargetOutcome::Kind::Blocked:
+      // The team's own fields (or another GpuWorkload) stand in the way; the
+      // Deployment is not touched until they are resolved.
+      plan.view.placement = plan.decision->placement;
+      draft.notApplied(outcome.conflicts.empty() ? "InvalidTarget" : "Conflict",
+                       outcome.conflicts.empty() ? outcome.error : joined(outcome.conflicts));
+      break;
+    case TargetOutcome::Kind::Forbidden:
+      // RBAC out of date: nothing was written; the caller retries.
+      plan.view.placement = plan.decision->placement;
+      draft.notApplied("Forbidden", outcome.error);
+      break;
+    case TargetOutcome::Kind::Written:
+    case TargetOutcome::Kind::Unchanged:
+      recordApplied(input, outcome, draft, plan, record);
+      break;
+  }
+  if (plan.rollout == RolloutStep::Reserve && outcome.kind != TargetOutcome::Kind::Written) {
+    record.releaseSlot = true;  // the move did not start
+  }
+}
+
+}  // namespace
+
+WorkloadPlan planWorkload(const WorkloadInput& input) {
+  WorkloadPlan plan;
+  if (!input.workload) {
+    plan.deletion = true;
+    plan.release = input.orphans;
+    return plan;
+  }
+  const WorkloadObject& workload = *input.workload;
+  if (workload.deleting) {
+    planDeletion(workload, plan);
+    return plan;
+  }
+  plan.conditions = workload.status.conditions;
+  plan.view = initialView(workload);
+  StatusDraft draft(workload, input, plan);
+  if (!workload.spec) {
+    const std::string message = workload.specError.describe();
+    draft.set("Valid", "False", "InvalidSpec", message);
+    draft.set("Placed", "Unknown", "InvalidSpec", "the spec must be fixed first");
+    draft.set("Ready", "False", "InvalidSpec", "the spec must be fixed first");
+    draft.report("Valid", "InvalidSpec", "Warning", "invalid spec: " + message);
+    plan.next = {NextReconcile::Kind::Terminal, std::chrono::seconds(0), message};
+    return plan;  // the Deployment is left exactly as it is
+  }
+  draft.set("Valid", "True", "Valid", "");
+  if (!input.policy.engine) {
+    draft.notPlaced(input.policy.reason, input.policy.problem, input.policy.problem);
+    return plan;
+  }
+  plan.view.policyGeneration = input.policy.generation;
+  planPlacement(input, workload, *input.policy.engine, draft, plan);
+  return plan;
+}
+
+std::optional<TargetOutcome> outcomeWithoutWrite(const TargetWrite& write,
+                                                 const DeploymentState& state) {
+  if (write.patch.blocked()) {
+    return TargetOutcome{TargetOutcome::Kind::Blocked, state, write.patch.conflicts,
+                         write.patch.error};
+  }
+  if (!write.patch.patch) {
+    return TargetOutcome{TargetOutcome::Kind::Unchanged, state, {}, ""};
+  }
+  return std::nullopt;
+}
+
+WorkloadRecord recordWorkload(const WorkloadInput& input, WorkloadPlan plan,
+                              const TargetOutcome* outcome) {
+  WorkloadRecord record;
+  if (!input.workload) {
+    return record;  // the orphans' fields are taken back; nothing else is left
+  }
+  const WorkloadObject& workload = *input.workload;
+  if (plan.deletion) {
+    if (workload.hasFinalizer()) {
+      record.finalizers = workload.finalizers;
+      std::erase(*record.finalizers, std::string(kFinalizer));
+    }
+    return record;
+  }
+  StatusDraft draft(workload, input, plan);
+  if (plan.write && outcome) {
+    recordOutcome(input, *outcome, draft, plan, record);
+  }
+  plan.view.conditions = plan.conditions;
+  if (plan.view.applied && plan.view.placement) {
+    record.inForce = plan.view.placement;
+  }
+  plan.view.decision = plan.decision ? &*plan.decision : nullptr;
+  auto status = statusToJson(plan.view);
+  if (statusDigest(status) != workload.statusHash) {
+    record.status = std::move(status);
+  }
+  record.events = std::move(plan.events);
+  record.next = plan.next;
+  return record;
+}
+
+bool WorkloadObject::hasFinalizer() const {
+  return std::find(finalizers.begin(), finalizers.end(), kFinalizer) != finalizers.end();
+}
+
+std::uint64_t statusDigest(const nlohmann::json& status) {
+  return status.is_null() ? 0 : base::jsonDigest(status);
+}
+
+std::string describePlacement(const Placement& placement) {
+  return placement.instanceType +
+         (placement.accelerator.empty() ? " (CPU)"
+                                        : " (" + std::to_string(placement.acceleratorCount) + "x " +
+                                              placement.accelerator + ")") +
+         (placement.capacityType == CapacityType::Spot ? " spot" : "");
+}
+
+}  // namespace gpuplacement::core

@@ -1,0 +1,42 @@
+#pragma once
+
+// Shared by the fuzz targets: the built-in catalog and rules (what the
+// operator decodes specs against), and the input as text.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "app/placement_config.h"
+
+namespace gpuplacement::fuzz {
+
+inline const core::Catalog& catalog() {
+  static const auto loaded = app::loadCatalog("");
+  if (!loaded) {
+    std::abort();  // the built-in catalog always loads; a fuzz run cannot start without it
+  }
+  return **loaded;
+}
+
+inline const core::RuleSet& rules() {
+  static const auto loaded = app::loadRules("", catalog());
+  if (!loaded) {
+    std::abort();
+  }
+  return **loaded;
+}
+
+inline std::string text(const std::uint8_t* data, std::size_t size) {
+  return std::string(reinterpret_cast<const char*>(data), size);
+}
+
+// A property the decoder promises; a failed one is reported as a crash.
+inline void require(bool holds) {
+  if (!holds) {
+    std::abort();
+  }
+}
+
+}  // namespace gpuplacement::fuzz

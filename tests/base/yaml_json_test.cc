@@ -1,0 +1,47 @@
+// base/io/yaml_json: YAML streams as JSON documents. In core_tests, the
+// first test binary that links base_yaml.
+#include "base/io/yaml_json.h"
+
+#include <chrono>
+
+#include <doctest/doctest.h>
+
+namespace gpuplacement::base {
+
+TEST_CASE("YAML streams: documents, markers, and values after them") {
+  auto documents = parseYamlDocuments(
+      "# a comment\na: 1\n---\nb: [x, y]\n--- c\n...\n---\n---\n# only a comment\n", "t");
+  REQUIRE_MESSAGE(documents.ok(), documents.error().describe());
+  REQUIRE(documents->size() == 3);
+  CHECK((*documents)[0] == nlohmann::json{{"a", 1}});
+  CHECK((*documents)[1] == nlohmann::json{{"b", {"x", "y"}}});
+  CHECK((*documents)[2] == "c");
+  // "---" inside a line or indented is content, not a marker.
+  auto inline_ = parseYaml("text: a---b\nlist:\n  - ---x\n", "t");
+  REQUIRE(inline_.ok());
+  CHECK((*inline_)["text"] == "a---b");
+  CHECK((*inline_)["list"][0] == "---x");
+}
+
+// Regression (fuzz/regressions/catalog_yaml, rules_yaml): yaml-cpp's
+// LoadAll read ",'" as an endless run of empty documents, growing without
+// bound; a catalog or rules file like it hung the operator at start.
+TEST_CASE("malformed YAML is an error, at once") {
+  for (const char* text : {",'", ",\x04", "[", "a: [b", "{a: b"}) {
+    CAPTURE(text);
+    const auto start = std::chrono::steady_clock::now();
+    CHECK_FALSE(parseYaml(text, "t").ok());
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
+  }
+}
+
+// Regression (fuzz/regressions/rules_yaml): std::stod threw out of range
+// on a float too large for a double, and the exception ended the process.
+TEST_CASE("numbers out of range stay text") {
+  auto document = parseYaml("big: 4222222222E222221\ntiny: 1e-999\nfine: 2.5e3\n", "t");
+  REQUIRE_MESSAGE(document.ok(), document.error().describe());
+  CHECK((*document)["big"] == "4222222222E222221");
+  CHECK((*document)["fine"] == 2500.0);
+}
+
+}  // namespace gpuplacement::base

@@ -1,0 +1,355 @@
+// The cluster view: nodes, pods and NodePools read from their API objects
+// (shaped as EKS, Karpenter and the device plugins make them), and what the
+// cluster offers of each instance type.
+#include "core/capacity.h"
+
+#include <doctest/doctest.h>
+
+#include "support/engine_fixture.h"
+
+namespace gpuplacement::core {
+namespace {
+
+using json = nlohmann::json;
+
+json node(const std::string& type, json labels, json allocatable, json taints = json::array()) {
+  labels["node.kubernetes.io/instance-type"] = type;
+  return {
+      {"metadata", {{"labels", labels}}},
+      {"spec", {{"taints", taints}}},
+      {"status",
+       {{"allocatable", allocatable}, {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+}
+
+const json kGpuTaint = {{{"key", "nvidia.com/gpu"}, {"value", "true"}, {"effect", "NoSchedule"}}};
+const json kNeuronTaint = {
+    {{"key", "aws.amazon.com/neuron"}, {"value", "true"}, {"effect", "NoSchedule"}}};
+
+json g6x4(const std::string& capacityType = "ON_DEMAND") {
+  return node("g6.12xlarge",
+              {{"eks.amazonaws.com/nodegroup", "gpu-l4-x4"},
+               {"eks.amazonaws.com/capacityType", capacityType},
+               {"nvidia.com/gpu.product", "NVIDIA-L4"}},
+              {{"cpu", "47810m"}, {"memory", "176052Mi"}, {"nvidia.com/gpu", "4"}}, kGpuTaint);
+}
+
+json karpenterG5() {
+  return node("g5.xlarge",
+              {{"karpenter.sh/nodepool", "gpu-a10g"},
+               {"karpenter.sh/capacity-type", "spot"},
+               {"karpenter.k8s.aws/instance-gpu-name", "a10g"},
+               {"karpenter.k8s.aws/instance-gpu-count", "1"}},
+              {{"cpu", "3920m"}, {"memory", "14162Mi"}, {"nvidia.com/gpu", 1}}, kGpuTaint);
+}
+
+json pod(const std::string& nodeName, json limits, const std::string& phase = "Running") {
+  return {{"spec",
+           {{"nodeName", nodeName},
+            {"containers", {{{"name", "c"}, {"resources", {{"limits", limits}}}}}}}},
+          {"status", {{"phase", phase}}}};
+}
+
+json nodePool(json requirements, json limits = json::object(), json taints = kGpuTaint) {
+  return {{"spec",
+           {{"limits", limits},
+            {"template",
+             {{"metadata", {{"labels", {{"team", "ml"}}}}},
+              {"spec", {{"requirements", requirements}, {"taints", taints}}}}}}}};
+}
+
+json requirement(const std::string& key, const std::string& op, json values = json::array()) {
+  return {{"key", key}, {"operator", op}, {"values", values}};
+}
+
+}  // namespace
+
+TEST_CASE("resource quantities as the API writes them") {
+  struct Case {
+    const char* text;
+    std::optional<std::int64_t> milli;
+  };
+  const Case cases[] = {
+      {"4", 4000},
+      {"3920m", 3920},
+      {"0.5", 500},
+      {"1.5k", 1500000},
+      {"2e3", 2000000},
+      {"16Gi", 16LL * 1024 * 1024 * 1024 * 1000},
+      {"14162Mi", 14162LL * 1024 * 1024 * 1000},
+      {"1E", std::nullopt},  // an exa of thousandths does not fit: refused, not wrapped
+      {"", std::nullopt},
+      {"-1", std::nullopt},
+      {"4 cores", std::nullopt},
+      {"Gi", std::nullopt},
+      {"1.2.3", std::nullopt},
+      {"9999999999999999Ei", std::nullopt},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.text));
+    const auto parsed = parseResourceMilli(c.text);
+    CHECK(parsed.ok() == c.milli.has_value());
+    if (parsed && c.milli) {
+      CHECK(*parsed == *c.milli);
+    }
+  }
+}
+
+TEST_CASE("a node as placement reads it") {
+  const auto managed = nodeFromJson(g6x4("SPOT"));
+  CHECK(managed.instanceType == "g6.12xlarge");
+  CHECK(managed.capacityType == CapacityType::Spot);
+  CHECK(managed.allocatable == Devices{4, 0, 0});
+  CHECK(managed.milliCpu == 47810);
+  CHECK(managed.memoryBytes == 176052LL * 1024 * 1024);
+  CHECK(managed.labels == (kInstanceTypeLabel | kGpuProductLabel | kNodeGroupCapacityLabel));
+  CHECK(managed.taints == std::vector<Taint>{{"nvidia.com/gpu", "true", "NoSchedule"}});
+  CHECK(managed.schedulable);
+
+  const auto karpenter = nodeFromJson(karpenterG5());
+  CHECK(karpenter.nodePool == "gpu-a10g");
+  CHECK(karpenter.capacityType == CapacityType::Spot);
+  CHECK(karpenter.labels == (kInstanceTypeLabel | kKarpenterGpuLabels | kKarpenterCapacityLabel));
+  CHECK(karpenter.allocatable.gpus == 1);
+
+  auto cordoned = g6x4();
+  cordoned["spec"]["unschedulable"] = true;
+  CHECK_FALSE(nodeFromJson(cordoned).schedulable);
+  auto notReady = g6x4();
+  notReady["status"]["conditions"][0]["status"] = "Unknown";
+  CHECK_FALSE(nodeFromJson(notReady).schedulable);
+  auto softTaint = g6x4();
+  softTaint["spec"]["taints"] = {{{"key", "spare"}, {"effect", "PreferNoSchedule"}}};
+  CHECK(nodeFromJson(softTaint).taints.empty());  // it only prefers
+  // Garbage: defaults, no crash.
+  CHECK(nodeFromJson(json::array()).instanceType.empty());
+  CHECK_FALSE(nodeFromJson(json::array()).schedulable);
+}
+
+TEST_CASE("a pod: the devices it holds, or why it waits") {
+  const auto bound = podFromJson(pod("n1", {{"nvidia.com/gpu", "2"}}));
+  CHECK(bound.node == "n1");
+  CHECK(bound.devices == Devices{2, 0, 0});
+  CHECK(bound.holdsDevices());
+  CHECK_FALSE(podFromJson(pod("n1", {{"nvidia.com/gpu", 2}}, "Succeeded")).holdsDevices());
+  CHECK(podFromJson(pod("n1", {{"aws.amazon.com/neuron", 1}, {"aws.amazon.com/neuroncore", 2}}))
+            .devices == Devices{0, 1, 2});
+
+  auto pending = pod("", {{"nvidia.com/gpu", 8}});
+  pending["metadata"]["ownerReferences"] = {{{"kind", "ReplicaSet"}, {"name", "chat-7d9f"}}};
+  pending["status"] = {{"phase", "Pending"},
+                       {"conditions",
+                        {{{"type", "PodScheduled"},
+                          {"status", "False"},
+                          {"reason", "Unschedulable"},
+                          {"message", "0/11 nodes are available: 11 Insufficient nvidia.com/gpu."},
+                          {"lastTransitionTime", "2026-11-22T12:00:00Z"}}}}};
+  const auto waiting = podFromJson(pending);
+  CHECK_FALSE(waiting.holdsDevices());
+  CHECK(waiting.owner == "chat-7d9f");
+  CHECK(waiting.unschedulable.find("Insufficient nvidia.com/gpu") != std::string::npos);
+  CHECK(waiting.unschedulableSince == "2026-11-22T12:00:00Z");
+}
+
+TEST_CASE("the labels Karpenter gives an instance type") {
+  const auto& catalog = *testing::shippedCatalog();
+  const auto g4dn = karpenterLabels(*catalog.find("g4dn.xlarge"), catalog, CapacityType::Spot);
+  CHECK(g4dn.at("karpenter.k8s.aws/instance-family") == "g4dn");
+  CHECK(g4dn.at("karpenter.k8s.aws/instance-category") == "g");
+  CHECK(g4dn.at("karpenter.k8s.aws/instance-generation") == "4");
+  CHECK(g4dn.at("karpenter.k8s.aws/instance-size") == "xlarge");
+  CHECK(g4dn.at("karpenter.k8s.aws/instance-gpu-name") == "t4");
+  CHECK(g4dn.at("karpenter.k8s.aws/instance-gpu-count") == "1");
+  CHECK(g4dn.at("karpenter.sh/capacity-type") == "spot");
+  const auto inf2 = karpenterLabels(*catalog.find("inf2.xlarge"), catalog, CapacityType::OnDemand);
+  CHECK(inf2.at("karpenter.k8s.aws/instance-category") == "inf");
+  CHECK(inf2.at("karpenter.k8s.aws/instance-accelerator-name") == "inferentia2");
+  CHECK(inf2.at("karpenter.k8s.aws/instance-accelerator-manufacturer") == "aws");
+  CHECK(inf2.count("karpenter.k8s.aws/instance-gpu-name") == 0);
+  const auto cpu = karpenterLabels(*catalog.find("m5.xlarge"), catalog, CapacityType::OnDemand);
+  CHECK(cpu.count("karpenter.k8s.aws/instance-gpu-count") == 0);
+  CHECK(cpu.at("karpenter.k8s.aws/instance-cpu") == "4");
+}
+
+TEST_CASE("NodePool requirements, as Karpenter reads them") {
+  const auto& catalog = *testing::shippedCatalog();
+  const auto g5 = karpenterLabels(*catalog.find("g5.xlarge"), catalog, CapacityType::OnDemand);
+  struct Case {
+    const char* label;
+    json requirement;
+    bool allows;
+  };
+  const Case cases[] = {
+      {"In, listed", requirement("karpenter.k8s.aws/instance-family", "In", {"g5", "g6"}), true},
+      {"In, not listed", requirement("karpenter.k8s.aws/instance-family", "In", {"g6"}), false},
+      {"NotIn", requirement("karpenter.k8s.aws/instance-gpu-name", "NotIn", {"t4"}), true},
+      {"NotIn, listed", requirement("karpenter.sh/capacity-type", "NotIn", {"on-demand"}), false},
+      {"Exists", requirement("karpenter.k8s.aws/instance-gpu-count", "Exists"), true},
+      {"DoesNotExist", requirement("karpenter.k8s.aws/instance-gpu-count", "DoesNotExist"), false},
+      {"Gt", requirement("karpenter.k8s.aws/instance-generation", "Gt", {"4"}), true},
+      {"Gt, equal", requirement("karpenter.k8s.aws/instance-generation", "Gt", {"5"}), false},
+      {"Lt", requirement("karpenter.k8s.aws/instance-cpu", "Lt", {"8"}), true},
+      {"Gt, not a number", requirement("karpenter.k8s.aws/instance-family", "Gt", {"1"}), false},
+      {"the pool's own label", requirement("team", "In", {"ml"}), true},
+      {"an unknown operator", requirement("kubernetes.io/os", "Matches", {"linux"}), false},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.label));
+    const auto pool = nodePoolFromJson(nodePool({c.requirement}));
+    const auto excluded = excludedBy(pool, g5);
+    CHECK(!excluded.has_value() == c.allows);
+    if (excluded) {
+      CHECK(excluded->find(c.requirement["key"].get<std::string>()) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("what the cluster offers, from where") {
+  const auto& catalog = *testing::shippedCatalog();
+  const Policy policy;
+  const auto g6 = catalog.indexOf("g6.12xlarge");
+  const auto g5 = catalog.indexOf("g5.xlarge");
+  const auto p5 = catalog.indexOf("p5.48xlarge");
+  const NodeView busy = nodeFromJson(g6x4());
+  const NodeView spotG5 = nodeFromJson(karpenterG5());
+  const NodeView teamOnly =
+      nodeFromJson(node("p5.48xlarge", json::object(), {{"nvidia.com/gpu", 8}},
+                        {{{"key", "team"}, {"value", "a"}, {"effect", "NoSchedule"}}}));
+  const auto pool = nodePoolFromJson(
+      nodePool({requirement("karpenter.k8s.aws/instance-family", "In", {"g5"}),
+                requirement("karpenter.sh/capacity-type", "In", {"spot", "on-demand"})},
+               {{"nvidia.com/gpu", "2"}}));
+
+  ClusterState cluster;
+  cluster.nodesKnown = true;
+  cluster.nodes = {{&busy, Devices{3, 0, 0}}, {&spotG5, Devices{}}, {&teamOnly, Devices{}}};
+
+  SUBCASE("Nodes: the types of the nodes that exist, idle devices counted") {
+    const auto capacity = capacityOf(cluster, catalog, policy, CapacitySource::Nodes);
+    CHECK(capacity.source == CapacitySource::Nodes);
+    CHECK(capacity.offered(g6, CapacityType::OnDemand));
+    CHECK_FALSE(capacity.offered(g6, CapacityType::Spot));
+    CHECK(capacity.offer(g6, CapacityType::OnDemand)->idleLargest.gpus == 1);  // 4 - 3
+    CHECK(capacity.offered(g5, CapacityType::Spot));
+    CHECK_FALSE(capacity.offered(g5, CapacityType::OnDemand));
+    CHECK_FALSE(capacity.offered(p5, CapacityType::OnDemand));  // a taint we do not tolerate
+    CHECK_FALSE(capacity.offered(catalog.indexOf("g4dn.xlarge"), CapacityType::OnDemand));
+  }
+  SUBCASE("Auto without Karpenter's CRD: Nodes") {
+    const auto capacity = capacityOf(cluster, catalog, policy, CapacitySource::Auto);
+    CHECK(capacity.source == CapacitySource::Nodes);
+    CHECK(capacity.why.find("not installed") != std::string::npos);
+  }
+  SUBCASE("Auto with NodePools: what they may launch too, within their limits") {
+    cluster.nodePoolsInstalled = true;
+    cluster.nodePools = {{"gpu-a10g", &pool}};
+    auto capacity = capacityOf(cluster, catalog, policy, CapacitySource::Auto);
+    CHECK(capacity.source == CapacitySource::NodePools);
+    // The pool's node holds 1 of its 2 GPUs: one more g5.xlarge fits.
+    CHECK(capacity.offer(g5, CapacityType::OnDemand)->nodePools ==
+          std::vector<std::string>{"gpu-a10g"});
+    CHECK(capacity.offered(g5, CapacityType::OnDemand));
+    CHECK_FALSE(capacity.offered(catalog.indexOf("g5.12xlarge"), CapacityType::OnDemand));
+    // A second node of the pool reaches its limit: it launches no more.
+    NodeView second = spotG5;
+    cluster.nodes.push_back({&second, Devices{1, 0, 0}});
+    capacity = capacityOf(cluster, catalog, policy, CapacitySource::Auto);
+    CHECK(capacity.offer(g5, CapacityType::OnDemand)->nodePools.empty());
+    CHECK(capacity.offered(g5, CapacityType::Spot));  // its nodes still exist
+  }
+  SUBCASE("a NodePool whose taint placements do not tolerate launches nothing for them") {
+    cluster.nodePoolsInstalled = true;
+    const auto tainted = nodePoolFromJson(
+        nodePool({requirement("karpenter.k8s.aws/instance-family", "In", {"g6"})}, json::object(),
+                 {{{"key", "team"}, {"value", "b"}, {"effect", "NoExecute"}}}));
+    cluster.nodePools = {{"team-b", &tainted}};
+    const auto capacity = capacityOf(cluster, catalog, policy, CapacitySource::NodePools);
+    CHECK(capacity.offer(catalog.indexOf("g6.xlarge"), CapacityType::OnDemand)->nodePools.empty());
+  }
+  SUBCASE("None, or nodes not known: every type is a candidate, and why") {
+    auto capacity = capacityOf(cluster, catalog, policy, CapacitySource::None);
+    CHECK(capacity.source == CapacitySource::None);
+    CHECK(capacity.offered(p5, CapacityType::OnDemand));
+    cluster.nodesKnown = false;
+    cluster.nodesProblem = "list nodes: 403 Forbidden";
+    capacity = capacityOf(cluster, catalog, policy, CapacitySource::Auto);
+    CHECK(capacity.source == CapacitySource::None);
+    CHECK(capacity.why.find("403 Forbidden") != std::string::npos);
+  }
+}
+
+TEST_CASE("the label scheme is the one the accelerated nodes carry") {
+  const NodeView managed = nodeFromJson(g6x4());
+  const NodeView karpenter = nodeFromJson(karpenterG5());
+  NodeView autoMode = nodeFromJson(
+      node("g6.xlarge", {{"eks.amazonaws.com/instance-gpu-name", "l4"}}, {{"nvidia.com/gpu", 1}}));
+  NodeView productOnly = managed;
+  productOnly.labels = kGpuProductLabel;
+  const NodeView cpu = nodeFromJson(node("m5.xlarge", json::object(), {{"cpu", "4"}}));
+  const NodePoolView pool;
+  struct Case {
+    const char* label;
+    std::vector<const NodeView*> nodes;
+    bool nodePools;
+    LabelScheme scheme;
+    bool autoMode;
+  };
+  const Case cases[] = {
+      {"managed node groups", {&managed, &cpu}, false, LabelScheme::InstanceType, false},
+      {"Karpenter", {&karpenter, &cpu}, true, LabelScheme::Karpenter, false},
+      {"mixed: the label both carry",
+       {&managed, &karpenter},
+       true,
+       LabelScheme::InstanceType,
+       false},
+      {"EKS Auto Mode", {&autoMode}, true, LabelScheme::Karpenter, true},
+      {"GPU Feature Discovery only",
+       {&productOnly},
+       false,
+       LabelScheme::GPUFeatureDiscovery,
+       false},
+      {"no GPU node yet, NodePools", {&cpu}, true, LabelScheme::Karpenter, false},
+      {"no GPU node, no NodePools", {&cpu}, false, LabelScheme::InstanceType, false},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.label));
+    ClusterState cluster;
+    cluster.nodesKnown = true;
+    for (const auto* node : c.nodes) {
+      cluster.nodes.push_back({node, Devices{}});
+    }
+    cluster.nodePoolsInstalled = c.nodePools;
+    if (c.nodePools) {
+      cluster.nodePools = {{"pool", &pool}};
+    }
+    const auto choice = detectLabelScheme(cluster);
+    CHECK(choice.scheme == c.scheme);
+    CHECK(choice.autoMode == c.autoMode);
+    CHECK_FALSE(choice.why.empty());
+  }
+}
+
+TEST_CASE("the capacity-type label is one every node carries, or none") {
+  const NodeView managed = nodeFromJson(g6x4());           // eks.amazonaws.com/capacityType
+  const NodeView karpenter = nodeFromJson(karpenterG5());  // karpenter.sh/capacity-type
+  const NodeView bare = nodeFromJson(node("m5.xlarge", json::object(), {{"cpu", "4"}}));
+  const auto labelOf = [](std::vector<const NodeView*> nodes) {
+    ClusterState cluster;
+    cluster.nodesKnown = true;
+    for (const auto* node : nodes) {
+      cluster.nodes.push_back({node, Devices{}});
+    }
+    return detectLabelScheme(cluster).capacityLabel;
+  };
+  const auto nodeGroups = labelOf({&managed});
+  REQUIRE(nodeGroups.has_value());
+  CHECK(nodeGroups->key == "eks.amazonaws.com/capacityType");
+  CHECK(nodeGroups->onDemand == "ON_DEMAND");
+  CHECK(nodeGroups->spot == "SPOT");
+  const auto karpenterLabel = labelOf({&karpenter});
+  REQUIRE(karpenterLabel.has_value());
+  CHECK(karpenterLabel->key == "karpenter.sh/capacity-type");
+  CHECK_FALSE(labelOf({&managed, &karpenter}).has_value());  // they disagree
+  CHECK_FALSE(labelOf({&managed, &bare}).has_value());       // some nodes carry neither
+}
+
+}  // namespace gpuplacement::core

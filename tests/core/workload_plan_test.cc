@@ -1,0 +1,591 @@
+// Every branch of a GpuWorkload reconcile, without an API server: the
+// cached world goes in, the writes and the record come out. The "server"
+// here only applies our patch the way the API server does.
+#include "core/workload_plan.h"
+
+#include <functional>
+#include <map>
+
+#include <doctest/doctest.h>
+
+#include "support/deployment_patch.h"
+#include "support/engine_fixture.h"
+
+namespace gpuplacement::core {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+const Timestamp kNow = *base::parseRfc3339("2026-11-22T12:00:00Z");
+
+json specJson() {
+  return {{"targetRef", {{"name", "chat"}}},
+          {"workload", {{"kind", "Inference"}}},
+          {"model", {{"parameters", "7B"}, {"precision", "fp16"}}},
+          {"objective", "CostOptimized"},
+          {"constraints", {{"tiers", {"NVIDIA"}}}}};
+}
+
+DeploymentState chatDeployment() {
+  DeploymentState state;
+  state.uid = "u-chat";
+  state.generation = 4;
+  state.observedGeneration = 4;
+  state.replicas = 1;
+  state.updatedReplicas = 1;
+  state.availableReplicas = 1;
+  state.statusReplicas = 1;
+  state.nodeSelector = {{"team", "ml"}};
+  state.containers = {{"server", {}, {}}};
+  return state;
+}
+
+// The cached world one reconcile reads.
+struct World {
+  Policy policy;
+  json spec = specJson();
+  bool gone = false;
+  bool deleting = false;
+  std::vector<std::string> finalizers = {kFinalizer};
+  WorkloadStatus status;
+  std::optional<DeploymentState> target = chatDeployment();
+  std::string policyProblem;  // non-empty: no engine for the policy
+  RolloutView rollouts;
+  std::vector<std::string> orphans;
+  PendingPods pending;
+
+  std::shared_ptr<const PlacementEngine> engine;
+  WorkloadObject workload;
+
+  WorkloadInput input() {
+    engine = testing::shippedEngine(policy);
+    workload = WorkloadObject{};
+    workload.uid = "u-w";
+    workload.generation = 2;
+    workload.deleting = deleting;
+    workload.finalizers = finalizers;
+    workload.targetName = "chat";
+    auto parsed = parseGpuWorkloadSpec(spec, *testing::shippedCatalog());
+    if (parsed) {
+      workload.spec = *parsed;
+    } else {
+      workload.specError = parsed.error();
+    }
+    workload.status = status;
+    WorkloadInput input;
+    input.ns = "ml";
+    input.name = "w";
+    input.workload = gone ? nullptr : &workload;
+    input.orphans = orphans;
+    input.target = target ? &*target : nullptr;
+    input.targetResourceVersion = "41";
+    if (policyProblem.empty()) {
+      input.policy = PolicyView{engine.get(), 3, "", ""};
+    } else {
+      input.policy = PolicyView{nullptr, 0, "PolicyNotFound", policyProblem};
+    }
+    input.rollouts = rollouts;
+    input.pending = pending;
+    input.now = kNow;
+    return input;
+  }
+
+  // What the engine decides for this workload now.
+  Placement best() {
+    input();
+    auto decision = engine->decide(workload.spec->intent);
+    REQUIRE(decision.placement.has_value());
+    return *decision.placement;
+  }
+
+  // A feasible NVIDIA type at least 1.5 times the best one's price: in force
+  // from an earlier price list, so a move to the best saves plenty.
+  void placedEarlierOnADearerType(std::chrono::seconds ago) {
+    const auto wanted = best();
+    const auto& intent = workload.spec->intent;
+    for (const auto& instance : engine->catalog().instances) {
+      const auto* accelerator = engine->catalog().acceleratorOf(instance);
+      if (!accelerator || instance.tier != Tier::NVIDIA || instance.acceleratorCount != 1) {
+        continue;
+      }
+      const auto current = engine->assess(intent, instance.type, 1, CapacityType::OnDemand);
+      if (current.feasible && current.hourlyCost > wanted.hourlyCost * 1.5) {
+        Placement inForce;
+        inForce.tier = Tier::NVIDIA;
+        inForce.accelerator = accelerator->name;
+        inForce.instanceType = instance.type;
+        inForce.acceleratorCount = 1;
+        const auto scheduling = renderScheduling(inForce, engine->catalog(), policy);
+        target = testing::applyPatch(
+            *target, *planDeploymentPatch(*target, &scheduling, {}, "w", "40").patch);
+        target->observedGeneration = target->generation;
+        status.applied = AppliedRecord{"chat",
+                                       instance.type,
+                                       accelerator->name,
+                                       Tier::NVIDIA,
+                                       1,
+                                       CapacityType::OnDemand,
+                                       target->generation,
+                                       2,
+                                       base::formatRfc3339(kNow - ago),
+                                       false};
+        return;
+      }
+    }
+    FAIL("no dearer feasible type in the catalog");
+  }
+
+  // The target already carries the best placement, as our patch left it.
+  void placedAndRolledOut() {
+    const auto wanted = best();
+    const auto scheduling = renderScheduling(wanted, engine->catalog(), policy);
+    auto plan = planDeploymentPatch(*target, &scheduling, {}, "w", "40");
+    REQUIRE(plan.patch.has_value());
+    target = testing::applyPatch(*target, *plan.patch);
+    target->observedGeneration = target->generation;
+    status.applied = AppliedRecord{"chat",
+                                   wanted.instanceType,
+                                   wanted.accelerator,
+                                   wanted.tier,
+                                   wanted.acceleratorCount,
+                                   wanted.capacityType,
+                                   target->generation,
+                                   2,
+                                   "2026-11-22T10:00:00Z",
+                                   false};
+  }
+};
+
+// What one reconcile wrote and recorded.
+struct Reconciled {
+  WorkloadPlan plan;
+  std::optional<TargetOutcome> outcome;
+  WorkloadRecord record;
+};
+
+Reconciled reconcile(World& world, std::optional<TargetOutcome::Kind> serverSays = {}) {
+  const auto input = world.input();
+  Reconciled result;
+  result.plan = planWorkload(input);
+  if (result.plan.write) {
+    const auto& write = *result.plan.write;
+    if (auto settled = outcomeWithoutWrite(write, *world.target)) {
+      result.outcome = *settled;
+    } else if (serverSays == TargetOutcome::Kind::NotFound) {
+      result.outcome = TargetOutcome{TargetOutcome::Kind::NotFound, {}, {}, ""};
+    } else {
+      result.outcome = TargetOutcome{TargetOutcome::Kind::Written,
+                                     testing::applyPatch(*world.target, *write.patch.patch),
+                                     {},
+                                     ""};
+    }
+  }
+  result.record = recordWorkload(input, result.plan, result.outcome ? &*result.outcome : nullptr);
+  return result;
+}
+
+std::map<std::string, std::string> conditionsOf(const WorkloadRecord& record) {
+  std::map<std::string, std::string> conditions;
+  if (record.status) {
+    for (const auto& item : (*record.status)["conditions"]) {
+      conditions[item["type"].get<std::string>()] =
+          item["status"].get<std::string>() + "/" + item["reason"].get<std::string>();
+    }
+  }
+  return conditions;
+}
+
+std::vector<std::string> eventReasons(const WorkloadRecord& record) {
+  std::vector<std::string> reasons;
+  for (const auto& event : record.events) {
+    reasons.push_back(event.reason);
+  }
+  return reasons;
+}
+
+struct Row {
+  const char* name;
+  std::function<void(World&)> arrange;
+  std::optional<TargetOutcome::Kind> serverSays;
+  // Expected:
+  std::vector<std::string> release;
+  std::optional<TargetOutcome::Kind> outcome;  // nullopt: no write to the target planned
+  RolloutStep rollout;
+  std::map<std::string, std::string> conditions;  // type -> "status/reason"
+  std::vector<std::string> events;
+  std::optional<std::vector<std::string>> finalizers;
+  NextReconcile::Kind next;
+  std::function<void(const Reconciled&)> more;
+};
+
+const Row kRows[] = {
+    {"first placement: the Deployment is patched, the finalizer follows",
+     [](World& w) { w.finalizers = {}; },
+     {},
+     {},
+     TargetOutcome::Kind::Written,
+     RolloutStep::None,
+     {{"Valid", "True/Valid"},
+      {"Placed", "True/Placed"},
+      {"Applied", "True/Applied"},
+      {"Ready", "False/RolloutInProgress"}},
+     {"Placed"},
+     std::vector<std::string>{kFinalizer},
+     NextReconcile::Kind::AwaitChange,
+     [](const Reconciled& r) {
+       REQUIRE(r.record.placedNow.has_value());
+       CHECK((*r.record.status)["applied"]["deploymentGeneration"] == 5);
+       CHECK(r.record.inForce.has_value());
+     }},
+    {"its pods cannot be scheduled: Ready says why, in the scheduler's words",
+     [](World& w) {
+       w.pending = {2, "0/11 nodes are available: 11 Insufficient nvidia.com/gpu.",
+                    kNow - std::chrono::minutes(1)};
+     },
+     {},
+     {},
+     TargetOutcome::Kind::Written,
+     RolloutStep::None,
+     {{"Applied", "True/Applied"}, {"Ready", "False/Unschedulable"}},
+     {"Placed", "Unschedulable"},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     [](const Reconciled& r) {
+       const auto& ready = (*r.record.status)["conditions"][3];
+       CHECK(ready["type"] == "Ready");
+       CHECK(ready["message"].get<std::string>().find("2 pods of Deployment chat cannot be "
+                                                      "scheduled") == 0);
+       CHECK(ready["message"].get<std::string>().find("Insufficient nvidia.com/gpu") !=
+             std::string::npos);
+     }},
+    {"settled and rolled out: nothing to write, Ready",
+     [](World& w) { w.placedAndRolledOut(); },
+     {},
+     {},
+     TargetOutcome::Kind::Unchanged,
+     RolloutStep::None,
+     {{"Applied", "True/Applied"}, {"Ready", "True/RolloutComplete"}},
+     {},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     [](const Reconciled& r) { CHECK(r.record.releaseSlot); }},
+    {"drift repaired: our fields someone removed are put back",
+     [](World& w) {
+       w.placedAndRolledOut();
+       w.target->nodeSelector.erase("node.kubernetes.io/instance-type");
+     },
+     {},
+     {},
+     TargetOutcome::Kind::Written,
+     RolloutStep::None,
+     {{"Applied", "True/Applied"}},
+     {"Restored"},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     [](const Reconciled& r) { CHECK_FALSE(r.record.placedNow.has_value()); }},
+    {"target missing: placed as soon as it appears",
+     [](World& w) { w.target.reset(); },
+     {},
+     {},
+     std::nullopt,
+     RolloutStep::None,
+     {{"Placed", "True/Placed"},
+      {"Applied", "False/TargetNotFound"},
+      {"Ready", "False/TargetNotFound"}},
+     {"TargetNotFound"},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     {}},
+    {"target deleted between the cache and the patch",
+     {},
+     TargetOutcome::Kind::NotFound,
+     {},
+     TargetOutcome::Kind::NotFound,
+     RolloutStep::None,
+     {{"Applied", "False/TargetNotFound"}},
+     {"TargetNotFound"},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     {}},
+    {"target without the named container: nothing is half-applied",
+     [](World& w) { w.spec["containers"] = {"vllm"}; },
+     {},
+     {},
+     TargetOutcome::Kind::Blocked,
+     RolloutStep::None,
+     {{"Applied", "False/InvalidTarget"}, {"Ready", "False/InvalidTarget"}},
+     {"InvalidTarget"},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     [](const Reconciled& r) {
+       CHECK(r.outcome->error == "the Deployment has no container named vllm");
+     }},
+    {"conflict with the team's own fields: never overwritten",
+     [](World& w) { w.target->containers[0].limits["nvidia.com/gpu"] = "3"; },
+     {},
+     {},
+     TargetOutcome::Kind::Blocked,
+     RolloutStep::None,
+     {{"Applied", "False/Conflict"}},
+     {"Conflict"},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     [](const Reconciled& r) { CHECK(r.outcome->conflicts.size() == 1); }},
+    {"Recommend mode: report, and take back anything applied",
+     [](World& w) {
+       w.placedAndRolledOut();
+       w.spec["mode"] = "Recommend";
+     },
+     {},
+     {"chat"},
+     std::nullopt,
+     RolloutStep::None,
+     {{"Placed", "True/Placed"}, {"Applied", "False/RecommendOnly"}, {"Ready", "True/Recommended"}},
+     {},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     [](const Reconciled& r) {
+       CHECK_FALSE(r.record.status->contains("applied"));
+       CHECK(r.record.status->contains("placement"));
+       CHECK_FALSE(r.record.inForce.has_value());
+     }},
+    {"invalid spec: says which field, leaves the Deployment alone, waits for a change",
+     [](World& w) { w.spec["model"]["parameters"] = "a lot"; },
+     {},
+     {},
+     std::nullopt,
+     RolloutStep::None,
+     {{"Valid", "False/InvalidSpec"}, {"Placed", "Unknown/InvalidSpec"}},
+     {"InvalidSpec"},
+     std::nullopt,
+     NextReconcile::Kind::Terminal,
+     [](const Reconciled& r) {
+       CHECK(r.record.next.message.find("spec.model.parameters") != std::string::npos);
+     }},
+    {"policy missing: nothing placed, the reason named",
+     [](World& w) { w.policyProblem = "PlacementPolicy research does not exist"; },
+     {},
+     {},
+     std::nullopt,
+     RolloutStep::None,
+     {{"Placed", "False/PolicyNotFound"}, {"Ready", "False/PolicyNotFound"}},
+     {"PolicyNotFound"},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     {}},
+    {"cannot place: the binding constraint is the message",
+     [](World& w) { w.spec["constraints"]["maxHourlyCost"] = "0.01"; },
+     {},
+     {},
+     std::nullopt,
+     RolloutStep::None,
+     {{"Placed", "False/CannotPlace"}, {"Ready", "False/CannotPlace"}},
+     {"CannotPlace"},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     {}},
+    {"a cheaper placement: the move takes a rollout slot and says what it saves",
+     [](World& w) {
+       w.policy.replacement.minSavingsPercent = 5;
+       w.placedEarlierOnADearerType(2h);
+     },
+     {},
+     {},
+     TargetOutcome::Kind::Written,
+     RolloutStep::Reserve,
+     {{"Applied", "True/Applied"}},
+     {"Replaced"},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     [](const Reconciled& r) {
+       REQUIRE(r.record.monthlySaving.has_value());
+       CHECK(*r.record.monthlySaving > 0);
+       CHECK(r.record.status->contains("lastReplacement"));
+       CHECK((*r.record.status)["applied"]["replacement"] == true);
+     }},
+    {"held by minSavingsPercent: the better placement is shown, not applied",
+     [](World& w) {
+       w.policy.replacement.minSavingsPercent = 99.9;
+       w.placedEarlierOnADearerType(2h);
+     },
+     {},
+     {},
+     TargetOutcome::Kind::Unchanged,  // the placement in force stays
+     RolloutStep::None,
+     {{"Applied", "True/Applied"}},
+     {},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     [](const Reconciled& r) {
+       CHECK(r.plan.gate.verdict == GateVerdict::Hold);
+       CHECK(r.record.status->contains("recommendation"));
+       CHECK((*r.record.status)["placement"]["instanceType"] ==
+             (*r.record.status)["applied"]["instanceType"]);
+     }},
+    {"held by the cooldown: comes back when it ends",
+     [](World& w) {
+       w.policy.replacement.minSavingsPercent = 5;
+       w.policy.replacement.cooldown = 1h;
+       w.placedEarlierOnADearerType(10min);
+     },
+     {},
+     {},
+     TargetOutcome::Kind::Unchanged,
+     RolloutStep::None,
+     {{"Applied", "True/Applied"}},
+     {},
+     std::nullopt,
+     NextReconcile::Kind::After,
+     [](const Reconciled& r) {
+       CHECK(r.plan.gate.verdict == GateVerdict::Cooldown);
+       CHECK(r.record.next.after == 50min);
+     }},
+    {"held by the rollout budget: waits for a slot",
+     [](World& w) {
+       w.policy.replacement.minSavingsPercent = 5;
+       w.policy.replacement.maxConcurrentRollouts = 2;
+       w.rollouts.inFlight = 2;
+       w.placedEarlierOnADearerType(2h);
+     },
+     {},
+     {},
+     TargetOutcome::Kind::Unchanged,
+     RolloutStep::Wait,
+     {{"Applied", "True/Applied"}},
+     {},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     [](const Reconciled& r) {
+       CHECK(r.plan.gate.verdict == GateVerdict::WaitForRollout);
+       CHECK(r.record.status->contains("recommendation"));
+     }},
+    {"the target changed: our fields come off the old Deployment first",
+     [](World& w) {
+       w.placedAndRolledOut();
+       w.status.applied->deployment = "old-chat";
+     },
+     {},
+     {"old-chat"},
+     TargetOutcome::Kind::Unchanged,
+     RolloutStep::None,
+     {{"Applied", "True/Applied"}},
+     {"Placed"},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     {}},
+    {"deletion: our fields come off, then only our finalizer goes",
+     [](World& w) {
+       w.placedAndRolledOut();
+       w.deleting = true;
+       w.finalizers = {"example.com/other", kFinalizer};
+     },
+     {},
+     {"chat"},
+     std::nullopt,
+     RolloutStep::None,
+     {},
+     {},
+     std::vector<std::string>{"example.com/other"},
+     NextReconcile::Kind::AwaitChange,
+     [](const Reconciled& r) { CHECK_FALSE(r.record.status.has_value()); }},
+    {"deletion held only by another finalizer: nothing of ours is left",
+     [](World& w) {
+       w.deleting = true;
+       w.finalizers = {"example.com/other"};
+     },
+     {},
+     {},
+     std::nullopt,
+     RolloutStep::None,
+     {},
+     {},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     {}},
+    {"gone without its finalizer: the Deployments whose record names it are released",
+     [](World& w) {
+       w.gone = true;
+       w.orphans = {"chat", "chat-canary"};
+     },
+     {},
+     {"chat", "chat-canary"},
+     std::nullopt,
+     RolloutStep::None,
+     {},
+     {},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     {}},
+};
+
+}  // namespace
+
+TEST_CASE("planWorkload and recordWorkload: every branch of a reconcile") {
+  for (const auto& row : kRows) {
+    CAPTURE(std::string(row.name));
+    World world;
+    if (row.arrange) {
+      row.arrange(world);
+    }
+    const auto result = reconcile(world, row.serverSays);
+    CHECK(result.plan.release == row.release);
+    CHECK(result.plan.rollout == row.rollout);
+    CHECK(result.plan.write.has_value() == row.outcome.has_value());
+    if (row.outcome && result.outcome) {
+      CHECK(result.outcome->kind == *row.outcome);
+    }
+    const auto conditions = conditionsOf(result.record);
+    for (const auto& [type, expected] : row.conditions) {
+      CAPTURE(type);
+      CHECK(conditions.count(type) == 1);
+      if (conditions.count(type) == 1) {
+        CHECK(conditions.at(type) == expected);
+      }
+    }
+    CHECK(eventReasons(result.record) == row.events);
+    CHECK(result.record.finalizers == row.finalizers);
+    CHECK(result.record.next.kind == row.next);
+    if (row.more) {
+      row.more(result);
+    }
+  }
+}
+
+TEST_CASE("a reconcile of a settled workload writes nothing and reports nothing again") {
+  World world;
+  world.finalizers = {};
+  auto first = reconcile(world);
+  REQUIRE(first.record.status.has_value());
+  REQUIRE(first.outcome.has_value());
+  // The world as the first reconcile left it.
+  world.target = first.outcome->state;
+  world.finalizers = *first.record.finalizers;
+  world.status = workloadStatusFromJson(*first.record.status);
+  const auto stored = *first.record.status;
+
+  const auto input = world.input();
+  world.workload.statusHash = statusDigest(stored);
+  auto plan = planWorkload(input);
+  REQUIRE(plan.write.has_value());
+  const auto outcome = outcomeWithoutWrite(*plan.write, *world.target);
+  REQUIRE(outcome.has_value());
+  CHECK(outcome->kind == TargetOutcome::Kind::Unchanged);
+  const auto second = recordWorkload(input, std::move(plan), &*outcome);
+  CHECK_FALSE(second.status.has_value());  // same conditions, same transition times
+  CHECK(second.events.empty());            // "Placed" is not repeated
+  CHECK_FALSE(second.finalizers.has_value());
+}
+
+TEST_CASE("an Event for a condition is sent once, when its reason first appears") {
+  World world;
+  world.target.reset();
+  const auto first = reconcile(world);
+  CHECK(eventReasons(first.record) == std::vector<std::string>{"TargetNotFound"});
+  world.status = workloadStatusFromJson(*first.record.status);
+  const auto again = reconcile(world);
+  CHECK(again.record.events.empty());
+  CHECK(conditionsOf(again.record).at("Applied") == "False/TargetNotFound");
+}
+
+}  // namespace gpuplacement::core

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "core/deployment.h"
+
+namespace gpuplacement::testing {
+
+// What the API server does with our patch, for the fields we patch.
+inline core::DeploymentState applyPatch(core::DeploymentState state, const nlohmann::json& patch) {
+  using json = nlohmann::json;
+  using core::Toleration;
+  const auto& spec = patch.value("spec", json::object());
+  const auto podSpec = spec.contains("template") ? spec["template"]["spec"] : json::object();
+  if (podSpec.contains("nodeSelector")) {
+    for (const auto& [key, value] : podSpec["nodeSelector"].items()) {
+      if (value.is_null()) {
+        state.nodeSelector.erase(key);
+      } else {
+        state.nodeSelector[key] = value;
+      }
+    }
+  }
+  if (podSpec.contains("tolerations")) {
+    state.tolerations.clear();
+    for (const auto& item : podSpec["tolerations"]) {
+      state.tolerations.push_back(Toleration{item.value("key", ""), item.value("operator", ""),
+                                             item.value("value", ""), item.value("effect", "")});
+    }
+  }
+  if (podSpec.contains("containers")) {
+    for (const auto& item : podSpec["containers"]) {
+      for (auto& container : state.containers) {
+        if (container.name != item["name"]) {
+          continue;
+        }
+        for (const char* list : {"limits", "requests"}) {
+          auto& target = std::string(list) == "limits" ? container.limits : container.requests;
+          for (const auto& [name, value] : item["resources"][list].items()) {
+            if (value.is_null()) {
+              target.erase(name);
+            } else {
+              target[name] = value;
+            }
+          }
+        }
+      }
+    }
+  }
+  const auto& annotation = patch["metadata"]["annotations"][core::kOwnedFieldsAnnotation];
+  state.ownership = core::readOwnership(
+      annotation.is_null() ? std::nullopt
+                           : std::optional<std::string>(annotation.get<std::string>()));
+  ++state.generation;
+  return state;
+}
+
+}  // namespace gpuplacement::testing
