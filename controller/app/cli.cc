@@ -332,6 +332,10 @@ CLI::App* addRunCommand(CLI::App& cli, RunFlags& flags) {
                   "Namespaces to watch, comma-separated (default: all)")
       ->delimiter(',');
   run->add_option("--workers", flags.workers, "Concurrent reconciles")->capture_default_str();
+  run->add_flag("--finalizer", flags.finalizer,
+                "Hold each placed GpuWorkload with a finalizer until its Deployment is given "
+                "back (off: the ownership record on the Deployment does that, and a deletion "
+                "never waits for the operator)");
   run->add_option("--qps", flags.qps, "Client-side requests per second to the API server")
       ->capture_default_str();
   run->add_option("--burst", flags.burst, "Client-side request burst")->capture_default_str();

@@ -306,6 +306,7 @@ int runOperator(const RunFlags& flags) {
   ManagerOptions options;
   options.namespaces = flags.namespaces;
   options.workers = flags.workers;
+  options.finalizer = flags.finalizer;
   options.resync = settings->resync;
   options.watchTimeout = settings->watchTimeout;
   options.instance = identity;

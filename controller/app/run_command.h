@@ -10,6 +10,7 @@ struct RunFlags {
   std::string context;
   std::vector<std::string> namespaces;
   int workers = 4;
+  bool finalizer = false;
   double qps = 100;  // a placement is four writes: 25 placements per second
   int burst = 200;
   std::string resync = "1h";

@@ -43,8 +43,8 @@ ReconcileResult resultOf(const core::NextReconcile& next) {
 
 WorkloadReconciler::WorkloadReconciler(asio::any_io_executor executor, ObjectCaches& caches,
                                        const PolicyEngines& engines, ApiWrites& writes,
-                                       EventRecorder& events, int workers, Logger& log,
-                                       MetricsRegistry& metrics,
+                                       EventRecorder& events, WorkloadReconcilerOptions options,
+                                       Logger& log, MetricsRegistry& metrics,
                                        ControllerMetrics& controllerMetrics,
                                        const runtime::Clock& clock)
     : caches_(caches),
@@ -53,11 +53,12 @@ WorkloadReconciler::WorkloadReconciler(asio::any_io_executor executor, ObjectCac
       events_(events),
       log_(log),
       clock_(clock),
+      useFinalizer_(options.finalizer),
       expectations_(clock),
       queue_(clock),
       asyncQueue_(queue_),
       controller_(
-          executor, asyncQueue_, workers,
+          executor, asyncQueue_, options.workers,
           [this](const runtime::ObjectKey& key) { return reconcile(key); }, clock),
       placementsTotal_(
           metrics.counter("gpu_placement_placements_total",
@@ -177,6 +178,7 @@ void WorkloadReconciler::read(const runtime::ObjectKey& key, Snapshot& snapshot)
   input.ns = key.ns;
   input.name = key.name;
   input.now = clock_.systemNow();
+  input.useFinalizer = useFinalizer_;
   const auto* cached = caches_.workload(id);
   if (!cached) {
     input.orphans.clear();

@@ -20,6 +20,12 @@
 
 namespace gpuplacement::app {
 
+struct WorkloadReconcilerOptions {
+  int workers = 4;  // reconciles at once
+  // Hold placed GpuWorkloads with a finalizer (core::WorkloadInput).
+  bool finalizer = false;
+};
+
 // Reconciles GpuWorkloads: read the caches, plan (core::planWorkload),
 // write the Deployments, record (core::recordWorkload): finalizers, status,
 // Events. Its own queue and workers; keys are GpuWorkloads.
@@ -27,7 +33,7 @@ class WorkloadReconciler {
  public:
   WorkloadReconciler(asio::any_io_executor executor, ObjectCaches& caches,
                      const PolicyEngines& engines, ApiWrites& writes, EventRecorder& events,
-                     int workers, Logger& log, MetricsRegistry& metrics,
+                     WorkloadReconcilerOptions options, Logger& log, MetricsRegistry& metrics,
                      ControllerMetrics& controllerMetrics, const runtime::Clock& clock);
 
   // Runs the workers until stop(), then lets in-flight reconciles finish.
@@ -90,6 +96,7 @@ class WorkloadReconciler {
   EventRecorder& events_;
   Logger& log_;
   const runtime::Clock& clock_;
+  const bool useFinalizer_;
   WriteExpectations expectations_;
   RolloutTracker rollouts_;
   runtime::WorkQueue<runtime::ObjectKey> queue_;

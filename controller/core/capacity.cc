@@ -31,7 +31,7 @@ std::optional<std::int64_t> integerOf(const std::string& text) {
   return value;
 }
 
-bool satisfies(const Requirement& requirement, const std::string* value) {
+bool satisfies(const NodeSelectorRequirement& requirement, const std::string* value) {
   const auto& values = requirement.values;
   const bool listed = value && std::find(values.begin(), values.end(), *value) != values.end();
   if (requirement.op == "In") {
@@ -54,7 +54,7 @@ bool satisfies(const Requirement& requirement, const std::string* value) {
   return false;  // an operator Karpenter does not know selects nothing
 }
 
-std::string describe(const Requirement& requirement) {
+std::string describe(const NodeSelectorRequirement& requirement) {
   std::string text = requirement.key + " " + requirement.op;
   for (std::size_t i = 0; i < requirement.values.size(); ++i) {
     text += (i == 0 ? " " : ",") + requirement.values[i];

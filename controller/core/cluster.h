@@ -98,18 +98,18 @@ struct PodView {
 
 PodView podFromJson(const nlohmann::json& object);
 
-// A NodeSelectorRequirement of a NodePool.
-struct Requirement {
+// One of a NodePool's requirements.
+struct NodeSelectorRequirement {
   std::string key;
   std::string op;  // In, NotIn, Exists, DoesNotExist, Gt, Lt
   std::vector<std::string> values;
 
-  bool operator==(const Requirement&) const = default;
+  bool operator==(const NodeSelectorRequirement&) const = default;
 };
 
 // A Karpenter NodePool (karpenter.sh/v1): what it may launch.
 struct NodePoolView {
-  std::vector<Requirement> requirements;
+  std::vector<NodeSelectorRequirement> requirements;
   std::map<std::string, std::string> labels;  // spec.template.metadata.labels
   std::vector<Taint> taints;
   std::map<std::string, std::int64_t> limits;  // spec.limits, in thousandths

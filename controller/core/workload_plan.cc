@@ -262,7 +262,7 @@ void recordRollout(const DeploymentState& state, const std::string& target, cons
 void recordApplied(const WorkloadInput& input, const TargetOutcome& outcome, StatusDraft& draft,
                    WorkloadPlan& plan, WorkloadRecord& record) {
   const WorkloadObject& workload = *input.workload;
-  if (!workload.hasFinalizer()) {
+  if (input.useFinalizer && !workload.hasFinalizer()) {
     // Right after the first patch, not before it: the placement reaches the
     // Deployment one round trip sooner, and a deletion in between is caught
     // by the ownership record.
@@ -407,6 +407,10 @@ WorkloadRecord recordWorkload(const WorkloadInput& input, WorkloadPlan plan,
       std::erase(*record.finalizers, std::string(kFinalizer));
     }
     return record;
+  }
+  if (!input.useFinalizer && workload.hasFinalizer()) {
+    record.finalizers = workload.finalizers;  // held by a run with --finalizer
+    std::erase(*record.finalizers, std::string(kFinalizer));
   }
   StatusDraft draft(workload, input, plan);
   if (plan.write && outcome) {

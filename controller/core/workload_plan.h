@@ -88,6 +88,10 @@ struct WorkloadInput {
   PolicyView policy;
   RolloutView rollouts;
   Timestamp now;
+  // Hold each placed GpuWorkload with our finalizer (--finalizer). Off, the
+  // ownership record on the Deployment is what lets its fields be taken
+  // back after a deletion, and a finalizer left from before is removed.
+  bool useFinalizer = false;
 };
 
 struct Event {

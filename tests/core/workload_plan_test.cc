@@ -47,6 +47,9 @@ struct World {
   json spec = specJson();
   bool gone = false;
   bool deleting = false;
+  // Most rows are written for --finalizer; the rows that say "finalizer
+  // off" are the default.
+  bool useFinalizer = true;
   std::vector<std::string> finalizers = {kFinalizer};
   WorkloadStatus status;
   std::optional<DeploymentState> target = chatDeployment();
@@ -88,6 +91,7 @@ struct World {
     input.rollouts = rollouts;
     input.pending = pending;
     input.now = kNow;
+    input.useFinalizer = useFinalizer;
     return input;
   }
 
@@ -501,6 +505,35 @@ const Row kRows[] = {
      {},
      {},
      std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     {}},
+    {"finalizer off: the first placement writes none",
+     [](World& w) {
+       w.useFinalizer = false;
+       w.finalizers = {};
+     },
+     {},
+     {},
+     TargetOutcome::Kind::Written,
+     RolloutStep::None,
+     {{"Applied", "True/Applied"}},
+     {"Placed"},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     {}},
+    {"finalizer off: ours, left by a run with --finalizer, comes off; others stay",
+     [](World& w) {
+       w.placedAndRolledOut();
+       w.useFinalizer = false;
+       w.finalizers = {"example.com/other", kFinalizer};
+     },
+     {},
+     {},
+     TargetOutcome::Kind::Unchanged,
+     RolloutStep::None,
+     {{"Applied", "True/Applied"}, {"Ready", "True/RolloutComplete"}},
+     {},
+     std::vector<std::string>{"example.com/other"},
      NextReconcile::Kind::AwaitChange,
      {}},
     {"gone without its finalizer: the Deployments whose record names it are released",

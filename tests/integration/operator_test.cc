@@ -193,8 +193,8 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
   CHECK(conditionIs(workloadsPath(ns, "llm"), "Valid", "True"));
   CHECK(conditionIs(workloadsPath(ns, "llm"), "Placed", "True"));
   CHECK(conditionIs(workloadsPath(ns, "llm"), "Ready", "False", "RolloutInProgress"));
-  CHECK(std::count(workload["metadata"]["finalizers"].begin(),
-                   workload["metadata"]["finalizers"].end(), "gpuplacement.io/finalizer") == 1);
+  // No finalizer by default: the ownership record gives the fields back.
+  CHECK_FALSE(workload["metadata"].contains("finalizers"));
 
   auto spec = podSpec(ns, "llm");
   CHECK(spec["nodeSelector"] == json{{"topology.kubernetes.io/zone", "us-east-1a"},
@@ -234,9 +234,13 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
   CHECK(spec["tolerations"][0] == original["tolerations"][0]);
   CHECK(spec["containers"][0]["resources"]["limits"]["example.com/fpga"] == "1");
 
-  // Deleting the GpuWorkload removes exactly what the operator added.
+  // Deleting the GpuWorkload removes exactly what the operator added. It
+  // is gone at once (no finalizer); the Deployment follows.
   REQUIRE(c.remove(workloadsPath(ns, "llm")).ok());
   CHECK(c.waitFor([&] { return !c.get(workloadsPath(ns, "llm")).ok(); }));
+  CHECK_MESSAGE(
+      c.waitFor([&] { return podSpec(ns, "llm")["nodeSelector"] == original["nodeSelector"]; }),
+      op.log());
   spec = podSpec(ns, "llm");
   CHECK(spec["nodeSelector"] == original["nodeSelector"]);
   CHECK(spec["tolerations"] == original["tolerations"]);
@@ -246,49 +250,60 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
   CHECK(op.stop() == 0);
 }
 
-TEST_CASE("a GpuWorkload deleted behind the operator's back: its fields are taken back") {
+TEST_CASE("a GpuWorkload deleted while no operator runs: its fields are taken back") {
   auto& c = cluster();
-  const std::string ns = "orphans";
-  createNamespace(ns);
-  createDeployment(ns, "svc", 1);
-  const auto original = podSpec(ns, "svc");
-  {
-    OperatorProcess op(c.operatorKubeconfig());
+  // Without a finalizer (the default) the deletion is immediate; with
+  // --finalizer someone has to remove it by hand first.
+  for (const bool finalizer : {false, true}) {
+    CAPTURE(finalizer);
+    const std::string ns = finalizer ? "orphans-held" : "orphans";
+    const std::vector<std::string> flags =
+        finalizer ? std::vector<std::string>{"--finalizer"} : std::vector<std::string>{};
+    createNamespace(ns);
+    createDeployment(ns, "svc", 1);
+    const auto original = podSpec(ns, "svc");
+    {
+      OperatorProcess op(c.operatorKubeconfig(), flags);
+      REQUIRE(op.waitReady());
+      createWorkload(ns, "svc", "svc", kSmallGpu);
+      REQUIRE_MESSAGE(
+          c.waitFor([&] { return conditionIs(workloadsPath(ns, "svc"), "Applied", "True"); }),
+          op.log());
+      CHECK(op.stop() == 0);
+    }
+    CHECK(podSpec(ns, "svc")["nodeSelector"]["node.kubernetes.io/instance-type"] == "g6.xlarge");
+    const auto held = c.mustGet(workloadsPath(ns, "svc"))["metadata"];
+    CHECK(held.contains("finalizers") == finalizer);
+    if (finalizer) {
+      REQUIRE(
+          c.patch(workloadsPath(ns, "svc"), json{{"metadata", {{"finalizers", nullptr}}}}).ok());
+    }
+    REQUIRE(c.remove(workloadsPath(ns, "svc")).ok());
+    REQUIRE(c.waitFor([&] { return !c.get(workloadsPath(ns, "svc")).ok(); }));
+
+    OperatorProcess op(c.operatorKubeconfig(), flags);
     REQUIRE(op.waitReady());
-    createWorkload(ns, "svc", "svc", kSmallGpu);
-    REQUIRE_MESSAGE(
-        c.waitFor([&] { return conditionIs(workloadsPath(ns, "svc"), "Applied", "True"); }),
-        op.log());
+    CHECK_MESSAGE(c.waitFor([&] {
+      return !c.mustGet(deploymentsPath(ns, "svc"))["metadata"].contains("annotations") ||
+             !c.mustGet(deploymentsPath(ns, "svc"))["metadata"]["annotations"].contains(
+                 "gpuplacement.io/owned-fields");
+    }),
+                  op.log());
+    const auto spec = podSpec(ns, "svc");
+    CHECK(spec["nodeSelector"] == original["nodeSelector"]);
+    CHECK(spec["tolerations"] == original["tolerations"]);
+    CHECK(spec["containers"] == original["containers"]);
     CHECK(op.stop() == 0);
   }
-  CHECK(podSpec(ns, "svc")["nodeSelector"]["node.kubernetes.io/instance-type"] == "g6.xlarge");
-  // While no operator runs, someone removes the finalizer and deletes it.
-  REQUIRE(c.patch(workloadsPath(ns, "svc"), json{{"metadata", {{"finalizers", nullptr}}}}).ok());
-  REQUIRE(c.remove(workloadsPath(ns, "svc")).ok());
-  REQUIRE(c.waitFor([&] { return !c.get(workloadsPath(ns, "svc")).ok(); }));
-
-  OperatorProcess op(c.operatorKubeconfig());
-  REQUIRE(op.waitReady());
-  CHECK_MESSAGE(c.waitFor([&] {
-    return !c.mustGet(deploymentsPath(ns, "svc"))["metadata"].contains("annotations") ||
-           !c.mustGet(deploymentsPath(ns, "svc"))["metadata"]["annotations"].contains(
-               "gpuplacement.io/owned-fields");
-  }),
-                op.log());
-  const auto spec = podSpec(ns, "svc");
-  CHECK(spec["nodeSelector"] == original["nodeSelector"]);
-  CHECK(spec["tolerations"] == original["tolerations"]);
-  CHECK(spec["containers"] == original["containers"]);
-  CHECK(op.stop() == 0);
 }
 
-TEST_CASE("deleting a GpuWorkload that another finalizer also holds") {
+TEST_CASE("--finalizer: deleting a GpuWorkload that another finalizer also holds") {
   auto& c = cluster();
   const std::string ns = "finalizers";
   createNamespace(ns);
   createDeployment(ns, "held", 1);
   const auto original = podSpec(ns, "held");
-  OperatorProcess op(c.operatorKubeconfig());
+  OperatorProcess op(c.operatorKubeconfig(), {"--finalizer"});
   REQUIRE(op.waitReady());
   c.apply(R"(apiVersion: gpuplacement.io/v1alpha1
 kind: GpuWorkload
