@@ -110,6 +110,9 @@ void ObjectCaches::enableNodePools() {
   nodePools_->addHandler([this](const std::string&, const core::NodePoolView*,
                                 const core::NodePoolView*) { ++clusterGeneration_; });
   nodePools_->setLogger(logInformer_);
+  if (running_) {
+    asio::co_spawn(executor_, nodePools_->run(), asio::detached);
+  }
 }
 
 namespace {
@@ -249,6 +252,7 @@ asio::awaitable<void> ObjectCaches::run() {
   };
   forEachInformer(start);
   forEachOptional(start);
+  running_ = true;
   co_return;
 }
 
@@ -266,7 +270,7 @@ asio::awaitable<void> ObjectCaches::waitForSync() {
   // on without it until it fills.
   runtime::Signal poll;
   const auto deadline = std::chrono::steady_clock::now() + kOptionalSyncTimeout;
-  while (std::chrono::steady_clock::now() < deadline) {
+  while (running_ && std::chrono::steady_clock::now() < deadline) {
     bool waiting = false;
     forEachOptional([&](const auto& informer) {
       waiting = waiting || (!informer.synced() && !refused(informer) &&
@@ -280,6 +284,7 @@ asio::awaitable<void> ObjectCaches::waitForSync() {
 }
 
 void ObjectCaches::stop() {
+  running_ = false;
   const auto stop = [](auto& informer) { informer.stop(); };
   forEachInformer(stop);
   forEachOptional(stop);

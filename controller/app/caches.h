@@ -52,7 +52,8 @@ class ObjectCaches {
   // The Deployment ("ns/name") whose pods the scheduler cannot place changed.
   void onPendingPods(std::function<void(const std::string& deployment)> handler);
 
-  // Karpenter's NodePool CRD is served: watch NodePools too. Before run().
+  // Karpenter's NodePool CRD is served: watch NodePools too. Before or
+  // after run(); once.
   void enableNodePools();
   asio::awaitable<void> run();  // until stop()
   // Every required cache is full, and each optional one is full or known
@@ -129,8 +130,9 @@ class ObjectCaches {
   runtime::ListWatchClient& client_;
   const runtime::Clock& clock_;
   std::function<void(const std::string&)> logInformer_;
-  KeyIndex byTarget_;  // Deployment -> the GpuWorkloads that target it
-  KeyIndex ownedBy_;   // GpuWorkload -> the Deployments whose record names it
+  bool running_ = false;  // run() has started the informers; stop() not yet called
+  KeyIndex byTarget_;     // Deployment -> the GpuWorkloads that target it
+  KeyIndex ownedBy_;      // GpuWorkload -> the Deployments whose record names it
   std::unordered_map<std::string, std::size_t> workloadsOfPolicy_;
   std::vector<Handler<CachedWorkload>> workloadHandlers_;
   std::vector<Handler<CachedDeployment>> deploymentHandlers_;

@@ -47,25 +47,35 @@ void Manager::registerGauges(MetricsRegistry& metrics) {
   });
 }
 
-asio::awaitable<bool> Manager::nodePoolsServed() {
-  auto resources = co_await client_.get("/apis/karpenter.sh/v1");
-  if (!resources) {
-    co_return false;  // 404: not installed
+asio::awaitable<void> Manager::discoverNodePools() {
+  std::chrono::seconds backoff{1};
+  while (!stopped_) {
+    auto resources = co_await client_.get("/apis/karpenter.sh/v1");
+    if (resources) {
+      const auto& list = base::memberOf(*resources, "resources");
+      const bool served =
+          list.is_array() && std::any_of(list.begin(), list.end(), [](const auto& resource) {
+            return base::stringMember(resource, "name") == "nodepools";
+          });
+      if (served && !stopped_) {
+        caches_.enableNodePools();
+        log_.info("Karpenter's NodePools are served: placing on what they may launch too");
+      }
+      co_return;
+    }
+    if (resources.error().notFound()) {
+      co_return;  // Karpenter is not installed
+    }
+    log_.debug("asking whether Karpenter's NodePools are served",
+               {{"error", resources.error().describe()}});
+    co_await stopping_.waitFor(backoff);
+    backoff = std::min(backoff * 2, std::chrono::seconds(60));
   }
-  const auto& list = base::memberOf(*resources, "resources");
-  co_return list.is_array() && std::any_of(list.begin(), list.end(), [](const auto& resource) {
-    return base::stringMember(resource, "name") == "nodepools";
-  });
 }
 
 asio::awaitable<void> Manager::run() {
-  // (A local, not a co_await in the condition: g++ 12 miscompiles that.)
-  const bool nodePools = co_await nodePoolsServed();
-  if (nodePools) {
-    caches_.enableNodePools();
-    log_.info("Karpenter's NodePools are served: placing on what they may launch too");
-  }
   co_await caches_.run();
+  asio::co_spawn(executor_, discoverNodePools(), asio::detached);
   // Reconcilers start once every cache is full, as in controller-runtime,
   // so no reconcile sees a half-listed world.
   co_await caches_.waitForSync();

@@ -61,7 +61,9 @@ class Manager {
  private:
   // Whether the server serves Karpenter's NodePools (discovery, once at
   // start: a Karpenter installed later is seen after a restart).
-  asio::awaitable<bool> nodePoolsServed();
+  // Asks the API server, until it answers, whether Karpenter's NodePools
+  // are served; then watches them too. Never holds up the start.
+  asio::awaitable<void> discoverNodePools();
   asio::awaitable<void> resyncLoop();
   asio::awaitable<void> runReconcilers();
   void registerGauges(MetricsRegistry& metrics);

@@ -32,43 +32,25 @@ Error parameterError(std::string_view text, std::string_view why) {
   return Error{"", "\"" + std::string(text) + "\" is not a parameter count: " + std::string(why)};
 }
 
-}  // namespace
-
-Result<std::uint64_t> parseParameterCount(std::string_view text) {
-  if (text.empty()) {
+// Scientific notation: the only form that goes through a double.
+Result<std::uint64_t> parseScientificCount(std::string_view text) {
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
     return parameterError(text, kParameterFormat);
   }
-  if (text.front() == '-') {
-    return parameterError(text, "it must be positive");
+  if (value < 1) {
+    return parameterError(text, "it must be at least 1");
   }
-
-  // Scientific notation: the only form that goes through a double.
-  if (text.find_first_of("eE") != std::string_view::npos) {
-    double value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
-      return parameterError(text, kParameterFormat);
-    }
-    if (value < 1) {
-      return parameterError(text, "it must be at least 1");
-    }
-    if (value > static_cast<double>(kMaxParameterCount)) {
-      return parameterError(text, "it is larger than 100T");
-    }
-    return static_cast<std::uint64_t>(std::llround(value));
+  if (value > static_cast<double>(kMaxParameterCount)) {
+    return parameterError(text, "it is larger than 100T");
   }
+  return static_cast<std::uint64_t>(std::llround(value));
+}
 
-  std::uint64_t multiplier = 1;
-  std::string_view digits = text;
-  if (std::isalpha(static_cast<unsigned char>(digits.back()))) {
-    multiplier = suffixMultiplier(digits.back());
-    if (multiplier == 0) {
-      return parameterError(text, "unknown suffix (use K, M, B or T)");
-    }
-    digits.remove_suffix(1);
-  }
-
-  // Exact decimal: integer part and fraction digits, scaled by the suffix.
+// Exact decimal: integer part and fraction digits, scaled by the suffix.
+Result<std::uint64_t> parseDecimalCount(std::string_view text, std::string_view digits,
+                                        std::uint64_t multiplier) {
   std::uint64_t whole = 0;
   std::uint64_t fraction = 0;
   std::uint64_t fractionScale = 1;
@@ -111,6 +93,30 @@ Result<std::uint64_t> parseParameterCount(std::string_view text) {
     return parameterError(text, "it is larger than 100T");
   }
   return count;
+}
+
+}  // namespace
+
+Result<std::uint64_t> parseParameterCount(std::string_view text) {
+  if (text.empty()) {
+    return parameterError(text, kParameterFormat);
+  }
+  if (text.front() == '-') {
+    return parameterError(text, "it must be positive");
+  }
+  if (text.find_first_of("eE") != std::string_view::npos) {
+    return parseScientificCount(text);
+  }
+  std::uint64_t multiplier = 1;
+  std::string_view digits = text;
+  if (std::isalpha(static_cast<unsigned char>(digits.back()))) {
+    multiplier = suffixMultiplier(digits.back());
+    if (multiplier == 0) {
+      return parameterError(text, "unknown suffix (use K, M, B or T)");
+    }
+    digits.remove_suffix(1);
+  }
+  return parseDecimalCount(text, digits, multiplier);
 }
 
 std::string formatParameterCount(std::uint64_t count) {

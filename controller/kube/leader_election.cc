@@ -33,6 +33,48 @@ asio::awaitable<void> LeaderElector::sleep(std::chrono::nanoseconds duration) {
   }
 }
 
+asio::awaitable<bool> LeaderElector::createLease(const std::string& now) {
+  const json lease = {
+      {"apiVersion", "coordination.k8s.io/v1"},
+      {"kind", "Lease"},
+      {"metadata", {{"name", config_.leaseName}, {"namespace", config_.leaseNamespace}}},
+      {"spec",
+       {{"holderIdentity", config_.identity},
+        {"leaseDurationSeconds", config_.leaseDuration.count()},
+        {"acquireTime", now},
+        {"renewTime", now},
+        {"leaseTransitions", 0}}}};
+  const std::string collection =
+      "/apis/coordination.k8s.io/v1/namespaces/" + config_.leaseNamespace + "/leases";
+  auto created = co_await client_.create(collection, lease);
+  if (created) {
+    observedHolder_ = config_.identity;
+    observedAt_ = clock_.monotonicNow();
+  }
+  co_return created.ok();
+}
+
+bool LeaderElector::heldByAnother(const json& spec) {
+  const std::string record = spec.dump();
+  const std::string holder = base::stringMember(spec, "holderIdentity");
+  if (record != observedRecord_) {
+    // The lease changed: its holder is alive as of now, by our clock.
+    observedRecord_ = record;
+    observedAt_ = clock_.monotonicNow();
+  }
+  observedHolder_ = holder;
+  const auto duration = std::chrono::seconds(
+      base::integerOf(base::memberOf(spec, "leaseDurationSeconds"), config_.leaseDuration.count()));
+  return !holder.empty() && holder != config_.identity &&
+         clock_.monotonicNow() < observedAt_ + duration;
+}
+
+void LeaderElector::holding(const json& spec) {
+  observedRecord_ = spec.dump();
+  observedHolder_ = config_.identity;
+  observedAt_ = clock_.monotonicNow();
+}
+
 asio::awaitable<bool> LeaderElector::tryAcquireOrRenew() {
   const std::string now = formatMicroTime(clock_.systemNow());
   const std::string path = leasePath();
@@ -44,42 +86,14 @@ asio::awaitable<bool> LeaderElector::tryAcquireOrRenew() {
       }
       co_return false;
     }
-    const json lease = {
-        {"apiVersion", "coordination.k8s.io/v1"},
-        {"kind", "Lease"},
-        {"metadata", {{"name", config_.leaseName}, {"namespace", config_.leaseNamespace}}},
-        {"spec",
-         {{"holderIdentity", config_.identity},
-          {"leaseDurationSeconds", config_.leaseDuration.count()},
-          {"acquireTime", now},
-          {"renewTime", now},
-          {"leaseTransitions", 0}}}};
-    const std::string collection =
-        "/apis/coordination.k8s.io/v1/namespaces/" + config_.leaseNamespace + "/leases";
-    auto created = co_await client_.create(collection, lease);
-    if (created) {
-      observedHolder_ = config_.identity;
-      observedAt_ = clock_.monotonicNow();
-    }
-    co_return created.ok();
+    co_return co_await createLease(now);
   }
-
   json lease = std::move(current).value();
   const auto& spec = base::memberOf(lease, "spec");
-  const std::string record = spec.dump();
-  const std::string holder = base::stringMember(spec, "holderIdentity");
-  if (record != observedRecord_) {
-    // The lease changed: its holder is alive as of now, by our clock.
-    observedRecord_ = record;
-    observedAt_ = clock_.monotonicNow();
-  }
-  observedHolder_ = holder;
-  const auto duration = std::chrono::seconds(
-      base::integerOf(base::memberOf(spec, "leaseDurationSeconds"), config_.leaseDuration.count()));
-  if (!holder.empty() && holder != config_.identity &&
-      clock_.monotonicNow() < observedAt_ + duration) {
+  if (heldByAnother(spec)) {
     co_return false;  // held by someone alive
   }
+  const std::string holder = base::stringMember(spec, "holderIdentity");
   json next = spec.is_object() ? spec : json::object();
   if (holder != config_.identity) {
     next["acquireTime"] = now;
@@ -98,9 +112,7 @@ asio::awaitable<bool> LeaderElector::tryAcquireOrRenew() {
     }
     co_return false;
   }
-  observedRecord_ = base::memberOf(*updated, "spec").dump();
-  observedHolder_ = config_.identity;
-  observedAt_ = clock_.monotonicNow();
+  holding(base::memberOf(*updated, "spec"));
   co_return true;
 }
 

@@ -48,6 +48,10 @@ class LeaderElector {
  private:
   // One attempt to take or renew the lease; true when we hold it after.
   asio::awaitable<bool> tryAcquireOrRenew();
+  asio::awaitable<bool> createLease(const std::string& now);
+  // Notes the lease as read; true when another holder is alive.
+  bool heldByAnother(const nlohmann::json& spec);
+  void holding(const nlohmann::json& spec);
   asio::awaitable<void> sleep(std::chrono::nanoseconds duration);
   std::string leasePath() const;
 
