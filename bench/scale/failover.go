@@ -235,7 +235,7 @@ func failover(settings FailoverSettings, scenario string) (FailoverFigures, erro
 	start := time.Now()
 	created := make(chan error, 1)
 	go func() {
-		_, err := createAtRate(plane.client, settings.Size, settings.Rate)
+		_, err := createAtRate(plane.client, settings.Size, settings.Rate, nil)
 		created <- err
 	}()
 	placed := func(state map[string]deploymentState) int {
