@@ -58,7 +58,7 @@ void addDecision(const Decision& decision, json& status) {
     status["rule"] = decision.rule;
     status["ruleSource"] = decision.ruleSource;
   }
-  status["reason"] = decision.reason;
+  // decision.reason is the Placed condition's message: not said twice.
   const auto& memory = decision.memory;
   status["memory"] = {{"parameters", formatParameterCount(memory.parameters)},
                       {"precision", nameOf(memory.precision)},
@@ -107,6 +107,33 @@ const Condition* findCondition(const std::vector<Condition>& conditions, const s
   return nullptr;
 }
 
+namespace {
+
+// The placement fields of `applied`, or of `placement` where `applied`
+// leaves them out because they are the same.
+void readAppliedPlacement(const json& applied, const json& placement, AppliedRecord& record) {
+  const json& source = applied.contains("instanceType") ? applied : placement;
+  if (!source.is_object()) {
+    return;
+  }
+  record.instanceType = text(source, "instanceType");
+  record.accelerator = text(source, "accelerator");
+  const auto tier = parseEnum<Tier>(text(source, "tier"));
+  record.tier = tier ? *tier : Tier::CPU;
+  record.acceleratorCount = static_cast<int>(integer(source, "acceleratorCount"));
+  const auto capacity = parseEnum<CapacityType>(text(source, "capacityType"));
+  record.capacityType = capacity ? *capacity : CapacityType::OnDemand;
+}
+
+bool samePlacement(const AppliedRecord& applied, const Placement& placement) {
+  return applied.instanceType == placement.instanceType &&
+         applied.accelerator == placement.accelerator && applied.tier == placement.tier &&
+         applied.acceleratorCount == placement.acceleratorCount &&
+         applied.capacityType == placement.capacityType;
+}
+
+}  // namespace
+
 WorkloadStatus workloadStatusFromJson(const json& status) {
   WorkloadStatus result;
   if (!status.is_object()) {
@@ -116,13 +143,7 @@ WorkloadStatus workloadStatusFromJson(const json& status) {
   if (const auto it = status.find("applied"); it != status.end() && it->is_object()) {
     AppliedRecord applied;
     applied.deployment = text(*it, "deployment");
-    applied.instanceType = text(*it, "instanceType");
-    applied.accelerator = text(*it, "accelerator");
-    applied.tier =
-        parseEnum<Tier>(text(*it, "tier")).ok() ? *parseEnum<Tier>(text(*it, "tier")) : Tier::CPU;
-    applied.acceleratorCount = static_cast<int>(integer(*it, "acceleratorCount"));
-    const auto capacity = parseEnum<CapacityType>(text(*it, "capacityType"));
-    applied.capacityType = capacity ? *capacity : CapacityType::OnDemand;
+    readAppliedPlacement(*it, memberOf(status, "placement"), applied);
     applied.deploymentGeneration = integer(*it, "deploymentGeneration");
     applied.specGeneration = integer(*it, "specGeneration");
     applied.time = text(*it, "time");
@@ -162,18 +183,22 @@ json statusToJson(const StatusView& view) {
   }
   if (view.applied) {
     const auto& applied = *view.applied;
-    status["applied"] = {{"deployment", applied.deployment},
-                         {"instanceType", applied.instanceType},
-                         {"tier", nameOf(applied.tier)},
-                         {"acceleratorCount", applied.acceleratorCount},
-                         {"capacityType", nameOf(applied.capacityType)},
-                         {"deploymentGeneration", applied.deploymentGeneration},
-                         {"specGeneration", applied.specGeneration},
-                         {"time", applied.time},
-                         {"replacement", applied.replacement}};
-    if (!applied.accelerator.empty()) {
-      status["applied"]["accelerator"] = applied.accelerator;
+    json record = {{"deployment", applied.deployment},
+                   {"deploymentGeneration", applied.deploymentGeneration},
+                   {"specGeneration", applied.specGeneration},
+                   {"time", applied.time},
+                   {"replacement", applied.replacement}};
+    // Usually what the Deployment carries is the placement shown: said once.
+    if (!view.placement || !samePlacement(applied, *view.placement)) {
+      record["instanceType"] = applied.instanceType;
+      record["tier"] = nameOf(applied.tier);
+      record["acceleratorCount"] = applied.acceleratorCount;
+      record["capacityType"] = nameOf(applied.capacityType);
+      if (!applied.accelerator.empty()) {
+        record["accelerator"] = applied.accelerator;
+      }
     }
+    status["applied"] = std::move(record);
   }
   if (view.lastReplacement) {
     const auto& last = *view.lastReplacement;

@@ -268,3 +268,36 @@ TEST_CASE("the re-placement gate: hysteresis, cooldown, rollout slots, forced mo
 }
 
 }  // namespace gpuplacement::core
+
+namespace gpuplacement::core {
+
+TEST_CASE("applied repeats the placement fields only when the Deployment carries another") {
+  Placement shown;
+  shown.tier = Tier::NVIDIA;
+  shown.instanceType = "g6.xlarge";
+  shown.accelerator = "L4";
+  shown.acceleratorCount = 1;
+  AppliedRecord applied;
+  applied.deployment = "chat";
+  applied.instanceType = "g6.xlarge";
+  applied.accelerator = "L4";
+  applied.tier = Tier::NVIDIA;
+  applied.acceleratorCount = 1;
+  StatusView view;
+  view.placement = shown;
+  view.applied = applied;
+  CHECK_FALSE(statusToJson(view)["applied"].contains("instanceType"));
+  // A wanted placement the Deployment does not carry yet (a conflict, say).
+  view.placement->instanceType = "inf2.xlarge";
+  view.placement->tier = Tier::Inferentia;
+  view.placement->accelerator = "Inferentia2";
+  const auto json = statusToJson(view);
+  CHECK(json["applied"]["instanceType"] == "g6.xlarge");
+  CHECK(json["applied"]["accelerator"] == "L4");
+  const auto read = workloadStatusFromJson(json);
+  REQUIRE(read.applied.has_value());
+  CHECK(read.applied->instanceType == "g6.xlarge");
+  CHECK(read.applied->tier == Tier::NVIDIA);
+}
+
+}  // namespace gpuplacement::core

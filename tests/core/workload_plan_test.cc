@@ -424,8 +424,13 @@ const Row kRows[] = {
      [](const Reconciled& r) {
        CHECK(r.plan.gate.verdict == GateVerdict::Hold);
        CHECK(r.record.status->contains("recommendation"));
-       CHECK((*r.record.status)["placement"]["instanceType"] ==
-             (*r.record.status)["applied"]["instanceType"]);
+       // The placement shown is the one the Deployment carries, so `applied`
+       // does not repeat it; read back, it is whole.
+       CHECK_FALSE((*r.record.status)["applied"].contains("instanceType"));
+       CHECK(workloadStatusFromJson(*r.record.status).applied->instanceType ==
+             (*r.record.status)["placement"]["instanceType"]);
+       CHECK((*r.record.status)["recommendation"]["instanceType"] !=
+             (*r.record.status)["placement"]["instanceType"]);
      }},
     {"held by the cooldown: comes back when it ends",
      [](World& w) {
@@ -608,6 +613,30 @@ TEST_CASE("a reconcile of a settled workload writes nothing and reports nothing 
   CHECK_FALSE(second.status.has_value());  // same conditions, same transition times
   CHECK(second.events.empty());            // "Placed" is not repeated
   CHECK_FALSE(second.finalizers.has_value());
+}
+
+TEST_CASE("the status says each thing once") {
+  World world;
+  world.finalizers = {};
+  const auto first = reconcile(world);
+  REQUIRE(first.record.status.has_value());
+  const auto& status = *first.record.status;
+  MESSAGE("status after the first placement: " << status.dump().size() << " bytes");
+  // What the Deployment carries is the placement shown: not repeated.
+  const auto& applied = status["applied"];
+  for (const char* field :
+       {"instanceType", "accelerator", "tier", "acceleratorCount", "capacityType"}) {
+    CAPTURE(field);
+    CHECK_FALSE(applied.contains(field));
+  }
+  // Read back, the record is whole again.
+  const auto read = workloadStatusFromJson(status);
+  REQUIRE(read.applied.has_value());
+  CHECK(read.applied->instanceType == status["placement"]["instanceType"]);
+  CHECK(read.applied->accelerator == status["placement"]["accelerator"]);
+  CHECK(nameOf(read.applied->tier) == status["placement"]["tier"]);
+  CHECK(read.applied->acceleratorCount == status["placement"]["acceleratorCount"]);
+  CHECK(nameOf(read.applied->capacityType) == status["placement"]["capacityType"]);
 }
 
 TEST_CASE("an Event for a condition is sent once, when its reason first appears") {
