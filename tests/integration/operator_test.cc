@@ -663,4 +663,51 @@ TEST_CASE("SIGTERM: stop taking work, finish what is in flight, exit 0") {
   CHECK(op.log().find("stopping: finishing in-flight work") != std::string::npos);
 }
 
+// Helm does not upgrade CRDs: an operator newer than its CRD writes status
+// fields the server prunes. It must not take the difference for news and
+// write the same status on every reconcile.
+TEST_CASE("a CRD older than the operator: a pruned status is not written again and again") {
+  auto& c = cluster();
+  const std::string crd =
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gpuworkloads.gpuplacement.io";
+  const std::string field =
+      "/spec/versions/0/schema/openAPIV3Schema/properties/status/properties/placement/"
+      "properties/costNote";
+  const auto schema =
+      c.mustGet(crd)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]
+                    ["properties"]["placement"]["properties"]["costNote"];
+  REQUIRE(
+      c.patch(crd, json::array({{{"op", "remove"}, {"path", field}}}), kube::PatchType::Json).ok());
+  const std::string ns = "old-crd";
+  createNamespace(ns);
+  createDeployment(ns, "svc", 1);
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE(op.waitReady());
+  createWorkload(ns, "svc", "svc", kSmallGpu);
+  REQUIRE_MESSAGE(
+      c.waitFor([&] { return conditionIs(workloadsPath(ns, "svc"), "Applied", "True"); }),
+      op.log());
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  CHECK_FALSE(c.mustGet(workloadsPath(ns, "svc"))["status"]["placement"].contains("costNote"));
+  const auto patches = op.metric("rest_client_requests_total", "verb=\"patch\"");
+  const auto reconciles =
+      op.metric("controller_runtime_reconcile_total", "controller=\"gpuworkload\"");
+  // Three changes to the Deployment, three reconciles of the workload.
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(c.patch(deploymentsPath(ns, "svc"),
+                    json{{"metadata", {{"annotations", {{"touch", std::to_string(i)}}}}}})
+                .ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  CHECK(op.metric("controller_runtime_reconcile_total", "controller=\"gpuworkload\"") >=
+        reconciles + 3);
+  CHECK(op.metric("rest_client_requests_total", "verb=\"patch\"") == patches);
+  CHECK(op.log().find("stores a GpuWorkload status other than the one written") !=
+        std::string::npos);
+  CHECK(op.stop() == 0);
+  REQUIRE(c.patch(crd, json::array({{{"op", "add"}, {"path", field}, {"value", schema}}}),
+                  kube::PatchType::Json)
+              .ok());
+}
+
 }  // namespace gpuplacement
