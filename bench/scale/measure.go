@@ -275,10 +275,10 @@ func measureReplacement(settings Settings, plane *ControlPlane, reactor *Reactor
 	if err := plane.client.Patch(policiesPath+"/default", MergePatch, patch); err != nil {
 		return nil, window, err
 	}
-	// At least 5 minutes, and 60 ms a mover beyond that: 5,000 moves on a
+	// At least 5 minutes, and 150 ms a mover beyond that: 5,000 moves on a
 	// loaded 2-core machine took longer than 5 minutes.
 	limit := 5 * time.Minute
-	if scaled := time.Duration(len(movers)) * 60 * time.Millisecond; scaled > limit {
+	if scaled := time.Duration(len(movers)) * 150 * time.Millisecond; scaled > limit {
 		limit = scaled
 	}
 	err = watch.WaitFor(limit, func(state map[string]deploymentState) bool {
