@@ -353,12 +353,35 @@ std::string describePods(const std::string& ns, const std::string& app) {
   return text;
 }
 
-// The Deployment's pods are all where the placement says, Running and
-// Ready, as many as it has replicas, none left terminating: the nodes they
-// run on, or nothing while not so.
+// The rollout of the Deployment's current pod template is over, as the
+// controller-manager reports it: every replica updated and available, no
+// pod of an older ReplicaSet left.
+bool rolledOut(const json& deployment) {
+  const auto replicas = base::integerOf(deployment["spec"]["replicas"], 1);
+  const auto& status = base::memberOf(deployment, "status");
+  return base::integerMember(status, "observedGeneration") ==
+             base::integerMember(deployment["metadata"], "generation") &&
+         base::integerMember(status, "updatedReplicas") == replicas &&
+         base::integerMember(status, "availableReplicas") == replicas &&
+         base::integerMember(status, "replicas") == replicas;
+}
+
+bool carriesPlacement(const json& deployment) {
+  return base::memberOf(deployment["metadata"], "annotations")
+      .contains("gpuplacement.io/owned-fields");
+}
+
+// The Deployment carries the placement (or, for a null one, nothing of the
+// operator's any more), its rollout is over, and its pods are all Running
+// and Ready, as many as it has replicas, none left terminating, on nodes
+// that match the placement (for a null one, CPU nodes): the nodes they run
+// on, or nothing while not so.
 std::optional<std::set<std::string>> settled(const std::string& ns, const std::string& name,
                                              const json& placement) {
   const auto deployment = cluster().mustGet(deploymentPath(ns, name));
+  if (carriesPlacement(deployment) == placement.is_null() || !rolledOut(deployment)) {
+    return std::nullopt;
+  }
   const auto replicas = base::integerOf(deployment["spec"]["replicas"], 1);
   std::set<std::string> nodes;
   std::int64_t count = 0;
@@ -366,11 +389,13 @@ std::optional<std::set<std::string>> settled(const std::string& ns, const std::s
     if (terminating(pod) || !running(pod)) {
       return std::nullopt;
     }
-    const std::string node = base::stringMember(pod["spec"], "nodeName");
-    if (!placement.is_null() && !mismatch(nodeNamed(node), placement).empty()) {
+    const auto& node = nodeNamed(base::stringMember(pod["spec"], "nodeName"));
+    if (placement.is_null()
+            ? allocatable(node, "nvidia.com/gpu") + allocatable(node, "aws.amazon.com/neuron") > 0
+            : !mismatch(node, placement).empty()) {
       return std::nullopt;
     }
-    nodes.insert(node);
+    nodes.insert(base::stringMember(pod["spec"], "nodeName"));
     ++count;
   }
   if (count != replicas) {
