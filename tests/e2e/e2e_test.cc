@@ -142,16 +142,19 @@ struct Fixture {
     auto documents = base::parseYamlDocuments(deployments, "deployments.yaml");
     REQUIRE(documents.ok());
     for (const auto& d : *documents) {
-      teamTemplates[d["metadata"]["namespace"].get<std::string>() + "/" +
-                    d["metadata"]["name"].get<std::string>()] = d["spec"]["template"];
+      teamTemplates[base::memberOf(base::memberOf(d, "metadata"), "namespace").get<std::string>() +
+                    "/" +
+                    base::memberOf(base::memberOf(d, "metadata"), "name").get<std::string>()] =
+          base::memberOf(base::memberOf(d, "spec"), "template");
     }
     cluster.apply(deployments);
     const auto workloads = readFile(repoRoot() + "/config/samples/gpuworkloads.yaml");
     documents = base::parseYamlDocuments(workloads, "gpuworkloads.yaml");
     REQUIRE(documents.ok());
     for (const auto& w : *documents) {
-      samples.push_back({w["metadata"]["namespace"], w["metadata"]["name"],
-                         base::stringMember(w["spec"], "mode") != "Recommend"});
+      samples.push_back({base::memberOf(base::memberOf(w, "metadata"), "namespace"),
+                         base::memberOf(base::memberOf(w, "metadata"), "name"),
+                         base::stringMember(base::memberOf(w, "spec"), "mode") != "Recommend"});
     }
     workloadsCreated = Clock::now();
     cluster.apply(workloads);
@@ -207,7 +210,7 @@ const json& nodeNamed(const std::string& name) {
 }
 
 std::string label(const json& node, const std::string& key) {
-  const auto& labels = base::memberOf(node["metadata"], "labels");
+  const auto& labels = base::memberOf(base::memberOf(node, "metadata"), "labels");
   return labels.contains(key) ? labels[key].get<std::string>() : "";
 }
 
@@ -317,10 +320,10 @@ json podsOf(const std::string& ns, const std::string& app) {
 }
 
 bool running(const json& pod) {
-  if (base::stringMember(pod["status"], "phase") != "Running") {
+  if (base::stringMember(base::memberOf(pod, "status"), "phase") != "Running") {
     return false;
   }
-  for (const auto& c : base::memberOf(pod["status"], "conditions")) {
+  for (const auto& c : base::memberOf(base::memberOf(pod, "status"), "conditions")) {
     if (base::stringMember(c, "type") == "Ready") {
       return base::stringMember(c, "status") == "True";
     }
@@ -329,21 +332,21 @@ bool running(const json& pod) {
 }
 
 bool terminating(const json& pod) {
-  return pod["metadata"].contains("deletionTimestamp");
+  return base::memberOf(pod, "metadata").contains("deletionTimestamp");
 }
 
 // Every pod of the Deployment, where it is and why, for failure messages.
 std::string describePods(const std::string& ns, const std::string& app) {
   std::string text;
   for (const auto& pod : podsOf(ns, app)) {
-    const std::string node = base::stringMember(pod["spec"], "nodeName");
-    text += "\n  " + base::stringMember(pod["metadata"], "name") + " " +
-            base::stringMember(pod["status"], "phase") +
+    const std::string node = base::stringMember(base::memberOf(pod, "spec"), "nodeName");
+    text += "\n  " + base::stringMember(base::memberOf(pod, "metadata"), "name") + " " +
+            base::stringMember(base::memberOf(pod, "status"), "phase") +
             (terminating(pod) ? " (terminating)" : "") + " on " +
             (node.empty()
                  ? "-"
                  : node + " (" + label(nodeNamed(node), "node.kubernetes.io/instance-type") + ")");
-    for (const auto& c : base::memberOf(pod["status"], "conditions")) {
+    for (const auto& c : base::memberOf(base::memberOf(pod, "status"), "conditions")) {
       if (base::stringMember(c, "type") == "PodScheduled" &&
           base::stringMember(c, "status") == "False") {
         text += ": " + base::stringMember(c, "message");
@@ -357,17 +360,18 @@ std::string describePods(const std::string& ns, const std::string& app) {
 // controller-manager reports it: every replica updated and available, no
 // pod of an older ReplicaSet left.
 bool rolledOut(const json& deployment) {
-  const auto replicas = base::integerOf(deployment["spec"]["replicas"], 1);
+  const auto replicas =
+      base::integerOf(base::memberOf(base::memberOf(deployment, "spec"), "replicas"), 1);
   const auto& status = base::memberOf(deployment, "status");
   return base::integerMember(status, "observedGeneration") ==
-             base::integerMember(deployment["metadata"], "generation") &&
+             base::integerMember(base::memberOf(deployment, "metadata"), "generation") &&
          base::integerMember(status, "updatedReplicas") == replicas &&
          base::integerMember(status, "availableReplicas") == replicas &&
          base::integerMember(status, "replicas") == replicas;
 }
 
 bool carriesPlacement(const json& deployment) {
-  return base::memberOf(deployment["metadata"], "annotations")
+  return base::memberOf(base::memberOf(deployment, "metadata"), "annotations")
       .contains("gpuplacement.io/owned-fields");
 }
 
@@ -382,20 +386,21 @@ std::optional<std::set<std::string>> settled(const std::string& ns, const std::s
   if (carriesPlacement(deployment) == placement.is_null() || !rolledOut(deployment)) {
     return std::nullopt;
   }
-  const auto replicas = base::integerOf(deployment["spec"]["replicas"], 1);
+  const auto replicas =
+      base::integerOf(base::memberOf(base::memberOf(deployment, "spec"), "replicas"), 1);
   std::set<std::string> nodes;
   std::int64_t count = 0;
   for (const auto& pod : podsOf(ns, name)) {
     if (terminating(pod) || !running(pod)) {
       return std::nullopt;
     }
-    const auto& node = nodeNamed(base::stringMember(pod["spec"], "nodeName"));
+    const auto& node = nodeNamed(base::stringMember(base::memberOf(pod, "spec"), "nodeName"));
     if (placement.is_null()
             ? allocatable(node, "nvidia.com/gpu") + allocatable(node, "aws.amazon.com/neuron") > 0
             : !mismatch(node, placement).empty()) {
       return std::nullopt;
     }
-    nodes.insert(base::stringMember(pod["spec"], "nodeName"));
+    nodes.insert(base::stringMember(base::memberOf(pod, "spec"), "nodeName"));
     ++count;
   }
   if (count != replicas) {
@@ -439,7 +444,7 @@ TEST_CASE("the samples' pods run on nodes that match status.placement; Ready fro
         continue;
       }
       const auto workload = cluster().mustGet(workloadPath(s.ns, s.name));
-      const auto& placement = base::memberOf(workload["status"], "placement");
+      const auto& placement = base::memberOf(base::memberOf(workload, "status"), "placement");
       const auto nodes = placement.is_object() ? settled(s.ns, s.name, placement) : std::nullopt;
       if (nodes) {
         table[key] = {base::stringMember(placement, "instanceType"), *nodes,
@@ -457,14 +462,15 @@ TEST_CASE("the samples' pods run on nodes that match status.placement; Ready fro
   for (const auto& s : f.samples) {
     const std::string key = s.ns + "/" + s.name;
     const auto workload = cluster().mustGet(workloadPath(s.ns, s.name));
-    const auto& placement = base::memberOf(workload["status"], "placement");
+    const auto& placement = base::memberOf(base::memberOf(workload, "status"), "placement");
     if (!s.apply) {
       // Recommend mode: placed in status only; the Deployment is the team's.
       CHECK_MESSAGE(conditionIs(workload, "Ready", "True", "Recommended"),
                     conditionText(workload, "Ready"));
       const auto deployment = cluster().mustGet(deploymentPath(s.ns, s.name));
-      CHECK(teamFields(deployment["spec"]["template"]) == teamFields(f.teamTemplates[key]));
-      CHECK_FALSE(base::memberOf(deployment["metadata"], "annotations")
+      CHECK(teamFields(base::memberOf(base::memberOf(deployment, "spec"), "template")) ==
+            teamFields(f.teamTemplates[key]));
+      CHECK_FALSE(base::memberOf(base::memberOf(deployment, "metadata"), "annotations")
                       .contains("gpuplacement.io/owned-fields"));
       continue;
     }
@@ -506,8 +512,8 @@ TEST_CASE("the samples' pods run on nodes that match status.placement; Ready fro
         ready,
         key << ": " << conditionText(cluster().mustGet(workloadPath(s.ns, s.name)), "Ready"));
     const auto deployment = cluster().mustGet(deploymentPath(s.ns, s.name));
-    CHECK(base::integerMember(deployment["status"], "observedGeneration") ==
-          base::integerMember(deployment["metadata"], "generation"));
+    CHECK(base::integerMember(base::memberOf(deployment, "status"), "observedGeneration") ==
+          base::integerMember(base::memberOf(deployment, "metadata"), "generation"));
   }
   MESSAGE(report);
 }
@@ -524,7 +530,9 @@ TEST_CASE("a price change moves the pods to the new pool and the old pods go awa
   const auto policy = samplePolicy("placementpolicy-price-change.yaml");
   const auto changed = Clock::now();
   auto replaced = cluster().patch(
-      kPolicyPath, json::array({{{"op", "replace"}, {"path", "/spec"}, {"value", policy["spec"]}}}),
+      kPolicyPath,
+      json::array(
+          {{{"op", "replace"}, {"path", "/spec"}, {"value", base::memberOf(policy, "spec")}}}),
       kube::PatchType::Json);
   REQUIRE_MESSAGE(replaced.ok(), replaced.error().describe());
 
@@ -572,7 +580,7 @@ TEST_CASE("a price change moves the pods to the new pool and the old pods go awa
                     key << " still runs on " << node);
     }
     const auto workload = cluster().mustGet(workloadPath(ns, name));
-    const auto& last = base::memberOf(workload["status"], "lastReplacement");
+    const auto& last = base::memberOf(base::memberOf(workload, "status"), "lastReplacement");
     CHECK(base::stringMember(last, "from") == before[key]);
     CHECK(base::stringMember(last, "to") == to);
     CHECK(cluster().waitFor(
@@ -596,7 +604,7 @@ TEST_CASE("deleting a GpuWorkload brings its pods back to CPU nodes, the team's 
   REQUIRE_MESSAGE(removed.ok(), removed.error().describe());
   const bool gone = cluster().waitFor([&] {
     auto deployment = cluster().mustGet(deploymentPath(ns, name));
-    return teamFields(deployment["spec"]["template"]) ==
+    return teamFields(base::memberOf(base::memberOf(deployment, "spec"), "template")) ==
            teamFields(f.teamTemplates[ns + "/" + name]);
   });
   CHECK_MESSAGE(
@@ -605,7 +613,7 @@ TEST_CASE("deleting a GpuWorkload brings its pods back to CPU nodes, the team's 
           << teamFields(cluster().mustGet(deploymentPath(ns, name))["spec"]["template"]).dump()
           << "\nwanted: " << teamFields(f.teamTemplates[ns + "/" + name]).dump());
   const auto deployment = cluster().mustGet(deploymentPath(ns, name));
-  CHECK_FALSE(base::memberOf(deployment["metadata"], "annotations")
+  CHECK_FALSE(base::memberOf(base::memberOf(deployment, "metadata"), "annotations")
                   .contains("gpuplacement.io/owned-fields"));
 
   std::optional<std::set<std::string>> nodes;
@@ -672,9 +680,9 @@ spec:
 
   int pending = 0, runningOnType = 0;
   for (const auto& pod : podsOf(ns, name)) {
-    const std::string node = base::stringMember(pod["spec"], "nodeName");
+    const std::string node = base::stringMember(base::memberOf(pod, "spec"), "nodeName");
     if (node.empty()) {
-      pending += base::stringMember(pod["status"], "phase") == "Pending";
+      pending += base::stringMember(base::memberOf(pod, "status"), "phase") == "Pending";
     } else if (running(pod) &&
                label(nodeNamed(node), "node.kubernetes.io/instance-type") == "g6.xlarge") {
       ++runningOnType;
