@@ -178,6 +178,11 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
   }
   WorkloadIntent intent = spec.intent;
   intent.replicas = input.target ? input.target->replicas : 1;
+  if (input.target) {
+    const auto pod = teamPodRequests(*input.target);
+    intent.podCpu = pod.cpu;
+    intent.podMemoryGiB = pod.memoryGiB;
+  }
   plan.decision = engine.decide(intent);
   const Decision& decision = *plan.decision;
   if (!decision.placement) {

@@ -51,7 +51,9 @@ void createNamespace(const std::string& ns) {
   cluster().apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n");
 }
 
-// A Deployment with the user's own scheduling fields.
+// A Deployment with the user's own scheduling fields. Its requests fit the
+// 4-vCPU, 16 GiB nodes (g6.xlarge) the tests place on: placement now keeps
+// off nodes whose allocatable cannot hold a pod's own requests.
 void createDeployment(const std::string& ns, const std::string& name, int replicas = 1,
                       const std::string& extraSelector = "") {
   cluster().apply(R"(apiVersion: apps/v1
@@ -75,8 +77,8 @@ spec:
       - name: server
         image: vllm/vllm-openai:v0.6.3
         resources:
-          limits: {memory: 32Gi, example.com/fpga: "1"}
-          requests: {cpu: "4", memory: 32Gi}
+          limits: {memory: 8Gi, example.com/fpga: "1"}
+          requests: {cpu: "2", memory: 8Gi}
       - name: sidecar
         image: busybox:1.36
 )");
@@ -204,9 +206,9 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
   CHECK(spec["tolerations"][0] == original["tolerations"][0]);
   CHECK(spec["tolerations"][1]["key"] == "nvidia.com/gpu");
   CHECK(spec["containers"][0]["resources"]["limits"] ==
-        json{{"memory", "32Gi"}, {"example.com/fpga", "1"}, {"nvidia.com/gpu", "1"}});
+        json{{"memory", "8Gi"}, {"example.com/fpga", "1"}, {"nvidia.com/gpu", "1"}});
   CHECK(spec["containers"][0]["resources"]["requests"] ==
-        json{{"cpu", "4"}, {"memory", "32Gi"}, {"nvidia.com/gpu", "1"}});
+        json{{"cpu", "2"}, {"memory", "8Gi"}, {"nvidia.com/gpu", "1"}});
   CHECK(spec["containers"][1] == original["containers"][1]);
   CHECK(countOf(eventReasons(ns, "llm"), "Placed") == 1);
   // Kubernetes 1.34 serves streaming lists: the caches filled from watches
