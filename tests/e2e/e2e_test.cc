@@ -553,6 +553,17 @@ TEST_CASE("a price change moves the pods to the new pool and the old pods go awa
         return !moved.empty();
       },
       std::chrono::seconds(30));
+  if (moved.empty()) {
+    // Why not, in the operator's words: each workload's status.
+    for (const auto& [key, type] : before) {
+      const auto slash = key.find('/');
+      const auto status =
+          cluster().mustGet(workloadPath(key.substr(0, slash), key.substr(slash + 1)))["status"];
+      MESSAGE(key << " stays on " << type << ": recommendation "
+                  << base::memberOf(status, "recommendation").dump() << "; alternatives "
+                  << base::memberOf(status, "alternatives").dump());
+    }
+  }
   REQUIRE_MESSAGE(!moved.empty(), "the price change moved no workload");
 
   std::string report = "price change (config/samples/placementpolicy-price-change.yaml):";
