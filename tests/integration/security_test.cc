@@ -25,13 +25,7 @@ using namespace testing;
 const std::string kOperatorNs = "gpu-placement-system";
 
 Cluster& cluster() {
-  static Cluster instance(ControlPlane::shared());
-  static const bool ready = [] {
-    instance.installCrds();
-    return true;
-  }();
-  (void)ready;
-  return instance;
+  return Cluster::withCrds();
 }
 
 std::string shell(const std::string& command) {
@@ -177,8 +171,8 @@ const std::set<std::string> kCalls = {
     "patch gpuworkloads/status.gpuplacement.io",
     "patch placementpolicies/status.gpuplacement.io",
     "create events",
-    "watch nodes",                 // the cluster view (app/caches.cc), read only
-    "watch pods",                  //
+    "watch nodes",                   // the cluster view (app/caches.cc), read only
+    "watch pods",                    //
     "watch nodepools.karpenter.sh",  // when the API server serves Karpenter's CRD
     "list nodes",
     "list pods",

@@ -106,6 +106,16 @@ void Cluster::apply(const std::string& yaml) {
   }
 }
 
+Cluster& Cluster::withCrds() {
+  static Cluster instance(ControlPlane::shared());
+  static const bool ready = [] {
+    instance.installCrds();
+    return true;
+  }();
+  (void)ready;
+  return instance;
+}
+
 void Cluster::installCrds() {
   for (const char* file :
        {"gpuplacement.io_gpuworkloads.yaml", "gpuplacement.io_placementpolicies.yaml"}) {

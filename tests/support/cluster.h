@@ -22,6 +22,9 @@ using json = nlohmann::json;
 class Cluster {
  public:
   explicit Cluster(ControlPlane& plane);
+  // The suite's cluster on the shared control plane, this project's CRDs
+  // installed on first use.
+  static Cluster& withCrds();
   ~Cluster();
 
   kube::ApiResult<json> get(const std::string& path);
