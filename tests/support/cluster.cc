@@ -218,7 +218,7 @@ std::vector<AuditEntry> readAudit(ControlPlane& plane, const std::string& user) 
         base::stringMember(object, "subresource"), base::stringMember(object, "name"),
         base::stringMember(object, "namespace"),
         static_cast<int>(base::integerMember(base::memberOf(event, "responseStatus"), "code")),
-        base::stringMember(event, "stage")});
+        base::stringMember(event, "stage"), base::stringMember(object, "apiGroup")});
   }
   return entries;
 }

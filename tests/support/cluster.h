@@ -76,6 +76,7 @@ struct AuditEntry {
   std::string ns;
   int code = 0;
   std::string stage;
+  std::string apiGroup;
 };
 std::vector<AuditEntry> readAudit(ControlPlane& plane, const std::string& user);
 
