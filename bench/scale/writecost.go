@@ -299,18 +299,22 @@ func measureWriteKind(repo, dir string, kind WriteKind, n, workers int,
 	if err := plane.Install(); err != nil {
 		return cost, err
 	}
-	// The writes go as the operator: its token, its RBAC, its audit rule.
-	kubeconfigPath, err := plane.OperatorKubeconfig()
-	if err != nil {
-		return cost, err
-	}
-	token, err := tokenOf(kubeconfigPath)
-	if err != nil {
-		return cost, err
-	}
-	writer, err := NewClient(Credentials{Server: plane.creds.Server, CAFile: plane.creds.CAFile, Token: token})
-	if err != nil {
-		return cost, err
+	// The operator's writes go as the operator: its token, its RBAC, its
+	// audit rule. Writes only the controller-runtime reactor makes (PUT,
+	// which the operator's RBAC does not grant) go as the admin.
+	writer := plane.client
+	if strings.Contains(kind.Who, "operator") {
+		kubeconfigPath, err := plane.OperatorKubeconfig()
+		if err != nil {
+			return cost, err
+		}
+		token, err := tokenOf(kubeconfigPath)
+		if err != nil {
+			return cost, err
+		}
+		if writer, err = NewClient(Credentials{Server: plane.creds.Server, CAFile: plane.creds.CAFile, Token: token}); err != nil {
+			return cost, err
+		}
 	}
 
 	// What the writes need, created by the admin, before the measurement.
