@@ -157,8 +157,12 @@ void countNodes(const ClusterState& cluster, const Catalog& catalog, const Polic
     ++offer.nodes;
     Devices idle = node->allocatable;
     idle -= used;
-    if (usable(idle, instance.tier) > usable(offer.idleLargest, instance.tier)) {
+    const auto free = usable(idle, instance.tier);
+    if (free > usable(offer.idleLargest, instance.tier)) {
       offer.idleLargest = idle;
+    }
+    if (free > 0) {
+      offer.idle.push_back(free);
     }
   }
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/catalog.h"
+#include "core/cluster_cost.h"
 #include "core/cost_model.h"
 #include "core/fit.h"
 #include "core/policy.h"
@@ -52,6 +53,7 @@ struct Placement {
   int nodes = 0;              // nodes the replicas occupy
   int replicasPerNode = 0;
   int idleAccelerators = 0;  // on those nodes, paid for and unused (whole-node pricing)
+  int replicasOnIdle = 0;    // with a cluster view: replicas on devices idle on existing nodes
   std::string costNote;      // "1 of 16 Trainium on one trn1.32xlarge at $3.91/h; 15 idle"
   // CPU placements: what each replica requests (and is limited to).
   double cpuRequest = 0;
@@ -108,6 +110,14 @@ struct Assessment {
   std::optional<Placement> placement;
 };
 
+// What a decision knows of the cluster: the candidates that can exist, the
+// devices idle on existing nodes, the labels to select on (null view: none,
+// as offline), and the workload's own devices in force.
+struct ClusterContext {
+  const ClusterView* view = nullptr;
+  OwnDevices own;
+};
+
 // Decides placements from a catalog, a rule set and a policy. Pure and
 // deterministic: the same intent always gives the same decision. Built once
 // per policy version; decide() is const and allocation-light.
@@ -121,9 +131,14 @@ class PlacementEngine {
   // Priced by `costs`: what a caller that knows the cluster passes (devices
   // already paid for on existing nodes cost only their share).
   Decision decide(const WorkloadIntent& intent, const NodeCostModel& costs) const;
+  // Within what the cluster has or can get: a type no node carries and no
+  // NodePool may launch is no candidate, and under whole-node pricing
+  // idle devices on existing nodes cost their share (ClusterCost).
+  Decision decide(const WorkloadIntent& intent, const ClusterContext& cluster) const;
 
+  // `cluster`, when given, prices the placement as decide() with it would.
   Assessment assess(const WorkloadIntent& intent, const std::string& instanceType, int count,
-                    CapacityType capacity) const;
+                    CapacityType capacity, const ClusterContext* cluster = nullptr) const;
 
   const Catalog& catalog() const { return *catalog_; }
   const RuleSet& rules() const { return *rules_; }
@@ -139,7 +154,11 @@ class PlacementEngine {
                   Policy policy);
 
   Request requestFor(const WorkloadIntent& intent, const MemoryEstimate& memory,
-                     const NodeCostModel& costs) const;
+                     const NodeCostModel& costs, const ClusterView* view) const;
+  const NodeCostModel& costsFor(const ClusterContext* cluster,
+                                std::optional<ClusterCost>& storage) const;
+  Decision decideWith(const WorkloadIntent& intent, const NodeCostModel& costs,
+                      const ClusterView* view) const;
   bool matches(const Rule& rule, const WorkloadIntent& intent, std::size_t bucket,
                LatencyClass latency) const;
   std::string whyNotMatched(const Rule& rule, const WorkloadIntent& intent, std::size_t bucket,
@@ -153,6 +172,8 @@ class PlacementEngine {
   static bool better(const Option& a, const Option& b);
   Placement placementOf(const Option& option, const Request& request) const;
   std::string costNote(const Option& option, const Placement& placement) const;
+  std::string clusterCostNote(const Option& option, const Placement& placement,
+                              const std::string& shape, const std::string& price) const;
   bool tryRule(const Rule& rule, const Request& request, Evaluation& evaluation,
                Decision& decision) const;
   void choose(const Rule& rule, const Request& request, Evaluation& evaluation,
@@ -162,6 +183,9 @@ class PlacementEngine {
   void listRunnersUp(const Option& best, const Request& request, const Evaluation& evaluation,
                      Decision& decision) const;
   void listRuledOut(const Request& request, const Evaluation& evaluation, Decision& decision) const;
+  void listUnoffered(const Option* best, const Evaluation& evaluation, Decision& decision) const;
+  std::vector<const Option*> bestUnoffered(const Evaluation& evaluation, const Option* best,
+                                           std::size_t limit) const;
   Alternative alternativeOf(const Option& option, std::string why) const;
   std::string lostBecause(const Option& option, const Option& best, const Request& request) const;
   bool userTiersUnoffered(const WorkloadIntent& intent,
@@ -188,8 +212,9 @@ class PlacementEngine {
   std::vector<std::optional<double>> spot_;
   std::vector<bool> disabledRules_;
   Rule userTiersRule_;  // places on the tiers a workload names when no matching rule offers them
-  std::array<std::uint64_t, 4> acceleratorsOfTier_{};  // bit per accelerator, by Tier
-  std::string fillLimitText_;                          // "90%"
+  std::array<std::uint64_t, 4> acceleratorsOfTier_{};      // bit per accelerator, by Tier
+  std::string fillLimitText_;                              // "90%"
+  LabelScheme defaultScheme_ = LabelScheme::InstanceType;  // without a cluster view
 };
 
 // Which size bucket (by name) a parameter count falls in.

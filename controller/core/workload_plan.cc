@@ -83,9 +83,25 @@ Placement placementInForce(const AppliedRecord& applied, const Assessment& curre
 }
 
 Assessment assessApplied(const PlacementEngine& engine, const WorkloadIntent& intent,
-                         const AppliedRecord& applied) {
-  return engine.assess(intent, applied.instanceType, applied.acceleratorCount,
-                       applied.capacityType);
+                         const AppliedRecord& applied, const ClusterContext& cluster) {
+  return engine.assess(intent, applied.instanceType, applied.acceleratorCount, applied.capacityType,
+                       &cluster);
+}
+
+// The cluster as this workload's decision sees it: its own scheduled
+// replicas' devices count as idle to it.
+ClusterContext clusterContextFor(const WorkloadInput& input, const WorkloadPlan& plan,
+                                 const PlacementEngine& engine) {
+  ClusterContext context;
+  context.view = input.cluster;
+  if (input.cluster && plan.view.applied && input.target) {
+    const auto& applied = *plan.view.applied;
+    context.own.instance = engine.catalog().indexOf(applied.instanceType);
+    context.own.capacity = applied.capacityType;
+    context.own.devices = applied.acceleratorCount;
+    context.own.replicas = std::max(0, input.target->replicas - input.pending.count);
+  }
+  return context;
 }
 
 void planDeletion(const WorkloadObject& workload, WorkloadPlan& plan) {
@@ -131,11 +147,12 @@ GateInput gateInputFor(const WorkloadInput& input, const WorkloadObject& workloa
 // Whether the decision moves the workload now, and what the Deployment
 // should carry meanwhile.
 void planMove(const WorkloadInput& input, const WorkloadObject& workload,
-              const WorkloadIntent& intent, const PlacementEngine& engine, WorkloadPlan& plan) {
+              const WorkloadIntent& intent, const PlacementEngine& engine,
+              const ClusterContext& cluster, WorkloadPlan& plan) {
   const Placement& best = *plan.decision->placement;
   std::optional<Assessment> current;
   if (plan.view.applied) {
-    current = assessApplied(engine, intent, *plan.view.applied);
+    current = assessApplied(engine, intent, *plan.view.applied, cluster);
   }
   plan.gate = gateReplacement(
       gateInputFor(input, workload, intent, engine, best, current ? &*current : nullptr));
@@ -178,15 +195,16 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
   }
   WorkloadIntent intent = spec.intent;
   intent.replicas = input.target ? input.target->replicas : 1;
-  plan.decision = engine.decide(intent);
+  const ClusterContext cluster = clusterContextFor(input, plan, engine);
+  plan.decision = engine.decide(intent, cluster);
   const Decision& decision = *plan.decision;
   if (!decision.placement) {
     draft.notPlaced("CannotPlace", decision.cannotPlace, "cannot place: " + decision.cannotPlace);
     if (plan.view.applied && input.target) {
       // What runs keeps running; nothing better exists to move it to.
-      plan.view.placement =
-          placementInForce(*plan.view.applied, assessApplied(engine, intent, *plan.view.applied),
-                           decision, engine, intent.replicas);
+      plan.view.placement = placementInForce(
+          *plan.view.applied, assessApplied(engine, intent, *plan.view.applied, cluster), decision,
+          engine, intent.replicas);
     }
     return;
   }
@@ -209,11 +227,14 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
                                            "; it is placed as soon as it appears");
     return;
   }
-  planMove(input, workload, intent, engine, plan);
-  TargetWrite write{target,
-                    renderScheduling(plan.wanted, engine.catalog(), engine.policy()),
-                    spec.containers,
-                    {}};
+  planMove(input, workload, intent, engine, cluster, plan);
+  TargetWrite write{
+      target,
+      input.cluster
+          ? renderScheduling(plan.wanted, engine.catalog(), engine.policy(), input.cluster->labels)
+          : renderScheduling(plan.wanted, engine.catalog(), engine.policy()),
+      spec.containers,
+      {}};
   write.patch = planDeploymentPatch(*input.target, &write.scheduling, write.containers, input.name,
                                     input.targetResourceVersion);
   plan.write = std::move(write);

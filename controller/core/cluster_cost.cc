@@ -1,0 +1,83 @@
+#include "core/cluster_cost.h"
+
+#include <algorithm>
+
+namespace gpuplacement::core {
+
+NodeLabels nodeLabelsFor(const Policy& policy, const SchemeChoice* detected) {
+  NodeLabels labels;
+  labels.capacityLabel = policy.capacityTypeLabel;
+  if (policy.labelScheme != LabelScheme::Auto) {
+    labels.scheme = policy.labelScheme;
+    return labels;
+  }
+  if (!detected) {
+    labels.why = "no cluster to look at: InstanceType, which every EKS node carries";
+    return labels;
+  }
+  labels.scheme = detected->scheme;
+  labels.why = detected->why;
+  if (!policy.capacityTypeLabelSet) {
+    // Only a key every node carries: a selector on a key some nodes lack
+    // keeps pods off them.
+    labels.capacityLabel = detected->capacityLabel.value_or(CapacityTypeLabel{"", "", ""});
+  }
+  return labels;
+}
+
+ClusterView clusterViewOf(const ClusterState& cluster, const Catalog& catalog,
+                          const Policy& policy) {
+  ClusterView view;
+  const bool empty = cluster.nodesKnown && cluster.nodes.empty() && cluster.nodePools.empty();
+  if (policy.capacity.source == CapacitySource::Auto && empty) {
+    view.capacity.source = CapacitySource::None;
+    view.capacity.why =
+        "Auto: the cluster shows no node and no NodePool, so every type in the catalog is a "
+        "candidate";
+    view.labels = nodeLabelsFor(policy, nullptr);
+    return view;
+  }
+  view.capacity = capacityOf(cluster, catalog, policy, policy.capacity.source);
+  if (cluster.nodesKnown && !empty) {
+    const auto detected = detectLabelScheme(cluster);
+    view.labels = nodeLabelsFor(policy, &detected);
+  } else {
+    view.labels = nodeLabelsFor(policy, nullptr);
+  }
+  return view;
+}
+
+CostQuote ClusterCost::quote(const CostInput& input) const {
+  CostQuote quote = WholeNodeCost().quote(input);
+  quote.cluster = true;
+  quote.newNodes = quote.nodes;
+  const Offer* offer = capacity_.offer(input.instance, input.capacity);
+  if (input.devices <= 0 || !offer) {
+    return quote;  // CPU, or no view of this type: whole new nodes
+  }
+  int slots = 0;
+  for (const auto free : offer->idle) {
+    quote.idleDevices += free;
+    slots += free / input.devices;
+    quote.idleNodes += free >= input.devices ? 1 : 0;
+  }
+  if (own_.instance == input.instance && own_.capacity == input.capacity && own_.replicas > 0) {
+    quote.idleDevices += own_.replicas * own_.devices;
+    slots += own_.replicas * (own_.devices / input.devices);
+    quote.idleNodes += own_.devices >= input.devices ? 1 : 0;
+  }
+  const int replicas = std::max(input.replicas, 1);
+  const int perNode = std::max(input.replicasPerNode, 1);
+  quote.replicasOnIdle = std::min(replicas, slots);
+  const int rest = replicas - quote.replicasOnIdle;
+  quote.newNodes = (rest + perNode - 1) / perNode;
+  const double share = input.nodeHourly * std::min(input.replicaShare, 1.0);
+  const double added = quote.newNodes * input.nodeHourly;
+  quote.totalHourly = quote.replicasOnIdle * share + added;
+  quote.perReplicaHourly = quote.totalHourly / replicas;
+  quote.marginalHourly = added / replicas;
+  quote.nodes = quote.newNodes + std::min(quote.idleNodes, quote.replicasOnIdle);
+  return quote;
+}
+
+}  // namespace gpuplacement::core
