@@ -38,6 +38,9 @@ ClusterView clusterViewOf(const ClusterState& cluster, const Catalog& catalog,
     return view;
   }
   view.capacity = capacityOf(cluster, catalog, policy, policy.capacity.source);
+  if (!cluster.nodesKnown && policy.capacity.source != CapacitySource::None) {
+    view.problem = cluster.nodesProblem.empty() ? "the nodes are not known" : cluster.nodesProblem;
+  }
   if (cluster.nodesKnown && !empty) {
     const auto detected = detectLabelScheme(cluster);
     view.labels = nodeLabelsFor(policy, &detected);

@@ -27,6 +27,9 @@ NodeLabels nodeLabelsFor(const Policy& policy, const SchemeChoice* detected);
 struct ClusterView {
   Capacity capacity;
   NodeLabels labels;
+  // Why the view is degraded to source None although the policy asks for
+  // one ("cannot list nodes (HTTP 403)"); empty when it is not.
+  std::string problem;
 };
 
 // A cluster that shows no node and no NodePool (a control plane alone)

@@ -229,6 +229,24 @@ json conditionsToJson(const std::vector<Condition>& conditions) {
   return list;
 }
 
+namespace {
+
+// Whether decisions see the cluster the policy asks for.
+Condition capacityKnown(const ClusterView& cluster, std::int64_t generation) {
+  if (!cluster.problem.empty()) {
+    return {"CapacityKnown",
+            "False",
+            "NodesUnreadable",
+            cluster.problem + ": placing as capacity.source None (every type in the catalog)",
+            "",
+            generation};
+  }
+  return {"CapacityKnown",      "True", std::string(nameOf(cluster.capacity.source)),
+          cluster.capacity.why, "",     generation};
+}
+
+}  // namespace
+
 json policyStatus(const PolicyStatusInput& input) {
   Condition accepted{"Accepted", "True", "Valid", "", "", input.generation};
   if (!input.invalid) {
@@ -243,10 +261,21 @@ json policyStatus(const PolicyStatusInput& input) {
              : std::string("no version of this policy is in force"));
   }
   auto conditions = input.conditions;
-  setCondition(conditions, accepted, base::formatRfc3339(input.now));
-  return {{"observedGeneration", input.generation},
-          {"workloads", input.workloads},
-          {"conditions", conditionsToJson(conditions)}};
+  const auto now = base::formatRfc3339(input.now);
+  setCondition(conditions, accepted, now);
+  json status = {{"observedGeneration", input.generation}, {"workloads", input.workloads}};
+  if (const auto* cluster = input.cluster) {
+    setCondition(conditions, capacityKnown(*cluster, input.generation), now);
+    status["capacity"] = {{"source", std::string(nameOf(cluster->capacity.source))},
+                          {"why", cluster->capacity.why}};
+    status["nodeLabels"] = {{"scheme", std::string(nameOf(cluster->labels.scheme))},
+                            {"capacityTypeKey", cluster->labels.capacityLabel.key}};
+    if (!cluster->labels.why.empty()) {
+      status["nodeLabels"]["why"] = cluster->labels.why;
+    }
+  }
+  status["conditions"] = conditionsToJson(conditions);
+  return status;
 }
 
 }  // namespace gpuplacement::core

@@ -99,8 +99,13 @@ struct PolicyStatusInput {
   std::size_t workloads = 0;
   std::vector<Condition> conditions;  // as stored, for their transition times
   Timestamp now;
+  // What the version in force sees of the cluster; null: nothing to report.
+  const ClusterView* cluster = nullptr;
 };
 
+// Adds status.capacity, status.nodeLabels and the CapacityKnown condition
+// (False, reason NodesUnreadable, when the nodes cannot be read and the
+// policy places as under source None).
 nlohmann::json policyStatus(const PolicyStatusInput& input);
 
 }  // namespace gpuplacement::core

@@ -6,63 +6,19 @@
 #include <doctest/doctest.h>
 
 #include "core/render.h"
+#include "core/status.h"
+#include "support/cluster_fixture.h"
 #include "support/engine_fixture.h"
 
 namespace gpuplacement::core {
 namespace {
 
+using testing::Cluster;
+using testing::g6Pool;
+using testing::g6x4;
 using testing::IntentBuilder;
 using testing::shippedCatalog;
 using testing::shippedEngine;
-
-const Taint kGpuTaint{"nvidia.com/gpu", "true", "NoSchedule"};
-
-// A g6.12xlarge (4 L4), made by Karpenter's NodePool "gpu" or by a managed
-// node group.
-NodeView g6x4(bool karpenter) {
-  NodeView node;
-  node.instanceType = "g6.12xlarge";
-  node.nodePool = karpenter ? "gpu" : "";
-  node.labels = kInstanceTypeLabel | (karpenter ? kKarpenterGpuLabels | kKarpenterCapacityLabel
-                                                : kNodeGroupCapacityLabel);
-  node.taints = {kGpuTaint};
-  node.allocatable.gpus = 4;
-  node.milliCpu = 47810;
-  node.memoryBytes = 176052LL << 20;
-  return node;
-}
-
-// A NodePool that may launch any on-demand g6.
-NodePoolView g6Pool() {
-  NodePoolView pool;
-  pool.requirements = {{"karpenter.k8s.aws/instance-family", "In", {"g6"}},
-                       {"karpenter.sh/capacity-type", "In", {"on-demand"}}};
-  pool.taints = {kGpuTaint};
-  return pool;
-}
-
-struct Cluster {
-  std::vector<NodeView> nodes;
-  std::vector<int> used;  // GPUs used per node
-  std::vector<NodePoolView> pools;
-  bool known = true;
-
-  ClusterState state() const {
-    ClusterState state;
-    state.nodesKnown = known;
-    state.nodesProblem = known ? "" : "cannot list nodes (HTTP 403)";
-    state.nodePoolsInstalled = !pools.empty();
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      ClusterState::Node node{&nodes[i], {}};
-      node.used.gpus = i < used.size() ? used[i] : 0;
-      state.nodes.push_back(node);
-    }
-    for (const auto& pool : pools) {
-      state.nodePools.emplace_back("gpu", &pool);
-    }
-    return state;
-  }
-};
 
 // 7B at fp16 for inference needs 15.6 GiB: one L4.
 WorkloadIntent service() {
@@ -337,6 +293,80 @@ TEST_CASE("without a cluster view the engine answers as before") {
     CHECK(viewless.placement->instanceType == offline.placement->instanceType);
     CHECK(viewless.placement->costNote == offline.placement->costNote);
     CHECK(viewless.alternatives.size() == offline.alternatives.size());
+  }
+}
+
+}  // namespace gpuplacement::core
+
+namespace gpuplacement::core {
+
+TEST_CASE("the policy's status says what it sees of the cluster") {
+  struct Case {
+    const char* label;
+    Cluster cluster;
+    CapacitySource source;
+    const char* condition;  // CapacityKnown's status
+    const char* reason;
+    const char* resolved;
+    const char* scheme;
+    const char* capacityKey;
+  };
+  const Case cases[] = {
+      {"Karpenter",
+       {{g6x4(true)}, {0}, {g6Pool()}},
+       CapacitySource::Auto,
+       "True",
+       "NodePools",
+       "NodePools",
+       "Karpenter",
+       "karpenter.sh/capacity-type"},
+      {"managed node groups",
+       {{g6x4(false)}, {0}, {}},
+       CapacitySource::Auto,
+       "True",
+       "Nodes",
+       "Nodes",
+       "InstanceType",
+       "eks.amazonaws.com/capacityType"},
+      {"RBAC refuses nodes",
+       {{}, {}, {}, false},
+       CapacitySource::Auto,
+       "False",
+       "NodesUnreadable",
+       "None",
+       "InstanceType",
+       "karpenter.sh/capacity-type"},
+      {"source None asked for",
+       {{}, {}, {}, false},
+       CapacitySource::None,
+       "True",
+       "None",
+       "None",
+       "InstanceType",
+       "karpenter.sh/capacity-type"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.label));
+    Policy policy;
+    policy.capacity.source = c.source;
+    const auto state = c.cluster.state();
+    const auto view = clusterViewOf(state, *testing::shippedCatalog(), policy);
+    PolicyStatusInput input;
+    input.generation = 2;
+    input.cluster = &view;
+    const auto status = policyStatus(input);
+    CHECK(status["capacity"]["source"] == c.resolved);
+    CHECK(status["nodeLabels"]["scheme"] == c.scheme);
+    CHECK(status["nodeLabels"]["capacityTypeKey"] == c.capacityKey);
+    bool found = false;
+    for (const auto& condition : status["conditions"]) {
+      if (condition["type"] == "CapacityKnown") {
+        found = true;
+        CHECK(condition["status"] == c.condition);
+        CHECK(condition["reason"] == c.reason);
+      }
+    }
+    CHECK(found);
   }
 }
 
