@@ -134,6 +134,25 @@ bool samePlacement(const AppliedRecord& applied, const Placement& placement) {
 
 }  // namespace
 
+namespace {
+
+std::vector<UnavailableType> readUnavailable(const json& status) {
+  std::vector<UnavailableType> unavailable;
+  if (const auto it = status.find("unavailable"); it != status.end() && it->is_array()) {
+    for (const auto& item : *it) {
+      if (item.is_object()) {
+        unavailable.push_back(
+            {text(item, "instanceType"),
+             text(item, "capacityType") == "Spot" ? CapacityType::Spot : CapacityType::OnDemand,
+             text(item, "since"), text(item, "until"), text(item, "message")});
+      }
+    }
+  }
+  return unavailable;
+}
+
+}  // namespace
+
 WorkloadStatus workloadStatusFromJson(const json& status) {
   WorkloadStatus result;
   if (!status.is_object()) {
@@ -156,6 +175,7 @@ WorkloadStatus workloadStatusFromJson(const json& status) {
         ReplacementRecord{text(*it, "from"), text(*it, "to"), text(*it, "monthlySaving"),
                           text(*it, "time"), text(*it, "reason")};
   }
+  result.unavailable = readUnavailable(status);
   if (const auto it = status.find("conditions"); it != status.end() && it->is_array()) {
     for (const auto& item : *it) {
       if (!item.is_object()) {
@@ -207,6 +227,13 @@ json statusToJson(const StatusView& view) {
                                  {"monthlySaving", last.monthlySaving},
                                  {"time", last.time},
                                  {"reason", last.reason}};
+  }
+  for (const auto& entry : view.unavailable) {
+    status["unavailable"].push_back({{"instanceType", entry.instanceType},
+                                     {"capacityType", nameOf(entry.capacityType)},
+                                     {"since", entry.since},
+                                     {"until", entry.until},
+                                     {"message", entry.message}});
   }
   status["policy"] = {{"name", view.policyName}};
   if (view.policyGeneration > 0) {

@@ -4,6 +4,7 @@
 
 #include "base/decimal.h"
 #include "base/hash.h"
+#include "core/fallback.h"
 
 namespace gpuplacement::core {
 namespace {
@@ -14,6 +15,13 @@ std::string joined(const std::vector<std::string>& items) {
     text += (text.empty() ? "" : "; ") + item;
   }
   return text;
+}
+
+// The next reconcile at the earlier of what is planned and `after`.
+void wakeAfter(NextReconcile& next, std::chrono::seconds after) {
+  if (next.kind != NextReconcile::Kind::After || after < next.after) {
+    next = {NextReconcile::Kind::After, after, ""};
+  }
 }
 
 // Conditions and Events as a reconcile sets them.
@@ -152,7 +160,14 @@ void planMove(const WorkloadInput& input, const WorkloadObject& workload,
   const Placement& best = *plan.decision->placement;
   std::optional<Assessment> current;
   if (plan.view.applied) {
-    current = assessApplied(engine, intent, *plan.view.applied, cluster);
+    const auto& applied = *plan.view.applied;
+    current = assessApplied(engine, intent, applied, cluster);
+    for (const auto& entry : plan.view.unavailable) {
+      if (entry.instanceType == applied.instanceType && current->feasible) {
+        current->feasible = false;  // a forced move, within the rollout budget
+        current->reason = "no capacity for " + entry.instanceType + ": " + entry.message;
+      }
+    }
   }
   plan.gate = gateReplacement(
       gateInputFor(input, workload, intent, engine, best, current ? &*current : nullptr));
@@ -174,12 +189,61 @@ void planMove(const WorkloadInput& input, const WorkloadObject& workload,
       plan.view.recommendation = best;
       plan.view.recommendationNote = plan.gate.message;
       if (plan.gate.verdict == GateVerdict::Cooldown) {
-        plan.next = {NextReconcile::Kind::After, plan.gate.wait, ""};
+        wakeAfter(plan.next, plan.gate.wait);
       } else if (plan.gate.verdict == GateVerdict::WaitForRollout) {
         plan.rollout = RolloutStep::Wait;
       }
       break;
   }
+}
+
+// Types whose pods stayed unschedulable too long are left for a while:
+// excluded from the decision, recorded in status, reported once.
+void planFallback(const WorkloadInput& input, const WorkloadObject& workload,
+                  const PlacementEngine& engine, WorkloadPlan& plan, WorkloadIntent& intent) {
+  FallbackInput fallback;
+  if (plan.view.applied && input.target) {
+    const auto& applied = *plan.view.applied;
+    fallback.instanceType = applied.instanceType;
+    fallback.capacityType = applied.capacityType;
+    if (auto time = base::parseRfc3339(applied.time); time) {
+      fallback.placedAt = *time;
+    }
+  }
+  fallback.pendingCount = input.pending.count;
+  fallback.pendingMessage = input.pending.message;
+  fallback.pendingSince = input.pending.since;
+  fallback.unavailable = workload.status.unavailable;
+  fallback.settings = engine.policy().capacity;
+  fallback.now = input.now;
+  auto step = fallbackStep(fallback);
+  for (const auto& entry : step.unavailable) {
+    intent.constraints.excludedInstanceTypes.push_back(entry.instanceType);
+  }
+  if (step.left) {
+    plan.events.push_back({"Warning", "FellBack",
+                           "pods of Deployment " + plan.view.applied->deployment +
+                               " could not be scheduled on " + step.left->instanceType + " for " +
+                               std::to_string(engine.policy().capacity.fallbackAfter.count()) +
+                               " s (" + step.left->message + "): it is left until " +
+                               step.left->until + "; placing on the next-best type"});
+  }
+  if (step.recheckAfter) {
+    wakeAfter(plan.next, *step.recheckAfter);
+  }
+  plan.view.unavailable = std::move(step.unavailable);
+}
+
+// Nothing to place on: NoCapacity when types were left for lack of it.
+void notPlaceable(const Decision& decision, const std::vector<UnavailableType>& unavailable,
+                  StatusDraft& draft) {
+  if (unavailable.empty()) {
+    draft.notPlaced("CannotPlace", decision.cannotPlace, "cannot place: " + decision.cannotPlace);
+    return;
+  }
+  const std::string message =
+      "no capacity: tried " + describeTried(unavailable) + "; " + decision.cannotPlace;
+  draft.notPlaced("NoCapacity", message, message);
 }
 
 // From a valid spec and an engine to the Deployment write (or the reason
@@ -195,11 +259,12 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
   }
   WorkloadIntent intent = spec.intent;
   intent.replicas = input.target ? input.target->replicas : 1;
+  planFallback(input, workload, engine, plan, intent);
   const ClusterContext cluster = clusterContextFor(input, plan, engine);
   plan.decision = engine.decide(intent, cluster);
   const Decision& decision = *plan.decision;
   if (!decision.placement) {
-    draft.notPlaced("CannotPlace", decision.cannotPlace, "cannot place: " + decision.cannotPlace);
+    notPlaceable(decision, plan.view.unavailable, draft);
     if (plan.view.applied && input.target) {
       // What runs keeps running; nothing better exists to move it to.
       plan.view.placement = placementInForce(

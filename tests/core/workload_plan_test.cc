@@ -722,3 +722,61 @@ TEST_CASE("a plan with the cluster view: idle devices, detected labels, no move 
 }
 
 }  // namespace gpuplacement::core
+
+namespace gpuplacement::core {
+
+TEST_CASE("fallback in the plan: left after fallbackAfter, the next-best type, NoCapacity") {
+  struct Case {
+    const char* label;
+    std::chrono::minutes pendingFor;
+    bool onlyTheBest;  // constraints allow nothing else
+    bool fellBack;
+    const char* ready;  // the Ready condition's reason
+    std::chrono::seconds next;
+  };
+  const Case cases[] = {
+      {"pending 2 min of 5: wait", 2min, false, false, "Unschedulable", 3min},
+      {"pending 10 min: the next-best type", 10min, false, true, "Unschedulable", 30min},
+      {"nothing else allowed: NoCapacity", 10min, true, true, "NoCapacity", 30min},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.label));
+    World world;
+    world.finalizers = {};
+    world.useFinalizer = false;
+    const auto best = world.best();
+    if (c.onlyTheBest) {
+      world.spec["constraints"]["instanceTypes"] = {best.instanceType};
+    }
+    world.placedAndRolledOut();
+    world.target->availableReplicas = 0;  // its pod waits for a node
+    world.pending = {1, "0/11 nodes are available: 11 Insufficient nvidia.com/gpu",
+                     kNow - c.pendingFor};
+    const auto result = reconcile(world);
+    const auto reasons = eventReasons(result.record);
+    const bool fellBack = std::find(reasons.begin(), reasons.end(), "FellBack") != reasons.end();
+    CHECK(fellBack == c.fellBack);
+    CHECK(conditionsOf(result.record).at("Ready") == "False/" + std::string(c.ready));
+    CHECK(result.record.next.kind == NextReconcile::Kind::After);
+    CHECK(result.record.next.after == c.next);
+    REQUIRE(result.record.status.has_value());
+    const auto& status = *result.record.status;
+    if (!c.fellBack) {
+      CHECK_FALSE(status.contains("unavailable"));
+      continue;
+    }
+    CHECK(status["unavailable"][0]["instanceType"] == best.instanceType);
+    if (c.onlyTheBest) {
+      CHECK_FALSE(result.plan.write.has_value());
+      continue;
+    }
+    // Moved at once (a placement without capacity is no longer possible),
+    // within the rollout budget.
+    REQUIRE(result.record.placedNow.has_value());
+    CHECK(result.record.placedNow->instanceType != best.instanceType);
+    CHECK(result.plan.rollout == RolloutStep::Reserve);
+    CHECK(std::find(reasons.begin(), reasons.end(), "Replaced") != reasons.end());
+  }
+}
+
+}  // namespace gpuplacement::core
