@@ -998,6 +998,22 @@ void PlacementEngine::explainFailure(const Request& request,
   listRuledOut(request, overall, decision);
 }
 
+// "no node or NodePool offers g5.xlarge or g6.xlarge, the best that fit
+// (capacity.source is Nodes: ...)".
+std::string PlacementEngine::unofferedConstraint(const Request& request,
+                                                 const Evaluation& overall) const {
+  const auto absent = bestUnoffered(overall, nullptr, 3);
+  std::string names;
+  for (std::size_t i = 0; i < absent.size(); ++i) {
+    names += (i == 0                   ? ""
+              : i + 1 == absent.size() ? " or "
+                                       : ", ") +
+             catalog_->instances[absent[i]->instance].type;
+  }
+  return "no node or NodePool offers " + names + ", the best that fit (" + request.capacity->why +
+         ")";
+}
+
 std::string PlacementEngine::bindingConstraint(const Request& request, const Evaluation& overall,
                                                const std::string& rulesText) const {
   const auto& constraints = request.intent.constraints;
@@ -1029,16 +1045,8 @@ std::string PlacementEngine::bindingConstraint(const Request& request, const Eva
   if (!overall.anyFits) {
     return tooSmall(request, overall);
   }
-  if (const auto absent = bestUnoffered(overall, nullptr, 3); !absent.empty()) {
-    std::string names;
-    for (std::size_t i = 0; i < absent.size(); ++i) {
-      names += (i == 0                   ? ""
-                : i + 1 == absent.size() ? " or "
-                                         : ", ") +
-               catalog_->instances[absent[i]->instance].type;
-    }
-    return "no node or NodePool offers " + names + ", the best that fit (" + request.capacity->why +
-           ")";
+  if (!overall.unoffered.empty()) {
+    return unofferedConstraint(request, overall);
   }
   if (overall.cheapestOverBudget) {
     const auto& over = *overall.cheapestOverBudget;

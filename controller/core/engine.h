@@ -197,6 +197,7 @@ class PlacementEngine {
   std::string bindingConstraint(const Request& request, const Evaluation& overall,
                                 const std::string& rulesText) const;
   std::string tooSmall(const Request& request, const Evaluation& overall) const;
+  std::string unofferedConstraint(const Request& request, const Evaluation& overall) const;
   std::string precisionBlocked(const Request& request, const Evaluation& evaluation,
                                std::optional<Tier> tier = std::nullopt) const;
   std::string neuronIneligibility(Tier tier, const WorkloadIntent& intent) const;

@@ -189,6 +189,22 @@ WorkloadStatus workloadStatusFromJson(const json& status) {
   return result;
 }
 
+namespace {
+
+json unavailableJson(const std::vector<UnavailableType>& unavailable) {
+  json list = json::array();
+  for (const auto& entry : unavailable) {
+    list.push_back({{"instanceType", entry.instanceType},
+                    {"capacityType", nameOf(entry.capacityType)},
+                    {"since", entry.since},
+                    {"until", entry.until},
+                    {"message", entry.message}});
+  }
+  return list;
+}
+
+}  // namespace
+
 json statusToJson(const StatusView& view) {
   json status = {{"observedGeneration", view.observedGeneration}, {"mode", view.mode}};
   if (view.placement) {
@@ -228,12 +244,8 @@ json statusToJson(const StatusView& view) {
                                  {"time", last.time},
                                  {"reason", last.reason}};
   }
-  for (const auto& entry : view.unavailable) {
-    status["unavailable"].push_back({{"instanceType", entry.instanceType},
-                                     {"capacityType", nameOf(entry.capacityType)},
-                                     {"since", entry.since},
-                                     {"until", entry.until},
-                                     {"message", entry.message}});
+  if (!view.unavailable.empty()) {
+    status["unavailable"] = unavailableJson(view.unavailable);
   }
   status["policy"] = {{"name", view.policyName}};
   if (view.policyGeneration > 0) {

@@ -197,6 +197,22 @@ void planMove(const WorkloadInput& input, const WorkloadObject& workload,
   }
 }
 
+// The Deployment write for plan.wanted, under the labels the cluster's
+// nodes carry when there is a cluster view.
+void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
+               const PlacementEngine& engine, WorkloadPlan& plan) {
+  TargetWrite write{
+      spec.targetRef.name,
+      input.cluster
+          ? renderScheduling(plan.wanted, engine.catalog(), engine.policy(), input.cluster->labels)
+          : renderScheduling(plan.wanted, engine.catalog(), engine.policy()),
+      spec.containers,
+      {}};
+  write.patch = planDeploymentPatch(*input.target, &write.scheduling, write.containers, input.name,
+                                    input.targetResourceVersion);
+  plan.write = std::move(write);
+}
+
 // Types whose pods stayed unschedulable too long are left for a while:
 // excluded from the decision, recorded in status, reported once.
 void planFallback(const WorkloadInput& input, const WorkloadObject& workload,
@@ -293,16 +309,7 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
     return;
   }
   planMove(input, workload, intent, engine, cluster, plan);
-  TargetWrite write{
-      target,
-      input.cluster
-          ? renderScheduling(plan.wanted, engine.catalog(), engine.policy(), input.cluster->labels)
-          : renderScheduling(plan.wanted, engine.catalog(), engine.policy()),
-      spec.containers,
-      {}};
-  write.patch = planDeploymentPatch(*input.target, &write.scheduling, write.containers, input.name,
-                                    input.targetResourceVersion);
-  plan.write = std::move(write);
+  planWrite(input, spec, engine, plan);
 }
 
 StatusView initialView(const WorkloadObject& workload) {
