@@ -157,6 +157,7 @@ void countNodes(const ClusterState& cluster, const Catalog& catalog, const Polic
     ++offer.nodes;
     Devices idle = node->allocatable;
     idle -= used;
+    offer.used += usable(used, instance.tier);
     const auto free = usable(idle, instance.tier);
     if (free > usable(offer.idleLargest, instance.tier)) {
       offer.idleLargest = idle;

@@ -46,6 +46,7 @@ struct Offer {
   std::int32_t nodes = 0;              // schedulable, tolerated nodes of the type
   Devices idleLargest;                 // the most devices free on one of them
   std::vector<std::int32_t> idle;      // the tier's devices free on each node that has any
+  std::int32_t used = 0;               // the tier's devices pods hold on these nodes
   std::vector<std::string> nodePools;  // NodePools that may launch another
 
   bool available() const { return nodes > 0 || !nodePools.empty(); }

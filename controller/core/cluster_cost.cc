@@ -64,10 +64,14 @@ CostQuote ClusterCost::quote(const CostInput& input) const {
     slots += free / input.devices;
     quote.idleNodes += free >= input.devices ? 1 : 0;
   }
-  if (own_.instance == input.instance && own_.capacity == input.capacity && own_.replicas > 0) {
-    quote.idleDevices += own_.replicas * own_.devices;
-    slots += own_.replicas * (own_.devices / input.devices);
-    quote.idleNodes += own_.devices >= input.devices ? 1 : 0;
+  if (own_.instance == input.instance && own_.capacity == input.capacity && own_.devices > 0) {
+    // Only what pods on these nodes hold: replicas not bound yet hold nothing.
+    const int held = std::min(own_.replicas, offer->used / own_.devices);
+    quote.idleDevices += held * own_.devices;
+    slots += held * (own_.devices / input.devices);
+    if (held > 0 && own_.devices >= input.devices) {
+      quote.idleNodes = std::max(quote.idleNodes, 1);
+    }
   }
   const int replicas = std::max(input.replicas, 1);
   const int perNode = std::max(input.replicasPerNode, 1);

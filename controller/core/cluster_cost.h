@@ -40,6 +40,7 @@ ClusterView clusterViewOf(const ClusterState& cluster, const Catalog& catalog,
 // The workload's own placement in force: its replicas' devices are idle
 // to its own decision (they are freed if it moves, and it keeps them if
 // it stays), so a placed workload does not see itself as competition.
+// Never more than the pods on nodes of the type hold.
 struct OwnDevices {
   int instance = -1;  // catalog index; -1: none
   CapacityType capacity = CapacityType::OnDemand;

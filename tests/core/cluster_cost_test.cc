@@ -172,6 +172,12 @@ TEST_CASE("idle devices on existing nodes first; a new node costs the whole node
        "g6.12xlarge",
        "1 idle L4 on an existing g6.12xlarge",
        4.6016 / 4},
+      {"replicas not bound yet hold nothing to give back",
+       {{g6x4(true)}, {0}, {g6Pool()}},
+       {g6x4Index, CapacityType::OnDemand, 1, 1},
+       "g6.12xlarge",
+       "4 idle L4 on an existing g6.12xlarge",
+       4.6016 / 4},
   };
   const auto engine = shippedEngine();
   for (const auto& c : cases) {
