@@ -122,7 +122,7 @@ struct PlacementEngine::Option {
   CostQuote cost;
   double nodeHourly = 0;
   // The decision's order as a key, smallest best (see rankOf).
-  std::tuple<double, double, double, double, double, int, int, int> rank{};
+  std::tuple<double, double, double, double, int, int, int> rank{};
 };
 
 // Everything learned while trying a rule's candidates: the options that
@@ -452,11 +452,10 @@ void PlacementEngine::rankOf(Option& option, const Request& request) const {
   const bool meets = option.fit.meetsLatency;
   const double cost = option.cost.perReplicaHourly;
   const double performance = option.fit.performance;
-  // What the cluster pays more, then what the workload is charged (they
-  // differ only on devices already paid for).
+  // CostOptimized: what the cluster pays more, then (with a cluster view,
+  // where the two differ) what the workload is charged, else performance.
   double primary = option.cost.marginalHourly;
-  double secondary = cost;
-  double tertiary = -performance;
+  double secondary = option.cost.cluster ? cost : -performance;
   switch (request.intent.objective) {
     case Objective::CostOptimized:
       break;
@@ -466,18 +465,17 @@ void PlacementEngine::rankOf(Option& option, const Request& request) const {
       primary = option.cost.cluster && option.cost.marginalHourly <= kSamePrice
                     ? -std::numeric_limits<double>::max()
                     : -(performance / std::max(option.cost.marginalHourly, 1e-9));
-      tertiary = option.cost.cluster ? -performance : cost;
+      secondary = cost;
       break;
     case Objective::MaxPerformance:
       primary = -performance;
-      tertiary = cost;
+      secondary = cost;
       break;
   }
   option.rank = {target && !meets ? 1.0 : 0.0,
                  target && !meets ? option.fit.latencyMs : 0.0,
                  primary,
                  secondary,
-                 tertiary,
                  option.fit.devices,
                  static_cast<int>(option.capacity),
                  option.instance};
