@@ -59,6 +59,7 @@ CostQuote ClusterCost::quote(const CostInput& input) const {
     return quote;  // CPU, or no view of this type: whole new nodes
   }
   int slots = 0;
+  int ownSlots = 0;
   for (const auto free : offer->idle) {
     quote.idleDevices += free;
     slots += free / input.devices;
@@ -69,6 +70,10 @@ CostQuote ClusterCost::quote(const CostInput& input) const {
     const int held = std::min(own_.replicas, offer->used / own_.devices);
     quote.idleDevices += held * own_.devices;
     slots += held * (own_.devices / input.devices);
+    // Alone on nodes of this type, its pods leaving would let them go.
+    if (offer->used <= held * own_.devices) {
+      ownSlots = held * (own_.devices / input.devices);
+    }
     if (held > 0 && own_.devices >= input.devices) {
       quote.idleNodes = std::max(quote.idleNodes, 1);
     }
@@ -82,7 +87,12 @@ CostQuote ClusterCost::quote(const CostInput& input) const {
   const double added = quote.newNodes * input.nodeHourly;
   quote.totalHourly = quote.replicasOnIdle * share + added;
   quote.perReplicaHourly = quote.totalHourly / replicas;
-  quote.marginalHourly = added / replicas;
+  // Devices the workload's own pods hold cost the cluster nothing more
+  // while others share their nodes (the nodes stay anyway); where its pods
+  // are alone on them, moving would let the nodes go, so staying costs
+  // their share, or no price change would ever move a placed workload.
+  const int onOwn = std::min(quote.replicasOnIdle, ownSlots);
+  quote.marginalHourly = (added + onOwn * share) / replicas;
   quote.nodes = quote.newNodes + std::min(quote.idleNodes, quote.replicasOnIdle);
   return quote;
 }
