@@ -66,9 +66,9 @@ std::string ApiWrites::refusals() const {
   return text;
 }
 
-asio::awaitable<kube::ApiResult<std::uint64_t>> ApiWrites::replaceWorkloadStatus(std::string ns,
-                                                                                 std::string name,
-                                                                                 json status) {
+asio::awaitable<kube::ApiResult<json>> ApiWrites::replaceWorkloadStatus(std::string ns,
+                                                                        std::string name,
+                                                                        json status) {
   const auto patch = replaceStatus(status);
   auto result =
       co_await client_.patch(workloadPath(ns, name) + "/status", patch, kube::PatchType::Json);
@@ -77,7 +77,7 @@ asio::awaitable<kube::ApiResult<std::uint64_t>> ApiWrites::replaceWorkloadStatus
   if (!result) {
     co_return result.error();
   }
-  co_return core::statusDigest(base::memberOf(*result, "status"));
+  co_return base::memberOf(*result, "status");  // as the server stored it
 }
 
 asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::replacePolicyStatus(std::string name,

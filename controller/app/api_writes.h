@@ -36,10 +36,10 @@ class ApiWrites {
   asio::awaitable<kube::ApiResult<DeploymentRead>> patchDeployment(std::string ns, std::string name,
                                                                    nlohmann::json patch);
   // Replaces the whole status (a JSON Patch "add" of /status, so fields the
-  // new one lacks do not linger); answers the digest of the status stored.
-  asio::awaitable<kube::ApiResult<std::uint64_t>> replaceWorkloadStatus(std::string ns,
-                                                                        std::string name,
-                                                                        nlohmann::json status);
+  // new one lacks do not linger); answers the status as the server stored it.
+  asio::awaitable<kube::ApiResult<nlohmann::json>> replaceWorkloadStatus(std::string ns,
+                                                                         std::string name,
+                                                                         nlohmann::json status);
   asio::awaitable<kube::ApiResult<base::Ok>> replacePolicyStatus(std::string name,
                                                                  nlohmann::json status);
   // The whole finalizer list, with a resourceVersion precondition.

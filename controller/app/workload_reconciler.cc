@@ -129,6 +129,7 @@ asio::awaitable<ReconcileResult> WorkloadReconciler::reconcile(const runtime::Ob
   }
   Snapshot snapshot;
   read(key, snapshot);
+  compareWithWhatWasWritten(key.str(), snapshot);
   core::WorkloadPlan plan = core::planWorkload(snapshot.input);
   for (const auto& deployment : plan.release) {
     auto released = co_await release(key.ns, deployment, key.name);
@@ -351,10 +352,51 @@ asio::awaitable<base::Result<base::Ok, std::string>> WorkloadReconciler::writeRe
       co_return "writing status: " + stored.error().describe();
     }
     if (stored) {
-      expectations_.expectStatus(key.str(), *stored);
+      const auto storedDigest = core::statusDigest(*stored);
+      expectations_.expectStatus(key.str(), storedDigest);
+      noteStoredStatus(key.str(), *record.status, *stored, storedDigest);
     }
   }
   co_return base::Ok{};
+}
+
+void WorkloadReconciler::noteStoredStatus(const std::string& key, const nlohmann::json& written,
+                                          const nlohmann::json& stored,
+                                          std::uint64_t storedDigest) {
+  const auto writtenDigest = core::statusDigest(written);
+  if (writtenDigest == storedDigest) {
+    rewritten_.erase(key);
+    return;
+  }
+  rewritten_[key] = Rewritten{writtenDigest, storedDigest};
+  if (!warnedRewritten_) {
+    warnedRewritten_ = true;
+    std::string changed;
+    for (const auto& operation : nlohmann::json::diff(written, stored)) {
+      changed += (changed.empty() ? "" : ", ") + base::stringMember(operation, "op") + " " +
+                 base::stringMember(operation, "path");
+    }
+    log_.warn(
+        "the API server stores a GpuWorkload status other than the one written (is the CRD "
+        "older than the operator? apply this version's crds/); compared with what it stores "
+        "from now on, so it is not written again",
+        {{"namespace", runtime::ObjectKey::parse(key).ns},
+         {"name", runtime::ObjectKey::parse(key).name},
+         {"changed", changed}});
+  }
+}
+
+void WorkloadReconciler::compareWithWhatWasWritten(const std::string& key, Snapshot& snapshot) {
+  const auto it = rewritten_.find(key);
+  if (it == rewritten_.end()) {
+    return;
+  }
+  if (!snapshot.workload || snapshot.workload->statusHash != it->second.stored) {
+    rewritten_.erase(it);  // changed since (or gone): compare as usual
+    return;
+  }
+  // Still what the server made of our last write: compare with that write.
+  snapshot.workload->statusHash = it->second.written;
 }
 
 void WorkloadReconciler::count(const core::WorkloadRecord& record, const std::string& policy) {

@@ -81,6 +81,12 @@ class WorkloadReconciler {
                                                   core::WorkloadRecord record);
   asio::awaitable<base::Result<base::Ok, std::string>> writeRecord(
       const runtime::ObjectKey& key, const Snapshot& snapshot, const core::WorkloadRecord& record);
+  // When the server stores a status other than the one written (fields an
+  // older CRD prunes), remember both digests: otherwise every reconcile
+  // would see a difference and write the same status again, for ever.
+  void noteStoredStatus(const std::string& key, const nlohmann::json& written,
+                        const nlohmann::json& stored, std::uint64_t storedDigest);
+  void compareWithWhatWasWritten(const std::string& key, Snapshot& snapshot);
   void count(const core::WorkloadRecord& record, const std::string& policy);
   // The Deployment's rollout slot is free: wake who waits for one.
   void finishRollout(const std::string& deploymentKey);
@@ -111,6 +117,12 @@ class WorkloadReconciler {
     double totalHourlyCost = 0;
   };
   std::unordered_map<std::string, InForce> inForce_;
+  struct Rewritten {
+    std::uint64_t written;  // digest of the status sent
+    std::uint64_t stored;   // digest of what the server kept of it
+  };
+  std::unordered_map<std::string, Rewritten> rewritten_;  // empty when the CRD is current
+  bool warnedRewritten_ = false;
   MetricFamily& placementsTotal_;
   MetricFamily& replacementsTotal_;
   MetricFamily& replacementSavings_;

@@ -4,6 +4,7 @@
 
 #include "base/hash.h"
 #include "base/json_access.h"
+#include "core/quantity.h"
 
 namespace gpuplacement::core {
 namespace {
@@ -394,6 +395,36 @@ PatchPlan planDeploymentPatch(const DeploymentState& live, const Scheduling* des
   }
   plan.patch = std::move(patch);
   return plan;
+}
+
+PodRequests teamPodRequests(const DeploymentState& deployment) {
+  PodRequests total;
+  const auto& owned = deployment.ownership.fields.resources;
+  for (const auto& container : deployment.containers) {
+    const auto ours = owned.find(container.name);
+    for (const char* resource : {"cpu", "memory"}) {
+      if (ours != owned.end() && ours->second.count(resource)) {
+        continue;
+      }
+      auto value = container.requests.find(resource);
+      if (value == container.requests.end()) {
+        value = container.limits.find(resource);
+        if (value == container.limits.end()) {
+          continue;
+        }
+      }
+      const auto milli = parseResourceMilli(value->second);
+      if (!milli) {
+        continue;  // the API server refuses such a quantity; nothing to count
+      }
+      if (resource == std::string_view("cpu")) {
+        total.cpu += static_cast<double>(*milli) / 1000;
+      } else {
+        total.memoryGiB += static_cast<double>(*milli) / 1000 / (1024.0 * 1024 * 1024);
+      }
+    }
+  }
+  return total;
 }
 
 }  // namespace gpuplacement::core

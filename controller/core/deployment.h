@@ -82,6 +82,16 @@ struct DeploymentState {
   }
 };
 
+// The cpu (vCPUs) and memory (GiB) one replica of the pod template asks
+// for by the team's own sizing: requests, or limits where a container sets
+// only those (the API server defaults one to the other), summed over the
+// containers; what the ownership record says the operator set is left out.
+struct PodRequests {
+  double cpu = 0;
+  double memoryGiB = 0;
+};
+PodRequests teamPodRequests(const DeploymentState& deployment);
+
 // Reads a Deployment object; tolerant of anything missing.
 DeploymentState deploymentFromJson(const nlohmann::json& object);
 

@@ -247,6 +247,8 @@ PlacementEngine::Request PlacementEngine::requestFor(const WorkloadIntent& inten
   need.fillLimit = policy_.memoryFillLimit;
   need.karpenter = (view ? view->labels.scheme : defaultScheme_) == LabelScheme::Karpenter;
   need.fastest = intent.objective == Objective::MaxPerformance;
+  need.podCpu = intent.podCpu;
+  need.podMemoryGiB = intent.podMemoryGiB;
   request.replicas = std::max(intent.replicas, 1);
   const auto& frameworks = knobs_.neuronFrameworks;
   const auto& architectures = knobs_.neuronArchitectures;
@@ -931,6 +933,12 @@ std::string PlacementEngine::precisionBlocked(const Request& request, const Eval
 // 179.06 GiB): it takes 5 nodes of p6-b200.48xlarge".
 std::string PlacementEngine::tooSmall(const Request& request, const Evaluation& overall) const {
   const auto& largest = catalog_->instances[overall.largestInstance];
+  if (overall.largestMisfit == Misfit::Pod) {
+    return "the pod template requests " + formatFixed(request.need.podCpu, 2) + " vCPUs and " +
+           formatGiB(request.need.podMemoryGiB) + " GiB per replica; the largest eligible node, " +
+           largest.type + ", has " + formatFixed(largest.allocatableCpu, 2) + " vCPUs and " +
+           formatGiB(largest.allocatableMemoryGiB) + " GiB allocatable";
+  }
   if (overall.largestMisfit == Misfit::Cpu) {
     return "a CPU replica requests " + formatFixed(kCpuRequestVcpus, 0) +
            " vCPUs; the largest eligible node, " + largest.type + ", has " +

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace gpuplacement::core {
 
@@ -35,6 +36,37 @@ Misfit unusable(const AcceleratorSpec& spec, const Requirement& need) {
   return Misfit::None;
 }
 
+// Replicas one node holds by the pod template's own cpu and memory requests.
+int replicasByPodRequests(const InstanceType& instance, const Requirement& need) {
+  int replicas = std::numeric_limits<int>::max();
+  if (need.podCpu > 0) {
+    replicas = std::min(
+        replicas, static_cast<int>(std::floor(instance.allocatableCpu / need.podCpu + kEpsilon)));
+  }
+  if (need.podMemoryGiB > 0) {
+    replicas = std::min(
+        replicas,
+        static_cast<int>(std::floor(instance.allocatableMemoryGiB / need.podMemoryGiB + kEpsilon)));
+  }
+  return replicas;
+}
+
+// Devices are not all a pod needs: a node whose allocatable cpu or memory
+// cannot hold the pod template's own requests leaves the pod Pending (a
+// 4-CPU, 32Gi vLLM container on a g6e.xlarge, 3.92 CPUs and 27.6 GiB
+// allocatable), and holds fewer replicas than it has devices for.
+void limitByPodRequests(const InstanceType& instance, const Requirement& need, Fit& fit) {
+  const int replicas = replicasByPodRequests(instance, need);
+  if (replicas < 1) {
+    fit.misfit = Misfit::Pod;
+    return;
+  }
+  if (replicas < fit.replicasPerNode) {
+    fit.replicasPerNode = replicas;
+    fit.share = std::max(fit.share, 1.0 / replicas);
+  }
+}
+
 Fit fitAccelerated(const AcceleratorSpec& spec, const InstanceType& instance,
                    const Requirement& need) {
   Fit fit;
@@ -62,6 +94,7 @@ Fit fitAccelerated(const AcceleratorSpec& spec, const InstanceType& instance,
     devices = meets == allowed.end() ? allowed.back() : *meets;
   }
   describeDevices(spec, instance, need, devices, fit);
+  limitByPodRequests(instance, need, fit);
   return fit;
 }
 
@@ -70,13 +103,18 @@ Fit fitCpu(const InstanceType& instance, const Requirement& need) {
   fit.cpuRequest = kCpuRequestVcpus;
   fit.memoryRequestGiB = cpuMemoryRequestGiB(need.requiredGiB, need.fillLimit);
   fit.offeredGiB = instance.allocatableMemoryGiB * need.fillLimit;
-  const int byCpu =
-      static_cast<int>(std::floor(instance.allocatableCpu / fit.cpuRequest + kEpsilon));
+  // A team's own cpu and memory sizing stands where it is set (the
+  // placement's request is a default for containers without one), so a
+  // replica takes the larger of the two.
+  const double cpu = std::max(fit.cpuRequest, need.podCpu);
+  const double memory = std::max(fit.memoryRequestGiB, need.podMemoryGiB);
+  const int byCpu = static_cast<int>(std::floor(instance.allocatableCpu / cpu + kEpsilon));
   const int byMemory =
-      static_cast<int>(std::floor(instance.allocatableMemoryGiB / fit.memoryRequestGiB + kEpsilon));
+      static_cast<int>(std::floor(instance.allocatableMemoryGiB / memory + kEpsilon));
   fit.replicasPerNode = std::min(byCpu, byMemory);
   if (fit.replicasPerNode < 1) {
-    fit.misfit = byMemory < 1 ? Misfit::Memory : Misfit::Cpu;
+    const bool pod = need.podCpu > fit.cpuRequest || need.podMemoryGiB > fit.memoryRequestGiB;
+    fit.misfit = pod ? Misfit::Pod : byMemory < 1 ? Misfit::Memory : Misfit::Cpu;
     return fit;
   }
   const double cpuShare = fit.cpuRequest / instance.vcpus;
@@ -129,6 +167,7 @@ Fit fitWithDevices(const Catalog& catalog, const InstanceType& instance, const R
     return fit;
   }
   describeDevices(*spec, instance, need, devices, fit);
+  limitByPodRequests(instance, need, fit);
   return fit;
 }
 

@@ -23,6 +23,8 @@ struct Requirement {
   double fillLimit = 0.9;                 // of the memory a replica is given
   bool karpenter = false;                 // Karpenter launches the nodes
   bool fastest = false;                   // MaxPerformance: every device a replica may use
+  double podCpu = 0;                      // the pod template's own requests per replica,
+  double podMemoryGiB = 0;                // which the node's allocatable must hold too
 };
 
 // Why a replica cannot run on an instance type, hardware-wise.
@@ -33,6 +35,7 @@ enum class Misfit : std::uint8_t {
   Memory,     // too small even split across the most devices allowed
   Split,      // a device count the model cannot be split across here
   Cpu,        // a CPU node too small for one replica's request
+  Pod,        // the node's allocatable cpu or memory cannot hold the pod template's requests
 };
 
 // How one replica sits on a node of one instance type, before prices.

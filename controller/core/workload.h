@@ -33,6 +33,12 @@ struct WorkloadIntent {
   Objective objective = Objective::Balanced;
   Constraints constraints;
   int replicas = 1;
+  // What the target's pod template already requests per replica (the
+  // team's own cpu and memory, summed over its containers; not what the
+  // operator set). A node must hold it next to the devices, or the
+  // scheduler leaves the pod Pending. Zero: nothing requested.
+  double podCpu = 0;
+  double podMemoryGiB = 0;
 
   bool operator==(const WorkloadIntent&) const = default;
 };

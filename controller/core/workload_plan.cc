@@ -81,6 +81,7 @@ Placement placementInForce(const AppliedRecord& applied, const Assessment& curre
   }
   const double hoursPerMonth = engine.policy().hoursPerMonth;
   placement.hourlyCost = current.hourlyCost;
+  placement.clusterHourlyCost = current.clusterHourlyCost;
   placement.monthlyCost = current.hourlyCost * hoursPerMonth;
   placement.replicas = replicas;
   placement.totalHourlyCost = current.hourlyCost * replicas;
@@ -213,6 +214,24 @@ void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
   plan.write = std::move(write);
 }
 
+// Under a Nodes view, a type left for lack of capacity is retried only once
+// one of its nodes shows a device free; elsewhere only the retry time can
+// tell (a NodePool's launches fail only on trying).
+std::function<bool(const std::string&, CapacityType)> roomSeenIn(const ClusterView* view,
+                                                                 const Catalog& catalog) {
+  if (!view || view->capacity.source != CapacitySource::Nodes) {
+    return nullptr;
+  }
+  return [view, &catalog](const std::string& type, CapacityType capacity) {
+    const int index = catalog.indexOf(type);
+    if (index >= 0 && catalog.instances[static_cast<std::size_t>(index)].acceleratorCount == 0) {
+      return true;  // CPU: free room is not in the view
+    }
+    const Offer* offer = view->capacity.offer(index, capacity);
+    return offer && offer->idleLargest.gpus + offer->idleLargest.neuronDevices > 0;
+  };
+}
+
 // Types whose pods stayed unschedulable too long are left for a while:
 // excluded from the decision, recorded in status, reported once.
 void planFallback(const WorkloadInput& input, const WorkloadObject& workload,
@@ -232,6 +251,7 @@ void planFallback(const WorkloadInput& input, const WorkloadObject& workload,
   fallback.unavailable = workload.status.unavailable;
   fallback.settings = engine.policy().capacity;
   fallback.now = input.now;
+  fallback.roomFor = roomSeenIn(input.cluster, engine.catalog());
   auto step = fallbackStep(fallback);
   for (const auto& entry : step.unavailable) {
     intent.constraints.excludedInstanceTypes.push_back(entry.instanceType);
@@ -262,6 +282,19 @@ void notPlaceable(const Decision& decision, const std::vector<UnavailableType>& 
   draft.notPlaced("NoCapacity", message, message);
 }
 
+// The spec's intent with what only the target knows: its replicas and the
+// CPU and memory its pods already request (a fit constraint).
+WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const DeploymentState* target) {
+  WorkloadIntent intent = spec.intent;
+  intent.replicas = target ? target->replicas : 1;
+  if (target) {
+    const auto pod = teamPodRequests(*target);
+    intent.podCpu = pod.cpu;
+    intent.podMemoryGiB = pod.memoryGiB;
+  }
+  return intent;
+}
+
 // From a valid spec and an engine to the Deployment write (or the reason
 // there is none).
 void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
@@ -273,8 +306,7 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
     plan.release.push_back(plan.view.applied->deployment);
     plan.view.applied.reset();
   }
-  WorkloadIntent intent = spec.intent;
-  intent.replicas = input.target ? input.target->replicas : 1;
+  WorkloadIntent intent = intentOf(spec, input.target);
   planFallback(input, workload, engine, plan, intent);
   const ClusterContext cluster = clusterContextFor(input, plan, engine);
   plan.decision = engine.decide(intent, cluster);

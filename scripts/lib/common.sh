@@ -29,9 +29,15 @@ ETCD_BIN="$CACHE_ROOT/etcd-$ETCD_VERSION/bin"
 HELM_BIN="$CACHE_ROOT/helm-$HELM_VERSION/bin"
 CLUSTER_BIN="$CACHE_ROOT/k8s-$K8S_VERSION/cluster-bin"
 KWOK_BIN="$CACHE_ROOT/kwok-$KWOK_VERSION/bin"
-SIMCLUSTER_BIN="$CACHE_ROOT/simcluster-karpenter-$KARPENTER_VERSION/bin"
+# simcluster is this project's own program: its cache is named by its
+# sources too, so two clones (worktrees) with different generators on one
+# machine keep a binary each instead of rebuilding the other's away.
+SIMCLUSTER_SOURCE=$(find "$CONTROLPLANE_MODULES/simcluster" -name '*.go' -print0 | sort -z |
+  xargs -0 -r cat | sha256sum | cut -c1-8)
+SIMCLUSTER_BIN="$CACHE_ROOT/simcluster-karpenter-$KARPENTER_VERSION-$SIMCLUSTER_SOURCE/bin"
 
 # Configures (first time) and builds a tree; extra arguments go to cmake.
+# BUILD_TARGETS (space-separated) builds only those, e.g. the demo's binary.
 build_tree() { # build-dir cmake-args...
   local dir=$1
   shift
@@ -41,7 +47,8 @@ build_tree() { # build-dir cmake-args...
     cmake "$REPO_ROOT/$dir" "$@" >/dev/null
   fi
   local output
-  if ! output=$(ninja -C "$REPO_ROOT/$dir" 2>&1); then
+  # shellcheck disable=SC2086 # one target a word
+  if ! output=$(ninja -C "$REPO_ROOT/$dir" ${BUILD_TARGETS:-} 2>&1); then
     echo "$output" | grep -vE '^\[[0-9]+/[0-9]+\] ' >&2
     die "the build in $dir failed"
   fi

@@ -243,4 +243,20 @@ TEST_CASE("reading a Deployment object") {
   CHECK(empty.containers.empty());
 }
 
+TEST_CASE("the team's own pod requests: requests, else limits, summed, ours left out") {
+  DeploymentState state;
+  state.containers = {{"vllm", {{"memory", "32Gi"}}, {{"cpu", "4"}, {"memory", "32Gi"}}},
+                      {"sidecar", {{"cpu", "500m"}, {"memory", "512Mi"}}, {}},
+                      {"ours", {{"cpu", "2"}}, {{"cpu", "2"}, {"nvidia.com/gpu", "1"}}}};
+  auto pod = teamPodRequests(state);
+  CHECK(pod.cpu == doctest::Approx(6.5));
+  CHECK(pod.memoryGiB == doctest::Approx(32.5));
+  // What the ownership record says the operator set is not the team's.
+  state.ownership.form = OwnershipRecord::Form::Readable;
+  state.ownership.fields.resources["ours"] = {{"cpu", "2"}};
+  pod = teamPodRequests(state);
+  CHECK(pod.cpu == doctest::Approx(4.5));
+  CHECK(teamPodRequests(DeploymentState{}).cpu == 0);
+}
+
 }  // namespace gpuplacement::core

@@ -378,4 +378,69 @@ TEST_CASE("a Deployment scaled to zero is priced per replica, with nothing in to
   CHECK(decision.placement->replicas == 0);
 }
 
+// Found by the end-to-end tests (tests/e2e): the llama-chat sample's vLLM
+// container requests 4 CPUs and 32Gi of its own, and was placed on a
+// g6e.xlarge (4 vCPUs, 32 GiB: 3.92 CPUs and less than 32 GiB allocatable),
+// where the scheduler left both pods Pending with "Insufficient cpu,
+// Insufficient memory".
+TEST_CASE("a node must hold the pod template's own cpu and memory requests next to the devices") {
+  const auto engine = shippedEngine();
+  const auto llama = [] {
+    return IntentBuilder(K::Inference, "13B")
+        .latency(50)
+        .objective(O::CostOptimized)
+        .tiers({Tier::NVIDIA, Tier::Inferentia})
+        .maxHourlyCost(3);
+  };
+  const auto bare = engine->decide(llama());
+  REQUIRE(bare.placement);
+  CHECK(bare.placement->instanceType == "g6e.xlarge");
+
+  const auto sized = engine->decide(llama().podRequests(4, 32));
+  REQUIRE_MESSAGE(sized.placement, sized.cannotPlace);
+  const auto* instance = engine->catalog().find(sized.placement->instanceType);
+  REQUIRE(instance);
+  CHECK(instance->allocatableCpu >= 4);
+  CHECK(instance->allocatableMemoryGiB >= 32);
+  CHECK(sized.placement->instanceType != "g6e.xlarge");
+  CHECK(sized.placement->hourlyCost > bare.placement->hourlyCost);
+
+  // Fewer replicas per node than devices when the requests bind: 8 CPUs a
+  // replica on a 4-GPU, 48-vCPU g6.12xlarge holds 4 by devices and 5 by
+  // CPU; 16 CPUs, only 2.
+  const auto* g6 = engine->catalog().find("g6.12xlarge");
+  REQUIRE(g6);
+  Requirement need;
+  need.requiredGiB = 10;
+  need.weightsGiB = 8;
+  CHECK(fitReplica(engine->catalog(), *g6, need).replicasPerNode == 4);
+  need.podCpu = 16;
+  const auto bound = fitReplica(engine->catalog(), *g6, need);
+  CHECK(bound.fits());
+  CHECK(bound.replicasPerNode == 2);
+  CHECK(bound.share == doctest::Approx(0.5));
+  need.podCpu = 64;
+  CHECK(fitReplica(engine->catalog(), *g6, need).misfit == Misfit::Pod);
+  CHECK(fitWithDevices(engine->catalog(), *g6, need, 1).misfit == Misfit::Pod);
+
+  // Nothing holds the pod at all: said in the pod's terms.
+  const auto none = engine->decide(llama().podRequests(4, 4096));
+  REQUIRE_FALSE(none.placement);
+  CHECK_MESSAGE(none.cannotPlace.find("the pod template requests 4.00 vCPUs and 4,096 GiB per "
+                                      "replica") != std::string::npos,
+                none.cannotPlace);
+}
+
+TEST_CASE("CPU placements: a team's own sizing, when larger, is what a node must hold") {
+  const auto engine = shippedEngine();
+  // 110M needs 512Mi and 2 vCPUs: a c5.xlarge; with the team's 6 CPUs, an
+  // 8-vCPU node.
+  const auto decision = engine->decide(
+      IntentBuilder(K::Inference, "110M").objective(O::CostOptimized).podRequests(6, 1));
+  REQUIRE_MESSAGE(decision.placement, decision.cannotPlace);
+  const auto* instance = engine->catalog().find(decision.placement->instanceType);
+  REQUIRE(instance);
+  CHECK(instance->allocatableCpu >= 6);
+}
+
 }  // namespace gpuplacement::core

@@ -31,13 +31,7 @@ const bool kConfigured = [] {
 }();
 
 Cluster& cluster() {
-  static Cluster instance(ControlPlane::shared());
-  static const bool ready = [] {
-    instance.installCrds();
-    return true;
-  }();
-  (void)ready;
-  return instance;
+  return Cluster::withCrds();
 }
 
 std::unique_ptr<FaultProxy> startProxy() {

@@ -21,13 +21,7 @@ using namespace testing;
 const std::string kNs = "hostile";
 
 Cluster& cluster() {
-  static Cluster instance(ControlPlane::shared());
-  static const bool ready = [] {
-    instance.installCrds();
-    return true;
-  }();
-  (void)ready;
-  return instance;
+  return Cluster::withCrds();
 }
 
 CommandResult kubectl(const std::string& arguments, const std::string& manifest = "") {

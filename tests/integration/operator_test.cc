@@ -31,13 +31,7 @@ const bool kConfigured = [] {
 }();
 
 Cluster& cluster() {
-  static Cluster instance(ControlPlane::shared());
-  static const bool ready = [] {
-    instance.installCrds();
-    return true;
-  }();
-  (void)ready;
-  return instance;
+  return Cluster::withCrds();
 }
 
 std::string deploymentsPath(const std::string& ns, const std::string& name = "") {
@@ -51,7 +45,9 @@ void createNamespace(const std::string& ns) {
   cluster().apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n");
 }
 
-// A Deployment with the user's own scheduling fields.
+// A Deployment with the user's own scheduling fields. Its requests fit the
+// 4-vCPU, 16 GiB nodes (g6.xlarge) the tests place on: placement now keeps
+// off nodes whose allocatable cannot hold a pod's own requests.
 void createDeployment(const std::string& ns, const std::string& name, int replicas = 1,
                       const std::string& extraSelector = "") {
   cluster().apply(R"(apiVersion: apps/v1
@@ -75,8 +71,8 @@ spec:
       - name: server
         image: vllm/vllm-openai:v0.6.3
         resources:
-          limits: {memory: 32Gi, example.com/fpga: "1"}
-          requests: {cpu: "4", memory: 32Gi}
+          limits: {memory: 8Gi, example.com/fpga: "1"}
+          requests: {cpu: "2", memory: 8Gi}
       - name: sidecar
         image: busybox:1.36
 )");
@@ -204,9 +200,9 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
   CHECK(spec["tolerations"][0] == original["tolerations"][0]);
   CHECK(spec["tolerations"][1]["key"] == "nvidia.com/gpu");
   CHECK(spec["containers"][0]["resources"]["limits"] ==
-        json{{"memory", "32Gi"}, {"example.com/fpga", "1"}, {"nvidia.com/gpu", "1"}});
+        json{{"memory", "8Gi"}, {"example.com/fpga", "1"}, {"nvidia.com/gpu", "1"}});
   CHECK(spec["containers"][0]["resources"]["requests"] ==
-        json{{"cpu", "4"}, {"memory", "32Gi"}, {"nvidia.com/gpu", "1"}});
+        json{{"cpu", "2"}, {"memory", "8Gi"}, {"nvidia.com/gpu", "1"}});
   CHECK(spec["containers"][1] == original["containers"][1]);
   CHECK(countOf(eventReasons(ns, "llm"), "Placed") == 1);
   // Kubernetes 1.34 serves streaming lists: the caches filled from watches
@@ -661,6 +657,53 @@ TEST_CASE("SIGTERM: stop taking work, finish what is in flight, exit 0") {
   CHECK(OperatorProcess::httpGet(op.healthPort(), "/healthz").first == 200);
   CHECK(op.stop(SIGTERM) == 0);
   CHECK(op.log().find("stopping: finishing in-flight work") != std::string::npos);
+}
+
+// Helm does not upgrade CRDs: an operator newer than its CRD writes status
+// fields the server prunes. It must not take the difference for news and
+// write the same status on every reconcile.
+TEST_CASE("a CRD older than the operator: a pruned status is not written again and again") {
+  auto& c = cluster();
+  const std::string crd =
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gpuworkloads.gpuplacement.io";
+  const std::string field =
+      "/spec/versions/0/schema/openAPIV3Schema/properties/status/properties/placement/"
+      "properties/costNote";
+  const auto schema =
+      c.mustGet(crd)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]
+                    ["properties"]["placement"]["properties"]["costNote"];
+  REQUIRE(
+      c.patch(crd, json::array({{{"op", "remove"}, {"path", field}}}), kube::PatchType::Json).ok());
+  const std::string ns = "old-crd";
+  createNamespace(ns);
+  createDeployment(ns, "svc", 1);
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE(op.waitReady());
+  createWorkload(ns, "svc", "svc", kSmallGpu);
+  REQUIRE_MESSAGE(
+      c.waitFor([&] { return conditionIs(workloadsPath(ns, "svc"), "Applied", "True"); }),
+      op.log());
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  CHECK_FALSE(c.mustGet(workloadsPath(ns, "svc"))["status"]["placement"].contains("costNote"));
+  const auto patches = op.metric("rest_client_requests_total", "verb=\"patch\"");
+  const auto reconciles =
+      op.metric("controller_runtime_reconcile_total", "controller=\"gpuworkload\"");
+  // Three changes to the Deployment, three reconciles of the workload.
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(c.patch(deploymentsPath(ns, "svc"),
+                    json{{"metadata", {{"annotations", {{"touch", std::to_string(i)}}}}}})
+                .ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  CHECK(op.metric("controller_runtime_reconcile_total", "controller=\"gpuworkload\"") >=
+        reconciles + 3);
+  CHECK(op.metric("rest_client_requests_total", "verb=\"patch\"") == patches);
+  CHECK(op.log().find("stores a GpuWorkload status other than the one written") !=
+        std::string::npos);
+  CHECK(op.stop() == 0);
+  REQUIRE(c.patch(crd, json::array({{{"op", "add"}, {"path", field}, {"value", schema}}}),
+                  kube::PatchType::Json)
+              .ok());
 }
 
 }  // namespace gpuplacement

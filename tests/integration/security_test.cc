@@ -25,13 +25,7 @@ using namespace testing;
 const std::string kOperatorNs = "gpu-placement-system";
 
 Cluster& cluster() {
-  static Cluster instance(ControlPlane::shared());
-  static const bool ready = [] {
-    instance.installCrds();
-    return true;
-  }();
-  (void)ready;
-  return instance;
+  return Cluster::withCrds();
 }
 
 std::string shell(const std::string& command) {
@@ -124,23 +118,13 @@ std::string describe(const Permission& p) {
 // What `user` was allowed to do and did, by the audit log.
 std::set<Permission> used(const std::string& user) {
   std::set<Permission> permissions;
-  std::ifstream in(ControlPlane::shared().dir() + "/logs/audit.log");
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto event = json::parse(line, nullptr, false);
-    if (base::stringMember(base::memberOf(event, "user"), "username") != user) {
-      continue;
-    }
-    const auto& object = base::memberOf(event, "objectRef");
-    std::string resource = base::stringMember(object, "resource");
-    if (resource.empty()) {
+  for (const auto& entry : readAudit(ControlPlane::shared(), user)) {
+    if (entry.resource.empty()) {
       continue;  // /version and other non-resource URLs
     }
-    if (const auto sub = base::stringMember(object, "subresource"); !sub.empty()) {
-      resource += "/" + sub;
-    }
-    permissions.insert(
-        {base::stringMember(object, "apiGroup"), resource, base::stringMember(event, "verb")});
+    const std::string resource =
+        entry.subresource.empty() ? entry.resource : entry.resource + "/" + entry.subresource;
+    permissions.insert({entry.apiGroup, resource, entry.verb});
   }
   return permissions;
 }
@@ -177,8 +161,8 @@ const std::set<std::string> kCalls = {
     "patch gpuworkloads/status.gpuplacement.io",
     "patch placementpolicies/status.gpuplacement.io",
     "create events",
-    "watch nodes",                 // the cluster view (app/caches.cc), read only
-    "watch pods",                  //
+    "watch nodes",                   // the cluster view (app/caches.cc), read only
+    "watch pods",                    //
     "watch nodepools.karpenter.sh",  // when the API server serves Karpenter's CRD
     "list nodes",
     "list pods",

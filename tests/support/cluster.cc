@@ -106,6 +106,16 @@ void Cluster::apply(const std::string& yaml) {
   }
 }
 
+Cluster& Cluster::withCrds() {
+  static Cluster instance(ControlPlane::shared());
+  static const bool ready = [] {
+    instance.installCrds();
+    return true;
+  }();
+  (void)ready;
+  return instance;
+}
+
 void Cluster::installCrds() {
   for (const char* file :
        {"gpuplacement.io_gpuworkloads.yaml", "gpuplacement.io_placementpolicies.yaml"}) {
@@ -208,7 +218,7 @@ std::vector<AuditEntry> readAudit(ControlPlane& plane, const std::string& user) 
         base::stringMember(object, "subresource"), base::stringMember(object, "name"),
         base::stringMember(object, "namespace"),
         static_cast<int>(base::integerMember(base::memberOf(event, "responseStatus"), "code")),
-        base::stringMember(event, "stage")});
+        base::stringMember(event, "stage"), base::stringMember(object, "apiGroup")});
   }
   return entries;
 }

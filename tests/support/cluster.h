@@ -22,6 +22,9 @@ using json = nlohmann::json;
 class Cluster {
  public:
   explicit Cluster(ControlPlane& plane);
+  // The suite's cluster on the shared control plane, this project's CRDs
+  // installed on first use.
+  static Cluster& withCrds();
   ~Cluster();
 
   kube::ApiResult<json> get(const std::string& path);
@@ -73,6 +76,7 @@ struct AuditEntry {
   std::string ns;
   int code = 0;
   std::string stage;
+  std::string apiGroup;
 };
 std::vector<AuditEntry> readAudit(ControlPlane& plane, const std::string& user);
 

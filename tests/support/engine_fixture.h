@@ -96,6 +96,11 @@ struct IntentBuilder {
     intent.constraints.excludedInstanceTypes = std::move(types);
     return *this;
   }
+  IntentBuilder& podRequests(double cpu, double memoryGiB) {
+    intent.podCpu = cpu;
+    intent.podMemoryGiB = memoryGiB;
+    return *this;
+  }
   IntentBuilder& replicas(int value) {
     intent.replicas = value;
     return *this;

@@ -28,6 +28,7 @@ type accelerator struct {
 	Name          string  `json:"name"`
 	Vendor        string  `json:"vendor"`
 	MemoryGiB     float64 `json:"memoryGiB"`
+	EC2MemoryMiB  int64   `json:"ec2MemoryMiB"`
 	KarpenterName string  `json:"karpenterName"`
 	GPUProduct    string  `json:"gpuProduct"`
 	Sources       struct {
@@ -77,25 +78,32 @@ func isNVIDIA(in *instance) bool { return in.Tier == "NVIDIA" }
 func isNeuron(in *instance) bool { return in.Tier == "Trainium" || in.Tier == "Inferentia" }
 
 // ec2MiBRe finds the EC2 API figure the catalog records in each GPU's
-// sources.memory note ("EC2 GpuInfo 22888 MiB per GPU ..."). memoryGiB is
-// that figure divided by 1024 and rounded to two decimals, so the MiB value
-// Karpenter puts in instance-gpu-memory cannot be recovered from it exactly
-// (22.35 GiB * 1024 = 22886.4, EC2 says 22888).
+// sources.memory note ("EC2 GpuInfo 22888 MiB per GPU ..."), for catalogs
+// without ec2MemoryMiB.
 var ec2MiBRe = regexp.MustCompile(`EC2 GpuInfo (\d+) MiB`)
 
 // gpuMemoryMiB is the per-GPU memory as EC2 DescribeInstanceTypes reports
 // it (GpuInfo.Gpus[].MemoryInfo.SizeInMiB), which is what Karpenter's and
-// Auto Mode's instance-gpu-memory label carry.
+// Auto Mode's instance-gpu-memory label carry: the catalog's ec2MemoryMiB,
+// the field the operator selects on. memoryGiB is the memory a workload
+// can use (the lower of EC2's and nvidia-smi's figure: T4 15 GiB against
+// EC2's 16384 MiB), so it cannot stand in for the label; it may only be
+// lower than EC2's figure, never higher.
 func gpuMemoryMiB(a *accelerator) (int64, error) {
-	approx := int64(math.Round(a.MemoryGiB * 1024))
-	m := ec2MiBRe.FindStringSubmatch(a.Sources.Memory)
-	if m == nil {
-		return approx, nil
+	mib := a.EC2MemoryMiB
+	if m := ec2MiBRe.FindStringSubmatch(a.Sources.Memory); m != nil {
+		note, _ := strconv.ParseInt(m[1], 10, 64)
+		if mib != 0 && mib != note {
+			return 0, fmt.Errorf("catalog accelerator %s: ec2MemoryMiB %d disagrees with its source note (%d MiB)",
+				a.Name, mib, note)
+		}
+		mib = note
 	}
-	mib, _ := strconv.ParseInt(m[1], 10, 64)
-	// The note and the number must agree, or one of them is wrong.
-	if math.Abs(float64(mib)/1024-a.MemoryGiB) > 0.01 {
-		return 0, fmt.Errorf("catalog accelerator %s: memoryGiB %v disagrees with its source note (%d MiB)",
+	if mib == 0 {
+		return int64(math.Round(a.MemoryGiB * 1024)), nil
+	}
+	if a.MemoryGiB > float64(mib)/1024+0.01 {
+		return 0, fmt.Errorf("catalog accelerator %s: memoryGiB %v is more than EC2's %d MiB",
 			a.Name, a.MemoryGiB, mib)
 	}
 	return mib, nil

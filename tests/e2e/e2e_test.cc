@@ -1,0 +1,708 @@
+// End to end on the simulated EKS cluster (scripts/controlplane start
+// --cluster): a real kube-scheduler, kube-controller-manager and kwok nodes
+// labelled as one provisioner labels them. The samples are applied, the
+// operator places them, and what is checked is where the pods run: on nodes
+// whose labels match status.placement, with Ready=True from the real
+// rollout; then a price change moves pods, a deletion gives the team's
+// Deployment back, and a pool with too few devices leaves pods Pending with
+// the scheduler's message in the GpuWorkload.
+//
+// One label scheme per process (the fixture starts one control plane per
+// process), chosen by the environment; ctest runs one entry per scheme:
+//   GPUPLACEMENT_E2E_SCHEME  InstanceType | Karpenter | GPUFeatureDiscovery
+//   GPUPLACEMENT_E2E_POOLS   the pool file, relative to the repository
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <iomanip>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <doctest/doctest.h>
+
+#include "base/io/yaml_json.h"
+#include "base/json_access.h"
+#include "support/cluster.h"
+
+namespace gpuplacement {
+namespace {
+
+using testing::Cluster;
+using testing::ControlPlane;
+using testing::json;
+using testing::OperatorProcess;
+using testing::readFile;
+using testing::repoRoot;
+using Clock = std::chrono::steady_clock;
+
+// The label scheme under test and the capacity-type label its nodes carry.
+struct Scheme {
+  std::string name;
+  std::string pools;
+  std::string capacityKey;
+  std::string onDemand;
+  std::string spot;
+};
+
+const Scheme& scheme() {
+  static const Scheme instance = [] {
+    const char* name = std::getenv("GPUPLACEMENT_E2E_SCHEME");
+    const char* pools = std::getenv("GPUPLACEMENT_E2E_POOLS");
+    Scheme s;
+    s.name = name && *name ? name : "InstanceType";
+    if (s.name == "Karpenter") {
+      s.pools = "config/sim/e2e-karpenter.yaml";
+      s.capacityKey = "karpenter.sh/capacity-type";
+      s.onDemand = "on-demand";
+      s.spot = "spot";
+    } else {
+      s.pools = s.name == "GPUFeatureDiscovery" ? "config/sim/e2e-gfd.yaml"
+                                                : "config/sim/e2e-managed-nodegroups.yaml";
+      s.capacityKey = "eks.amazonaws.com/capacityType";
+      s.onDemand = "ON_DEMAND";
+      s.spot = "SPOT";
+    }
+    if (pools && *pools) {
+      s.pools = pools;
+    }
+    return s;
+  }();
+  return instance;
+}
+
+const bool kConfigured = [] {
+  ControlPlane::configure({false, {}, scheme().pools});
+  return true;
+}();
+
+const std::string kWorkloads = "gpuplacement.io/v1alpha1";
+
+std::string deploymentPath(const std::string& ns, const std::string& name = "") {
+  return Cluster::pathOf("apps/v1", "Deployment", ns, name);
+}
+std::string workloadPath(const std::string& ns, const std::string& name = "") {
+  return Cluster::pathOf(kWorkloads, "GpuWorkload", ns, name);
+}
+const std::string kPolicyPath = Cluster::pathOf(kWorkloads, "PlacementPolicy", "", "default");
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string fixed(double value, int digits = 1) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(digits) << value;
+  return out.str();
+}
+
+// The sample policy with this scheme's node labels and short durations: a
+// platform team running these pools would set them so.
+json samplePolicy(const std::string& file) {
+  auto documents = base::parseYamlDocuments(readFile(repoRoot() + "/config/samples/" + file), file);
+  REQUIRE_MESSAGE(documents.ok(), documents.error().describe());
+  REQUIRE(documents->size() == 1);
+  json policy = documents->front();
+  policy["spec"]["nodeLabels"] = {
+      {"scheme", scheme().name},
+      {"capacityType",
+       {{"key", scheme().capacityKey}, {"onDemand", scheme().onDemand}, {"spot", scheme().spot}}}};
+  policy["spec"]["replacement"]["cooldown"] = "0s";
+  return policy;
+}
+
+struct Sample {
+  std::string ns;
+  std::string name;
+  bool apply = true;  // mode Apply: the operator patches the Deployment
+};
+
+struct Fixture {
+  Cluster cluster{ControlPlane::shared()};
+  std::unique_ptr<OperatorProcess> op;
+  std::vector<Sample> samples;
+  std::map<std::string, json> teamTemplates;  // ns/name: the Deployment as the team wrote it
+  Clock::time_point workloadsCreated;
+
+  Fixture() {
+    cluster.installCrds();
+    const auto kubeconfig = cluster.operatorKubeconfig();
+    for (const char* ns : {"ml-serving", "research", "starved"}) {
+      cluster.apply(std::string("apiVersion: v1\nkind: Namespace\nmetadata: {name: ") + ns + "}\n");
+    }
+    auto created = cluster.create(Cluster::pathOf(kWorkloads, "PlacementPolicy", ""),
+                                  samplePolicy("placementpolicy.yaml"));
+    REQUIRE_MESSAGE(created.ok(), created.error().describe());
+    op = std::make_unique<OperatorProcess>(kubeconfig);
+    REQUIRE_MESSAGE(op->waitReady(std::chrono::seconds(60)), op->log());
+
+    const auto deployments = readFile(repoRoot() + "/config/samples/deployments.yaml");
+    auto documents = base::parseYamlDocuments(deployments, "deployments.yaml");
+    REQUIRE(documents.ok());
+    for (const auto& d : *documents) {
+      teamTemplates[base::memberOf(base::memberOf(d, "metadata"), "namespace").get<std::string>() +
+                    "/" +
+                    base::memberOf(base::memberOf(d, "metadata"), "name").get<std::string>()] =
+          base::memberOf(base::memberOf(d, "spec"), "template");
+    }
+    cluster.apply(deployments);
+    const auto workloads = readFile(repoRoot() + "/config/samples/gpuworkloads.yaml");
+    documents = base::parseYamlDocuments(workloads, "gpuworkloads.yaml");
+    REQUIRE(documents.ok());
+    for (const auto& w : *documents) {
+      samples.push_back({base::memberOf(base::memberOf(w, "metadata"), "namespace"),
+                         base::memberOf(base::memberOf(w, "metadata"), "name"),
+                         base::stringMember(base::memberOf(w, "spec"), "mode") != "Recommend"});
+    }
+    workloadsCreated = Clock::now();
+    cluster.apply(workloads);
+  }
+
+  ~Fixture() {
+    if (op) {
+      op->stop();
+    }
+  }
+};
+
+Fixture& fixture() {
+  static Fixture instance;
+  return instance;
+}
+Cluster& cluster() {
+  return fixture().cluster;
+}
+
+const json* condition(const json& object, const std::string& type) {
+  for (const auto& item : base::memberOf(base::memberOf(object, "status"), "conditions")) {
+    if (base::stringMember(item, "type") == type) {
+      return &item;
+    }
+  }
+  return nullptr;
+}
+
+std::string conditionText(const json& object, const std::string& type) {
+  const auto* found = condition(object, type);
+  if (!found) {
+    return type + " absent";
+  }
+  return type + "=" + base::stringMember(*found, "status") + " " +
+         base::stringMember(*found, "reason") + ": " + base::stringMember(*found, "message");
+}
+
+bool conditionIs(const json& object, const std::string& type, const std::string& status,
+                 const std::string& reason) {
+  const auto* found = condition(object, type);
+  return found && base::stringMember(*found, "status") == status &&
+         base::stringMember(*found, "reason") == reason;
+}
+
+const json& nodeNamed(const std::string& name) {
+  static std::map<std::string, json> nodes;  // a node's labels never change here
+  auto it = nodes.find(name);
+  if (it == nodes.end()) {
+    it = nodes.emplace(name, cluster().mustGet("/api/v1/nodes/" + name)).first;
+  }
+  return it->second;
+}
+
+std::string label(const json& node, const std::string& key) {
+  const auto& labels = base::memberOf(base::memberOf(node, "metadata"), "labels");
+  return labels.contains(key) ? labels[key].get<std::string>() : "";
+}
+
+// The scheduling fields a team sets on its pod template, as the API server
+// returns them (defaults it adds elsewhere left out): the node selector,
+// the tolerations and each container's resources.
+json teamFields(const json& podTemplate) {
+  const auto& spec = base::memberOf(podTemplate, "spec");
+  json fields = {{"nodeSelector", base::memberOf(spec, "nodeSelector")},
+                 {"tolerations", base::memberOf(spec, "tolerations")},
+                 {"resources", json::object()}};
+  for (const auto& container : base::memberOf(spec, "containers")) {
+    json resources = base::memberOf(container, "resources");
+    fields["resources"][base::stringMember(container, "name")] =
+        resources.is_object() && !resources.empty() ? resources : json::object();
+  }
+  return fields;
+}
+
+std::int64_t allocatable(const json& node, const std::string& resource) {
+  const auto& value = base::memberOf(base::memberOf(node, "status"), "allocatable");
+  return value.contains(resource) ? std::atoll(value[resource].get<std::string>().c_str()) : 0;
+}
+
+std::string alnumLower(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    }
+  }
+  return out;
+}
+
+std::string deviceResource(const std::string& tier) {
+  if (tier == "NVIDIA") {
+    return "nvidia.com/gpu";
+  }
+  if (tier == "Trainium" || tier == "Inferentia") {
+    return "aws.amazon.com/neuron";
+  }
+  return "";
+}
+
+// Why a node does not match the placement: empty when it does (instance
+// type, accelerator model and count, capacity type).
+std::string mismatch(const json& node, const json& placement) {
+  std::vector<std::string> problems;
+  const std::string type = base::stringMember(placement, "instanceType");
+  if (label(node, "node.kubernetes.io/instance-type") != type) {
+    problems.push_back("instance type " + label(node, "node.kubernetes.io/instance-type"));
+  }
+  const std::string capacity = label(node, scheme().capacityKey);
+  const std::string wantCapacity =
+      base::stringMember(placement, "capacityType") == "Spot" ? scheme().spot : scheme().onDemand;
+  if (capacity != wantCapacity) {
+    problems.push_back(scheme().capacityKey + "=" + capacity);
+  }
+  const std::string tier = base::stringMember(placement, "tier");
+  const auto count = base::integerMember(placement, "acceleratorCount");
+  if (const auto resource = deviceResource(tier); !resource.empty()) {
+    if (allocatable(node, resource) < count) {
+      problems.push_back(std::to_string(allocatable(node, resource)) + " " + resource);
+    }
+    // The model, where the node's labels name it.
+    const std::string model = alnumLower(base::stringMember(placement, "accelerator"));
+    for (const char* key :
+         {"karpenter.k8s.aws/instance-gpu-name", "karpenter.k8s.aws/instance-accelerator-name",
+          "nvidia.com/gpu.product"}) {
+      const auto value = alnumLower(label(node, key));
+      if (!value.empty() && value.find(model) == std::string::npos &&
+          model.find(value) == std::string::npos) {
+        problems.push_back(std::string(key) + "=" + label(node, key));
+      }
+    }
+  } else {
+    for (const char* resource : {"nvidia.com/gpu", "aws.amazon.com/neuron"}) {
+      if (allocatable(node, resource) > 0) {
+        problems.push_back("a CPU placement on a node with " + std::string(resource));
+      }
+    }
+  }
+  std::string text;
+  for (const auto& problem : problems) {
+    text += (text.empty() ? "" : ", ") + problem;
+  }
+  return text;
+}
+
+// The node-selector key the scheme selects the shape by, for a tier.
+std::string shapeKey(const std::string& tier) {
+  if (scheme().name == "Karpenter" && tier == "NVIDIA") {
+    return "karpenter.k8s.aws/instance-gpu-name";
+  }
+  if (scheme().name == "Karpenter" && (tier == "Trainium" || tier == "Inferentia")) {
+    return "karpenter.k8s.aws/instance-accelerator-name";
+  }
+  if (scheme().name == "GPUFeatureDiscovery" && tier == "NVIDIA") {
+    return "nvidia.com/gpu.product";
+  }
+  return "node.kubernetes.io/instance-type";
+}
+
+json podsOf(const std::string& ns, const std::string& app) {
+  return cluster().mustGet("/api/v1/namespaces/" + ns + "/pods?labelSelector=app%3D" +
+                           app)["items"];
+}
+
+bool running(const json& pod) {
+  if (base::stringMember(base::memberOf(pod, "status"), "phase") != "Running") {
+    return false;
+  }
+  for (const auto& c : base::memberOf(base::memberOf(pod, "status"), "conditions")) {
+    if (base::stringMember(c, "type") == "Ready") {
+      return base::stringMember(c, "status") == "True";
+    }
+  }
+  return false;
+}
+
+bool terminating(const json& pod) {
+  return base::memberOf(pod, "metadata").contains("deletionTimestamp");
+}
+
+// Every pod of the Deployment, where it is and why, for failure messages.
+std::string describePods(const std::string& ns, const std::string& app) {
+  std::string text;
+  for (const auto& pod : podsOf(ns, app)) {
+    const std::string node = base::stringMember(base::memberOf(pod, "spec"), "nodeName");
+    text += "\n  " + base::stringMember(base::memberOf(pod, "metadata"), "name") + " " +
+            base::stringMember(base::memberOf(pod, "status"), "phase") +
+            (terminating(pod) ? " (terminating)" : "") + " on " +
+            (node.empty()
+                 ? "-"
+                 : node + " (" + label(nodeNamed(node), "node.kubernetes.io/instance-type") + ")");
+    for (const auto& c : base::memberOf(base::memberOf(pod, "status"), "conditions")) {
+      if (base::stringMember(c, "type") == "PodScheduled" &&
+          base::stringMember(c, "status") == "False") {
+        text += ": " + base::stringMember(c, "message");
+      }
+    }
+  }
+  return text;
+}
+
+// The rollout of the Deployment's current pod template is over, as the
+// controller-manager reports it: every replica updated and available, no
+// pod of an older ReplicaSet left.
+bool rolledOut(const json& deployment) {
+  const auto replicas =
+      base::integerOf(base::memberOf(base::memberOf(deployment, "spec"), "replicas"), 1);
+  const auto& status = base::memberOf(deployment, "status");
+  return base::integerMember(status, "observedGeneration") ==
+             base::integerMember(base::memberOf(deployment, "metadata"), "generation") &&
+         base::integerMember(status, "updatedReplicas") == replicas &&
+         base::integerMember(status, "availableReplicas") == replicas &&
+         base::integerMember(status, "replicas") == replicas;
+}
+
+bool carriesPlacement(const json& deployment) {
+  return base::memberOf(base::memberOf(deployment, "metadata"), "annotations")
+      .contains("gpuplacement.io/owned-fields");
+}
+
+// The Deployment carries the placement (or, for a null one, nothing of the
+// operator's any more), its rollout is over, and its pods are all Running
+// and Ready, as many as it has replicas, none left terminating, on nodes
+// that match the placement (for a null one, CPU nodes): the nodes they run
+// on, or nothing while not so.
+std::optional<std::set<std::string>> settled(const std::string& ns, const std::string& name,
+                                             const json& placement) {
+  const auto deployment = cluster().mustGet(deploymentPath(ns, name));
+  if (carriesPlacement(deployment) == placement.is_null() || !rolledOut(deployment)) {
+    return std::nullopt;
+  }
+  const auto replicas =
+      base::integerOf(base::memberOf(base::memberOf(deployment, "spec"), "replicas"), 1);
+  std::set<std::string> nodes;
+  std::int64_t count = 0;
+  for (const auto& pod : podsOf(ns, name)) {
+    if (terminating(pod) || !running(pod)) {
+      return std::nullopt;
+    }
+    const auto& node = nodeNamed(base::stringMember(base::memberOf(pod, "spec"), "nodeName"));
+    if (placement.is_null()
+            ? allocatable(node, "nvidia.com/gpu") + allocatable(node, "aws.amazon.com/neuron") > 0
+            : !mismatch(node, placement).empty()) {
+      return std::nullopt;
+    }
+    nodes.insert(base::stringMember(base::memberOf(pod, "spec"), "nodeName"));
+    ++count;
+  }
+  if (count != replicas) {
+    return std::nullopt;
+  }
+  return nodes;
+}
+
+std::string joined(const std::set<std::string>& items) {
+  std::string text;
+  for (const auto& item : items) {
+    text += (text.empty() ? "" : " ") + item;
+  }
+  return text;
+}
+
+// Each sample's time from the GpuWorkload's creation to its pods Running on
+// matching nodes, the table the report quotes.
+struct Landing {
+  std::string placement;
+  std::set<std::string> nodes;
+  double seconds = -1;
+};
+std::map<std::string, Landing>& landings() {
+  static std::map<std::string, Landing> instance;
+  return instance;
+}
+
+}  // namespace
+
+TEST_CASE("the samples' pods run on nodes that match status.placement; Ready from the rollout") {
+  auto& f = fixture();
+  MESSAGE("scheme " << scheme().name << ", pools " << scheme().pools);
+  const auto deadline = f.workloadsCreated + std::chrono::seconds(90);
+  auto& table = landings();
+  for (bool pending = true; pending && Clock::now() < deadline;) {
+    pending = false;
+    for (const auto& s : f.samples) {
+      const std::string key = s.ns + "/" + s.name;
+      if (!s.apply || table[key].seconds >= 0) {
+        continue;
+      }
+      const auto workload = cluster().mustGet(workloadPath(s.ns, s.name));
+      const auto& placement = base::memberOf(base::memberOf(workload, "status"), "placement");
+      const auto nodes = placement.is_object() ? settled(s.ns, s.name, placement) : std::nullopt;
+      if (nodes) {
+        table[key] = {base::stringMember(placement, "instanceType"), *nodes,
+                      std::chrono::duration<double>(Clock::now() - f.workloadsCreated).count()};
+      } else {
+        pending = true;
+      }
+    }
+    if (pending) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+
+  std::string report = "sample | placement | capacity | node(s) | s to Running | selected by";
+  for (const auto& s : f.samples) {
+    const std::string key = s.ns + "/" + s.name;
+    const auto workload = cluster().mustGet(workloadPath(s.ns, s.name));
+    const auto& placement = base::memberOf(base::memberOf(workload, "status"), "placement");
+    if (!s.apply) {
+      // Recommend mode: placed in status only; the Deployment is the team's.
+      CHECK_MESSAGE(conditionIs(workload, "Ready", "True", "Recommended"),
+                    conditionText(workload, "Ready"));
+      const auto deployment = cluster().mustGet(deploymentPath(s.ns, s.name));
+      CHECK(teamFields(base::memberOf(base::memberOf(deployment, "spec"), "template")) ==
+            teamFields(f.teamTemplates[key]));
+      CHECK_FALSE(base::memberOf(base::memberOf(deployment, "metadata"), "annotations")
+                      .contains("gpuplacement.io/owned-fields"));
+      continue;
+    }
+    const auto& landed = table[key];
+    CHECK_MESSAGE(landed.seconds >= 0,
+                  key << ": pods not Running on " << base::stringMember(placement, "instanceType")
+                      << " nodes within 90 s; " << conditionText(workload, "Applied") << "; "
+                      << conditionText(workload, "Ready") << describePods(s.ns, s.name));
+    std::string instances;
+    for (const auto& node : landed.nodes) {
+      instances += (instances.empty() ? "" : ", ") + node + " (" +
+                   label(nodeNamed(node), "node.kubernetes.io/instance-type") + ", " +
+                   label(nodeNamed(node), scheme().capacityKey) + ")";
+    }
+    const auto devices = base::integerMember(placement, "acceleratorCount");
+    report +=
+        "\n" + key + " | " + base::stringMember(placement, "instanceType") + " " +
+        (devices > 0 ? std::to_string(devices) + "x " + base::stringMember(placement, "accelerator")
+                     : std::string("CPU")) +
+        " | " + base::stringMember(placement, "capacityType") + " | " + instances + " | " +
+        (landed.seconds >= 0 ? fixed(landed.seconds) : "not Running");
+    // The selector is the scheme's: the pods ran where it sent them.
+    const auto selector =
+        cluster().mustGet(deploymentPath(s.ns, s.name))["spec"]["template"]["spec"]["nodeSelector"];
+    const std::string shape = shapeKey(base::stringMember(placement, "tier"));
+    CHECK_MESSAGE(selector.contains(shape), shape << " not in " << selector.dump());
+    CHECK_MESSAGE(selector.contains(scheme().capacityKey), selector.dump());
+    if (selector.contains(shape)) {
+      report += " | " + shape + "=" + selector[shape].get<std::string>();
+    }
+    // Ready=True from kube-controller-manager's rollout, nobody else's.
+    const bool ready = cluster().waitFor(
+        [&] {
+          return conditionIs(cluster().mustGet(workloadPath(s.ns, s.name)), "Ready", "True",
+                             "RolloutComplete");
+        },
+        std::chrono::seconds(30));
+    CHECK_MESSAGE(
+        ready,
+        key << ": " << conditionText(cluster().mustGet(workloadPath(s.ns, s.name)), "Ready"));
+    const auto deployment = cluster().mustGet(deploymentPath(s.ns, s.name));
+    CHECK(base::integerMember(base::memberOf(deployment, "status"), "observedGeneration") ==
+          base::integerMember(base::memberOf(deployment, "metadata"), "generation"));
+  }
+  MESSAGE(report);
+}
+
+TEST_CASE("a price change moves the pods to the new pool and the old pods go away") {
+  auto& f = fixture();
+  std::map<std::string, std::string> before;
+  for (const auto& s : f.samples) {
+    if (s.apply) {
+      before[s.ns + "/" + s.name] = base::stringMember(
+          cluster().mustGet(workloadPath(s.ns, s.name))["status"]["placement"], "instanceType");
+    }
+  }
+  const auto policy = samplePolicy("placementpolicy-price-change.yaml");
+  const auto changed = Clock::now();
+  auto replaced = cluster().patch(
+      kPolicyPath,
+      json::array(
+          {{{"op", "replace"}, {"path", "/spec"}, {"value", base::memberOf(policy, "spec")}}}),
+      kube::PatchType::Json);
+  REQUIRE_MESSAGE(replaced.ok(), replaced.error().describe());
+
+  // Which workloads the new prices move: their placement changes.
+  std::map<std::string, std::string> moved;
+  cluster().waitFor(
+      [&] {
+        for (const auto& [key, type] : before) {
+          const auto slash = key.find('/');
+          const auto now = base::stringMember(
+              cluster().mustGet(
+                  workloadPath(key.substr(0, slash), key.substr(slash + 1)))["status"]["placement"],
+              "instanceType");
+          if (now != type) {
+            moved[key] = now;
+          }
+        }
+        return !moved.empty();
+      },
+      std::chrono::seconds(30));
+  if (moved.empty()) {
+    // Why not, in the operator's words: each workload's status.
+    for (const auto& [key, type] : before) {
+      const auto slash = key.find('/');
+      const auto status =
+          cluster().mustGet(workloadPath(key.substr(0, slash), key.substr(slash + 1)))["status"];
+      MESSAGE(key << " stays on " << type << ": recommendation "
+                  << base::memberOf(status, "recommendation").dump() << "; alternatives "
+                  << base::memberOf(status, "alternatives").dump());
+    }
+  }
+  REQUIRE_MESSAGE(!moved.empty(), "the price change moved no workload");
+
+  std::string report = "price change (config/samples/placementpolicy-price-change.yaml):";
+  for (const auto& [key, to] : moved) {
+    const auto slash = key.find('/');
+    const std::string ns = key.substr(0, slash), name = key.substr(slash + 1);
+    std::set<std::string> oldNodes = landings()[key].nodes;
+    std::optional<std::set<std::string>> nodes;
+    json placement;
+    cluster().waitFor(
+        [&] {
+          placement = cluster().mustGet(workloadPath(ns, name))["status"]["placement"];
+          nodes = settled(ns, name, placement);
+          return nodes.has_value();
+        },
+        std::chrono::seconds(60), std::chrono::milliseconds(200));
+    const double seconds = secondsSince(changed);
+    CHECK_MESSAGE(nodes.has_value(),
+                  key << ": pods not Running on " << to << " nodes" << describePods(ns, name));
+    if (!nodes) {
+      continue;
+    }
+    for (const auto& node : *nodes) {
+      CHECK_MESSAGE(label(nodeNamed(node), "node.kubernetes.io/instance-type") != before[key],
+                    key << " still runs on " << node);
+    }
+    const auto workload = cluster().mustGet(workloadPath(ns, name));
+    const auto& last = base::memberOf(base::memberOf(workload, "status"), "lastReplacement");
+    CHECK(base::stringMember(last, "from") == before[key]);
+    CHECK(base::stringMember(last, "to") == to);
+    CHECK(cluster().waitFor(
+        [&] {
+          return conditionIs(cluster().mustGet(workloadPath(ns, name)), "Ready", "True",
+                             "RolloutComplete");
+        },
+        std::chrono::seconds(30)));
+    report += "\n" + key + ": " + before[key] + " on " + joined(oldNodes) + " -> " + to + " on " +
+              joined(*nodes) + ", " + fixed(seconds) + " s after the policy changed";
+    landings()[key].nodes = *nodes;
+  }
+  MESSAGE(report);
+}
+
+TEST_CASE("deleting a GpuWorkload brings its pods back to CPU nodes, the team's fields intact") {
+  auto& f = fixture();
+  const std::string ns = "ml-serving", name = "llama-chat";
+  const auto deleted = Clock::now();
+  auto removed = cluster().remove(workloadPath(ns, name));
+  REQUIRE_MESSAGE(removed.ok(), removed.error().describe());
+  const bool gone = cluster().waitFor([&] {
+    auto deployment = cluster().mustGet(deploymentPath(ns, name));
+    return teamFields(base::memberOf(base::memberOf(deployment, "spec"), "template")) ==
+           teamFields(f.teamTemplates[ns + "/" + name]);
+  });
+  CHECK_MESSAGE(
+      gone,
+      "the pod template is not the team's again: "
+          << teamFields(cluster().mustGet(deploymentPath(ns, name))["spec"]["template"]).dump()
+          << "\nwanted: " << teamFields(f.teamTemplates[ns + "/" + name]).dump());
+  const auto deployment = cluster().mustGet(deploymentPath(ns, name));
+  CHECK_FALSE(base::memberOf(base::memberOf(deployment, "metadata"), "annotations")
+                  .contains("gpuplacement.io/owned-fields"));
+
+  std::optional<std::set<std::string>> nodes;
+  cluster().waitFor(
+      [&] {
+        nodes = settled(ns, name, json());
+        return nodes.has_value();
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(200));
+  REQUIRE_MESSAGE(nodes.has_value(), "pods not back Running" << describePods(ns, name));
+  for (const auto& node : *nodes) {
+    const auto& n = nodeNamed(node);
+    CHECK_MESSAGE(allocatable(n, "nvidia.com/gpu") + allocatable(n, "aws.amazon.com/neuron") == 0,
+                  node << " is not a CPU node");
+    CHECK(label(n, "topology.kubernetes.io/zone") == "us-east-1a");  // the team's own selector
+  }
+  std::string where;
+  for (const auto& node : *nodes) {
+    where += (where.empty() ? "" : ", ") + node + " (" +
+             label(nodeNamed(node), "node.kubernetes.io/instance-type") + ")";
+  }
+  MESSAGE(ns << "/" << name << " deleted: pods Running on CPU nodes " << where << " after "
+             << fixed(secondsSince(deleted)) << " s");
+}
+
+TEST_CASE("a pool with too few devices leaves pods Pending, and the GpuWorkload says why") {
+  fixture();
+  // Three replicas of one GPU each, on the one node of its type.
+  const std::string ns = "starved", name = "three-on-one";
+  cluster().apply(R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: three-on-one, namespace: starved}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: three-on-one}}
+  template:
+    metadata: {labels: {app: three-on-one}}
+    spec:
+      containers:
+      - {name: server, image: vllm/vllm-openai:v0.6.3}
+---
+apiVersion: gpuplacement.io/v1alpha1
+kind: GpuWorkload
+metadata: {name: three-on-one, namespace: starved}
+spec:
+  targetRef: {name: three-on-one}
+  workload: {kind: Inference}
+  model: {parameters: 1B, precision: fp16}
+  objective: CostOptimized
+  constraints: {tiers: [NVIDIA], instanceTypes: [g6.xlarge]}
+)");
+  const auto created = Clock::now();
+  json workload;
+  const bool said = cluster().waitFor(
+      [&] {
+        workload = cluster().mustGet(workloadPath(ns, name));
+        return conditionIs(workload, "Ready", "False", "Unschedulable");
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(200));
+  REQUIRE_MESSAGE(said, conditionText(workload, "Ready") << describePods(ns, name));
+  const std::string message = base::stringMember(*condition(workload, "Ready"), "message");
+  CHECK_MESSAGE(message.find("Insufficient nvidia.com/gpu") != std::string::npos, message);
+  CHECK(message.find("g6.xlarge") != std::string::npos);
+
+  int pending = 0, runningOnType = 0;
+  for (const auto& pod : podsOf(ns, name)) {
+    const std::string node = base::stringMember(base::memberOf(pod, "spec"), "nodeName");
+    if (node.empty()) {
+      pending += base::stringMember(base::memberOf(pod, "status"), "phase") == "Pending";
+    } else if (running(pod) &&
+               label(nodeNamed(node), "node.kubernetes.io/instance-type") == "g6.xlarge") {
+      ++runningOnType;
+    }
+  }
+  CHECK_MESSAGE(pending >= 1, describePods(ns, name));
+  CHECK_MESSAGE(runningOnType >= 1, describePods(ns, name));
+  MESSAGE(ns << "/" << name << ": Ready=False Unschedulable after " << fixed(secondsSince(created))
+             << " s: " << message);
+}
+
+}  // namespace gpuplacement
