@@ -50,6 +50,44 @@ ClusterView clusterViewOf(const ClusterState& cluster, const Catalog& catalog,
   return view;
 }
 
+namespace {
+
+// Devices free at the margin: idle on nodes other pods keep up, plus the
+// workload's own where it shares the type with others (those nodes stay
+// whether it moves or not). Where its pods are alone on the type, leaving
+// would let their nodes go: staying costs the whole nodes, as before.
+struct Slots {
+  int free = 0;         // replicas that fit on devices already paid for
+  int onOwnNodes = 0;   // replicas that stay on nodes only they use
+  int idleDevices = 0;  // what the free slots were counted from
+  int idleNodes = 0;
+};
+
+Slots slotsOf(const Offer& offer, const CostInput& input, const OwnDevices& own) {
+  Slots slots;
+  const bool ownHere =
+      own.instance == input.instance && own.capacity == input.capacity && own.devices > 0;
+  // Only what pods on these nodes hold: replicas not bound yet hold nothing.
+  const int held = ownHere ? std::min(own.replicas, offer.used / own.devices) : 0;
+  if (held > 0 && offer.used <= held * own.devices) {
+    slots.onOwnNodes = own.devices == input.devices ? std::min(held, input.replicas) : 0;
+    return slots;
+  }
+  for (const auto free : offer.idle) {
+    slots.idleDevices += free;
+    slots.free += free / input.devices;
+    slots.idleNodes += free >= input.devices ? 1 : 0;
+  }
+  if (held > 0 && own.devices >= input.devices) {
+    slots.idleDevices += held * own.devices;
+    slots.free += held * (own.devices / input.devices);
+    slots.idleNodes = std::max(slots.idleNodes, 1);
+  }
+  return slots;
+}
+
+}  // namespace
+
 CostQuote ClusterCost::quote(const CostInput& input) const {
   CostQuote quote = WholeNodeCost().quote(input);
   quote.cluster = true;
@@ -58,42 +96,23 @@ CostQuote ClusterCost::quote(const CostInput& input) const {
   if (input.devices <= 0 || !offer) {
     return quote;  // CPU, or no view of this type: whole new nodes
   }
-  int slots = 0;
-  int ownSlots = 0;
-  for (const auto free : offer->idle) {
-    quote.idleDevices += free;
-    slots += free / input.devices;
-    quote.idleNodes += free >= input.devices ? 1 : 0;
-  }
-  if (own_.instance == input.instance && own_.capacity == input.capacity && own_.devices > 0) {
-    // Only what pods on these nodes hold: replicas not bound yet hold nothing.
-    const int held = std::min(own_.replicas, offer->used / own_.devices);
-    quote.idleDevices += held * own_.devices;
-    slots += held * (own_.devices / input.devices);
-    // Alone on nodes of this type, its pods leaving would let them go.
-    if (offer->used <= held * own_.devices) {
-      ownSlots = held * (own_.devices / input.devices);
-    }
-    if (held > 0 && own_.devices >= input.devices) {
-      quote.idleNodes = std::max(quote.idleNodes, 1);
-    }
-  }
+  const Slots slots = slotsOf(*offer, input, own_);
   const int replicas = std::max(input.replicas, 1);
   const int perNode = std::max(input.replicasPerNode, 1);
-  quote.replicasOnIdle = std::min(replicas, slots);
+  quote.replicasOnOwnNodes = slots.onOwnNodes;
+  quote.replicasOnIdle = std::min(replicas, slots.free);
+  quote.idleDevices = slots.idleDevices;
+  quote.idleNodes = slots.idleNodes;
   const int rest = replicas - quote.replicasOnIdle;
-  quote.newNodes = (rest + perNode - 1) / perNode;
+  const int wholeNodes = (rest + perNode - 1) / perNode;
+  quote.ownNodes = std::min(wholeNodes, (slots.onOwnNodes + perNode - 1) / perNode);
+  quote.newNodes = wholeNodes - quote.ownNodes;
   const double share = input.nodeHourly * std::min(input.replicaShare, 1.0);
-  const double added = quote.newNodes * input.nodeHourly;
-  quote.totalHourly = quote.replicasOnIdle * share + added;
+  const double whole = wholeNodes * input.nodeHourly;
+  quote.totalHourly = quote.replicasOnIdle * share + whole;
   quote.perReplicaHourly = quote.totalHourly / replicas;
-  // Devices the workload's own pods hold cost the cluster nothing more
-  // while others share their nodes (the nodes stay anyway); where its pods
-  // are alone on them, moving would let the nodes go, so staying costs
-  // their share, or no price change would ever move a placed workload.
-  const int onOwn = std::min(quote.replicasOnIdle, ownSlots);
-  quote.marginalHourly = (added + onOwn * share) / replicas;
-  quote.nodes = quote.newNodes + std::min(quote.idleNodes, quote.replicasOnIdle);
+  quote.marginalHourly = whole / replicas;  // idle devices cost the cluster nothing more
+  quote.nodes = wholeNodes + std::min(quote.idleNodes, quote.replicasOnIdle);
   return quote;
 }
 

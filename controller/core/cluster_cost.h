@@ -37,10 +37,11 @@ struct ClusterView {
 ClusterView clusterViewOf(const ClusterState& cluster, const Catalog& catalog,
                           const Policy& policy);
 
-// The workload's own placement in force: its replicas' devices are idle
-// to its own decision (they are freed if it moves, and it keeps them if
-// it stays), so a placed workload does not see itself as competition.
-// Never more than the pods on nodes of the type hold.
+// The workload's own placement in force, so a placed workload does not see
+// itself as competition: where it shares the type's nodes with other pods,
+// its devices cost the cluster nothing more (the nodes stay either way);
+// where its pods are alone on them, staying costs the whole nodes (leaving
+// would let them go). Never more than the pods on nodes of the type hold.
 struct OwnDevices {
   int instance = -1;  // catalog index; -1: none
   CapacityType capacity = CapacityType::OnDemand;
@@ -49,10 +50,11 @@ struct OwnDevices {
 };
 
 // Whole nodes, except that replicas first take devices idle on existing
-// nodes of the type, each charged its share of the node (1 of 4 L4 pays a
-// quarter); the rest pay for new whole nodes. The decision's order under
-// CostOptimized is what the cluster pays more (marginalHourly): nothing
-// for devices already paid for.
+// nodes of the type that other pods keep up, each charged its share of the
+// node (1 of 4 L4 pays a quarter); the rest pay for whole nodes. An empty
+// node costs what a new one does: the cluster autoscaler or Karpenter's
+// consolidation would remove it. The decision's order is by what the
+// cluster pays more (marginalHourly): nothing for devices already paid for.
 class ClusterCost final : public NodeCostModel {
  public:
   ClusterCost(const Capacity& capacity, OwnDevices own) : capacity_(capacity), own_(own) {}

@@ -463,11 +463,14 @@ void PlacementEngine::rankOf(Option& option, const Request& request) const {
       break;
     case Objective::Balanced:
       // Devices already paid for cost the cluster nothing more: they come
-      // first, the cheapest share among them.
-      primary = option.cost.cluster && option.cost.marginalHourly <= kSamePrice
-                    ? -std::numeric_limits<double>::max()
-                    : -(performance / std::max(option.cost.marginalHourly, 1e-9));
-      secondary = cost;
+      // first, the best performance per dollar of their share among them.
+      if (option.cost.cluster && option.cost.marginalHourly <= kSamePrice) {
+        primary = -std::numeric_limits<double>::max();
+        secondary = -(performance / std::max(cost, 1e-9));
+      } else {
+        primary = -(performance / option.cost.marginalHourly);
+        secondary = cost;
+      }
       break;
     case Objective::MaxPerformance:
       primary = -performance;
@@ -647,8 +650,11 @@ Placement PlacementEngine::placementOf(const Option& option, const Request& requ
   placement.nodes = option.cost.nodes;
   placement.replicasPerNode = fit.replicasPerNode;
   placement.replicasOnIdle = option.cost.replicasOnIdle;
+  if (option.cost.cluster) {
+    placement.clusterHourlyCost = option.cost.marginalHourly;
+  }
   placement.idleAccelerators =
-      std::max(0, option.cost.newNodes * instance.acceleratorCount -
+      std::max(0, (option.cost.newNodes + option.cost.ownNodes) * instance.acceleratorCount -
                       (request.replicas - option.cost.replicasOnIdle) * fit.devices);
   if (!option.cost.cluster) {
     placement.idleAccelerators =
@@ -693,10 +699,11 @@ std::string PlacementEngine::costNote(const Option& option, const Placement& pla
   return note;
 }
 
-// With a cluster view: which replicas use devices idle on existing nodes
-// and which need new nodes. "2 idle L4 on an existing g6.12xlarge at
-// $4.60/h: 1 of 4 L4, charged its share (25%)"; "1 of 1 L4 on a new
-// g6.xlarge at $0.80/h".
+// With a cluster view: which replicas use devices idle on existing nodes,
+// which stay on nodes they have alone, and which need new nodes. "2 idle
+// L4 on an existing g6.12xlarge at $4.60/h: 1 of 4 L4, charged its share
+// (25%), nothing more for the cluster"; "1 of 1 L4 on a new g6.xlarge at
+// $0.80/h".
 std::string PlacementEngine::clusterCostNote(const Option& option, const Placement& placement,
                                              const std::string& shape,
                                              const std::string& price) const {
@@ -709,10 +716,17 @@ std::string PlacementEngine::clusterCostNote(const Option& option, const Placeme
                 ? "an existing " + instance.type
                 : std::to_string(cost.idleNodes) + " existing " + instance.type + " nodes") +
            " at " + price + ": " + shape + ", charged its share (" +
-           base::formatPercent(option.fit.share) + ")";
+           base::formatPercent(option.fit.share) + "), nothing more for the cluster";
     if (cost.replicasOnIdle < placement.replicas) {
       note += " for " + std::to_string(cost.replicasOnIdle) + " replicas";
     }
+  }
+  if (cost.ownNodes > 0) {
+    note += (note.empty() ? shape + " on " : "; the rest on ") +
+            (cost.ownNodes == 1 ? "the " + instance.type + " it runs on alone"
+                                : std::to_string(cost.ownNodes) + " " + instance.type +
+                                      " nodes it runs on alone") +
+            " at " + price + (cost.ownNodes == 1 ? "" : " each") + ", the whole node";
   }
   if (cost.newNodes > 0) {
     note +=
@@ -720,10 +734,10 @@ std::string PlacementEngine::clusterCostNote(const Option& option, const Placeme
         (cost.newNodes == 1 ? "a new " + instance.type
                             : std::to_string(cost.newNodes) + " new " + instance.type + " nodes") +
         " at " + price + (cost.newNodes == 1 ? "" : " each");
-    if (placement.idleAccelerators > 0) {
-      note +=
-          "; " + std::to_string(placement.idleAccelerators) + " " + placement.accelerator + " idle";
-    }
+  }
+  if (cost.newNodes + cost.ownNodes > 0 && placement.idleAccelerators > 0) {
+    note +=
+        "; " + std::to_string(placement.idleAccelerators) + " " + placement.accelerator + " idle";
   }
   return note;
 }
@@ -763,6 +777,27 @@ Alternative PlacementEngine::alternativeOf(const Option& option, std::string why
       option.capacity, option.cost.perReplicaHourly,         std::move(why)};
 }
 
+// How much less performance per dollar `option` gives than `best`, in
+// what the cluster pays more; both on devices already paid for: per dollar
+// of their shares. Nothing when it gives as much (it lost on latency).
+std::optional<double> PlacementEngine::valueLoss(const Option& option, const Option& best) {
+  const auto free = [](const Option& o) { return o.cost.marginalHourly <= kSamePrice; };
+  const bool shares = free(option) && free(best);
+  const auto value = [&](const Option& o) {
+    if (!shares && free(o)) {
+      return std::numeric_limits<double>::infinity();
+    }
+    return o.fit.performance /
+           std::max(shares ? o.cost.perReplicaHourly : o.cost.marginalHourly, 1e-9);
+  };
+  const double mine = value(option);
+  const double theirs = value(best);
+  if (mine >= theirs) {
+    return std::nullopt;
+  }
+  return std::isinf(theirs) ? 1.0 : 1 - mine / theirs;
+}
+
 std::string PlacementEngine::lostBecause(const Option& option, const Option& best,
                                          const Request& request) const {
   if (request.need.latencyTargetMs && best.fit.meetsLatency != option.fit.meetsLatency) {
@@ -786,11 +821,11 @@ std::string PlacementEngine::lostBecause(const Option& option, const Option& bes
                        base::formatPercent(1 - option.fit.performance /
                                                    std::max(best.fit.performance, 1e-9)) +
                        " less performance";
-    case Objective::Balanced: {
-      const double bestValue = best.fit.performance / std::max(best.cost.marginalHourly, 1e-9);
-      const double value = option.fit.performance / std::max(option.cost.marginalHourly, 1e-9);
-      return base::formatPercent(1 - value / bestValue) + " less performance per dollar";
-    }
+    case Objective::Balanced:
+      if (const auto loss = valueLoss(option, best)) {
+        return base::formatPercent(*loss) + " less performance per dollar";
+      }
+      break;  // it lost on latency: say how much slower
     case Objective::MaxPerformance:
       break;
   }
@@ -1120,6 +1155,7 @@ Assessment PlacementEngine::assess(const WorkloadIntent& intent, const std::stri
   const Option option{index, capacity, fit, request.costs.quote(input), *nodeHourly};
   assessment.placement = placementOf(option, request);
   assessment.hourlyCost = option.cost.perReplicaHourly;
+  assessment.clusterHourlyCost = assessment.placement->clusterHourlyCost;
   assessment.performance = fit.performance;
   const auto& budget = intent.constraints.maxHourlyCost;
   if (why.empty() && budget && assessment.hourlyCost > *budget + 1e-12) {

@@ -38,7 +38,11 @@ struct Placement {
   int acceleratorsPerInstance = 0;
   CapacityType capacityType = CapacityType::OnDemand;  // OnDemand or Spot, never Any
   double hourlyCost = 0;                               // per replica
-  double monthlyCost = 0;                              // per replica
+  // Per replica, what the cluster pays more for it: nothing for devices
+  // idle on nodes other pods keep up. Unset: hourlyCost (no cluster view).
+  std::optional<double> clusterHourlyCost;
+  double paidByCluster() const { return clusterHourlyCost.value_or(hourlyCost); }
+  double monthlyCost = 0;  // per replica
   int replicas = 1;
   double totalHourlyCost = 0;
   double totalMonthlyCost = 0;
@@ -104,6 +108,8 @@ struct Assessment {
   bool feasible = false;
   std::string reason;  // why not, when infeasible
   double hourlyCost = 0;
+  std::optional<double> clusterHourlyCost;  // see Placement
+  double paidByCluster() const { return clusterHourlyCost.value_or(hourlyCost); }
   double performance = 0;
   // The placement in force, described and priced as decide() would (when
   // the instance type is still in the catalog and has a price).
@@ -188,6 +194,7 @@ class PlacementEngine {
                                            std::size_t limit) const;
   Alternative alternativeOf(const Option& option, std::string why) const;
   std::string lostBecause(const Option& option, const Option& best, const Request& request) const;
+  static std::optional<double> valueLoss(const Option& option, const Option& best);
   bool userTiersUnoffered(const WorkloadIntent& intent,
                           const std::vector<std::size_t>& matched) const;
   std::string userTiersNote(const WorkloadIntent& intent, std::size_t bucket,

@@ -15,6 +15,7 @@ namespace {
 
 using testing::Cluster;
 using testing::g6Pool;
+using testing::g6x1;
 using testing::g6x4;
 using testing::IntentBuilder;
 using testing::shippedCatalog;
@@ -141,6 +142,7 @@ TEST_CASE("idle devices on existing nodes first; a new node costs the whole node
     double hourly;
   };
   const int g6x4Index = shippedCatalog()->indexOf("g6.12xlarge");
+  const int g6x1Index = shippedCatalog()->indexOf("g6.xlarge");
   const Case cases[] = {
       {"half-empty g6.12xlarge: the first service",
        {{g6x4(true)}, {2}, {g6Pool()}},
@@ -172,12 +174,30 @@ TEST_CASE("idle devices on existing nodes first; a new node costs the whole node
        "g6.12xlarge",
        "1 idle L4 on an existing g6.12xlarge",
        4.6016 / 4},
+      {"an empty node costs the whole node: Karpenter would let it go",
+       {{g6x4(true)}, {0}, {g6Pool()}},
+       {},
+       "g6.xlarge",
+       "1 of 1 L4 on a new g6.xlarge",
+       0.8048},
       {"replicas not bound yet hold nothing to give back",
        {{g6x4(true)}, {0}, {g6Pool()}},
        {g6x4Index, CapacityType::OnDemand, 1, 1},
-       "g6.12xlarge",
-       "4 idle L4 on an existing g6.12xlarge",
-       4.6016 / 4},
+       "g6.xlarge",
+       "1 of 1 L4 on a new g6.xlarge",
+       0.8048},
+      {"alone on a g6.12xlarge, staying costs the whole node: it moves",
+       {{g6x4(true)}, {1}, {g6Pool()}},
+       {g6x4Index, CapacityType::OnDemand, 1, 1},
+       "g6.xlarge",
+       "1 of 1 L4 on a new g6.xlarge",
+       0.8048},
+      {"alone on a g6.xlarge, it stays on it",
+       {{g6x1()}, {1}, {}},
+       {g6x1Index, CapacityType::OnDemand, 1, 1},
+       "g6.xlarge",
+       "1 of 1 L4 on the g6.xlarge it runs on alone at $0.8048/h, the whole node",
+       0.8048},
   };
   const auto engine = shippedEngine();
   for (const auto& c : cases) {

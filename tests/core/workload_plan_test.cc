@@ -628,7 +628,8 @@ TEST_CASE("the status says each thing once") {
   const auto first = reconcile(world);
   REQUIRE(first.record.status.has_value());
   const auto& status = *first.record.status;
-  MESSAGE("status after the first placement: " << status.dump().size() << " bytes: " << status.dump());
+  MESSAGE("status after the first placement: " << status.dump().size()
+                                               << " bytes: " << status.dump());
   // What the Deployment carries is the placement shown: not repeated.
   const auto& applied = status["applied"];
   for (const char* field :

@@ -27,6 +27,16 @@ inline core::NodeView g6x4(bool karpenter) {
   return node;
 }
 
+// A g6.xlarge (1 L4), made by a managed node group.
+inline core::NodeView g6x1() {
+  core::NodeView node = g6x4(false);
+  node.instanceType = "g6.xlarge";
+  node.allocatable.gpus = 1;
+  node.milliCpu = 3920;
+  node.memoryBytes = 14481LL << 20;
+  return node;
+}
+
 // A NodePool that may launch any on-demand g6.
 inline core::NodePoolView g6Pool() {
   core::NodePoolView pool;
