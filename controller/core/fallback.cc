@@ -35,6 +35,12 @@ FallbackStep fallbackStep(const FallbackInput& input) {
     if (end && *end > input.now) {
       step.unavailable.push_back(entry);
       earliest(step.recheckAfter, until(input.now, *end));
+    } else if (input.roomFor && !input.roomFor(entry.instanceType, entry.capacityType)) {
+      // Its nodes are still full: moving back would only wait again.
+      auto kept = entry;
+      kept.until = base::formatRfc3339(input.now + input.settings.retryAfter);
+      step.unavailable.push_back(std::move(kept));
+      earliest(step.recheckAfter, input.settings.retryAfter);
     }
   }
   if (input.instanceType.empty() || input.pendingCount == 0 || !input.pendingSince ||

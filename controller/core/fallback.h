@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,11 @@ struct FallbackInput {
   std::vector<UnavailableType> unavailable;  // as the status records them
   CapacitySettings settings;
   Timestamp now;
+  // Whether the cluster shows room for the type again (a node of it with a
+  // device free). Unset where capacity cannot be seen (NodePools: whether
+  // AWS has the instances shows only by trying; no view): the retry time
+  // alone decides.
+  std::function<bool(const std::string& type, CapacityType capacity)> roomFor;
 };
 
 struct FallbackStep {

@@ -97,6 +97,33 @@ TEST_CASE("fallback: the timeline of a type without capacity") {
   }
 }
 
+TEST_CASE("fallback: after the retry time, a type whose nodes are still full stays left") {
+  FallbackInput input;
+  input.instanceType = "g5.xlarge";
+  input.placedAt = kPlaced + 6min;
+  input.unavailable = {left("g6.xlarge", 5min, 30min)};
+  input.now = kPlaced + 36min;
+  input.settings.retryAfter = 30min;
+  for (const bool room : {false, true}) {
+    CAPTURE(room);
+    input.roomFor = [room](const std::string& type, CapacityType) {
+      CHECK(type == "g6.xlarge");
+      return room;
+    };
+    const auto step = fallbackStep(input);
+    CHECK_FALSE(step.left);
+    if (room) {
+      CHECK(step.unavailable.empty());
+      CHECK_FALSE(step.recheckAfter);
+    } else {
+      REQUIRE(step.unavailable.size() == 1);
+      CHECK(step.unavailable[0].until == at(66min));
+      CHECK(step.unavailable[0].since == at(5min));
+      CHECK(step.recheckAfter == 30min);
+    }
+  }
+}
+
 TEST_CASE("fallback: what was tried, in one line") {
   const std::vector<UnavailableType> tried = {left("g6.xlarge", 0s, 30min),
                                               left("g5.xlarge", 5min, 30min)};
