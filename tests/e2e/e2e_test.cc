@@ -780,7 +780,7 @@ struct CapacityFixture {
     json policy = samplePolicy("placementpolicy.yaml");
     policy["spec"]["nodeLabels"] = {{"scheme", "Auto"}};
     policy["spec"]["capacity"] = {
-        {"source", "Auto"}, {"fallbackAfter", "10s"}, {"retryAfter", "40s"}};
+        {"source", "Auto"}, {"fallbackAfter", "10s"}, {"retryAfter", "20s"}};
     createPolicy(policy);
     op = startOperator();
   }
@@ -1021,7 +1021,7 @@ TEST_CASE("capacity: a full pool falls back to the next type, and it comes back 
   CHECK(cluster().remove(workloadPath(kServices, "nowhere")).ok());
   CHECK(cluster().remove(deploymentPath(kServices, "nowhere")).ok());
 
-  // The team's pod leaves; once retryAfter (40 s) has passed, g6.xlarge is
+  // The team's pod leaves; once retryAfter (20 s) has passed, g6.xlarge is
   // a candidate again and 20% cheaper for the cluster: it moves back.
   const double freedAt = secondsSince(created);
   CHECK(cluster().remove(deploymentPath(kTeam, "blocker")).ok());
@@ -1034,7 +1034,7 @@ TEST_CASE("capacity: a full pool falls back to the next type, and it comes back 
   const auto& last = base::memberOf(base::memberOf(workload, "status"), "lastReplacement");
   CHECK(base::stringMember(last, "from") == "g5.xlarge");
   CHECK(base::stringMember(last, "to") == "g6.xlarge");
-  MESSAGE("fallback timeline (fallbackAfter 10 s, retryAfter 40 s), seconds from creation: "
+  MESSAGE("fallback timeline (fallbackAfter 10 s, retryAfter 20 s), seconds from creation: "
           << "Pending on g6.xlarge " << fixed(pendingAt) << ", Running on g5.xlarge "
           << fixed(elsewhereAt) << " (" << fixed(elsewhereAt - pendingAt)
           << " s after Pending), g6.xlarge freed " << fixed(freedAt)
