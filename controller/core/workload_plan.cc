@@ -377,9 +377,12 @@ void recordRollout(const DeploymentState& state, const std::string& target, cons
     draft.set("Ready", "False", "Unschedulable", message);
     draft.report("Ready", "Unschedulable", "Warning", message);
   } else {
+    // No replica counts: each step of the rollout would be a status write
+    // (three more per placement on a real cluster); the Deployment's own
+    // status has them.
     draft.set("Ready", "False", "RolloutInProgress",
-              std::to_string(state.updatedReplicas) + " of " + std::to_string(state.replicas) +
-                  " replicas updated, " + std::to_string(state.availableReplicas) + " available");
+              "Deployment " + target + " is rolling out onto " + wanted.instanceType +
+                  "; its status shows the replicas updated and available");
   }
 }
 

@@ -622,6 +622,49 @@ TEST_CASE("a reconcile of a settled workload writes nothing and reports nothing 
   CHECK_FALSE(second.finalizers.has_value());
 }
 
+TEST_CASE("the steps of a rollout write no status until it completes") {
+  World world;
+  world.finalizers = {};
+  auto first = reconcile(world);
+  REQUIRE(first.record.status.has_value());
+  REQUIRE(first.outcome.has_value());
+  world.target = first.outcome->state;
+  world.status = workloadStatusFromJson(*first.record.status);
+  const auto stored = *first.record.status;
+  // kube-controller-manager's steps: observed, 1 updated, 1 available with
+  // the old pod still going, then done.
+  auto& state = *world.target;
+  const int replicas = state.replicas;
+  const std::pair<int, int> steps[] = {{0, 0}, {1, 0}, {replicas, replicas - 1}};
+  for (const auto& [updated, available] : steps) {
+    CAPTURE(updated);
+    CAPTURE(available);
+    state.observedGeneration = state.generation;
+    state.updatedReplicas = updated;
+    state.availableReplicas = available;
+    state.statusReplicas = replicas + 1;
+    const auto input = world.input();
+    world.workload.statusHash = statusDigest(stored);
+    auto plan = planWorkload(input);
+    REQUIRE(plan.write.has_value());
+    const auto outcome = outcomeWithoutWrite(*plan.write, *world.target);
+    REQUIRE(outcome.has_value());
+    const auto step = recordWorkload(input, std::move(plan), &*outcome);
+    CHECK_FALSE(step.status.has_value());
+  }
+  state.updatedReplicas = replicas;
+  state.availableReplicas = replicas;
+  state.statusReplicas = replicas;
+  const auto input = world.input();
+  world.workload.statusHash = statusDigest(stored);
+  auto plan = planWorkload(input);
+  const auto outcome = outcomeWithoutWrite(*plan.write, *world.target);
+  REQUIRE(outcome.has_value());
+  const auto done = recordWorkload(input, std::move(plan), &*outcome);
+  REQUIRE(done.status.has_value());
+  CHECK(conditionsOf(done).at("Ready") == "True/RolloutComplete");
+}
+
 TEST_CASE("the status says each thing once") {
   World world;
   world.finalizers = {};
