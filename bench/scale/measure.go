@@ -14,7 +14,11 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 	result := RunResult{Reactor: reactorName, Size: size}
 	dir := filepath.Join(settings.Work, fmt.Sprintf("%s-%d", reactorName, size))
 	os.RemoveAll(dir)
-	plane, err := startControlPlane(settings.Repo, dir, !settings.Keep)
+	pools, err := poolFile(settings, dir, size)
+	if err != nil {
+		return result, "", err
+	}
+	plane, err := startControlPlane(settings.Repo, dir, !settings.Keep, pools)
 	if err != nil {
 		return result, "", err
 	}
@@ -32,14 +36,14 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 	if err := plane.Install(); err != nil {
 		return result, "", err
 	}
-	policy := policyManifest(nil)
-	if err := plane.client.Create(policiesPath, policy); err != nil {
-		return result, "", err
-	}
-	logf("creating %d Deployments", size)
-	if err := createAll(plane.client, deploymentsPath, size, func(i int) map[string]any {
-		return deploymentManifest(deploymentName(i))
-	}); err != nil {
+	var cluster *clusterRun
+	if settings.Cluster.Enabled {
+		if cluster, err = prepareCluster(settings, plane, dir, pools, size); err != nil {
+			return result, "", err
+		}
+		defer cluster.pods.Stop()
+		result.Cluster = cluster.figures
+	} else if err := createBare(plane, size); err != nil {
 		return result, "", err
 	}
 
@@ -77,7 +81,11 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 			return result, "", err
 		}
 		self, _ := os.Executable()
-		if reactor, err = startFloor(self, credentials, filepath.Join(dir, "floor.log")); err != nil {
+		patches := ""
+		if cluster != nil {
+			patches = cluster.patches
+		}
+		if reactor, err = startFloor(self, credentials, patches, filepath.Join(dir, "floor.log")); err != nil {
 			return result, "", err
 		}
 		result.SecondsToReady = time.Since(reactor.started).Seconds()
@@ -118,8 +126,13 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 			}
 		}
 	}
+	manifest := workloadManifest
+	if cluster != nil {
+		manifest = clusterWorkloadManifest
+		cluster.startCPU(plane)
+	}
 	placementStart := time.Now()
-	sent, err := createAtRate(plane.client, size, rate, midway)
+	sent, err := createAtRate(plane.client, size, rate, manifest, midway)
 	if err != nil {
 		return result, "", fmt.Errorf("creating GpuWorkloads: %v", err)
 	}
@@ -145,6 +158,12 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 			last = placedAt
 		}
 	}
+	if cluster != nil {
+		logf("waiting for the placed pods to run")
+		result.RunningLatenciesMs = cluster.waitRunning(settings.Cluster, sent, func(i int) bool {
+			return !state[deploymentName(i)].placedAt.IsZero()
+		})
+	}
 	if reactor.metricsPort != 0 { // the operator and controller-runtime
 		if _, err := reactor.settle(5 * time.Minute); err != nil {
 			return result, "", err
@@ -156,6 +175,9 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 	apiserverCPUAfter, etcdCPUAfter, err := plane.CPUSeconds()
 	if err != nil {
 		return result, "", err
+	}
+	if cluster != nil {
+		cluster.endCPU(plane)
 	}
 	result.LatenciesMs = latencies
 	result.Placement = PlacementFigures{Rate: rate, Placed: size, LatencyMs: summarize(latencies),
@@ -180,7 +202,10 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 		RSSMiB:     round(median(sampler.Between(idleStart.Sub(origin).Seconds(), idleEnd.Sub(origin).Seconds())), 1)}
 
 	// ---- the operator only: re-placement, then a restart -----------------
-	operator := reactorName == "operator"
+	// Cluster mode stops here for the operator too: a real
+	// controller-manager runs the rollouts that re-placement's harness
+	// would complete by hand, and the restart figures do not need pods.
+	operator := reactorName == "operator" && cluster == nil
 	var replacementWindow [2]time.Time
 	if operator {
 		if result.Replacement, replacementWindow, err = measureReplacement(settings, plane, reactor, watch, size, dir); err != nil {
@@ -210,6 +235,18 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 	}
 	result.Placement.RequestsPerPlaced = round(float64(result.Placement.Requests.Total)/float64(size), 2)
 	return result, version.GitVersion, nil
+}
+
+// createBare creates the bench's policy and the Deployments (no cluster:
+// no pods).
+func createBare(plane *ControlPlane, size int) error {
+	if err := plane.client.Create(policiesPath, policyManifest(nil)); err != nil {
+		return err
+	}
+	logf("creating %d Deployments", size)
+	return createAll(plane.client, deploymentsPath, size, func(i int) map[string]any {
+		return deploymentManifest(deploymentName(i))
+	})
 }
 
 // measureReplacement raises the price of kind A's instance type so every
