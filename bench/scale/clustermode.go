@@ -37,10 +37,11 @@ type RunningFigures struct {
 }
 
 type clusterSettings struct {
-	Enabled bool
-	Pools   string        // a pool file; "" = derived from the mix for each size
-	Bound   time.Duration // a workload not Running this long after its creation never was
-	Stall   time.Duration // stop waiting once nothing has started Running for this long
+	Enabled    bool
+	Pools      string        // a pool file; "" = derived from the mix for each size
+	Simcluster string        // the node generator, which tells what a node holds
+	Bound      time.Duration // a workload not Running this long after its creation never was
+	Stall      time.Duration // stop waiting once nothing has started Running for this long
 }
 
 func (c *clusterSettings) register(flags *flag.FlagSet) {
@@ -48,6 +49,8 @@ func (c *clusterSettings) register(flags *flag.FlagSet) {
 		"run each reactor on a simulated cluster (scheduler, controller-manager, kwok nodes) and measure until the pods run")
 	flags.StringVar(&c.Pools, "pools", "",
 		"cluster mode: the pool file (default: one sized for the mix at each size, bench-scale fleet)")
+	flags.StringVar(&c.Simcluster, "simcluster", "",
+		"cluster mode: the simcluster binary, for sizing the fleet (bench/run-scale passes the one scripts/setup built)")
 	flags.DurationVar(&c.Bound, "running-bound", 10*time.Minute,
 		"cluster mode: a workload whose pods are not all Running this long after its creation counts as never Running")
 	flags.DurationVar(&c.Stall, "running-stall", 2*time.Minute,
@@ -77,8 +80,13 @@ func poolFile(settings Settings, dir string, size int) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	pools, err := fleetPools(FleetInputs{Simcluster: settings.Cluster.Simcluster,
+		Catalog: filepath.Join(settings.Repo, "config", "catalog.yaml"), Dir: dir}, size, placements)
+	if err != nil {
+		return "", err
+	}
 	path := filepath.Join(dir, "pools.yaml")
-	return path, os.WriteFile(path, []byte(fleetPools(size, placements)), 0o644)
+	return path, os.WriteFile(path, []byte(pools), 0o644)
 }
 
 // prepareCluster creates the bench's policy (with the fleet's capacity
@@ -122,7 +130,7 @@ func prepareCluster(settings Settings, plane *ControlPlane, dir, pools string, s
 		run.pods.Stop()
 		return nil, err
 	}
-	run.figures.FirstPodsRunning = run.waitFirstPods(size, 10*time.Minute)
+	run.figures.FirstPodsRunning = run.waitFirstPods(size, settings.Cluster.Stall)
 	run.figures.FirstPodsSeconds = round(time.Since(start).Seconds(), 1)
 	return run, nil
 }
@@ -136,17 +144,20 @@ func clusterPolicyManifest(capacityLabel map[string]string) map[string]any {
 	return policy
 }
 
-// waitFirstPods waits until every Deployment has a pod Running (at most
-// limit) and returns how many pods run.
-func (c *clusterRun) waitFirstPods(size int, limit time.Duration) int {
-	deadline := time.Now().Add(limit)
+// waitFirstPods waits until every Deployment has its pods Running, or
+// none has started Running for `stall`, and returns how many run.
+func (c *clusterRun) waitFirstPods(size int, stall time.Duration) int {
 	lastLog := time.Now()
+	progress, progressAt := -1, time.Now()
 	for running := c.pods.UnplacedRunning(); ; running = c.pods.UnplacedRunning() {
 		if running >= size*benchReplicas {
 			return running
 		}
-		if time.Now().After(deadline) {
-			logf("only %d of %d first pods Running after %v: measuring anyway", running, size, limit)
+		if running != progress {
+			progress, progressAt = running, time.Now()
+		}
+		if time.Since(progressAt) > stall {
+			logf("only %d of %d first pods Running, none more for %v: measuring anyway", running, size, stall)
 			return running
 		}
 		if time.Since(lastLog) > 15*time.Second {
@@ -275,16 +286,24 @@ func runFleet(args []string) error {
 	flags := flag.NewFlagSet("fleet", flag.ExitOnError)
 	operator := flags.String("operator", "build/bin/gpu-placement", "the operator binary (recommend)")
 	size := flags.Int("size", 10000, "workloads of the mix")
+	var inputs FleetInputs
+	flags.StringVar(&inputs.Simcluster, "simcluster", "", "the simcluster binary (scripts/setup builds it)")
+	flags.StringVar(&inputs.Catalog, "catalog", "config/catalog.yaml", "the instance catalog")
 	flags.Parse(args)
 	dir, err := os.MkdirTemp("", "bench-fleet")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	inputs.Dir = dir
 	placements, err := recommendKinds(*operator, dir, policyManifest(nil))
 	if err != nil {
 		return err
 	}
-	fmt.Print(fleetPools(*size, placements))
+	pools, err := fleetPools(inputs, *size, placements)
+	if err != nil {
+		return err
+	}
+	fmt.Print(pools)
 	return nil
 }

@@ -3,19 +3,16 @@ package main
 // Cluster mode's workload mix and the fleet it runs on. With real pods,
 // every placement must find hardware: 10,000 one-GPU pods would need
 // 10,000 GPUs, so most workloads are small models the operator puts on
-// the CPU tier, and a share needs an accelerator (NVIDIA and Inferentia).
+// the CPU tier, and a share needs an accelerator.
 // The fleet is derived from the mix: what `gpu-placement recommend` places
 // each kind on, and how many of each kind a size creates.
 
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strings"
 )
 
 // The label on each GpuWorkload naming its kind: the floor looks its
@@ -34,18 +31,22 @@ func model(parameters, precision string) map[string]any {
 		"architecture": "Transformer"}
 }
 
-// clusterMix: 92% CPU tier (two kinds, so two CPU instance types), 8% on
-// one accelerator each. The two GPU kinds are the bare mode's kinds A and B.
+// clusterMix: 95% small models the operator puts on the CPU tier, 5% on
+// one accelerator each (the bare mode's kinds A and B, and one allowed
+// only Inferentia). Each accelerated pod takes a node of its own, so the
+// accelerated share sets most of the fleet's size: 5% of 10,000 is about
+// 530 nodes, and the CPU pods (placed ones and the Deployments' first
+// ones, 100m each) about 530 more.
 var clusterMix = []WorkloadKind{
-	{"small-inference", 46, map[string]any{"workload": map[string]any{"kind": "Inference"},
+	{"small-inference", 48, map[string]any{"workload": map[string]any{"kind": "Inference"},
 		"model": model("350M", "fp32"), "objective": "CostOptimized"}},
-	{"tiny-inference", 46, map[string]any{"workload": map[string]any{"kind": "Inference"},
+	{"tiny-inference", 47, map[string]any{"workload": map[string]any{"kind": "Inference"},
 		"model": model("125M", "fp32"), "objective": "Balanced"}},
-	{"inference-7b", 3, map[string]any{"workload": map[string]any{"kind": "Inference", "latencyTargetMs": 100},
+	{"inference-7b", 2, map[string]any{"workload": map[string]any{"kind": "Inference", "latencyTargetMs": 100},
 		"model": model("7B", "fp16"), "objective": "CostOptimized"}},
-	{"finetune-13b", 3, map[string]any{"workload": map[string]any{"kind": "FineTuning"},
+	{"finetune-13b", 2, map[string]any{"workload": map[string]any{"kind": "FineTuning"},
 		"model": model("13B", "bf16"), "objective": "Balanced"}},
-	{"inferentia-8b", 2, map[string]any{"workload": map[string]any{"kind": "Inference", "latencyTargetMs": 200},
+	{"inferentia-8b", 1, map[string]any{"workload": map[string]any{"kind": "Inference", "latencyTargetMs": 200},
 		"model": model("8B", "fp16"), "objective": "CostOptimized",
 		"constraints": map[string]any{"tiers": []string{"Inferentia"}}}},
 }
@@ -129,58 +130,6 @@ func writeJSON(path string, object any) error {
 		return err
 	}
 	return os.WriteFile(path, data, 0o644)
-}
-
-// cpuPodsPerNode is the fewest pods an EKS managed-node-group node below
-// 30 vCPUs takes (the AMI caps max pods at 110); larger CPU types take
-// more (c5.9xlarge 234), which only adds headroom.
-const cpuPodsPerNode = 110
-
-// fleetHeadroom: nodes beyond the exact need, so that a pod still being
-// deleted or a count rounded down never leaves a placed pod Pending.
-const fleetHeadroom = 1.05
-
-// fleetPools sizes one on-demand managed node group per instance type the
-// mix is placed on, for `size` workloads. The Deployments' first pods (no
-// placement yet: any untainted node, i.e. the CPU nodes) are counted on
-// the CPU pools too, since a rollout keeps the old pod until the new one
-// runs.
-func fleetPools(size int, placements map[string]KindPlacement) string {
-	pods := map[string]float64{}    // new pods per instance type
-	perNode := map[string]float64{} // pods per node
-	cpuNew := 0.0
-	for i := 0; i < size; i++ {
-		kind := clusterMix[mixKind(i)]
-		placement := placements[kind.Name]
-		pods[placement.InstanceType]++
-		if placement.AcceleratorCount == 0 {
-			perNode[placement.InstanceType] = cpuPodsPerNode
-			cpuNew++
-		} else {
-			perNode[placement.InstanceType] = float64(placement.AcceleratorsPerInstance / placement.AcceleratorCount)
-		}
-	}
-	types := make([]string, 0, len(pods))
-	for instanceType := range pods {
-		types = append(types, instanceType)
-	}
-	sort.Strings(types)
-	var out strings.Builder
-	fmt.Fprintf(&out, "# The scale benchmark's cluster mode (bench/run-scale --cluster, docs/benchmarks.md)\n"+
-		"# for %d workloads of its mix: one on-demand managed node group per instance type\n"+
-		"# the operator places the mix on, %.0f%% over the pods each type must hold.\n"+
-		"# Generated: bench-scale fleet --size %d (the format: default.yaml).\npools:\n",
-		size, (fleetHeadroom-1)*100, size)
-	for _, instanceType := range types {
-		need := pods[instanceType]
-		if perNode[instanceType] == cpuPodsPerNode && cpuNew > 0 {
-			need += float64(size) * pods[instanceType] / cpuNew // the first pods, by share
-		}
-		nodes := int(math.Ceil(need*fleetHeadroom/perNode[instanceType])) + 1
-		fmt.Fprintf(&out, "  - name: bench-%s\n    instanceType: %s\n    nodes: %d\n    provisioner: managedNodeGroup\n",
-			strings.ReplaceAll(instanceType, ".", "-"), instanceType, nodes)
-	}
-	return out.String()
 }
 
 // floorPatches: the Deployment patch the operator would write for each

@@ -217,7 +217,7 @@ func runBench(args []string) error {
 		return err
 	}
 	for _, path := range []*string{&settings.Repo, &settings.Operator, &settings.DecideBench, &settings.Out,
-		&settings.ControllerRuntime, &settings.Cluster.Pools} {
+		&settings.ControllerRuntime, &settings.Cluster.Pools, &settings.Cluster.Simcluster} {
 		if *path == "" {
 			continue
 		}
