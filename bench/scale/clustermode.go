@@ -18,6 +18,7 @@ import (
 // RunningFigures: cluster mode's figures of one run.
 type RunningFigures struct {
 	Pools      string            `json:"pools"`
+	PoolFile   string            `json:"poolFile"`   // its text: the fleet, as run
 	Placements map[string]string `json:"placements"` // kind -> instance type (recommend's answer)
 	// Set-up: the Deployments' first pods (no placement: CPU nodes) Running.
 	FirstPodsRunning int     `json:"firstPodsRunning"`
@@ -96,6 +97,9 @@ func poolFile(settings Settings, dir string, size int) (string, error) {
 func prepareCluster(settings Settings, plane *ControlPlane, dir, pools string, size int) (*clusterRun, error) {
 	run := &clusterRun{figures: &RunningFigures{Pools: pools, Placements: map[string]string{},
 		BoundSeconds: settings.Cluster.Bound.Seconds()}}
+	if text, err := os.ReadFile(pools); err == nil {
+		run.figures.PoolFile = string(text)
+	}
 	label, err := plane.capacityLabel()
 	if err != nil {
 		return nil, err
@@ -170,9 +174,9 @@ func (c *clusterRun) waitFirstPods(size int, stall time.Duration) int {
 
 // waitRunning waits until every workload's placed pods are all Running,
 // the bound has passed since the last creation, or nothing has started
-// Running for the stall time; then fills the figures. placed tells which
-// Deployments were patched.
-func (c *clusterRun) waitRunning(settings clusterSettings, sent []time.Time, placed func(int) bool) []float64 {
+// Running for the stall time; then fills the figures. placed, called once
+// at the end, tells which Deployments were patched by then.
+func (c *clusterRun) waitRunning(settings clusterSettings, sent []time.Time, placed func() func(int) bool) []float64 {
 	deadline := sent[len(sent)-1].Add(settings.Bound)
 	progress, progressAt := -1, time.Now()
 	c.figures.EndedBy = "every workload Running"
@@ -214,7 +218,7 @@ func countSet(times []time.Time) int {
 
 // summarize: the latencies of those Running within the bound, and why the
 // others are not.
-func (c *clusterRun) summarize(bound time.Duration, sent []time.Time, placed func(int) bool) []float64 {
+func (c *clusterRun) summarize(bound time.Duration, sent []time.Time, placed func() func(int) bool) []float64 {
 	runningAt := c.pods.RunningAt()
 	var latencies []float64
 	var never []int
@@ -240,7 +244,7 @@ func (c *clusterRun) summarize(bound time.Duration, sent []time.Time, placed fun
 		c.figures.SecondsToAllRunning = round(last.Sub(sent[0]).Seconds(), 3)
 	}
 	if len(never) > 0 {
-		c.figures.WhyNotRunning = c.pods.whyNotRunning(never, placed)
+		c.figures.WhyNotRunning = c.pods.whyNotRunning(never, placed())
 	}
 	if late > 0 {
 		if c.figures.WhyNotRunning == nil {

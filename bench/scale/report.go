@@ -46,7 +46,7 @@ func printCluster(c *RunningFigures) {
 	fmt.Printf("  cluster (%s): first pods Running %d in %.1f s; placements %v\n", c.Pools, c.FirstPodsRunning,
 		c.FirstPodsSeconds, c.Placements)
 	if c.Running > 0 {
-		fmt.Printf("  creation to pods Running: p50 %.1f ms, p90 %.1f, p99 %.1f, max %.1f; %d Running within %.0f s, all in %.2f s\n",
+		fmt.Printf("  creation to pods Running: p50 %.1f ms, p90 %.1f, p99 %.1f, max %.1f; %d Running within %.0f s, the last %.2f s after the first creation\n",
 			c.LatencyMs.P50, c.LatencyMs.P90, c.LatencyMs.P99, c.LatencyMs.Max, c.Running, c.BoundSeconds,
 			c.SecondsToAllRunning)
 	}

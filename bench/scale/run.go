@@ -513,7 +513,11 @@ func percentile(sorted []float64, q float64) float64 {
 	return sorted[max(0, min(index, len(sorted)-1))]
 }
 
+// summarize: zeros for no values (a cluster-mode run that placed nothing).
 func summarize(values []float64) Latency {
+	if len(values) == 0 {
+		return Latency{}
+	}
 	sorted := append([]float64(nil), values...)
 	sort.Float64s(sorted)
 	sum := 0.0

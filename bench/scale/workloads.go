@@ -382,6 +382,8 @@ func (w *DeploymentWatch) Snapshot() map[string]deploymentState {
 	return out
 }
 
+var errNotDone = errors.New("not done")
+
 // WaitFor polls until done(snapshot) holds, the watch fails or the time is up.
 func (w *DeploymentWatch) WaitFor(limit time.Duration, done func(map[string]deploymentState) bool) error {
 	deadline := time.Now().Add(limit)
@@ -395,7 +397,7 @@ func (w *DeploymentWatch) WaitFor(limit time.Duration, done func(map[string]depl
 		default:
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("not done after %v", limit)
+			return fmt.Errorf("%w after %v", errNotDone, limit)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
