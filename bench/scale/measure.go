@@ -157,19 +157,7 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 	} else if err != nil {
 		logf("not every Deployment placed within %v: measuring those that were", limit)
 	}
-	state := watch.Snapshot()
-	latencies := make([]float64, 0, size)
-	last := placementStart
-	for i := 0; i < size; i++ {
-		placedAt := state[deploymentName(i)].placedAt
-		if placedAt.IsZero() {
-			continue
-		}
-		latencies = append(latencies, round(placedAt.Sub(sent[i]).Seconds()*1000, 3))
-		if placedAt.After(last) {
-			last = placedAt
-		}
-	}
+	latencies, last := placementLatencies(watch.Snapshot(), sent, placementStart)
 	if cluster != nil {
 		logf("waiting for the placed pods to run")
 		result.RunningLatenciesMs = cluster.waitRunning(settings.Cluster, sent, func() func(int) bool {
@@ -248,6 +236,24 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 	}
 	result.Placement.RequestsPerPlaced = round(float64(result.Placement.Requests.Total)/float64(size), 2)
 	return result, version.GitVersion, nil
+}
+
+// placementLatencies: creation to patch of each Deployment placed (all of
+// them, but in cluster mode, once the bound is reached), and the last patch.
+func placementLatencies(state map[string]deploymentState, sent []time.Time, start time.Time) ([]float64, time.Time) {
+	latencies := make([]float64, 0, len(sent))
+	last := start
+	for i := range sent {
+		placedAt := state[deploymentName(i)].placedAt
+		if placedAt.IsZero() {
+			continue
+		}
+		latencies = append(latencies, round(placedAt.Sub(sent[i]).Seconds()*1000, 3))
+		if placedAt.After(last) {
+			last = placedAt
+		}
+	}
+	return latencies, last
 }
 
 // createBare creates the bench's policy and the Deployments (no cluster:
