@@ -206,6 +206,36 @@ func (c *clusterRun) waitRunning(settings clusterSettings, sent []time.Time, pla
 	return c.summarize(settings.Bound, sent, placed)
 }
 
+// waitRollouts: once the pods run, the controller-manager still has to
+// scale the old ReplicaSets down and report the rollouts done, and the
+// operator writes its status when it does; the measured window ends when
+// every placed Deployment says so (or the bound, or no progress for the
+// stall time), so that none of it falls into the idle window.
+func (c *clusterRun) waitRollouts(settings clusterSettings, sent []time.Time, watch *DeploymentWatch) {
+	deadline := sent[len(sent)-1].Add(settings.Bound)
+	progress, progressAt := -1, time.Now()
+	for time.Now().Before(deadline) && time.Since(progressAt) < settings.Stall {
+		done, waiting := 0, 0
+		for _, state := range watch.Snapshot() {
+			switch {
+			case state.placedAt.IsZero():
+			case state.rolledOut:
+				done++
+			default:
+				waiting++
+			}
+		}
+		if waiting == 0 {
+			return
+		}
+		if done != progress {
+			progress, progressAt = done, time.Now()
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	logf("not every placed Deployment reports its rollout done: measuring anyway")
+}
+
 func countSet(times []time.Time) int {
 	n := 0
 	for _, t := range times {

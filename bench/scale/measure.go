@@ -164,6 +164,7 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 			snapshot := watch.Snapshot()
 			return func(i int) bool { return !snapshot[deploymentName(i)].placedAt.IsZero() }
 		})
+		cluster.waitRollouts(settings.Cluster, sent, watch)
 	}
 	if reactor.metricsPort != 0 { // the operator and controller-runtime
 		if _, err := reactor.settle(5 * time.Minute); err != nil {

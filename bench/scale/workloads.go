@@ -235,6 +235,9 @@ type deploymentState struct {
 	instanceType    string
 	placedAt        time.Time // first time it carried a node selector
 	changedAt       time.Time // last time the instance type changed
+	// Its status says the current template is rolled out: observed, every
+	// replica updated and available, none of an older one left.
+	rolledOut bool
 }
 
 type deploymentSpec struct {
@@ -289,6 +292,9 @@ func (w *DeploymentWatch) observe(event WatchEvent, at time.Time) {
 	instanceType := selectedInstanceType(event.Object.Spec)
 	var status struct {
 		ObservedGeneration int64 `json:"observedGeneration"`
+		Replicas           int   `json:"replicas"`
+		UpdatedReplicas    int   `json:"updatedReplicas"`
+		AvailableReplicas  int   `json:"availableReplicas"`
 	}
 	json.Unmarshal(event.Object.Status, &status)
 	generation := event.Object.Metadata.Generation
@@ -306,6 +312,8 @@ func (w *DeploymentWatch) observe(event WatchEvent, at time.Time) {
 		w.state[event.Object.Metadata.Name] = state
 	}
 	state.resourceVersion = event.Object.Metadata.ResourceVersion
+	state.rolledOut = status.ObservedGeneration >= generation && status.Replicas == benchReplicas &&
+		status.UpdatedReplicas == benchReplicas && status.AvailableReplicas == benchReplicas
 	if instanceType != state.instanceType {
 		state.instanceType = instanceType
 		state.changedAt = at
