@@ -229,6 +229,33 @@ core::AppliedRecord unpackApplied(Unpacker& in) {
   return applied;
 }
 
+// The types left for lack of capacity: what the fallback remembers between
+// reconciles (and across restarts, through the status).
+void packUnavailable(Packer& out, const std::vector<core::UnavailableType>& unavailable) {
+  out.integer(static_cast<std::int64_t>(unavailable.size()));
+  for (const auto& entry : unavailable) {
+    out.word(entry.instanceType);
+    out.boolean(entry.capacityType == core::CapacityType::Spot);
+    out.timestamp(entry.since);
+    out.timestamp(entry.until);
+    out.string(entry.message);
+  }
+}
+
+std::vector<core::UnavailableType> unpackUnavailable(Unpacker& in) {
+  std::vector<core::UnavailableType> unavailable;
+  for (auto count = in.integer(); count > 0; --count) {
+    core::UnavailableType entry;
+    entry.instanceType = in.word();
+    entry.capacityType = in.boolean() ? core::CapacityType::Spot : core::CapacityType::OnDemand;
+    entry.since = in.timestamp();
+    entry.until = in.timestamp();
+    entry.message = in.string();
+    unavailable.push_back(std::move(entry));
+  }
+  return unavailable;
+}
+
 void packStatus(Packer& out, const core::WorkloadStatus& status) {
   out.integer(status.observedGeneration);
   out.boolean(status.applied.has_value());
@@ -252,6 +279,7 @@ void packStatus(Packer& out, const core::WorkloadStatus& status) {
     out.timestamp(condition.lastTransitionTime);
     out.integer(condition.observedGeneration);
   }
+  packUnavailable(out, status.unavailable);
 }
 
 core::WorkloadStatus unpackStatus(Unpacker& in) {
@@ -279,6 +307,7 @@ core::WorkloadStatus unpackStatus(Unpacker& in) {
     condition.observedGeneration = in.integer();
     status.conditions.push_back(std::move(condition));
   }
+  status.unavailable = unpackUnavailable(in);
   return status;
 }
 

@@ -308,6 +308,11 @@ bool ObjectCaches::healthy() const {
   return healthy;
 }
 
+ObjectCaches::ClusterStamp ObjectCaches::clusterStamp() const {
+  return {clusterGeneration_, nodes_->synced() && pods_->synced(),
+          nodePools_ && nodePools_->synced()};
+}
+
 core::ClusterState ObjectCaches::clusterState() const {
   core::ClusterState cluster;
   cluster.nodesKnown = nodes_->synced() && pods_->synced();

@@ -92,6 +92,15 @@ class ObjectCaches {
   // Moves on every change of a Node, a Pod's devices or a NodePool, so
   // what is computed from clusterState() can be kept until it moves.
   std::uint64_t clusterGeneration() const { return clusterGeneration_; }
+  // The generation, and whether nodes (with pods) and NodePools are known:
+  // what is computed from clusterState() is good while this stays equal.
+  struct ClusterStamp {
+    std::uint64_t generation = 0;
+    bool nodesKnown = false;
+    bool nodePoolsInstalled = false;
+    bool operator==(const ClusterStamp&) const = default;
+  };
+  ClusterStamp clusterStamp() const;
   // The Deployment's pods the scheduler cannot place.
   core::PendingPods pendingPodsOf(const std::string& deployment) const;
 

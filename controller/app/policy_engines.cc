@@ -53,6 +53,24 @@ core::PolicyView PolicyEngines::view(const std::string& name, const PolicyObject
   return view;
 }
 
+std::shared_ptr<const core::ClusterView> PolicyEngines::clusterView(
+    const std::string& name, const core::PolicyView& view, const ObjectCaches& caches) const {
+  if (!view.engine) {
+    clusterViews_.erase(name);
+    return nullptr;
+  }
+  const auto stamp = caches.clusterStamp();
+  auto& cached = clusterViews_[name];
+  if (!cached.view || cached.engine != view.engine || cached.generation != view.generation ||
+      !(cached.stamp == stamp)) {
+    const auto& engine = *view.engine;
+    cached = {view.engine, view.generation, stamp,
+              std::make_shared<const core::ClusterView>(
+                  core::clusterViewOf(caches.clusterState(), engine.catalog(), engine.policy()))};
+  }
+  return cached.view;
+}
+
 std::optional<std::int64_t> PolicyEngines::generationInForce(const std::string& name) const {
   if (const auto it = engines_.find(name); it != engines_.end()) {
     return it->second.generation;

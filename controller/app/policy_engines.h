@@ -6,6 +6,8 @@
 #include <string>
 
 #include "app/cached_objects.h"
+#include "app/caches.h"
+#include "core/cluster_cost.h"
 #include "core/engine.h"
 #include "core/workload_plan.h"
 
@@ -30,6 +32,13 @@ class PolicyEngines {
   // the cached policy of that name, if any (to say why it is not in force).
   core::PolicyView view(const std::string& name, const PolicyObject* object) const;
 
+  // What the policy in force (`view`, from view()) sees of the cluster:
+  // computed again only when the cluster stamp or the engine in force
+  // moves, and shared by every decision until then. Null without an engine.
+  std::shared_ptr<const core::ClusterView> clusterView(const std::string& name,
+                                                       const core::PolicyView& view,
+                                                       const ObjectCaches& caches) const;
+
   // The generation in force, if any version of the policy is.
   std::optional<std::int64_t> generationInForce(const std::string& name) const;
   // Policy name -> generation in force (the built-in "default" is 0).
@@ -43,8 +52,16 @@ class PolicyEngines {
 
   std::shared_ptr<const core::Catalog> catalog_;
   std::shared_ptr<const core::RuleSet> rules_;
+  struct ClusterViewOf {
+    const core::PlacementEngine* engine = nullptr;
+    std::int64_t generation = 0;
+    ObjectCaches::ClusterStamp stamp;
+    std::shared_ptr<const core::ClusterView> view;
+  };
+
   InForce builtin_;  // generation 0
   std::map<std::string, InForce> engines_;
+  mutable std::map<std::string, ClusterViewOf> clusterViews_;  // a cache: const to readers
 };
 
 }  // namespace gpuplacement::app

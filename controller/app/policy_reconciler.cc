@@ -6,6 +6,9 @@ namespace {
 using runtime::ReconcileResult;
 
 constexpr auto kCountInterval = std::chrono::seconds(10);
+// How often a policy's status looks at the cluster again (capacity source,
+// detected labels, whether nodes can be read).
+constexpr auto kClusterRefresh = std::chrono::seconds(60);
 
 }  // namespace
 
@@ -88,9 +91,13 @@ asio::awaitable<ReconcileResult> PolicyReconciler::reconcile(const runtime::Obje
   input.workloads = caches_.workloadsOfPolicy(name);
   input.conditions = object->conditions;
   input.now = clock_.systemNow();
+  const auto cluster = engines_.clusterView(name, engines_.view(name, object), caches_);
+  input.cluster = cluster.get();
   auto status = core::policyStatus(input);
   if (core::statusDigest(status) == object->statusHash) {
-    co_return ReconcileResult::done();
+    // The cluster moves without an event of the policy: look again later
+    // (no request unless what the status says changed).
+    co_return ReconcileResult::requeue(kClusterRefresh);
   }
   auto storedCount = status;
   storedCount["workloads"] = object->workloadCount;
@@ -107,7 +114,7 @@ asio::awaitable<ReconcileResult> PolicyReconciler::reconcile(const runtime::Obje
   if (!written && !written.error().notFound()) {
     co_return ReconcileResult::error("writing the policy status: " + written.error().describe());
   }
-  co_return ReconcileResult::done();
+  co_return ReconcileResult::requeue(kClusterRefresh);
 }
 
 }  // namespace gpuplacement::app

@@ -54,6 +54,7 @@ class WorkloadReconciler {
     std::optional<core::WorkloadObject> workload;
     std::string workloadResourceVersion;
     std::optional<core::DeploymentState> target;
+    std::shared_ptr<const core::ClusterView> cluster;
     core::WorkloadInput input;  // points into the fields above
     Snapshot() = default;
     Snapshot(const Snapshot&) = delete;

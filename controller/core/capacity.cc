@@ -157,8 +157,16 @@ void countNodes(const ClusterState& cluster, const Catalog& catalog, const Polic
     ++offer.nodes;
     Devices idle = node->allocatable;
     idle -= used;
-    if (usable(idle, instance.tier) > usable(offer.idleLargest, instance.tier)) {
+    offer.used += usable(used, instance.tier);
+    const auto free = usable(idle, instance.tier);
+    if (free > usable(offer.idleLargest, instance.tier)) {
       offer.idleLargest = idle;
+    }
+    // Only a node some pod's devices keep up has devices that cost the
+    // cluster nothing more: an empty one is what the cluster autoscaler or
+    // Karpenter's consolidation removes, so using it costs the whole node.
+    if (free > 0 && usable(used, instance.tier) > 0) {
+      offer.idle.push_back(free);
     }
   }
 }

@@ -43,8 +43,12 @@ struct ClusterState {
 
 // What the cluster offers of one instance type at one capacity type.
 struct Offer {
-  std::int32_t nodes = 0;              // schedulable, tolerated nodes of the type
-  Devices idleLargest;                 // the most devices free on one of them
+  std::int32_t nodes = 0;  // schedulable, tolerated nodes of the type
+  Devices idleLargest;     // the most devices free on one of them
+  // The tier's devices free on each node where pods hold some (never an
+  // empty node: that one costs what a new one does).
+  std::vector<std::int32_t> idle;
+  std::int32_t used = 0;               // the tier's devices pods hold on these nodes
   std::vector<std::string> nodePools;  // NodePools that may launch another
 
   bool available() const { return nodes > 0 || !nodePools.empty(); }

@@ -196,7 +196,8 @@ NodePoolView nodePoolFromJson(const json& object) {
   const auto& requirements = memberOf(nodeSpec, "requirements");
   if (requirements.is_array()) {
     for (const auto& item : requirements) {
-      NodeSelectorRequirement requirement{stringMember(item, "key"), stringMember(item, "operator"), {}};
+      NodeSelectorRequirement requirement{
+          stringMember(item, "key"), stringMember(item, "operator"), {}};
       if (const auto& values = memberOf(item, "values"); values.is_array()) {
         for (const auto& value : values) {
           requirement.values.push_back(base::stringOf(value));

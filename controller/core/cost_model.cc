@@ -19,6 +19,7 @@ CostQuote WholeNodeCost::quote(const CostInput& input) const {
   quote.nodes = nodesFor(input);
   quote.totalHourly = input.nodeHourly * quote.nodes;
   quote.perReplicaHourly = quote.totalHourly / std::max(input.replicas, 1);
+  quote.marginalHourly = quote.perReplicaHourly;
   return quote;
 }
 
@@ -28,6 +29,7 @@ CostQuote AcceleratorShareCost::quote(const CostInput& input) const {
   quote.nodes = nodesFor(input);
   quote.perReplicaHourly = input.nodeHourly * std::min(input.replicaShare, 1.0);
   quote.totalHourly = quote.perReplicaHourly * std::max(input.replicas, 1);
+  quote.marginalHourly = quote.perReplicaHourly;
   return quote;
 }
 

@@ -17,6 +17,7 @@ struct CostInput {
   int replicas = 1;         // at least 1 (a Deployment at 0 is priced as one)
   int replicasPerNode = 1;  // how many replicas one node holds
   double replicaShare = 1;  // the fraction of a node one replica uses
+  int devices = 0;          // accelerators per replica; 0 for CPU
 };
 
 // What the candidate costs, and on what basis.
@@ -25,6 +26,20 @@ struct CostQuote {
   double totalHourly = 0;       // all replicas
   int nodes = 0;                // nodes the replicas occupy
   CostModel basis = CostModel::WholeInstance;
+  // What the cluster pays more per replica for this choice: the decision's
+  // order under CostOptimized. The same as perReplicaHourly unless some
+  // replicas use devices already paid for (ClusterCost).
+  double marginalHourly = 0;
+  // ClusterCost only: replicas on idle devices of existing nodes, the idle
+  // devices it saw and on how many nodes, replicas that stay on nodes only
+  // they use (whole nodes), and the new nodes for the rest.
+  bool cluster = false;
+  int replicasOnIdle = 0;
+  int replicasOnOwnNodes = 0;
+  int ownNodes = 0;
+  int idleDevices = 0;
+  int idleNodes = 0;
+  int newNodes = 0;
 };
 
 // The seam between placement and pricing. The engine consults one model per

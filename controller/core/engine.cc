@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <tuple>
 
 #include "base/decimal.h"
@@ -142,16 +143,20 @@ struct PlacementEngine::Evaluation {
   unsigned neuronBlockedTiers = 0;     // bit per Tier that the Neuron gate kept out
   std::uint64_t precisionBlocked = 0;  // bit per accelerator that cannot run the precision
   std::uint64_t karpenterBlocked = 0;  // bit per fractional accelerator under Karpenter
+  std::vector<Option> unoffered;       // would run, but no node or NodePool offers them
 
   // Forgets everything but the storage of the options and their ranking.
   void reset() {
     auto options = std::move(feasible);
     auto order = std::move(ranked);
+    auto absent = std::move(unoffered);
     options.clear();
     order.clear();
+    absent.clear();
     *this = Evaluation{};
     feasible = std::move(options);
     ranked = std::move(order);
+    unoffered = std::move(absent);
   }
 };
 
@@ -160,7 +165,8 @@ struct PlacementEngine::Request {
   const WorkloadIntent& intent;
   const NodeCostModel& costs;
   Requirement need;
-  int replicas = 1;  // for pricing: at least one
+  const Capacity* capacity = nullptr;  // null or source None: every type is offered
+  int replicas = 1;                    // for pricing: at least one
   unsigned neuronBlocked = 0;
   std::size_t bucket = 0;
   LatencyClass latency = LatencyClass::Relaxed;
@@ -215,6 +221,7 @@ Result<std::shared_ptr<const PlacementEngine>> PlacementEngine::create(
     }
   }
   engine->fillLimitText_ = base::formatPercent(effective.memoryFillLimit);
+  engine->defaultScheme_ = nodeLabelsFor(effective, nullptr).scheme;
   return std::shared_ptr<const PlacementEngine>(std::move(engine));
 }
 
@@ -224,8 +231,12 @@ std::optional<double> PlacementEngine::price(int instance, CapacityType capacity
 
 PlacementEngine::Request PlacementEngine::requestFor(const WorkloadIntent& intent,
                                                      const MemoryEstimate& memory,
-                                                     const NodeCostModel& costs) const {
+                                                     const NodeCostModel& costs,
+                                                     const ClusterView* view) const {
   Request request{intent, costs, {}};
+  if (view && view->capacity.source != CapacitySource::None) {
+    request.capacity = &view->capacity;
+  }
   auto& need = request.need;
   need.requiredGiB = memory.requiredGiB;
   need.weightsGiB = memory.weightsGiB;
@@ -234,7 +245,7 @@ PlacementEngine::Request PlacementEngine::requestFor(const WorkloadIntent& inten
   need.inference = !need.training;
   need.latencyTargetMs = need.inference ? intent.latencyTargetMs : std::nullopt;
   need.fillLimit = policy_.memoryFillLimit;
-  need.karpenter = policy_.labelScheme == LabelScheme::Karpenter;
+  need.karpenter = (view ? view->labels.scheme : defaultScheme_) == LabelScheme::Karpenter;
   need.fastest = intent.objective == Objective::MaxPerformance;
   need.podCpu = intent.podCpu;
   need.podMemoryGiB = intent.podMemoryGiB;
@@ -412,9 +423,14 @@ void PlacementEngine::addOptions(int index, const Fit& fit, const Request& reque
                           *nodeHourly,
                           request.replicas,
                           fit.replicasPerNode,
-                          fit.share};
+                          fit.share,
+                          fit.devices};
     Option option{index, capacity, fit, request.costs.quote(input), *nodeHourly};
     rankOf(option, request);
+    if (request.capacity && !request.capacity->offered(index, capacity)) {
+      evaluation.unoffered.push_back(option);  // reported, never chosen
+      continue;
+    }
     const double hourly = option.cost.perReplicaHourly;
     if (constraints.maxHourlyCost && hourly > *constraints.maxHourlyCost + 1e-12) {
       if (!evaluation.cheapestOverBudget ||
@@ -438,14 +454,23 @@ void PlacementEngine::rankOf(Option& option, const Request& request) const {
   const bool meets = option.fit.meetsLatency;
   const double cost = option.cost.perReplicaHourly;
   const double performance = option.fit.performance;
-  double primary = cost;
-  double secondary = -performance;
+  // CostOptimized: what the cluster pays more, then (with a cluster view,
+  // where the two differ) what the workload is charged, else performance.
+  double primary = option.cost.marginalHourly;
+  double secondary = option.cost.cluster ? cost : -performance;
   switch (request.intent.objective) {
     case Objective::CostOptimized:
       break;
     case Objective::Balanced:
-      primary = -(performance / std::max(cost, 1e-9));
-      secondary = cost;
+      // Devices already paid for cost the cluster nothing more: they come
+      // first, the best performance per dollar of their share among them.
+      if (option.cost.cluster && option.cost.marginalHourly <= kSamePrice) {
+        primary = -std::numeric_limits<double>::max();
+        secondary = -(performance / std::max(cost, 1e-9));
+      } else {
+        primary = -(performance / option.cost.marginalHourly);
+        secondary = cost;
+      }
       break;
     case Objective::MaxPerformance:
       primary = -performance;
@@ -466,13 +491,36 @@ bool PlacementEngine::better(const Option& a, const Option& b) {
 }
 
 Decision PlacementEngine::decide(const WorkloadIntent& intent) const {
-  return decide(intent, costModelFor(policy_.costModel));
+  return decideWith(intent, costModelFor(policy_.costModel), nullptr);
 }
 
 Decision PlacementEngine::decide(const WorkloadIntent& intent, const NodeCostModel& costs) const {
+  return decideWith(intent, costs, nullptr);
+}
+
+Decision PlacementEngine::decide(const WorkloadIntent& intent,
+                                 const ClusterContext& cluster) const {
+  std::optional<ClusterCost> storage;
+  return decideWith(intent, costsFor(&cluster, storage), cluster.view);
+}
+
+// Whole nodes with the cluster's idle devices when the view has capacity
+// and the policy prices whole nodes; the policy's model otherwise.
+const NodeCostModel& PlacementEngine::costsFor(const ClusterContext* cluster,
+                                               std::optional<ClusterCost>& storage) const {
+  const ClusterView* view = cluster ? cluster->view : nullptr;
+  if (!view || view->capacity.source == CapacitySource::None ||
+      policy_.costModel != CostModel::WholeInstance) {
+    return costModelFor(policy_.costModel);
+  }
+  return storage.emplace(view->capacity, cluster->own);
+}
+
+Decision PlacementEngine::decideWith(const WorkloadIntent& intent, const NodeCostModel& costs,
+                                     const ClusterView* view) const {
   Decision decision;
   decision.memory = estimateMemory(intent, policy_.memoryOverheads);
-  const Request request = requestFor(intent, decision.memory, costs);
+  const Request request = requestFor(intent, decision.memory, costs, view);
   decision.sizeBucket = knobs_.sizeBuckets[request.bucket].name;
   decision.latency = request.latency;
 
@@ -572,6 +620,7 @@ void PlacementEngine::choose(const Rule& rule, const Request& request, Evaluatio
   decision.latencyTargetUnreachable = request.need.latencyTargetMs && !best.fit.meetsLatency;
   explainChoice(rule, best, request, decision);
   listRunnersUp(best, request, evaluation, decision);
+  listUnoffered(&best, evaluation, decision);
   listRuledOut(request, evaluation, decision);
 }
 
@@ -600,8 +649,17 @@ Placement PlacementEngine::placementOf(const Option& option, const Request& requ
   placement.nodeHourlyCost = option.nodeHourly;
   placement.nodes = option.cost.nodes;
   placement.replicasPerNode = fit.replicasPerNode;
+  placement.replicasOnIdle = option.cost.replicasOnIdle;
+  if (option.cost.cluster) {
+    placement.clusterHourlyCost = option.cost.marginalHourly;
+  }
   placement.idleAccelerators =
-      std::max(0, option.cost.nodes * instance.acceleratorCount - request.replicas * fit.devices);
+      std::max(0, (option.cost.newNodes + option.cost.ownNodes) * instance.acceleratorCount -
+                      (request.replicas - option.cost.replicasOnIdle) * fit.devices);
+  if (!option.cost.cluster) {
+    placement.idleAccelerators =
+        std::max(0, option.cost.nodes * instance.acceleratorCount - request.replicas * fit.devices);
+  }
   placement.cpuRequest = fit.cpuRequest;
   placement.memoryRequestGiB = fit.memoryRequestGiB;
   if (request.need.inference) {
@@ -627,11 +685,57 @@ std::string PlacementEngine::costNote(const Option& option, const Placement& pla
     return shape + ": " + base::formatPercent(option.fit.share) + " of a " + instance.type +
            " at " + price + ", assuming other workloads pay for the rest (AcceleratorShare)";
   }
+  if (option.cost.cluster) {
+    return clusterCostNote(option, placement, shape, price);
+  }
   std::string note = placement.nodes == 1
                          ? shape + " on one " + instance.type + " at " + price
                          : shape + " per replica on " + std::to_string(placement.nodes) + " " +
                                instance.type + " nodes at " + price + " each";
   if (placement.idleAccelerators > 0) {
+    note +=
+        "; " + std::to_string(placement.idleAccelerators) + " " + placement.accelerator + " idle";
+  }
+  return note;
+}
+
+// With a cluster view: which replicas use devices idle on existing nodes,
+// which stay on nodes they have alone, and which need new nodes. "2 idle
+// L4 on an existing g6.12xlarge at $4.60/h: 1 of 4 L4, charged its share
+// (25%), nothing more for the cluster"; "1 of 1 L4 on a new g6.xlarge at
+// $0.80/h".
+std::string PlacementEngine::clusterCostNote(const Option& option, const Placement& placement,
+                                             const std::string& shape,
+                                             const std::string& price) const {
+  const auto& instance = catalog_->instances[option.instance];
+  const auto& cost = option.cost;
+  std::string note;
+  if (cost.replicasOnIdle > 0) {
+    note = std::to_string(cost.idleDevices) + " idle " + placement.accelerator + " on " +
+           (cost.idleNodes <= 1
+                ? "an existing " + instance.type
+                : std::to_string(cost.idleNodes) + " existing " + instance.type + " nodes") +
+           " at " + price + ": " + shape + ", charged its share (" +
+           base::formatPercent(option.fit.share) + "), nothing more for the cluster";
+    if (cost.replicasOnIdle < placement.replicas) {
+      note += " for " + std::to_string(cost.replicasOnIdle) + " replicas";
+    }
+  }
+  if (cost.ownNodes > 0) {
+    note += (note.empty() ? shape + " on " : "; the rest on ") +
+            (cost.ownNodes == 1 ? "the " + instance.type + " it runs on alone"
+                                : std::to_string(cost.ownNodes) + " " + instance.type +
+                                      " nodes it runs on alone") +
+            " at " + price + (cost.ownNodes == 1 ? "" : " each") + ", the whole node";
+  }
+  if (cost.newNodes > 0) {
+    note +=
+        (note.empty() ? shape + " on " : "; the rest on ") +
+        (cost.newNodes == 1 ? "a new " + instance.type
+                            : std::to_string(cost.newNodes) + " new " + instance.type + " nodes") +
+        " at " + price + (cost.newNodes == 1 ? "" : " each");
+  }
+  if (cost.newNodes + cost.ownNodes > 0 && placement.idleAccelerators > 0) {
     note +=
         "; " + std::to_string(placement.idleAccelerators) + " " + placement.accelerator + " idle";
   }
@@ -673,6 +777,27 @@ Alternative PlacementEngine::alternativeOf(const Option& option, std::string why
       option.capacity, option.cost.perReplicaHourly,         std::move(why)};
 }
 
+// How much less performance per dollar `option` gives than `best`, in
+// what the cluster pays more; both on devices already paid for: per dollar
+// of their shares. Nothing when it gives as much (it lost on latency).
+std::optional<double> PlacementEngine::valueLoss(const Option& option, const Option& best) {
+  const auto free = [](const Option& o) { return o.cost.marginalHourly <= kSamePrice; };
+  const bool shares = free(option) && free(best);
+  const auto value = [&](const Option& o) {
+    if (!shares && free(o)) {
+      return std::numeric_limits<double>::infinity();
+    }
+    return o.fit.performance /
+           std::max(shares ? o.cost.perReplicaHourly : o.cost.marginalHourly, 1e-9);
+  };
+  const double mine = value(option);
+  const double theirs = value(best);
+  if (mine >= theirs) {
+    return std::nullopt;
+  }
+  return std::isinf(theirs) ? 1.0 : 1 - mine / theirs;
+}
+
 std::string PlacementEngine::lostBecause(const Option& option, const Option& best,
                                          const Request& request) const {
   if (request.need.latencyTargetMs && best.fit.meetsLatency != option.fit.meetsLatency) {
@@ -681,19 +806,26 @@ std::string PlacementEngine::lostBecause(const Option& option, const Option& bes
   }
   const double cost = option.cost.perReplicaHourly;
   const double bestCost = best.cost.perReplicaHourly;
+  const double more = option.cost.marginalHourly - best.cost.marginalHourly;
+  if (more > kSamePrice && best.cost.replicasOnIdle > 0 &&
+      request.intent.objective != Objective::MaxPerformance) {
+    return formatMoney(more) + "/h more per replica for the cluster: new nodes, where the " +
+           "choice uses idle devices already paid for";
+  }
   switch (request.intent.objective) {
     case Objective::CostOptimized:
-      return cost - bestCost > kSamePrice
+      return more > kSamePrice ? formatMoney(more) + "/h more per replica"
+             : cost - bestCost > kSamePrice
                  ? formatMoney(cost - bestCost) + "/h more per replica"
                  : "same price, " +
                        base::formatPercent(1 - option.fit.performance /
                                                    std::max(best.fit.performance, 1e-9)) +
                        " less performance";
-    case Objective::Balanced: {
-      const double bestValue = best.fit.performance / std::max(bestCost, 1e-9);
-      const double value = option.fit.performance / std::max(cost, 1e-9);
-      return base::formatPercent(1 - value / bestValue) + " less performance per dollar";
-    }
+    case Objective::Balanced:
+      if (const auto loss = valueLoss(option, best)) {
+        return base::formatPercent(*loss) + " less performance per dollar";
+      }
+      break;  // it lost on latency: say how much slower
     case Objective::MaxPerformance:
       break;
   }
@@ -730,6 +862,40 @@ void PlacementEngine::listRunnersUp(const Option& best, const Request& request,
   }
   if (cheaper && std::find(listed.begin(), listed.end(), cheaper->instance) == listed.end()) {
     decision.alternatives.push_back(alternativeOf(*cheaper, lostBecause(*cheaper, best, request)));
+  }
+}
+
+// The best options of up to `limit` instance types that no node or NodePool
+// offers, better than `best` when one was chosen.
+std::vector<const PlacementEngine::Option*> PlacementEngine::bestUnoffered(
+    const Evaluation& evaluation, const Option* best, std::size_t limit) const {
+  std::vector<const Option*> options;
+  for (const auto& option : evaluation.unoffered) {
+    if (!best || better(option, *best)) {
+      options.push_back(&option);
+    }
+  }
+  std::sort(options.begin(), options.end(),
+            [](const Option* a, const Option* b) { return better(*a, *b); });
+  std::vector<const Option*> chosen;
+  for (const Option* option : options) {
+    const bool listed = std::any_of(chosen.begin(), chosen.end(), [&](const Option* other) {
+      return other->instance == option->instance;
+    });
+    if (!listed && chosen.size() < limit) {
+      chosen.push_back(option);
+    }
+  }
+  return chosen;
+}
+
+// Better options the cluster cannot run: "no node or NodePool offers g5.xlarge".
+void PlacementEngine::listUnoffered(const Option* best, const Evaluation& evaluation,
+                                    Decision& decision) const {
+  for (const Option* option : bestUnoffered(evaluation, best, 2)) {
+    decision.alternatives.push_back(alternativeOf(
+        *option, "no node or NodePool offers " + catalog_->instances[option->instance].type +
+                     (option->capacity == CapacityType::Spot ? " spot" : "")));
   }
 }
 
@@ -873,6 +1039,22 @@ void PlacementEngine::explainFailure(const Request& request,
   listRuledOut(request, overall, decision);
 }
 
+// "no node or NodePool offers g5.xlarge or g6.xlarge, the best that fit
+// (capacity.source is Nodes: ...)".
+std::string PlacementEngine::unofferedConstraint(const Request& request,
+                                                 const Evaluation& overall) const {
+  const auto absent = bestUnoffered(overall, nullptr, 3);
+  std::string names;
+  for (std::size_t i = 0; i < absent.size(); ++i) {
+    names += (i == 0                   ? ""
+              : i + 1 == absent.size() ? " or "
+                                       : ", ") +
+             catalog_->instances[absent[i]->instance].type;
+  }
+  return "no node or NodePool offers " + names + ", the best that fit (" + request.capacity->why +
+         ")";
+}
+
 std::string PlacementEngine::bindingConstraint(const Request& request, const Evaluation& overall,
                                                const std::string& rulesText) const {
   const auto& constraints = request.intent.constraints;
@@ -903,6 +1085,9 @@ std::string PlacementEngine::bindingConstraint(const Request& request, const Eva
   }
   if (!overall.anyFits) {
     return tooSmall(request, overall);
+  }
+  if (!overall.unoffered.empty()) {
+    return unofferedConstraint(request, overall);
   }
   if (overall.cheapestOverBudget) {
     const auto& over = *overall.cheapestOverBudget;
@@ -936,7 +1121,8 @@ std::string PlacementEngine::outsideIntent(const WorkloadIntent& intent,
 }
 
 Assessment PlacementEngine::assess(const WorkloadIntent& intent, const std::string& instanceType,
-                                   int count, CapacityType capacity) const {
+                                   int count, CapacityType capacity,
+                                   const ClusterContext* cluster) const {
   Assessment assessment;
   const int index = catalog_->indexOf(instanceType);
   if (index < 0) {
@@ -950,7 +1136,9 @@ Assessment PlacementEngine::assess(const WorkloadIntent& intent, const std::stri
     return assessment;
   }
   const auto memory = estimateMemory(intent, policy_.memoryOverheads);
-  const Request request = requestFor(intent, memory, costModelFor(policy_.costModel));
+  std::optional<ClusterCost> clusterCosts;
+  const auto& costs = costsFor(cluster, clusterCosts);
+  const Request request = requestFor(intent, memory, costs, cluster ? cluster->view : nullptr);
   Fit fit = fitWithDevices(*catalog_, instance, request.need, count);
   std::string why = outsideIntent(intent, instance, capacity);
   if (why.empty() && !fit.fits()) {
@@ -961,11 +1149,13 @@ Assessment PlacementEngine::assess(const WorkloadIntent& intent, const std::stri
   if (!fit.fits()) {
     fit = shapeInForce(instance, count);  // priced as it runs, for what it costs today
   }
-  const CostInput input{
-      index, &instance, capacity, *nodeHourly, request.replicas, fit.replicasPerNode, fit.share};
+  const CostInput input{index,       &instance,        capacity,
+                        *nodeHourly, request.replicas, fit.replicasPerNode,
+                        fit.share,   fit.devices};
   const Option option{index, capacity, fit, request.costs.quote(input), *nodeHourly};
   assessment.placement = placementOf(option, request);
   assessment.hourlyCost = option.cost.perReplicaHourly;
+  assessment.clusterHourlyCost = assessment.placement->clusterHourlyCost;
   assessment.performance = fit.performance;
   const auto& budget = intent.constraints.maxHourlyCost;
   if (why.empty() && budget && assessment.hourlyCost > *budget + 1e-12) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/catalog.h"
+#include "core/cluster_cost.h"
 #include "core/cost_model.h"
 #include "core/fit.h"
 #include "core/policy.h"
@@ -37,7 +38,11 @@ struct Placement {
   int acceleratorsPerInstance = 0;
   CapacityType capacityType = CapacityType::OnDemand;  // OnDemand or Spot, never Any
   double hourlyCost = 0;                               // per replica
-  double monthlyCost = 0;                              // per replica
+  // Per replica, what the cluster pays more for it: nothing for devices
+  // idle on nodes other pods keep up. Unset: hourlyCost (no cluster view).
+  std::optional<double> clusterHourlyCost;
+  double paidByCluster() const { return clusterHourlyCost.value_or(hourlyCost); }
+  double monthlyCost = 0;  // per replica
   int replicas = 1;
   double totalHourlyCost = 0;
   double totalMonthlyCost = 0;
@@ -52,6 +57,7 @@ struct Placement {
   int nodes = 0;              // nodes the replicas occupy
   int replicasPerNode = 0;
   int idleAccelerators = 0;  // on those nodes, paid for and unused (whole-node pricing)
+  int replicasOnIdle = 0;    // with a cluster view: replicas on devices idle on existing nodes
   std::string costNote;      // "1 of 16 Trainium on one trn1.32xlarge at $3.91/h; 15 idle"
   // CPU placements: what each replica requests (and is limited to).
   double cpuRequest = 0;
@@ -102,10 +108,20 @@ struct Assessment {
   bool feasible = false;
   std::string reason;  // why not, when infeasible
   double hourlyCost = 0;
+  std::optional<double> clusterHourlyCost;  // see Placement
+  double paidByCluster() const { return clusterHourlyCost.value_or(hourlyCost); }
   double performance = 0;
   // The placement in force, described and priced as decide() would (when
   // the instance type is still in the catalog and has a price).
   std::optional<Placement> placement;
+};
+
+// What a decision knows of the cluster: the candidates that can exist, the
+// devices idle on existing nodes, the labels to select on (null view: none,
+// as offline), and the workload's own devices in force.
+struct ClusterContext {
+  const ClusterView* view = nullptr;
+  OwnDevices own;
 };
 
 // Decides placements from a catalog, a rule set and a policy. Pure and
@@ -121,9 +137,14 @@ class PlacementEngine {
   // Priced by `costs`: what a caller that knows the cluster passes (devices
   // already paid for on existing nodes cost only their share).
   Decision decide(const WorkloadIntent& intent, const NodeCostModel& costs) const;
+  // Within what the cluster has or can get: a type no node carries and no
+  // NodePool may launch is no candidate, and under whole-node pricing
+  // idle devices on existing nodes cost their share (ClusterCost).
+  Decision decide(const WorkloadIntent& intent, const ClusterContext& cluster) const;
 
+  // `cluster`, when given, prices the placement as decide() with it would.
   Assessment assess(const WorkloadIntent& intent, const std::string& instanceType, int count,
-                    CapacityType capacity) const;
+                    CapacityType capacity, const ClusterContext* cluster = nullptr) const;
 
   const Catalog& catalog() const { return *catalog_; }
   const RuleSet& rules() const { return *rules_; }
@@ -139,7 +160,11 @@ class PlacementEngine {
                   Policy policy);
 
   Request requestFor(const WorkloadIntent& intent, const MemoryEstimate& memory,
-                     const NodeCostModel& costs) const;
+                     const NodeCostModel& costs, const ClusterView* view) const;
+  const NodeCostModel& costsFor(const ClusterContext* cluster,
+                                std::optional<ClusterCost>& storage) const;
+  Decision decideWith(const WorkloadIntent& intent, const NodeCostModel& costs,
+                      const ClusterView* view) const;
   bool matches(const Rule& rule, const WorkloadIntent& intent, std::size_t bucket,
                LatencyClass latency) const;
   std::string whyNotMatched(const Rule& rule, const WorkloadIntent& intent, std::size_t bucket,
@@ -153,6 +178,8 @@ class PlacementEngine {
   static bool better(const Option& a, const Option& b);
   Placement placementOf(const Option& option, const Request& request) const;
   std::string costNote(const Option& option, const Placement& placement) const;
+  std::string clusterCostNote(const Option& option, const Placement& placement,
+                              const std::string& shape, const std::string& price) const;
   bool tryRule(const Rule& rule, const Request& request, Evaluation& evaluation,
                Decision& decision) const;
   void choose(const Rule& rule, const Request& request, Evaluation& evaluation,
@@ -162,8 +189,12 @@ class PlacementEngine {
   void listRunnersUp(const Option& best, const Request& request, const Evaluation& evaluation,
                      Decision& decision) const;
   void listRuledOut(const Request& request, const Evaluation& evaluation, Decision& decision) const;
+  void listUnoffered(const Option* best, const Evaluation& evaluation, Decision& decision) const;
+  std::vector<const Option*> bestUnoffered(const Evaluation& evaluation, const Option* best,
+                                           std::size_t limit) const;
   Alternative alternativeOf(const Option& option, std::string why) const;
   std::string lostBecause(const Option& option, const Option& best, const Request& request) const;
+  static std::optional<double> valueLoss(const Option& option, const Option& best);
   bool userTiersUnoffered(const WorkloadIntent& intent,
                           const std::vector<std::size_t>& matched) const;
   std::string userTiersNote(const WorkloadIntent& intent, std::size_t bucket,
@@ -173,6 +204,7 @@ class PlacementEngine {
   std::string bindingConstraint(const Request& request, const Evaluation& overall,
                                 const std::string& rulesText) const;
   std::string tooSmall(const Request& request, const Evaluation& overall) const;
+  std::string unofferedConstraint(const Request& request, const Evaluation& overall) const;
   std::string precisionBlocked(const Request& request, const Evaluation& evaluation,
                                std::optional<Tier> tier = std::nullopt) const;
   std::string neuronIneligibility(Tier tier, const WorkloadIntent& intent) const;
@@ -188,8 +220,9 @@ class PlacementEngine {
   std::vector<std::optional<double>> spot_;
   std::vector<bool> disabledRules_;
   Rule userTiersRule_;  // places on the tiers a workload names when no matching rule offers them
-  std::array<std::uint64_t, 4> acceleratorsOfTier_{};  // bit per accelerator, by Tier
-  std::string fillLimitText_;                          // "90%"
+  std::array<std::uint64_t, 4> acceleratorsOfTier_{};      // bit per accelerator, by Tier
+  std::string fillLimitText_;                              // "90%"
+  LabelScheme defaultScheme_ = LabelScheme::InstanceType;  // without a cluster view
 };
 
 // Which size bucket (by name) a parameter count falls in.

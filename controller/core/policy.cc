@@ -179,6 +179,7 @@ Status parseNodeLabels(const ObjectReader& spec, Policy& policy) {
   if (auto ok = capacity.onlyKeys({"key", "onDemand", "spot"}); !ok) {
     return ok.error();
   }
+  policy.capacityTypeLabelSet = labels.has("capacityType");
   for (auto [key, target] : {std::pair{"key", &policy.capacityTypeLabel.key},
                              std::pair{"onDemand", &policy.capacityTypeLabel.onDemand},
                              std::pair{"spot", &policy.capacityTypeLabel.spot}}) {
@@ -269,6 +270,51 @@ Status parseReplacement(const ObjectReader& spec, Policy& policy) {
   return Ok{};
 }
 
+Result<std::optional<std::chrono::seconds>> optionalDuration(const ObjectReader& reader,
+                                                             std::string_view key) {
+  auto text = reader.optionalString(key);
+  if (!text) {
+    return text.error();
+  }
+  if (!*text) {
+    return std::optional<std::chrono::seconds>{};
+  }
+  auto parsed = parseDuration(**text);
+  if (!parsed) {
+    return Error{reader.fieldPath(key), parsed.error().message};
+  }
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(*parsed);
+  if (seconds.count() <= 0) {
+    return Error{reader.fieldPath(key), "must be at least 1s"};
+  }
+  return std::optional{seconds};
+}
+
+// Where candidates come from, and the fallback's timings.
+Status parseCapacity(const ObjectReader& spec, Policy& policy) {
+  const auto capacity = spec.child("capacity");
+  if (auto ok = capacity.requireObject(true); !ok) {
+    return ok.error();
+  }
+  if (auto ok = capacity.onlyKeys({"source", "fallbackAfter", "retryAfter"}); !ok) {
+    return ok.error();
+  }
+  auto source = capacity.optionalEnum<CapacitySource>("source");
+  if (!source) {
+    return source.error();
+  }
+  policy.capacity.source = source->value_or(policy.capacity.source);
+  for (auto [key, target] : {std::pair{"fallbackAfter", &policy.capacity.fallbackAfter},
+                             std::pair{"retryAfter", &policy.capacity.retryAfter}}) {
+    auto value = optionalDuration(capacity, key);
+    if (!value) {
+      return value.error();
+    }
+    *target = value->value_or(*target);
+  }
+  return Ok{};
+}
+
 // How placements are priced: hours a month, the cost model, the fill limit.
 Status parseCosting(const ObjectReader& spec, Policy& policy) {
   auto hours = spec.optionalNumber("hoursPerMonth", 1, 744);
@@ -333,7 +379,7 @@ Result<Policy> parsePolicySpec(const json& specValue, const Catalog& catalog,
   }
   if (auto ok = spec.onlyKeys({"prices", "disabledInstanceTypes", "hoursPerMonth", "costModel",
                                "memoryFillPercent", "memoryOverheads", "rules", "nodeLabels",
-                               "tiers", "replacement"});
+                               "tiers", "replacement", "capacity"});
       !ok) {
     return ok.error();
   }
@@ -351,8 +397,8 @@ Result<Policy> parsePolicySpec(const json& specValue, const Catalog& catalog,
     }
     policy.disabledInstanceTypes.insert((*disabled)[i]);
   }
-  for (auto parse :
-       {parseCosting, parseMemoryOverheads, parseNodeLabels, parseTiers, parseReplacement}) {
+  for (auto parse : {parseCosting, parseMemoryOverheads, parseNodeLabels, parseTiers,
+                     parseReplacement, parseCapacity}) {
     if (auto ok = parse(spec, policy); !ok) {
       return ok.error();
     }

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/catalog.h"
+#include "core/cluster.h"
 #include "core/rules.h"
 #include "core/types.h"
 
@@ -87,6 +88,16 @@ struct ReplacementSettings {
   int maxConcurrentRollouts = 2;
 };
 
+// Where candidates come from and how long a type may leave pods unscheduled
+// (PlacementPolicy spec.capacity).
+struct CapacitySettings {
+  // Auto: NodePools when Karpenter's CRD is served, else Nodes. None: every
+  // catalog type is a candidate (the behaviour without a cluster).
+  CapacitySource source = CapacitySource::Auto;
+  std::chrono::seconds fallbackAfter{std::chrono::minutes(5)};
+  std::chrono::seconds retryAfter{std::chrono::minutes(30)};
+};
+
 // Everything a PlacementPolicy can set; the defaults are the built-in policy.
 struct Policy {
   std::map<std::string, PriceOverride> prices;
@@ -107,8 +118,10 @@ struct Policy {
   std::optional<std::vector<Framework>> neuronFrameworks;
   std::optional<std::vector<Architecture>> neuronArchitectures;
   std::set<std::string> disabledRules;
-  LabelScheme labelScheme = LabelScheme::InstanceType;
+  LabelScheme labelScheme = LabelScheme::Auto;
   CapacityTypeLabel capacityTypeLabel;
+  bool capacityTypeLabelSet = false;  // nodeLabels.capacityType given: never detected
+  CapacitySettings capacity;
   std::array<TierSettings, 4> tiers = defaultTiers();
   ReplacementSettings replacement;
 

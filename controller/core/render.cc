@@ -13,11 +13,11 @@ constexpr const char* kInstanceTypeLabel = "node.kubernetes.io/instance-type";
 // (never more devices than were priced) and, where one name covers two
 // memory sizes (a100, v100), the memory per device.
 void selectNodeShape(const Placement& placement, const InstanceType* instance,
-                     const AcceleratorSpec* accelerator, const Policy& policy,
+                     const AcceleratorSpec* accelerator, LabelScheme scheme,
                      std::map<std::string, std::string>& selector) {
   const bool neuron = placement.tier == Tier::Trainium || placement.tier == Tier::Inferentia;
   const bool shaped = instance && accelerator && !accelerator->fractional;
-  if (policy.labelScheme == LabelScheme::Karpenter && shaped) {
+  if (scheme == LabelScheme::Karpenter && shaped) {
     const std::string prefix =
         neuron ? "karpenter.k8s.aws/instance-accelerator-" : "karpenter.k8s.aws/instance-gpu-";
     selector[prefix + "name"] = accelerator->karpenterName;
@@ -27,7 +27,7 @@ void selectNodeShape(const Placement& placement, const InstanceType* instance,
     }
     return;
   }
-  if (policy.labelScheme == LabelScheme::GPUFeatureDiscovery && shaped && !neuron &&
+  if (scheme == LabelScheme::GPUFeatureDiscovery && shaped && !neuron &&
       !accelerator->gpuProduct.empty()) {
     selector["nvidia.com/gpu.product"] = accelerator->gpuProduct;
     selector["nvidia.com/gpu.count"] = std::to_string(instance->acceleratorCount);
@@ -52,11 +52,16 @@ std::string cpuQuantity(double vcpus) {
 
 Scheduling renderScheduling(const Placement& placement, const Catalog& catalog,
                             const Policy& policy) {
+  return renderScheduling(placement, catalog, policy, nodeLabelsFor(policy, nullptr));
+}
+
+Scheduling renderScheduling(const Placement& placement, const Catalog& catalog,
+                            const Policy& policy, const NodeLabels& labels) {
   Scheduling scheduling;
   const auto* instance = catalog.find(placement.instanceType);
   const auto* accelerator = instance ? catalog.acceleratorOf(*instance) : nullptr;
-  selectNodeShape(placement, instance, accelerator, policy, scheduling.nodeSelector);
-  const auto& capacity = policy.capacityTypeLabel;
+  selectNodeShape(placement, instance, accelerator, labels.scheme, scheduling.nodeSelector);
+  const auto& capacity = labels.capacityLabel;
   if (!capacity.key.empty()) {
     scheduling.nodeSelector[capacity.key] =
         placement.capacityType == CapacityType::Spot ? capacity.spot : capacity.onDemand;

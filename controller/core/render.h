@@ -36,7 +36,11 @@ std::string cpuQuantity(double vcpus);
 // capacity-type label for the chosen capacity, when configured. Resources:
 // the device count (requests = limits); for CPU placements cpu and memory,
 // requests = limits, so the replica gets what it was sized and priced for.
+// Under the policy's labels as without a cluster (scheme Auto: InstanceType).
 Scheduling renderScheduling(const Placement& placement, const Catalog& catalog,
                             const Policy& policy);
+// Under labels resolved against the cluster (ClusterView::labels).
+Scheduling renderScheduling(const Placement& placement, const Catalog& catalog,
+                            const Policy& policy, const NodeLabels& labels);
 
 }  // namespace gpuplacement::core

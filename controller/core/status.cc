@@ -134,6 +134,25 @@ bool samePlacement(const AppliedRecord& applied, const Placement& placement) {
 
 }  // namespace
 
+namespace {
+
+std::vector<UnavailableType> readUnavailable(const json& status) {
+  std::vector<UnavailableType> unavailable;
+  if (const auto it = status.find("unavailable"); it != status.end() && it->is_array()) {
+    for (const auto& item : *it) {
+      if (item.is_object()) {
+        unavailable.push_back(
+            {text(item, "instanceType"),
+             text(item, "capacityType") == "Spot" ? CapacityType::Spot : CapacityType::OnDemand,
+             text(item, "since"), text(item, "until"), text(item, "message")});
+      }
+    }
+  }
+  return unavailable;
+}
+
+}  // namespace
+
 WorkloadStatus workloadStatusFromJson(const json& status) {
   WorkloadStatus result;
   if (!status.is_object()) {
@@ -156,6 +175,7 @@ WorkloadStatus workloadStatusFromJson(const json& status) {
         ReplacementRecord{text(*it, "from"), text(*it, "to"), text(*it, "monthlySaving"),
                           text(*it, "time"), text(*it, "reason")};
   }
+  result.unavailable = readUnavailable(status);
   if (const auto it = status.find("conditions"); it != status.end() && it->is_array()) {
     for (const auto& item : *it) {
       if (!item.is_object()) {
@@ -168,6 +188,22 @@ WorkloadStatus workloadStatusFromJson(const json& status) {
   }
   return result;
 }
+
+namespace {
+
+json unavailableJson(const std::vector<UnavailableType>& unavailable) {
+  json list = json::array();
+  for (const auto& entry : unavailable) {
+    list.push_back({{"instanceType", entry.instanceType},
+                    {"capacityType", nameOf(entry.capacityType)},
+                    {"since", entry.since},
+                    {"until", entry.until},
+                    {"message", entry.message}});
+  }
+  return list;
+}
+
+}  // namespace
 
 json statusToJson(const StatusView& view) {
   json status = {{"observedGeneration", view.observedGeneration}, {"mode", view.mode}};
@@ -208,6 +244,9 @@ json statusToJson(const StatusView& view) {
                                  {"time", last.time},
                                  {"reason", last.reason}};
   }
+  if (!view.unavailable.empty()) {
+    status["unavailable"] = unavailableJson(view.unavailable);
+  }
   status["policy"] = {{"name", view.policyName}};
   if (view.policyGeneration > 0) {
     status["policy"]["generation"] = view.policyGeneration;
@@ -229,6 +268,24 @@ json conditionsToJson(const std::vector<Condition>& conditions) {
   return list;
 }
 
+namespace {
+
+// Whether decisions see the cluster the policy asks for.
+Condition capacityKnown(const ClusterView& cluster, std::int64_t generation) {
+  if (!cluster.problem.empty()) {
+    return {"CapacityKnown",
+            "False",
+            "NodesUnreadable",
+            cluster.problem + ": placing as capacity.source None (every type in the catalog)",
+            "",
+            generation};
+  }
+  return {"CapacityKnown",      "True", std::string(nameOf(cluster.capacity.source)),
+          cluster.capacity.why, "",     generation};
+}
+
+}  // namespace
+
 json policyStatus(const PolicyStatusInput& input) {
   Condition accepted{"Accepted", "True", "Valid", "", "", input.generation};
   if (!input.invalid) {
@@ -243,10 +300,21 @@ json policyStatus(const PolicyStatusInput& input) {
              : std::string("no version of this policy is in force"));
   }
   auto conditions = input.conditions;
-  setCondition(conditions, accepted, base::formatRfc3339(input.now));
-  return {{"observedGeneration", input.generation},
-          {"workloads", input.workloads},
-          {"conditions", conditionsToJson(conditions)}};
+  const auto now = base::formatRfc3339(input.now);
+  setCondition(conditions, accepted, now);
+  json status = {{"observedGeneration", input.generation}, {"workloads", input.workloads}};
+  if (const auto* cluster = input.cluster) {
+    setCondition(conditions, capacityKnown(*cluster, input.generation), now);
+    status["capacity"] = {{"source", std::string(nameOf(cluster->capacity.source))},
+                          {"why", cluster->capacity.why}};
+    status["nodeLabels"] = {{"scheme", std::string(nameOf(cluster->labels.scheme))},
+                            {"capacityTypeKey", cluster->labels.capacityLabel.key}};
+    if (!cluster->labels.why.empty()) {
+      status["nodeLabels"]["why"] = cluster->labels.why;
+    }
+  }
+  status["conditions"] = conditionsToJson(conditions);
+  return status;
 }
 
 }  // namespace gpuplacement::core

@@ -9,6 +9,7 @@
 
 #include "base/time_format.h"
 #include "core/engine.h"
+#include "core/fallback.h"
 
 namespace gpuplacement::core {
 
@@ -61,6 +62,7 @@ struct WorkloadStatus {
   std::int64_t observedGeneration = 0;
   std::optional<AppliedRecord> applied;
   std::optional<ReplacementRecord> lastReplacement;
+  std::vector<UnavailableType> unavailable;
   std::vector<Condition> conditions;
 
   bool operator==(const WorkloadStatus&) const = default;
@@ -80,6 +82,7 @@ struct StatusView {
   const Decision* decision = nullptr;  // rule, reason, alternatives, memory
   std::optional<AppliedRecord> applied;
   std::optional<ReplacementRecord> lastReplacement;
+  std::vector<UnavailableType> unavailable;  // left for lack of capacity
   std::string policyName;
   std::int64_t policyGeneration = 0;  // 0: the built-in policy
   std::vector<Condition> conditions;
@@ -99,8 +102,13 @@ struct PolicyStatusInput {
   std::size_t workloads = 0;
   std::vector<Condition> conditions;  // as stored, for their transition times
   Timestamp now;
+  // What the version in force sees of the cluster; null: nothing to report.
+  const ClusterView* cluster = nullptr;
 };
 
+// Adds status.capacity, status.nodeLabels and the CapacityKnown condition
+// (False, reason NodesUnreadable, when the nodes cannot be read and the
+// policy places as under source None).
 nlohmann::json policyStatus(const PolicyStatusInput& input);
 
 }  // namespace gpuplacement::core

@@ -34,7 +34,9 @@ enum class Architecture : std::uint8_t { Transformer, Diffusion, CNN, Speech, Ot
 enum class Objective : std::uint8_t { CostOptimized, Balanced, MaxPerformance };
 enum class CapacityType : std::uint8_t { OnDemand, Spot, Any };
 enum class CostModel : std::uint8_t { AcceleratorShare, WholeInstance };
-enum class LabelScheme : std::uint8_t { InstanceType, Karpenter, GPUFeatureDiscovery };
+// Auto: detected from the labels the cluster's nodes and NodePools carry
+// (InstanceType when there is no cluster to look at).
+enum class LabelScheme : std::uint8_t { InstanceType, Karpenter, GPUFeatureDiscovery, Auto };
 
 }  // namespace gpuplacement::core
 
@@ -60,7 +62,7 @@ GPUPLACEMENT_ENUM_NAMES(core::Objective, "objective", "CostOptimized", "Balanced
 GPUPLACEMENT_ENUM_NAMES(core::CapacityType, "capacity type", "OnDemand", "Spot", "Any");
 GPUPLACEMENT_ENUM_NAMES(core::CostModel, "cost model", "AcceleratorShare", "WholeInstance");
 GPUPLACEMENT_ENUM_NAMES(core::LabelScheme, "label scheme", "InstanceType", "Karpenter",
-                        "GPUFeatureDiscovery");
+                        "GPUFeatureDiscovery", "Auto");
 
 #undef GPUPLACEMENT_ENUM_NAMES
 

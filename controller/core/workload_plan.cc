@@ -4,6 +4,7 @@
 
 #include "base/decimal.h"
 #include "base/hash.h"
+#include "core/fallback.h"
 
 namespace gpuplacement::core {
 namespace {
@@ -14,6 +15,13 @@ std::string joined(const std::vector<std::string>& items) {
     text += (text.empty() ? "" : "; ") + item;
   }
   return text;
+}
+
+// The next reconcile at the earlier of what is planned and `after`.
+void wakeAfter(NextReconcile& next, std::chrono::seconds after) {
+  if (next.kind != NextReconcile::Kind::After || after < next.after) {
+    next = {NextReconcile::Kind::After, after, ""};
+  }
 }
 
 // Conditions and Events as a reconcile sets them.
@@ -73,6 +81,7 @@ Placement placementInForce(const AppliedRecord& applied, const Assessment& curre
   }
   const double hoursPerMonth = engine.policy().hoursPerMonth;
   placement.hourlyCost = current.hourlyCost;
+  placement.clusterHourlyCost = current.clusterHourlyCost;
   placement.monthlyCost = current.hourlyCost * hoursPerMonth;
   placement.replicas = replicas;
   placement.totalHourlyCost = current.hourlyCost * replicas;
@@ -83,9 +92,25 @@ Placement placementInForce(const AppliedRecord& applied, const Assessment& curre
 }
 
 Assessment assessApplied(const PlacementEngine& engine, const WorkloadIntent& intent,
-                         const AppliedRecord& applied) {
-  return engine.assess(intent, applied.instanceType, applied.acceleratorCount,
-                       applied.capacityType);
+                         const AppliedRecord& applied, const ClusterContext& cluster) {
+  return engine.assess(intent, applied.instanceType, applied.acceleratorCount, applied.capacityType,
+                       &cluster);
+}
+
+// The cluster as this workload's decision sees it: its own scheduled
+// replicas' devices count as idle to it.
+ClusterContext clusterContextFor(const WorkloadInput& input, const WorkloadPlan& plan,
+                                 const PlacementEngine& engine) {
+  ClusterContext context;
+  context.view = input.cluster;
+  if (input.cluster && plan.view.applied && input.target) {
+    const auto& applied = *plan.view.applied;
+    context.own.instance = engine.catalog().indexOf(applied.instanceType);
+    context.own.capacity = applied.capacityType;
+    context.own.devices = applied.acceleratorCount;
+    context.own.replicas = std::max(0, input.target->replicas - input.pending.count);
+  }
+  return context;
 }
 
 void planDeletion(const WorkloadObject& workload, WorkloadPlan& plan) {
@@ -131,11 +156,19 @@ GateInput gateInputFor(const WorkloadInput& input, const WorkloadObject& workloa
 // Whether the decision moves the workload now, and what the Deployment
 // should carry meanwhile.
 void planMove(const WorkloadInput& input, const WorkloadObject& workload,
-              const WorkloadIntent& intent, const PlacementEngine& engine, WorkloadPlan& plan) {
+              const WorkloadIntent& intent, const PlacementEngine& engine,
+              const ClusterContext& cluster, WorkloadPlan& plan) {
   const Placement& best = *plan.decision->placement;
   std::optional<Assessment> current;
   if (plan.view.applied) {
-    current = assessApplied(engine, intent, *plan.view.applied);
+    const auto& applied = *plan.view.applied;
+    current = assessApplied(engine, intent, applied, cluster);
+    for (const auto& entry : plan.view.unavailable) {
+      if (entry.instanceType == applied.instanceType && current->feasible) {
+        current->feasible = false;  // a forced move, within the rollout budget
+        current->reason = "no capacity for " + entry.instanceType + ": " + entry.message;
+      }
+    }
   }
   plan.gate = gateReplacement(
       gateInputFor(input, workload, intent, engine, best, current ? &*current : nullptr));
@@ -157,12 +190,109 @@ void planMove(const WorkloadInput& input, const WorkloadObject& workload,
       plan.view.recommendation = best;
       plan.view.recommendationNote = plan.gate.message;
       if (plan.gate.verdict == GateVerdict::Cooldown) {
-        plan.next = {NextReconcile::Kind::After, plan.gate.wait, ""};
+        wakeAfter(plan.next, plan.gate.wait);
       } else if (plan.gate.verdict == GateVerdict::WaitForRollout) {
         plan.rollout = RolloutStep::Wait;
       }
       break;
   }
+}
+
+// The Deployment write for plan.wanted, under the labels the cluster's
+// nodes carry when there is a cluster view.
+void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
+               const PlacementEngine& engine, WorkloadPlan& plan) {
+  TargetWrite write{
+      spec.targetRef.name,
+      input.cluster
+          ? renderScheduling(plan.wanted, engine.catalog(), engine.policy(), input.cluster->labels)
+          : renderScheduling(plan.wanted, engine.catalog(), engine.policy()),
+      spec.containers,
+      {}};
+  write.patch = planDeploymentPatch(*input.target, &write.scheduling, write.containers, input.name,
+                                    input.targetResourceVersion);
+  plan.write = std::move(write);
+}
+
+// Under a Nodes view, a type left for lack of capacity is retried only once
+// one of its nodes shows a device free; elsewhere only the retry time can
+// tell (a NodePool's launches fail only on trying).
+std::function<bool(const std::string&, CapacityType)> roomSeenIn(const ClusterView* view,
+                                                                 const Catalog& catalog) {
+  if (!view || view->capacity.source != CapacitySource::Nodes) {
+    return nullptr;
+  }
+  return [view, &catalog](const std::string& type, CapacityType capacity) {
+    const int index = catalog.indexOf(type);
+    if (index >= 0 && catalog.instances[static_cast<std::size_t>(index)].acceleratorCount == 0) {
+      return true;  // CPU: free room is not in the view
+    }
+    const Offer* offer = view->capacity.offer(index, capacity);
+    return offer && offer->idleLargest.gpus + offer->idleLargest.neuronDevices > 0;
+  };
+}
+
+// Types whose pods stayed unschedulable too long are left for a while:
+// excluded from the decision, recorded in status, reported once.
+void planFallback(const WorkloadInput& input, const WorkloadObject& workload,
+                  const PlacementEngine& engine, WorkloadPlan& plan, WorkloadIntent& intent) {
+  FallbackInput fallback;
+  if (plan.view.applied && input.target) {
+    const auto& applied = *plan.view.applied;
+    fallback.instanceType = applied.instanceType;
+    fallback.capacityType = applied.capacityType;
+    if (auto time = base::parseRfc3339(applied.time); time) {
+      fallback.placedAt = *time;
+    }
+  }
+  fallback.pendingCount = input.pending.count;
+  fallback.pendingMessage = input.pending.message;
+  fallback.pendingSince = input.pending.since;
+  fallback.unavailable = workload.status.unavailable;
+  fallback.settings = engine.policy().capacity;
+  fallback.now = input.now;
+  fallback.roomFor = roomSeenIn(input.cluster, engine.catalog());
+  auto step = fallbackStep(fallback);
+  for (const auto& entry : step.unavailable) {
+    intent.constraints.excludedInstanceTypes.push_back(entry.instanceType);
+  }
+  if (step.left) {
+    plan.events.push_back({"Warning", "FellBack",
+                           "pods of Deployment " + plan.view.applied->deployment +
+                               " could not be scheduled on " + step.left->instanceType + " for " +
+                               std::to_string(engine.policy().capacity.fallbackAfter.count()) +
+                               " s (" + step.left->message + "): it is left until " +
+                               step.left->until + "; placing on the next-best type"});
+  }
+  if (step.recheckAfter) {
+    wakeAfter(plan.next, *step.recheckAfter);
+  }
+  plan.view.unavailable = std::move(step.unavailable);
+}
+
+// Nothing to place on: NoCapacity when types were left for lack of it.
+void notPlaceable(const Decision& decision, const std::vector<UnavailableType>& unavailable,
+                  StatusDraft& draft) {
+  if (unavailable.empty()) {
+    draft.notPlaced("CannotPlace", decision.cannotPlace, "cannot place: " + decision.cannotPlace);
+    return;
+  }
+  const std::string message =
+      "no capacity: tried " + describeTried(unavailable) + "; " + decision.cannotPlace;
+  draft.notPlaced("NoCapacity", message, message);
+}
+
+// The spec's intent with what only the target knows: its replicas and the
+// CPU and memory its pods already request (a fit constraint).
+WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const DeploymentState* target) {
+  WorkloadIntent intent = spec.intent;
+  intent.replicas = target ? target->replicas : 1;
+  if (target) {
+    const auto pod = teamPodRequests(*target);
+    intent.podCpu = pod.cpu;
+    intent.podMemoryGiB = pod.memoryGiB;
+  }
+  return intent;
 }
 
 // From a valid spec and an engine to the Deployment write (or the reason
@@ -176,22 +306,18 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
     plan.release.push_back(plan.view.applied->deployment);
     plan.view.applied.reset();
   }
-  WorkloadIntent intent = spec.intent;
-  intent.replicas = input.target ? input.target->replicas : 1;
-  if (input.target) {
-    const auto pod = teamPodRequests(*input.target);
-    intent.podCpu = pod.cpu;
-    intent.podMemoryGiB = pod.memoryGiB;
-  }
-  plan.decision = engine.decide(intent);
+  WorkloadIntent intent = intentOf(spec, input.target);
+  planFallback(input, workload, engine, plan, intent);
+  const ClusterContext cluster = clusterContextFor(input, plan, engine);
+  plan.decision = engine.decide(intent, cluster);
   const Decision& decision = *plan.decision;
   if (!decision.placement) {
-    draft.notPlaced("CannotPlace", decision.cannotPlace, "cannot place: " + decision.cannotPlace);
+    notPlaceable(decision, plan.view.unavailable, draft);
     if (plan.view.applied && input.target) {
       // What runs keeps running; nothing better exists to move it to.
-      plan.view.placement =
-          placementInForce(*plan.view.applied, assessApplied(engine, intent, *plan.view.applied),
-                           decision, engine, intent.replicas);
+      plan.view.placement = placementInForce(
+          *plan.view.applied, assessApplied(engine, intent, *plan.view.applied, cluster), decision,
+          engine, intent.replicas);
     }
     return;
   }
@@ -214,14 +340,8 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
                                            "; it is placed as soon as it appears");
     return;
   }
-  planMove(input, workload, intent, engine, plan);
-  TargetWrite write{target,
-                    renderScheduling(plan.wanted, engine.catalog(), engine.policy()),
-                    spec.containers,
-                    {}};
-  write.patch = planDeploymentPatch(*input.target, &write.scheduling, write.containers, input.name,
-                                    input.targetResourceVersion);
-  plan.write = std::move(write);
+  planMove(input, workload, intent, engine, cluster, plan);
+  planWrite(input, spec, engine, plan);
 }
 
 StatusView initialView(const WorkloadObject& workload) {

@@ -86,6 +86,11 @@ struct WorkloadInput {
   std::string targetResourceVersion;
   PendingPods pending;  // of the target
   PolicyView policy;
+  // What the policy sees of the cluster (candidates, idle devices, node
+  // labels); null: none, as offline. Computed once per cluster generation
+  // by the caller: a change of it re-places nothing by itself, and what
+  // it changes goes through the same gate as a price change.
+  const ClusterView* cluster = nullptr;
   RolloutView rollouts;
   Timestamp now;
   // Hold each placed GpuWorkload with our finalizer (--finalizer). Off, the

@@ -168,6 +168,17 @@ TEST_CASE("a packed GpuWorkload unpacks to its projection") {
                                         {"time", "2026-11-22T03:00:00Z"},
                                         {"reason", "the price went up"}};
   moved["status"]["applied"]["replacement"] = true;
+  json fellBack = moved;  // the fallback's memory lives in the status
+  fellBack["status"]["unavailable"] = {{{"instanceType", "g6.xlarge"},
+                                        {"capacityType", "OnDemand"},
+                                        {"since", "2026-11-22T03:00:00Z"},
+                                        {"until", "2026-11-22T03:30:00Z"},
+                                        {"message", "0/4 nodes are available"}},
+                                       {{"instanceType", "p5.48xlarge"},
+                                        {"capacityType", "Spot"},
+                                        {"since", "2026-11-22T03:01:00Z"},
+                                        {"until", "2026-11-22T03:31:00Z"},
+                                        {"message", ""}}};
 
   json handWritten = placed;  // forms the short encodings do not cover, kept as they are
   handWritten["metadata"]["uid"] = "NOT-A-CANONICAL-UID";
@@ -182,7 +193,7 @@ TEST_CASE("a packed GpuWorkload unpacks to its projection") {
   const std::pair<const char*, json> cases[] = {
       {"placed", placed},   {"fresh", fresh},       {"hand-written", handWritten},
       {"invalid", invalid}, {"deleting", deleting}, {"other policy", otherPolicy},
-      {"moved", moved}};
+      {"moved", moved},     {"fell back", fellBack}};
   for (const auto& [name, object] : cases) {
     CAPTURE(std::string(name));
     const auto packed = packWorkload(object, catalog);
@@ -196,6 +207,7 @@ TEST_CASE("a packed GpuWorkload unpacks to its projection") {
           (projected.status.applied && projected.status.applied->replacement));
     CHECK(packed.packed.size() < 700);
   }
+  CHECK(packWorkload(fellBack, catalog).unpack().status.unavailable.size() == 2);
   CHECK_FALSE(packWorkload(invalid, catalog).unpack().spec.has_value());
   CHECK(packWorkload(placed, catalog).finalizersDigest !=
         packWorkload(fresh, catalog).finalizersDigest);

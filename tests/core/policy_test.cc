@@ -29,7 +29,8 @@ json fullPolicy() {
     "tiers": {"NVIDIA": {"tolerations": [{"key": "gpu", "operator": "Equal", "value": "true",
                                           "effect": "NoSchedule"}]},
               "Inferentia": {"resourceName": "aws.amazon.com/neuroncore"}},
-    "replacement": {"minSavingsPercent": 15, "cooldown": "30m", "maxConcurrentRollouts": 3}})");
+    "replacement": {"minSavingsPercent": 15, "cooldown": "30m", "maxConcurrentRollouts": 3},
+    "capacity": {"source": "NodePools", "fallbackAfter": "2m", "retryAfter": "1h"}})");
 }
 
 }  // namespace
@@ -60,6 +61,10 @@ TEST_CASE("a PlacementPolicy spec sets every knob") {
   CHECK(policy->replacement.minSavingsPercent == 15);
   CHECK(policy->replacement.cooldown == std::chrono::minutes(30));
   CHECK(policy->replacement.maxConcurrentRollouts == 3);
+  CHECK(policy->capacityTypeLabelSet);
+  CHECK(policy->capacity.source == CapacitySource::NodePools);
+  CHECK(policy->capacity.fallbackAfter == std::chrono::minutes(2));
+  CHECK(policy->capacity.retryAfter == std::chrono::hours(1));
 
   // The knobs reach the engine: JAX may now use Neuron, 150 ms is real-time.
   auto engine = testing::shippedEngine(*policy);
@@ -77,7 +82,12 @@ TEST_CASE("an empty spec is the default policy") {
   CHECK(policy->hoursPerMonth == 730);
   CHECK(policy->memoryOverheads.training == 8);
   CHECK(policy->replacement.minSavingsPercent == 10);
-  CHECK(policy->labelScheme == LabelScheme::InstanceType);
+  // Detected from the cluster's nodes; InstanceType without a cluster.
+  CHECK(policy->labelScheme == LabelScheme::Auto);
+  CHECK_FALSE(policy->capacityTypeLabelSet);
+  CHECK(policy->capacity.source == CapacitySource::Auto);
+  CHECK(policy->capacity.fallbackAfter == std::chrono::minutes(5));
+  CHECK(policy->capacity.retryAfter == std::chrono::minutes(30));
   // What the cluster pays, with headroom, unless a policy says otherwise.
   CHECK(policy->costModel == CostModel::WholeInstance);
   CHECK(policy->memoryFillLimit == doctest::Approx(0.9));
@@ -123,7 +133,15 @@ TEST_CASE("an invalid policy names the field") {
       {"latency order", [](json& p) { p["rules"]["lowLatencyBelowMs"] = 500; },
        "spec.rules.lowLatencyBelowMs", "must not exceed"},
       {"label scheme", [](json& p) { p["nodeLabels"]["scheme"] = "Magic"; },
-       "spec.nodeLabels.scheme", "InstanceType, Karpenter or GPUFeatureDiscovery"},
+       "spec.nodeLabels.scheme", "InstanceType, Karpenter, GPUFeatureDiscovery or Auto"},
+      {"capacity source", [](json& p) { p["capacity"]["source"] = "Cloud"; },
+       "spec.capacity.source", "Auto, Nodes, NodePools or None"},
+      {"fallback duration", [](json& p) { p["capacity"]["fallbackAfter"] = "later"; },
+       "spec.capacity.fallbackAfter", "not a duration"},
+      {"zero retry", [](json& p) { p["capacity"]["retryAfter"] = "0s"; },
+       "spec.capacity.retryAfter", "at least 1s"},
+      {"unknown capacity field", [](json& p) { p["capacity"]["zones"] = {"a"}; },
+       "spec.capacity.zones", "unknown field"},
       {"toleration operator",
        [](json& p) { p["tiers"]["NVIDIA"]["tolerations"][0]["operator"] = "In"; },
        "spec.tiers.NVIDIA.tolerations[0].operator", "Exists or Equal"},

@@ -271,6 +271,58 @@ TEST_CASE("the re-placement gate: hysteresis, cooldown, rollout slots, forced mo
 
 namespace gpuplacement::core {
 
+TEST_CASE("with a cluster view the gate weighs what the cluster pays more") {
+  const AppliedRecord applied{"d", "g6.xlarge", "L4", Tier::NVIDIA, 1, CapacityType::OnDemand,
+                              5,   2,           "",   false};
+  Assessment aloneOnItsNode;  // a g6.xlarge only it uses: leaving lets it go
+  aloneOnItsNode.feasible = true;
+  aloneOnItsNode.hourlyCost = 0.8048;
+  aloneOnItsNode.clusterHourlyCost = 0.8048;
+  aloneOnItsNode.performance = 300;
+  Assessment sharingANode = aloneOnItsNode;  // the node stays for the others' pods
+  sharingANode.hourlyCost = 4.6016 / 4;
+  sharingANode.clusterHourlyCost = 0;
+  Placement idleL4 = placement("g6.12xlarge", 4.6016 / 4, 300);  // charged its share
+  idleL4.clusterHourlyCost = 0;
+  Placement newL40S = placement("g6e.xlarge", 1.861, 864);
+  newL40S.clusterHourlyCost = 1.861;
+  struct Row {
+    const char* label;
+    const Assessment* current;
+    const Placement* wanted;
+    Objective objective;
+    GateVerdict verdict;
+    const char* message;
+    double monthlySaving;
+  };
+  const Row rows[] = {
+      {"onto idle devices under Balanced, although its share is dearer", &aloneOnItsNode, &idleL4,
+       Objective::Balanced, GateVerdict::Apply, "uses idle devices already paid for", 0.8048 * 730},
+      {"onto idle devices under CostOptimized", &aloneOnItsNode, &idleL4, Objective::CostOptimized,
+       GateVerdict::Apply, "$0.8048/h per replica less for the cluster", 0.8048 * 730},
+      {"off a shared node onto a new one: the cluster pays more", &sharingANode, &newL40S,
+       Objective::Balanced, GateVerdict::Hold, "would cost the cluster $1.86/h per replica more",
+       -1.861 * 730},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(std::string(row.label));
+    GateInput input;
+    input.wanted = row.wanted;
+    input.applied = &applied;
+    input.current = row.current;
+    input.objective = row.objective;
+    input.hoursPerMonth = 730;
+    input.replicas = 1;
+    input.now = Timestamp(std::chrono::hours(500000));
+    input.rolloutSlotFree = true;
+    const auto gate = gateReplacement(input);
+    CAPTURE(gate.message);
+    CHECK(gate.verdict == row.verdict);
+    CHECK(gate.message.find(row.message) != std::string::npos);
+    CHECK(gate.monthlySaving == doctest::Approx(row.monthlySaving));
+  }
+}
+
 TEST_CASE("applied repeats the placement fields only when the Deployment carries another") {
   Placement shown;
   shown.tier = Tier::NVIDIA;

@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include "support/cluster_fixture.h"
 #include "support/deployment_patch.h"
 #include "support/engine_fixture.h"
 
@@ -57,9 +58,11 @@ struct World {
   RolloutView rollouts;
   std::vector<std::string> orphans;
   PendingPods pending;
+  std::optional<testing::Cluster> cluster;  // none: no cluster view, as offline
 
   std::shared_ptr<const PlacementEngine> engine;
   WorkloadObject workload;
+  ClusterView view;
 
   WorkloadInput input() {
     engine = testing::shippedEngine(policy);
@@ -92,6 +95,10 @@ struct World {
     input.pending = pending;
     input.now = kNow;
     input.useFinalizer = useFinalizer;
+    if (cluster) {
+      view = clusterViewOf(cluster->state(), engine->catalog(), policy);
+      input.cluster = &view;
+    }
     return input;
   }
 
@@ -621,7 +628,8 @@ TEST_CASE("the status says each thing once") {
   const auto first = reconcile(world);
   REQUIRE(first.record.status.has_value());
   const auto& status = *first.record.status;
-  MESSAGE("status after the first placement: " << status.dump().size() << " bytes: " << status.dump());
+  MESSAGE("status after the first placement: " << status.dump().size()
+                                               << " bytes: " << status.dump());
   // What the Deployment carries is the placement shown: not repeated.
   const auto& applied = status["applied"];
   for (const char* field :
@@ -648,6 +656,128 @@ TEST_CASE("an Event for a condition is sent once, when its reason first appears"
   const auto again = reconcile(world);
   CHECK(again.record.events.empty());
   CHECK(conditionsOf(again.record).at("Applied") == "False/TargetNotFound");
+}
+
+TEST_CASE("a plan with the cluster view: idle devices, detected labels, no move by itself") {
+  using testing::Cluster;
+  using testing::g6Pool;
+  using testing::g6x4;
+  // Karpenter's g6.12xlarge with 2 of 4 L4 in use, and a g6 NodePool.
+  World world;
+  world.finalizers = {};
+  world.cluster = Cluster{{g6x4(true)}, {2}, {g6Pool()}};
+  auto first = reconcile(world);
+  REQUIRE(first.plan.write.has_value());
+  const auto& selector = first.plan.write->scheduling.nodeSelector;
+  CHECK(selector.at("karpenter.k8s.aws/instance-gpu-name") == "l4");
+  CHECK(selector.at("karpenter.k8s.aws/instance-gpu-count") == "4");
+  CHECK(selector.at("karpenter.sh/capacity-type") == "on-demand");
+  CHECK(selector.count("node.kubernetes.io/instance-type") == 0);
+  CHECK(eventReasons(first.record) == std::vector<std::string>{"Placed"});
+  REQUIRE(first.record.placedNow.has_value());
+  CHECK(first.record.placedNow->costNote.find("2 idle L4 on an existing g6.12xlarge") !=
+        std::string::npos);
+
+  struct Row {
+    const char* name;
+    Cluster cluster;
+    int pending;
+    std::vector<std::string> events;
+    const char* recommended;  // shown, not applied; empty: none
+  };
+  // The world as the first reconcile left it, then the cluster moves.
+  const Row rows[] = {
+      // Its own pod now holds one of the two: still its place.
+      {"its pod took an idle L4", {{g6x4(true)}, {3}, {g6Pool()}}, 0, {}, ""},
+      // Others filled the node: a new g6.xlarge would be cheaper than its
+      // share, but a cluster change moves it only through the gate.
+      {"the node filled up", {{g6x4(true)}, {4}, {g6Pool()}}, 0, {}, ""},
+      {"a second node with idle L4", {{g6x4(true), g6x4(true)}, {4, 0}, {g6Pool()}}, 0, {}, ""},
+      // Its pod waits and the node is full: a new g6.xlarge is better, and
+      // waits for the cooldown like any move.
+      {"its pod cannot be scheduled",
+       {{g6x4(true)}, {4}, {g6Pool()}},
+       1,
+       {"Unschedulable"},
+       "g6.xlarge"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(std::string(row.name));
+    World later = world;
+    later.target = first.outcome->state;
+    later.status = workloadStatusFromJson(*first.record.status);
+    later.cluster = row.cluster;
+    later.pending.count = row.pending;
+    const auto again = reconcile(later);
+    REQUIRE(again.outcome.has_value());
+    CHECK(again.outcome->kind == TargetOutcome::Kind::Unchanged);
+    CHECK(eventReasons(again.record) == row.events);
+    CHECK_FALSE(again.record.placedNow.has_value());
+    const auto status = again.record.status.value_or(*first.record.status);
+    if (*row.recommended != '\0') {
+      CHECK(status["recommendation"]["instanceType"] == row.recommended);
+    } else {
+      CHECK_FALSE(status.contains("recommendation"));
+    }
+  }
+}
+
+}  // namespace gpuplacement::core
+
+namespace gpuplacement::core {
+
+TEST_CASE("fallback in the plan: left after fallbackAfter, the next-best type, NoCapacity") {
+  struct Case {
+    const char* label;
+    std::chrono::minutes pendingFor;
+    bool onlyTheBest;  // constraints allow nothing else
+    bool fellBack;
+    const char* ready;  // the Ready condition's reason
+    std::chrono::seconds next;
+  };
+  const Case cases[] = {
+      {"pending 2 min of 5: wait", 2min, false, false, "Unschedulable", 3min},
+      {"pending 10 min: the next-best type", 10min, false, true, "Unschedulable", 30min},
+      {"nothing else allowed: NoCapacity", 10min, true, true, "NoCapacity", 30min},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.label));
+    World world;
+    world.finalizers = {};
+    world.useFinalizer = false;
+    const auto best = world.best();
+    if (c.onlyTheBest) {
+      world.spec["constraints"]["instanceTypes"] = {best.instanceType};
+    }
+    world.placedAndRolledOut();
+    world.target->availableReplicas = 0;  // its pod waits for a node
+    world.pending = {1, "0/11 nodes are available: 11 Insufficient nvidia.com/gpu",
+                     kNow - c.pendingFor};
+    const auto result = reconcile(world);
+    const auto reasons = eventReasons(result.record);
+    const bool fellBack = std::find(reasons.begin(), reasons.end(), "FellBack") != reasons.end();
+    CHECK(fellBack == c.fellBack);
+    CHECK(conditionsOf(result.record).at("Ready") == "False/" + std::string(c.ready));
+    CHECK(result.record.next.kind == NextReconcile::Kind::After);
+    CHECK(result.record.next.after == c.next);
+    REQUIRE(result.record.status.has_value());
+    const auto& status = *result.record.status;
+    if (!c.fellBack) {
+      CHECK_FALSE(status.contains("unavailable"));
+      continue;
+    }
+    CHECK(status["unavailable"][0]["instanceType"] == best.instanceType);
+    if (c.onlyTheBest) {
+      CHECK_FALSE(result.plan.write.has_value());
+      continue;
+    }
+    // Moved at once (a placement without capacity is no longer possible),
+    // within the rollout budget.
+    REQUIRE(result.record.placedNow.has_value());
+    CHECK(result.record.placedNow->instanceType != best.instanceType);
+    CHECK(result.plan.rollout == RolloutStep::Reserve);
+    CHECK(std::find(reasons.begin(), reasons.end(), "Replaced") != reasons.end());
+  }
 }
 
 }  // namespace gpuplacement::core

@@ -119,24 +119,45 @@ struct Sample {
   bool apply = true;  // mode Apply: the operator patches the Deployment
 };
 
+// The shared control plane with the CRDs; each suite's fixture below
+// starts one operator on it.
+Cluster& cluster() {
+  return Cluster::withCrds();
+}
+
+void createNamespaces(std::initializer_list<const char*> names) {
+  for (const char* ns : names) {
+    cluster().apply(std::string("apiVersion: v1\nkind: Namespace\nmetadata: {name: ") + ns + "}\n");
+  }
+}
+
+void createPolicy(const json& policy) {
+  auto created = cluster().create(Cluster::pathOf(kWorkloads, "PlacementPolicy", ""), policy);
+  REQUIRE_MESSAGE(created.ok(), created.error().describe());
+}
+
+std::unique_ptr<OperatorProcess> startOperator() {
+  auto op = std::make_unique<OperatorProcess>(cluster().operatorKubeconfig());
+  REQUIRE_MESSAGE(op->waitReady(std::chrono::seconds(60)), op->log());
+  return op;
+}
+
+// The samples suite: the sample policy (this scheme's labels), a second
+// policy "auto" that detects them, the samples applied.
 struct Fixture {
-  Cluster cluster{ControlPlane::shared()};
   std::unique_ptr<OperatorProcess> op;
   std::vector<Sample> samples;
   std::map<std::string, json> teamTemplates;  // ns/name: the Deployment as the team wrote it
   Clock::time_point workloadsCreated;
 
   Fixture() {
-    cluster.installCrds();
-    const auto kubeconfig = cluster.operatorKubeconfig();
-    for (const char* ns : {"ml-serving", "research", "starved"}) {
-      cluster.apply(std::string("apiVersion: v1\nkind: Namespace\nmetadata: {name: ") + ns + "}\n");
-    }
-    auto created = cluster.create(Cluster::pathOf(kWorkloads, "PlacementPolicy", ""),
-                                  samplePolicy("placementpolicy.yaml"));
-    REQUIRE_MESSAGE(created.ok(), created.error().describe());
-    op = std::make_unique<OperatorProcess>(kubeconfig);
-    REQUIRE_MESSAGE(op->waitReady(std::chrono::seconds(60)), op->log());
+    createNamespaces({"ml-serving", "research", "starved"});
+    createPolicy(samplePolicy("placementpolicy.yaml"));
+    json detecting = samplePolicy("placementpolicy.yaml");
+    detecting["metadata"] = {{"name", "auto"}};
+    detecting["spec"]["nodeLabels"] = {{"scheme", "Auto"}};
+    createPolicy(detecting);
+    op = startOperator();
 
     const auto deployments = readFile(repoRoot() + "/config/samples/deployments.yaml");
     auto documents = base::parseYamlDocuments(deployments, "deployments.yaml");
@@ -147,7 +168,7 @@ struct Fixture {
                     base::memberOf(base::memberOf(d, "metadata"), "name").get<std::string>()] =
           base::memberOf(base::memberOf(d, "spec"), "template");
     }
-    cluster.apply(deployments);
+    cluster().apply(deployments);
     const auto workloads = readFile(repoRoot() + "/config/samples/gpuworkloads.yaml");
     documents = base::parseYamlDocuments(workloads, "gpuworkloads.yaml");
     REQUIRE(documents.ok());
@@ -157,7 +178,7 @@ struct Fixture {
                          base::stringMember(base::memberOf(w, "spec"), "mode") != "Recommend"});
     }
     workloadsCreated = Clock::now();
-    cluster.apply(workloads);
+    cluster().apply(workloads);
   }
 
   ~Fixture() {
@@ -170,9 +191,6 @@ struct Fixture {
 Fixture& fixture() {
   static Fixture instance;
   return instance;
-}
-Cluster& cluster() {
-  return fixture().cluster;
 }
 
 const json* condition(const json& object, const std::string& type) {
@@ -518,6 +536,42 @@ TEST_CASE("the samples' pods run on nodes that match status.placement; Ready fro
   MESSAGE(report);
 }
 
+TEST_CASE("policy 'auto' detects the labels the nodes carry; placements are types they have") {
+  auto& f = fixture();
+  // Karpenter's nodes carry its karpenter.k8s.aws/instance-* labels; every
+  // EKS node carries node.kubernetes.io/instance-type, so GPU Feature
+  // Discovery's nodes are selected by it too (a key no node lacks).
+  const bool karpenter = scheme().name == "Karpenter";
+  json status;
+  const bool seen = cluster().waitFor([&] {
+    status = base::memberOf(
+        cluster().mustGet(Cluster::pathOf(kWorkloads, "PlacementPolicy", "", "auto")), "status");
+    return base::memberOf(status, "nodeLabels").contains("scheme");
+  });
+  REQUIRE_MESSAGE(seen, status.dump());
+  CHECK(base::stringMember(base::memberOf(status, "nodeLabels"), "scheme") ==
+        (karpenter ? "Karpenter" : "InstanceType"));
+  CHECK(base::stringMember(base::memberOf(status, "nodeLabels"), "capacityTypeKey") ==
+        scheme().capacityKey);
+  CHECK(base::stringMember(base::memberOf(status, "capacity"), "source") ==
+        (karpenter ? "NodePools" : "Nodes"));
+  MESSAGE("scheme Auto on " << scheme().pools << ": "
+                            << base::memberOf(status, "nodeLabels").dump());
+
+  std::set<std::string> types;
+  const auto nodes = cluster().mustGet("/api/v1/nodes");
+  for (const auto& node : nodes["items"]) {
+    types.insert(label(node, "node.kubernetes.io/instance-type"));
+  }
+  for (const auto& s : f.samples) {
+    const auto workload = cluster().mustGet(workloadPath(s.ns, s.name));
+    const auto type = base::stringMember(
+        base::memberOf(base::memberOf(workload, "status"), "placement"), "instanceType");
+    CHECK_MESSAGE(types.count(type) == 1,
+                  s.ns << "/" << s.name << " placed on " << type << ", which no node carries");
+  }
+}
+
 TEST_CASE("a price change moves the pods to the new pool and the old pods go away") {
   auto& f = fixture();
   std::map<std::string, std::string> before;
@@ -703,6 +757,328 @@ spec:
   CHECK_MESSAGE(runningOnType >= 1, describePods(ns, name));
   MESSAGE(ns << "/" << name << ": Ready=False Unschedulable after " << fixed(secondsSince(created))
              << " s: " << message);
+}
+
+}  // namespace gpuplacement
+
+// ---------------------------------------------------------------------------
+// The cluster view: idle devices first, ordered fallback, detection. Its
+// own process and pools (ctest e2e_Capacity, config/sim/e2e-capacity.yaml:
+// one g6.xlarge, one g5.xlarge, one g6.12xlarge, managed node groups), run
+// with `-tc="capacity:*"`; the samples' runs leave these out.
+namespace gpuplacement {
+namespace {
+
+const char* const kTeam = "team";
+const char* const kServices = "capacity";
+
+struct CapacityFixture {
+  std::unique_ptr<OperatorProcess> op;
+
+  CapacityFixture() {
+    createNamespaces({kTeam, kServices});
+    json policy = samplePolicy("placementpolicy.yaml");
+    policy["spec"]["nodeLabels"] = {{"scheme", "Auto"}};
+    policy["spec"]["capacity"] = {
+        {"source", "Auto"}, {"fallbackAfter", "10s"}, {"retryAfter", "20s"}};
+    createPolicy(policy);
+    op = startOperator();
+  }
+  ~CapacityFixture() {
+    if (op) {
+      op->stop();
+    }
+  }
+};
+
+CapacityFixture& capacityFixture() {
+  static CapacityFixture instance;
+  return instance;
+}
+
+// A team's own Deployment, not the operator's: `gpus` GPUs on a node of
+// `type`, selected and tolerated by hand.
+void applyTeamGpuPod(const std::string& name, const std::string& type, int gpus) {
+  const std::string n = std::to_string(gpus);
+  cluster().apply("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: " + name +
+                  ", namespace: team}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: " +
+                  name + "}}\n  template:\n    metadata: {labels: {app: " + name +
+                  "}}\n    spec:\n      nodeSelector: {node.kubernetes.io/instance-type: " + type +
+                  "}\n      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: "
+                  "NoSchedule}]\n      containers:\n      - name: trainer\n        image: "
+                  "pytorch/pytorch:2.4.0-cuda12.1-cudnn9-runtime\n        resources: {limits: "
+                  "{nvidia.com/gpu: " +
+                  n + "}}\n");
+}
+
+// A Deployment of one replica and its GpuWorkload: 7B at fp16 for inference
+// (one L4 or one A10G), the cheapest, on NVIDIA, within `types` if given.
+void applyService(const std::string& name, const std::string& types = "",
+                  const std::string& mode = "Apply") {
+  cluster().apply(
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: " + name +
+      ", namespace: capacity}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: " + name +
+      "}}\n  template:\n    metadata: {labels: {app: " + name +
+      "}}\n    spec:\n      containers:\n      - {name: server, image: "
+      "vllm/vllm-openai:v0.6.3}\n---\napiVersion: gpuplacement.io/v1alpha1\nkind: "
+      "GpuWorkload\nmetadata: {name: " +
+      name + ", namespace: capacity}\nspec:\n  targetRef: {name: " + name + "}\n  mode: " + mode +
+      "\n  workload: {kind: Inference}\n  model: {parameters: 7B, precision: fp16}\n"
+      "  objective: CostOptimized\n  constraints: {tiers: [NVIDIA]" +
+      (types.empty() ? "" : ", instanceTypes: [" + types + "]") + "}\n");
+}
+
+std::string placedType(const json& workload) {
+  return base::stringMember(base::memberOf(base::memberOf(workload, "status"), "placement"),
+                            "instanceType");
+}
+
+// The Deployment's pods all Running on nodes of `type`.
+bool runsOn(const std::string& ns, const std::string& name, const std::string& type) {
+  const auto workload = cluster().mustGet(workloadPath(ns, name));
+  const auto& placement = base::memberOf(base::memberOf(workload, "status"), "placement");
+  return placedType(workload) == type && settled(ns, name, placement).has_value();
+}
+
+bool teamPodRuns(const std::string& name) {
+  const auto pods = podsOf(kTeam, name);
+  return pods.size() == 1 && running(pods[0]);
+}
+
+bool anyPodWaits(const std::string& ns, const std::string& name) {
+  for (const auto& pod : podsOf(ns, name)) {
+    for (const auto& c : base::memberOf(base::memberOf(pod, "status"), "conditions")) {
+      if (base::stringMember(c, "type") == "PodScheduled" &&
+          base::stringMember(c, "status") == "False" &&
+          base::stringMember(c, "reason") == "Unschedulable") {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::string eventMessage(const std::string& ns, const std::string& name,
+                         const std::string& reason) {
+  const auto events = cluster().mustGet("/api/v1/namespaces/" + ns + "/events");
+  for (const auto& event : events["items"]) {
+    if (base::stringMember(event, "reason") == reason &&
+        base::stringMember(base::memberOf(event, "involvedObject"), "name") == name) {
+      return base::stringMember(event, "message");
+    }
+  }
+  return "";
+}
+
+json policyStatus(const std::string& name) {
+  return base::memberOf(cluster().mustGet(Cluster::pathOf(kWorkloads, "PlacementPolicy", "", name)),
+                        "status");
+}
+
+}  // namespace
+
+TEST_CASE("capacity: the policy says what it sees: managed node groups, their labels") {
+  capacityFixture();
+  json status;
+  const bool seen = cluster().waitFor([&] {
+    status = policyStatus("default");
+    return base::stringMember(base::memberOf(status, "capacity"), "source") == "Nodes";
+  });
+  REQUIRE_MESSAGE(seen, status.dump());
+  CHECK(base::stringMember(base::memberOf(status, "nodeLabels"), "scheme") == "InstanceType");
+  CHECK(base::stringMember(base::memberOf(status, "nodeLabels"), "capacityTypeKey") ==
+        "eks.amazonaws.com/capacityType");
+}
+
+TEST_CASE("capacity: a type no node carries is never chosen, and the answer says so") {
+  capacityFixture();
+  // 1B at fp16 on NVIDIA, the cheapest: offline, a fractional L4
+  // (g6f.large) or a T4 (g4dn.xlarge), types no node here carries.
+  cluster().apply(R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: small, namespace: capacity}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: small}}
+  template:
+    metadata: {labels: {app: small}}
+    spec:
+      containers:
+      - {name: server, image: vllm/vllm-openai:v0.6.3}
+---
+apiVersion: gpuplacement.io/v1alpha1
+kind: GpuWorkload
+metadata: {name: small, namespace: capacity}
+spec:
+  targetRef: {name: small}
+  mode: Recommend
+  workload: {kind: Inference}
+  model: {parameters: 1B, precision: fp16}
+  objective: CostOptimized
+  constraints: {tiers: [NVIDIA]}
+)");
+  json workload;
+  const bool placed = cluster().waitFor([&] {
+    workload = cluster().mustGet(workloadPath(kServices, "small"));
+    return !placedType(workload).empty();
+  });
+  REQUIRE_MESSAGE(placed, workload.dump());
+  const std::string type = placedType(workload);
+  CHECK_MESSAGE((type == "g6.xlarge" || type == "g5.xlarge" || type == "g6.12xlarge"), type);
+  // The cheaper types the catalog has are named as absent, never chosen.
+  std::string absent;
+  for (const auto& alternative :
+       base::memberOf(base::memberOf(workload, "status"), "alternatives")) {
+    const std::string rejected = base::stringMember(alternative, "rejected");
+    if (rejected.find("no node or NodePool offers ") != std::string::npos) {
+      const std::string other = base::stringMember(alternative, "instanceType");
+      CHECK(rejected == "no node or NodePool offers " + other);
+      CHECK((other != "g6.xlarge" && other != "g5.xlarge" && other != "g6.12xlarge"));
+      absent += (absent.empty() ? "" : ", ") + other;
+    }
+  }
+  CHECK_MESSAGE(!absent.empty(), base::memberOf(workload, "status")["alternatives"].dump());
+  MESSAGE("1B on NVIDIA, the cheapest the cluster has: " << type
+                                                         << "; named as on no node: " << absent);
+  CHECK(cluster().remove(workloadPath(kServices, "small")).ok());
+}
+
+TEST_CASE("capacity: two small services share a partly used node; the status says so") {
+  capacityFixture();
+  applyTeamGpuPod("holder", "g6.12xlarge", 2);
+  REQUIRE_MESSAGE(cluster().waitFor([] { return teamPodRuns("holder"); }, std::chrono::seconds(60)),
+                  describePods(kTeam, "holder"));
+  std::string report = "two services on a g6.12xlarge a team's pod holds 2 of 4 L4 of:";
+  for (const char* name : {"svc-a", "svc-b"}) {
+    applyService(name);
+    const bool landed = cluster().waitFor([&] { return runsOn(kServices, name, "g6.12xlarge"); },
+                                          std::chrono::seconds(60), std::chrono::milliseconds(200));
+    const auto workload = cluster().mustGet(workloadPath(kServices, name));
+    const auto& placement = base::memberOf(base::memberOf(workload, "status"), "placement");
+    CHECK_MESSAGE(landed, name << ": " << placement.dump() << describePods(kServices, name));
+    const std::string note = base::stringMember(placement, "costNote");
+    CHECK_MESSAGE(note.find("idle L4 on an existing g6.12xlarge") != std::string::npos, note);
+    CHECK_MESSAGE(note.find("nothing more for the cluster") != std::string::npos, note);
+    report += std::string("\n") + name + ": " + note;
+  }
+  // Sharing is stable: neither moves once both run.
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  for (const char* name : {"svc-a", "svc-b"}) {
+    const auto workload = cluster().mustGet(workloadPath(kServices, name));
+    CHECK(placedType(workload) == "g6.12xlarge");
+    CHECK_FALSE(base::memberOf(workload, "status").contains("lastReplacement"));
+  }
+  MESSAGE(report);
+}
+
+TEST_CASE("capacity: a full pool falls back to the next type, and it comes back after retryAfter") {
+  capacityFixture();
+  applyTeamGpuPod("blocker", "g6.xlarge", 1);
+  REQUIRE_MESSAGE(
+      cluster().waitFor([] { return teamPodRuns("blocker"); }, std::chrono::seconds(60)),
+      describePods(kTeam, "blocker"));
+  const auto created = Clock::now();
+  applyService("fallback", "g6.xlarge, g5.xlarge");
+  applyService("nowhere", "g6.xlarge");
+
+  // Placed on g6.xlarge, the cheapest; its pod waits: the node is full.
+  double pendingAt = -1;
+  REQUIRE_MESSAGE(cluster().waitFor(
+                      [&] {
+                        if (pendingAt < 0 && anyPodWaits(kServices, "fallback")) {
+                          pendingAt = secondsSince(created);
+                        }
+                        return pendingAt >= 0;
+                      },
+                      std::chrono::seconds(60), std::chrono::milliseconds(200)),
+                  describePods(kServices, "fallback"));
+
+  // After fallbackAfter (10 s): g6.xlarge left, the pods run on g5.xlarge.
+  const bool fellBack = cluster().waitFor([] { return runsOn(kServices, "fallback", "g5.xlarge"); },
+                                          std::chrono::seconds(90), std::chrono::milliseconds(200));
+  const double elsewhereAt = secondsSince(created);
+  auto workload = cluster().mustGet(workloadPath(kServices, "fallback"));
+  REQUIRE_MESSAGE(fellBack, base::memberOf(workload, "status").dump()
+                                << describePods(kServices, "fallback") << "\noperator log:\n"
+                                << capacityFixture().op->log());
+  const auto& unavailable = base::memberOf(base::memberOf(workload, "status"), "unavailable");
+  REQUIRE(unavailable.size() == 1);
+  CHECK(base::stringMember(unavailable[0], "instanceType") == "g6.xlarge");
+  const std::string why = eventMessage(kServices, "fallback", "FellBack");
+  CHECK_MESSAGE(why.find("Insufficient nvidia.com/gpu") != std::string::npos, why);
+
+  // Nothing left for the one that allows only g6.xlarge: NoCapacity.
+  json nowhere;
+  const bool noCapacity = cluster().waitFor(
+      [&] {
+        nowhere = cluster().mustGet(workloadPath(kServices, "nowhere"));
+        return conditionIs(nowhere, "Ready", "False", "NoCapacity");
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(200));
+  CHECK_MESSAGE(noCapacity, conditionText(nowhere, "Ready"));
+  CHECK(base::stringMember(*condition(nowhere, "Ready"), "message").find("tried g6.xlarge") !=
+        std::string::npos);
+  CHECK(cluster().remove(workloadPath(kServices, "nowhere")).ok());
+  CHECK(cluster().remove(deploymentPath(kServices, "nowhere")).ok());
+
+  // The team's pod leaves; once retryAfter (20 s) has passed, g6.xlarge is
+  // a candidate again and 20% cheaper for the cluster: it moves back.
+  const double freedAt = secondsSince(created);
+  CHECK(cluster().remove(deploymentPath(kTeam, "blocker")).ok());
+  const bool back = cluster().waitFor([] { return runsOn(kServices, "fallback", "g6.xlarge"); },
+                                      std::chrono::seconds(120), std::chrono::milliseconds(200));
+  const double backAt = secondsSince(created);
+  workload = cluster().mustGet(workloadPath(kServices, "fallback"));
+  REQUIRE_MESSAGE(back, base::memberOf(workload, "status").dump()
+                            << describePods(kServices, "fallback"));
+  const auto& last = base::memberOf(base::memberOf(workload, "status"), "lastReplacement");
+  CHECK(base::stringMember(last, "from") == "g5.xlarge");
+  CHECK(base::stringMember(last, "to") == "g6.xlarge");
+  MESSAGE("fallback timeline (fallbackAfter 10 s, retryAfter 20 s), seconds from creation: "
+          << "Pending on g6.xlarge " << fixed(pendingAt) << ", Running on g5.xlarge "
+          << fixed(elsewhereAt) << " (" << fixed(elsewhereAt - pendingAt)
+          << " s after Pending), g6.xlarge freed " << fixed(freedAt)
+          << ", Running on g6.xlarge again " << fixed(backAt) << "; FellBack: " << why);
+}
+
+TEST_CASE("capacity: without RBAC on nodes the policy degrades to source None, nothing crashes") {
+  auto& f = capacityFixture();
+  f.op->stop();
+  const std::string role = "/apis/rbac.authorization.k8s.io/v1/clusterroles/gpu-placement-operator";
+  auto rules = cluster().mustGet(role)["rules"];
+  json narrowed = json::array();
+  for (auto rule : rules) {
+    auto& resources = rule["resources"];
+    resources.erase(std::remove(resources.begin(), resources.end(), json("nodes")),
+                    resources.end());
+    narrowed.push_back(rule);
+  }
+  auto patched = cluster().patch(
+      role, json::array({{{"op", "replace"}, {"path", "/rules"}, {"value", narrowed}}}),
+      kube::PatchType::Json);
+  REQUIRE_MESSAGE(patched.ok(), patched.error().describe());
+  f.op = startOperator();
+
+  json status;
+  json policy;
+  const bool degraded = cluster().waitFor([&] {
+    policy = {{"status", policyStatus("default")}};
+    status = policy["status"];
+    const auto* known = condition(policy, "CapacityKnown");
+    return known && base::stringMember(*known, "status") == "False" &&
+           base::stringMember(*known, "reason") == "NodesUnreadable";
+  });
+  CHECK_MESSAGE(degraded, status.dump());
+  CHECK(base::stringMember(base::memberOf(status, "capacity"), "source") == "None");
+  // Still placing: a new service gets a placement, from the whole catalog.
+  applyService("unseen", "", "Recommend");
+  CHECK(cluster().waitFor(
+      [] { return !placedType(cluster().mustGet(workloadPath(kServices, "unseen"))).empty(); }));
+  CHECK(f.op->running());
+  auto restored = cluster().patch(
+      role, json::array({{{"op", "replace"}, {"path", "/rules"}, {"value", rules}}}),
+      kube::PatchType::Json);
+  CHECK(restored.ok());
 }
 
 }  // namespace gpuplacement

@@ -1,0 +1,119 @@
+#include "core/cluster_cost.h"
+
+#include <algorithm>
+
+namespace gpuplacement::core {
+
+NodeLabels nodeLabelsFor(const Policy& policy, const SchemeChoice* detected) {
+  NodeLabels labels;
+  labels.capacityLabel = policy.capacityTypeLabel;
+  if (policy.labelScheme != LabelScheme::Auto) {
+    labels.scheme = policy.labelScheme;
+    return labels;
+  }
+  if (!detected) {
+    labels.why = "no cluster to look at: InstanceType, which every EKS node carries";
+    return labels;
+  }
+  labels.scheme = detected->scheme;
+  labels.why = detected->why;
+  if (!policy.capacityTypeLabelSet) {
+    // Only a key every node carries: a selector on a key some nodes lack
+    // keeps pods off them.
+    labels.capacityLabel = detected->capacityLabel.value_or(CapacityTypeLabel{"", "", ""});
+  }
+  return labels;
+}
+
+ClusterView clusterViewOf(const ClusterState& cluster, const Catalog& catalog,
+                          const Policy& policy) {
+  ClusterView view;
+  const bool empty = cluster.nodesKnown && cluster.nodes.empty() && cluster.nodePools.empty();
+  if (policy.capacity.source == CapacitySource::Auto && empty) {
+    view.capacity.source = CapacitySource::None;
+    view.capacity.why =
+        "Auto: the cluster shows no node and no NodePool, so every type in the catalog is a "
+        "candidate";
+    view.labels = nodeLabelsFor(policy, nullptr);
+    return view;
+  }
+  view.capacity = capacityOf(cluster, catalog, policy, policy.capacity.source);
+  if (!cluster.nodesKnown && policy.capacity.source != CapacitySource::None) {
+    view.problem = cluster.nodesProblem.empty() ? "the nodes are not known" : cluster.nodesProblem;
+  }
+  if (cluster.nodesKnown && !empty) {
+    const auto detected = detectLabelScheme(cluster);
+    view.labels = nodeLabelsFor(policy, &detected);
+  } else {
+    view.labels = nodeLabelsFor(policy, nullptr);
+  }
+  return view;
+}
+
+namespace {
+
+// Devices free at the margin: idle on nodes other pods keep up, plus the
+// workload's own where it shares the type with others (those nodes stay
+// whether it moves or not). Where its pods are alone on the type, leaving
+// would let their nodes go: staying costs the whole nodes, as before.
+struct Slots {
+  int free = 0;         // replicas that fit on devices already paid for
+  int onOwnNodes = 0;   // replicas that stay on nodes only they use
+  int idleDevices = 0;  // what the free slots were counted from
+  int idleNodes = 0;
+};
+
+Slots slotsOf(const Offer& offer, const CostInput& input, const OwnDevices& own) {
+  Slots slots;
+  const bool ownHere =
+      own.instance == input.instance && own.capacity == input.capacity && own.devices > 0;
+  // Only what pods on these nodes hold: replicas not bound yet hold nothing.
+  const int held = ownHere ? std::min(own.replicas, offer.used / own.devices) : 0;
+  if (held > 0 && offer.used <= held * own.devices) {
+    slots.onOwnNodes = own.devices == input.devices ? std::min(held, input.replicas) : 0;
+    return slots;
+  }
+  for (const auto free : offer.idle) {
+    slots.idleDevices += free;
+    slots.free += free / input.devices;
+    slots.idleNodes += free >= input.devices ? 1 : 0;
+  }
+  if (held > 0 && own.devices >= input.devices) {
+    slots.idleDevices += held * own.devices;
+    slots.free += held * (own.devices / input.devices);
+    slots.idleNodes = std::max(slots.idleNodes, 1);
+  }
+  return slots;
+}
+
+}  // namespace
+
+CostQuote ClusterCost::quote(const CostInput& input) const {
+  CostQuote quote = WholeNodeCost().quote(input);
+  quote.cluster = true;
+  quote.newNodes = quote.nodes;
+  const Offer* offer = capacity_.offer(input.instance, input.capacity);
+  if (input.devices <= 0 || !offer) {
+    return quote;  // CPU, or no view of this type: whole new nodes
+  }
+  const Slots slots = slotsOf(*offer, input, own_);
+  const int replicas = std::max(input.replicas, 1);
+  const int perNode = std::max(input.replicasPerNode, 1);
+  quote.replicasOnOwnNodes = slots.onOwnNodes;
+  quote.replicasOnIdle = std::min(replicas, slots.free);
+  quote.idleDevices = slots.idleDevices;
+  quote.idleNodes = slots.idleNodes;
+  const int rest = replicas - quote.replicasOnIdle;
+  const int wholeNodes = (rest + perNode - 1) / perNode;
+  quote.ownNodes = std::min(wholeNodes, (slots.onOwnNodes + perNode - 1) / perNode);
+  quote.newNodes = wholeNodes - quote.ownNodes;
+  const double share = input.nodeHourly * std::min(input.replicaShare, 1.0);
+  const double whole = wholeNodes * input.nodeHourly;
+  quote.totalHourly = quote.replicasOnIdle * share + whole;
+  quote.perReplicaHourly = quote.totalHourly / replicas;
+  quote.marginalHourly = whole / replicas;  // idle devices cost the cluster nothing more
+  quote.nodes = wholeNodes + std::min(quote.idleNodes, quote.replicasOnIdle);
+  return quote;
+}
+
+}  // namespace gpuplacement::core

@@ -1,0 +1,399 @@
+// Decisions that know the cluster: only types a node carries or a NodePool
+// may launch are candidates, idle devices on existing nodes come first, and
+// the node labels are the ones the nodes carry.
+#include "core/cluster_cost.h"
+
+#include <doctest/doctest.h>
+
+#include "core/render.h"
+#include "core/status.h"
+#include "support/cluster_fixture.h"
+#include "support/engine_fixture.h"
+
+namespace gpuplacement::core {
+namespace {
+
+using testing::Cluster;
+using testing::g6Pool;
+using testing::g6x1;
+using testing::g6x4;
+using testing::IntentBuilder;
+using testing::shippedCatalog;
+using testing::shippedEngine;
+
+// 7B at fp16 for inference needs 15.6 GiB: one L4.
+WorkloadIntent service() {
+  return IntentBuilder(WorkloadKind::Inference, "7B")
+      .tiers({Tier::NVIDIA})
+      .capacity(CapacityType::OnDemand);
+}
+
+bool mentions(const Decision& decision, const std::string& text) {
+  for (const auto& alternative : decision.alternatives) {
+    if (alternative.rejected.find(text) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("candidates are the types the cluster has or can get") {
+  struct Case {
+    const char* label;
+    Cluster cluster;
+    CapacitySource source;
+    WorkloadIntent intent;
+    CapacitySource resolved;
+    const char* chosen;     // empty: cannot place
+    const char* unoffered;  // an alternative or cannotPlace names it
+  };
+  auto onlyG5 = service();
+  onlyG5.constraints.instanceTypes = {"g5.xlarge"};
+  const Case cases[] = {
+      {"node groups of full g6.12xlarge only",
+       {{g6x4(false)}, {4}, {}},
+       CapacitySource::Auto,
+       service(),
+       CapacitySource::Nodes,
+       "g6.12xlarge",
+       "no node or NodePool offers g5.xlarge"},
+      {"the one type allowed exists nowhere",
+       {{g6x4(false)}, {0}, {}},
+       CapacitySource::Nodes,
+       onlyG5,
+       CapacitySource::Nodes,
+       "",
+       "no node or NodePool offers g5.xlarge"},
+      {"a NodePool may launch a g6.xlarge",
+       {{g6x4(true)}, {4}, {g6Pool()}},
+       CapacitySource::Auto,
+       service(),
+       CapacitySource::NodePools,
+       "g6.xlarge",
+       ""},
+      {"Nodes ignores the NodePools",
+       {{g6x4(true)}, {4}, {g6Pool()}},
+       CapacitySource::Nodes,
+       service(),
+       CapacitySource::Nodes,
+       "g6.12xlarge",
+       "no node or NodePool offers g5.xlarge"},
+      {"source None: the whole catalog",
+       {{g6x4(false)}, {0}, {}},
+       CapacitySource::None,
+       service(),
+       CapacitySource::None,
+       "g5.xlarge",
+       ""},
+      {"nodes not readable: as None",
+       {{}, {}, {}, false},
+       CapacitySource::Auto,
+       service(),
+       CapacitySource::None,
+       "g5.xlarge",
+       ""},
+      {"a control plane alone under Auto: as None",
+       {},
+       CapacitySource::Auto,
+       service(),
+       CapacitySource::None,
+       "g5.xlarge",
+       ""},
+      {"a control plane alone under Nodes: nothing",
+       {},
+       CapacitySource::Nodes,
+       service(),
+       CapacitySource::Nodes,
+       "",
+       "no node or NodePool offers g5.xlarge"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.label));
+    Policy policy;
+    policy.capacity.source = c.source;
+    const auto engine = shippedEngine(policy);
+    const auto state = c.cluster.state();
+    const auto view = clusterViewOf(state, *shippedCatalog(), policy);
+    CHECK(view.capacity.source == c.resolved);
+    const auto decision = engine->decide(c.intent, ClusterContext{&view, {}});
+    if (*c.chosen == '\0') {
+      CHECK_FALSE(decision.placement);
+      CHECK(decision.placedReason() == std::string("CannotPlace"));
+      CHECK(decision.cannotPlace.find(c.unoffered) != std::string::npos);
+      continue;
+    }
+    REQUIRE(decision.placement);
+    CHECK(decision.placement->instanceType == c.chosen);
+    if (*c.unoffered != '\0') {
+      CHECK(mentions(decision, c.unoffered));
+    }
+  }
+}
+
+TEST_CASE("idle devices on existing nodes first; a new node costs the whole node") {
+  struct Case {
+    const char* label;
+    Cluster cluster;
+    OwnDevices own;
+    const char* chosen;
+    const char* note;
+    double hourly;
+  };
+  const int g6x4Index = shippedCatalog()->indexOf("g6.12xlarge");
+  const int g6x1Index = shippedCatalog()->indexOf("g6.xlarge");
+  const Case cases[] = {
+      {"half-empty g6.12xlarge: the first service",
+       {{g6x4(true)}, {2}, {g6Pool()}},
+       {},
+       "g6.12xlarge",
+       "2 idle L4 on an existing g6.12xlarge",
+       4.6016 / 4},
+      {"then the second",
+       {{g6x4(true)}, {3}, {g6Pool()}},
+       {},
+       "g6.12xlarge",
+       "1 idle L4 on an existing g6.12xlarge",
+       4.6016 / 4},
+      {"the node is full: a new node",
+       {{g6x4(true)}, {4}, {g6Pool()}},
+       {},
+       "g6.xlarge",
+       "1 of 1 L4 on a new g6.xlarge",
+       0.8048},
+      {"empty cluster: the cheapest node that fits",
+       {{}, {}, {g6Pool()}},
+       {},
+       "g6.xlarge",
+       "on a new g6.xlarge",
+       0.8048},
+      {"its own device counts as idle to it",
+       {{g6x4(true)}, {4}, {g6Pool()}},
+       {g6x4Index, CapacityType::OnDemand, 1, 1},
+       "g6.12xlarge",
+       "1 idle L4 on an existing g6.12xlarge",
+       4.6016 / 4},
+      {"an empty node costs the whole node: Karpenter would let it go",
+       {{g6x4(true)}, {0}, {g6Pool()}},
+       {},
+       "g6.xlarge",
+       "1 of 1 L4 on a new g6.xlarge",
+       0.8048},
+      {"replicas not bound yet hold nothing to give back",
+       {{g6x4(true)}, {0}, {g6Pool()}},
+       {g6x4Index, CapacityType::OnDemand, 1, 1},
+       "g6.xlarge",
+       "1 of 1 L4 on a new g6.xlarge",
+       0.8048},
+      {"alone on a g6.12xlarge, staying costs the whole node: it moves",
+       {{g6x4(true)}, {1}, {g6Pool()}},
+       {g6x4Index, CapacityType::OnDemand, 1, 1},
+       "g6.xlarge",
+       "1 of 1 L4 on a new g6.xlarge",
+       0.8048},
+      {"alone on a g6.xlarge, it stays on it",
+       {{g6x1()}, {1}, {}},
+       {g6x1Index, CapacityType::OnDemand, 1, 1},
+       "g6.xlarge",
+       "1 of 1 L4 on the g6.xlarge it runs on alone at $0.8048/h, the whole node",
+       0.8048},
+  };
+  const auto engine = shippedEngine();
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.label));
+    const auto state = c.cluster.state();
+    const auto view = clusterViewOf(state, *shippedCatalog(), engine->policy());
+    const auto decision = engine->decide(service(), ClusterContext{&view, c.own});
+    REQUIRE(decision.placement);
+    CAPTURE(decision.placement->costNote);
+    CHECK(decision.placement->instanceType == c.chosen);
+    CHECK(decision.placement->costNote.find(c.note) != std::string::npos);
+    CHECK(decision.placement->hourlyCost == doctest::Approx(c.hourly));
+  }
+}
+
+TEST_CASE("replicas beyond the idle devices price new nodes") {
+  Cluster cluster{{g6x4(true)}, {3}, {g6Pool()}};
+  const auto engine = shippedEngine();
+  const auto state = cluster.state();
+  const auto view = clusterViewOf(state, *shippedCatalog(), engine->policy());
+  auto intent = service();
+  intent.replicas = 3;
+  const auto decision = engine->decide(intent, ClusterContext{&view, {}});
+  REQUIRE(decision.placement);
+  CAPTURE(decision.placement->costNote);
+  // On the g6.12xlarge, one replica takes the idle L4 and the other two a
+  // new g6.12xlarge ($4.60/h more for the cluster); three new g6.xlarge
+  // cost $2.41/h more, and win.
+  CHECK(decision.placement->instanceType == "g6.xlarge");
+  CHECK(decision.placement->nodes == 3);
+}
+
+TEST_CASE("the node labels are the ones the nodes carry under scheme Auto") {
+  struct Case {
+    const char* label;
+    Cluster cluster;
+    LabelScheme scheme;
+    bool capacitySet;
+    LabelScheme resolved;
+    std::map<std::string, std::string> selector;
+  };
+  const std::map<std::string, std::string> karpenter = {
+      {"karpenter.k8s.aws/instance-gpu-name", "l4"},
+      {"karpenter.k8s.aws/instance-gpu-count", "4"},
+      {"karpenter.k8s.aws/instance-gpu-memory", "22888"},
+      {"karpenter.sh/capacity-type", "on-demand"}};
+  const std::map<std::string, std::string> nodeGroups = {
+      {"node.kubernetes.io/instance-type", "g6.12xlarge"},
+      {"eks.amazonaws.com/capacityType", "ON_DEMAND"}};
+  const std::map<std::string, std::string> asBefore = {
+      {"node.kubernetes.io/instance-type", "g6.12xlarge"},
+      {"karpenter.sh/capacity-type", "on-demand"}};
+  auto mixed = Cluster{{g6x4(true), g6x4(false)}, {0, 0}, {}};
+  const Case cases[] = {
+      {"Karpenter's nodes",
+       {{g6x4(true)}, {0}, {}},
+       LabelScheme::Auto,
+       false,
+       LabelScheme::Karpenter,
+       karpenter},
+      {"managed node groups",
+       {{g6x4(false)}, {0}, {}},
+       LabelScheme::Auto,
+       false,
+       LabelScheme::InstanceType,
+       nodeGroups},
+      {"capacity labels disagree: no capacity selector",
+       mixed,
+       LabelScheme::Auto,
+       false,
+       LabelScheme::InstanceType,
+       {{"node.kubernetes.io/instance-type", "g6.12xlarge"}}},
+      {"a scheme set by hand stays",
+       {{g6x4(true)}, {0}, {}},
+       LabelScheme::InstanceType,
+       false,
+       LabelScheme::InstanceType,
+       asBefore},
+      {"a capacity label set by hand stays",
+       {{g6x4(false)}, {0}, {}},
+       LabelScheme::Auto,
+       true,
+       LabelScheme::InstanceType,
+       asBefore},
+      {"no cluster: as before",
+       {{}, {}, {}, false},
+       LabelScheme::Auto,
+       false,
+       LabelScheme::InstanceType,
+       asBefore},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.label));
+    Policy policy;
+    policy.labelScheme = c.scheme;
+    policy.capacityTypeLabelSet = c.capacitySet;
+    const auto state = c.cluster.state();
+    const auto view = clusterViewOf(state, *shippedCatalog(), policy);
+    CHECK(view.labels.scheme == c.resolved);
+    const auto engine = shippedEngine(policy);
+    auto intent = service();
+    intent.constraints.instanceTypes = {"g6.12xlarge"};
+    const auto decision = engine->decide(intent, ClusterContext{&view, {}});
+    REQUIRE(decision.placement);
+    const auto scheduling =
+        renderScheduling(*decision.placement, *shippedCatalog(), policy, view.labels);
+    CHECK(scheduling.nodeSelector == c.selector);
+  }
+}
+
+TEST_CASE("without a cluster view the engine answers as before") {
+  const auto engine = shippedEngine();
+  for (const auto& intent :
+       {service(), WorkloadIntent(IntentBuilder(WorkloadKind::Training, "13B").replicas(9))}) {
+    const auto offline = engine->decide(intent);
+    const auto viewless = engine->decide(intent, ClusterContext{});
+    REQUIRE(offline.placement);
+    REQUIRE(viewless.placement);
+    CHECK(viewless.placement->instanceType == offline.placement->instanceType);
+    CHECK(viewless.placement->costNote == offline.placement->costNote);
+    CHECK(viewless.alternatives.size() == offline.alternatives.size());
+  }
+}
+
+}  // namespace gpuplacement::core
+
+namespace gpuplacement::core {
+
+TEST_CASE("the policy's status says what it sees of the cluster") {
+  struct Case {
+    const char* label;
+    Cluster cluster;
+    CapacitySource source;
+    const char* condition;  // CapacityKnown's status
+    const char* reason;
+    const char* resolved;
+    const char* scheme;
+    const char* capacityKey;
+  };
+  const Case cases[] = {
+      {"Karpenter",
+       {{g6x4(true)}, {0}, {g6Pool()}},
+       CapacitySource::Auto,
+       "True",
+       "NodePools",
+       "NodePools",
+       "Karpenter",
+       "karpenter.sh/capacity-type"},
+      {"managed node groups",
+       {{g6x4(false)}, {0}, {}},
+       CapacitySource::Auto,
+       "True",
+       "Nodes",
+       "Nodes",
+       "InstanceType",
+       "eks.amazonaws.com/capacityType"},
+      {"RBAC refuses nodes",
+       {{}, {}, {}, false},
+       CapacitySource::Auto,
+       "False",
+       "NodesUnreadable",
+       "None",
+       "InstanceType",
+       "karpenter.sh/capacity-type"},
+      {"source None asked for",
+       {{}, {}, {}, false},
+       CapacitySource::None,
+       "True",
+       "None",
+       "None",
+       "InstanceType",
+       "karpenter.sh/capacity-type"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.label));
+    Policy policy;
+    policy.capacity.source = c.source;
+    const auto state = c.cluster.state();
+    const auto view = clusterViewOf(state, *testing::shippedCatalog(), policy);
+    PolicyStatusInput input;
+    input.generation = 2;
+    input.cluster = &view;
+    const auto status = policyStatus(input);
+    CHECK(status["capacity"]["source"] == c.resolved);
+    CHECK(status["nodeLabels"]["scheme"] == c.scheme);
+    CHECK(status["nodeLabels"]["capacityTypeKey"] == c.capacityKey);
+    bool found = false;
+    for (const auto& condition : status["conditions"]) {
+      if (condition["type"] == "CapacityKnown") {
+        found = true;
+        CHECK(condition["status"] == c.condition);
+        CHECK(condition["reason"] == c.reason);
+      }
+    }
+    CHECK(found);
+  }
+}
+
+}  // namespace gpuplacement::core

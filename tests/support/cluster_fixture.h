@@ -1,0 +1,72 @@
+#pragma once
+
+// A small cluster for tests of decisions that see it: g6.12xlarge nodes
+// (4x L4) made by Karpenter or a managed node group, a NodePool of g6.
+#include <vector>
+
+#include "core/capacity.h"
+#include "core/cluster.h"
+
+namespace gpuplacement::testing {
+
+inline const core::Taint kGpuTaint{"nvidia.com/gpu", "true", "NoSchedule"};
+
+// A g6.12xlarge (4 L4), made by Karpenter's NodePool "gpu" or by a managed
+// node group.
+inline core::NodeView g6x4(bool karpenter) {
+  core::NodeView node;
+  node.instanceType = "g6.12xlarge";
+  node.nodePool = karpenter ? "gpu" : "";
+  node.labels = core::kInstanceTypeLabel |
+                (karpenter ? core::kKarpenterGpuLabels | core::kKarpenterCapacityLabel
+                           : core::kNodeGroupCapacityLabel);
+  node.taints = {kGpuTaint};
+  node.allocatable.gpus = 4;
+  node.milliCpu = 47810;
+  node.memoryBytes = 176052LL << 20;
+  return node;
+}
+
+// A g6.xlarge (1 L4), made by a managed node group.
+inline core::NodeView g6x1() {
+  core::NodeView node = g6x4(false);
+  node.instanceType = "g6.xlarge";
+  node.allocatable.gpus = 1;
+  node.milliCpu = 3920;
+  node.memoryBytes = 14481LL << 20;
+  return node;
+}
+
+// A NodePool that may launch any on-demand g6.
+inline core::NodePoolView g6Pool() {
+  core::NodePoolView pool;
+  pool.requirements = {{"karpenter.k8s.aws/instance-family", "In", {"g6"}},
+                       {"karpenter.sh/capacity-type", "In", {"on-demand"}}};
+  pool.taints = {kGpuTaint};
+  return pool;
+}
+
+struct Cluster {
+  std::vector<core::NodeView> nodes;
+  std::vector<int> used;  // GPUs used per node
+  std::vector<core::NodePoolView> pools;
+  bool known = true;
+
+  core::ClusterState state() const {
+    core::ClusterState state;
+    state.nodesKnown = known;
+    state.nodesProblem = known ? "" : "cannot list nodes (HTTP 403)";
+    state.nodePoolsInstalled = !pools.empty();
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      core::ClusterState::Node node{&nodes[i], {}};
+      node.used.gpus = i < used.size() ? used[i] : 0;
+      state.nodes.push_back(node);
+    }
+    for (const auto& pool : pools) {
+      state.nodePools.emplace_back("gpu", &pool);
+    }
+    return state;
+  }
+};
+
+}  // namespace gpuplacement::testing
