@@ -55,9 +55,17 @@ type ControlPlane struct {
 	serverPids []int
 	// CPU seconds of kube-apiserver processes restarted away (RestartAPIServer).
 	restartedCPU float64
+	// Cluster mode: kube-scheduler, kube-controller-manager and kwok, whose
+	// CPU is reported apart from the API server's.
+	clusterPids map[string]int
 }
 
-func startControlPlane(repo, dir string, stopWithUs bool) (*ControlPlane, error) {
+var clusterProcesses = []string{"kube-scheduler", "kube-controller-manager", "kwok"}
+
+// startControlPlane starts kube-apiserver and etcd in dir; with pools (a
+// pool file) a simulated cluster too: kube-scheduler,
+// kube-controller-manager, kwok and the pool file's nodes.
+func startControlPlane(repo, dir string, stopWithUs bool, pools string) (*ControlPlane, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -69,6 +77,9 @@ func startControlPlane(repo, dir string, stopWithUs bool) (*ControlPlane, error)
 	args := []string{"start", dir}
 	if stopWithUs {
 		args = append(args, "--owner-pid", strconv.Itoa(os.Getpid()))
+	}
+	if pools != "" {
+		args = append(args, "--cluster", "--pools", pools)
 	}
 	args = append(args, "--", "--audit-policy-file", policyFile, "--audit-log-path",
 		filepath.Join(dir, "logs", "audit.log"), "--audit-log-maxsize", "0", "--audit-log-mode", "batch",
@@ -102,17 +113,71 @@ func startControlPlane(repo, dir string, stopWithUs bool) (*ControlPlane, error)
 		return nil, err
 	}
 	for _, name := range []string{"kube-apiserver", "etcd"} {
-		data, err := os.ReadFile(filepath.Join(dir, name+".pid"))
+		pid, err := readPid(dir, name)
 		if err != nil {
 			return nil, err
 		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-		if err != nil {
-			return nil, fmt.Errorf("%s.pid: %v", name, err)
-		}
 		plane.serverPids = append(plane.serverPids, pid)
 	}
+	if pools != "" {
+		plane.clusterPids = map[string]int{}
+		for _, name := range clusterProcesses {
+			if plane.clusterPids[name], err = readPid(dir, name); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return plane, nil
+}
+
+func readPid(dir, name string) (int, error) {
+	data, err := os.ReadFile(filepath.Join(dir, name+".pid"))
+	if err != nil {
+		return 0, err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		return 0, fmt.Errorf("%s.pid: %v", name, err)
+	}
+	return pid, nil
+}
+
+// ClusterCPUSeconds: each simulated-cluster process's CPU time so far.
+func (p *ControlPlane) ClusterCPUSeconds() map[string]float64 {
+	seconds := map[string]float64{}
+	for name, pid := range p.clusterPids {
+		if stats, ok := readProc(pid); ok {
+			seconds[name] = stats.CPUSeconds
+		}
+	}
+	return seconds
+}
+
+// capacityLabel finds the label every node tells spot from on-demand by:
+// Karpenter's (the operator's default) or managed node groups'; "" when
+// neither is on every node (then the policy writes no capacity selector).
+func (p *ControlPlane) capacityLabel() (map[string]string, error) {
+	nodes, _, err := p.client.ListAll("/api/v1/nodes")
+	if err != nil {
+		return nil, err
+	}
+	schemes := []map[string]string{
+		{"key": "karpenter.sh/capacity-type", "onDemand": "on-demand", "spot": "spot"},
+		{"key": "eks.amazonaws.com/capacityType", "onDemand": "ON_DEMAND", "spot": "SPOT"},
+	}
+	for _, scheme := range schemes {
+		everyNode := len(nodes) > 0
+		for _, node := range nodes {
+			if _, ok := node.Metadata.Labels[scheme["key"]]; !ok {
+				everyNode = false
+				break
+			}
+		}
+		if everyNode {
+			return scheme, nil
+		}
+	}
+	return map[string]string{"key": ""}, nil
 }
 
 func kubeconfigServer(path string) (string, error) {

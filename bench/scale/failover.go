@@ -179,7 +179,7 @@ func failover(settings FailoverSettings, scenario string) (FailoverFigures, erro
 	figures := FailoverFigures{Scenario: scenario, Workloads: settings.Size, PatchesByReplica: map[string]int{}}
 	dir := filepath.Join(settings.Work, scenario)
 	os.RemoveAll(dir)
-	plane, err := startControlPlane(settings.Repo, dir, true)
+	plane, err := startControlPlane(settings.Repo, dir, true, "")
 	if err != nil {
 		return figures, err
 	}
@@ -235,7 +235,7 @@ func failover(settings FailoverSettings, scenario string) (FailoverFigures, erro
 	start := time.Now()
 	created := make(chan error, 1)
 	go func() {
-		_, err := createAtRate(plane.client, settings.Size, settings.Rate, nil)
+		_, err := createAtRate(plane.client, settings.Size, settings.Rate, workloadManifest, nil)
 		created <- err
 	}()
 	placed := func(state map[string]deploymentState) int {

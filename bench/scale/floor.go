@@ -23,7 +23,13 @@ func runFloor(args []string) error {
 	flags := flag.NewFlagSet("floor", flag.ExitOnError)
 	credentialsFile := flags.String("credentials", "", "JSON credentials (server, caFile, token)")
 	namespace := flags.String("namespace", "", "namespace of the GpuWorkloads")
+	patchesFile := flags.String("patches", "",
+		"cluster mode: JSON object, a Deployment patch per value of the GpuWorkloads' "+kindLabel+" label")
 	flags.Parse(args)
+	patches, err := readPatches(*patchesFile)
+	if err != nil {
+		return err
+	}
 
 	var creds Credentials
 	data, err := os.ReadFile(*credentialsFile)
@@ -45,7 +51,7 @@ func runFloor(args []string) error {
 	fmt.Println("ready")
 
 	// The same fields the operator writes for these workloads.
-	patch := map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+	fixed := map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
 		"nodeSelector": map[string]string{"node.kubernetes.io/instance-type": "g4dn.xlarge"},
 		"tolerations":  []map[string]string{{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}},
 		"containers": []map[string]any{{"name": "server", "resources": map[string]any{
@@ -73,6 +79,10 @@ func runFloor(args []string) error {
 		if done {
 			return
 		}
+		patch, ok := patches[object.Metadata.Labels[kindLabel]]
+		if !ok {
+			patch = fixed
+		}
 		path := "/apis/apps/v1/namespaces/" + *namespace + "/deployments/" + spec.TargetRef.Name
 		go patchWithRetries(client, path, patch, spec.TargetRef.Name)
 	}
@@ -88,6 +98,21 @@ func runFloor(args []string) error {
 			}
 		},
 		func(err error) { fmt.Fprintln(os.Stderr, "floor: reopening the watch:", err) })
+}
+
+// readPatches: in cluster mode the patch the operator would write for
+// each kind of the mix (so that the floor's pods can run on the fleet),
+// looked up by label: a table, not a decision. No file: none.
+func readPatches(path string) (map[string]any, error) {
+	patches := map[string]any{}
+	if path == "" {
+		return patches, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return patches, json.Unmarshal(data, &patches)
 }
 
 // patchWithRetries: a patch that failed on the way (the server restarting,

@@ -136,6 +136,8 @@ type Object struct {
 		Namespace       string `json:"namespace"`
 		ResourceVersion string `json:"resourceVersion"`
 		Generation      int64  `json:"generation"`
+		// Cluster mode: the pod's workload, the GpuWorkload's kind.
+		Labels map[string]string `json:"labels,omitempty"`
 	} `json:"metadata"`
 	Spec   json.RawMessage `json:"spec"`
 	Status json.RawMessage `json:"status"`

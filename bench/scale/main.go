@@ -5,6 +5,7 @@
 //	bench-scale floor --credentials FILE --namespace NS   (the floor reactor)
 //	bench-scale writecost --repo DIR --operator BIN [--n 1000] (the API server's CPU per write)
 //	bench-scale plot RESULTS.json                          (redraws the PNG)
+//	bench-scale fleet [--size 10000]                       (cluster mode's pool file for a size)
 //	bench-scale failover --repo DIR --operator BIN [--size 1000] [--scenarios kill-leader,restart-apiserver]
 package main
 
@@ -15,7 +16,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench-scale run|floor|writecost|failover|plot ...")
+		fmt.Fprintln(os.Stderr, "usage: bench-scale run|floor|writecost|failover|fleet|plot ...")
 		os.Exit(2)
 	}
 	var err error
@@ -28,6 +29,8 @@ func main() {
 		err = runWriteCost(os.Args[2:])
 	case "failover":
 		err = runFailover(os.Args[2:])
+	case "fleet":
+		err = runFleet(os.Args[2:])
 	case "plot":
 		if len(os.Args) != 3 {
 			err = fmt.Errorf("usage: bench-scale plot RESULTS.json")
@@ -35,7 +38,7 @@ func main() {
 			err = replot(os.Args[2])
 		}
 	default:
-		err = fmt.Errorf("unknown command %q (run, floor, writecost, failover or plot)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (run, floor, writecost, failover, fleet or plot)", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench-scale:", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -14,7 +15,11 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 	result := RunResult{Reactor: reactorName, Size: size}
 	dir := filepath.Join(settings.Work, fmt.Sprintf("%s-%d", reactorName, size))
 	os.RemoveAll(dir)
-	plane, err := startControlPlane(settings.Repo, dir, !settings.Keep)
+	pools, err := poolFile(settings, dir, size)
+	if err != nil {
+		return result, "", err
+	}
+	plane, err := startControlPlane(settings.Repo, dir, !settings.Keep, pools)
 	if err != nil {
 		return result, "", err
 	}
@@ -32,14 +37,14 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 	if err := plane.Install(); err != nil {
 		return result, "", err
 	}
-	policy := policyManifest(nil)
-	if err := plane.client.Create(policiesPath, policy); err != nil {
-		return result, "", err
-	}
-	logf("creating %d Deployments", size)
-	if err := createAll(plane.client, deploymentsPath, size, func(i int) map[string]any {
-		return deploymentManifest(deploymentName(i))
-	}); err != nil {
+	var cluster *clusterRun
+	if settings.Cluster.Enabled {
+		if cluster, err = prepareCluster(settings, plane, dir, pools, size); err != nil {
+			return result, "", err
+		}
+		defer cluster.pods.Stop()
+		result.Cluster = cluster.figures
+	} else if err := createBare(plane, size); err != nil {
 		return result, "", err
 	}
 
@@ -77,7 +82,11 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 			return result, "", err
 		}
 		self, _ := os.Executable()
-		if reactor, err = startFloor(self, credentials, filepath.Join(dir, "floor.log")); err != nil {
+		patches := ""
+		if cluster != nil {
+			patches = cluster.patches
+		}
+		if reactor, err = startFloor(self, credentials, patches, filepath.Join(dir, "floor.log")); err != nil {
 			return result, "", err
 		}
 		result.SecondsToReady = time.Since(reactor.started).Seconds()
@@ -118,12 +127,23 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 			}
 		}
 	}
+	manifest := workloadManifest
+	if cluster != nil {
+		manifest = clusterWorkloadManifest
+		cluster.startCPU(plane)
+	}
 	placementStart := time.Now()
-	sent, err := createAtRate(plane.client, size, rate, midway)
+	sent, err := createAtRate(plane.client, size, rate, manifest, midway)
 	if err != nil {
 		return result, "", fmt.Errorf("creating GpuWorkloads: %v", err)
 	}
 	limit := time.Duration(float64(size)/rate*3*float64(time.Second)) + 2*time.Minute
+	if cluster != nil {
+		// On a cluster a reactor that has not placed everything within
+		// the harness's bound still has figures: the rest are reported as
+		// never Running, "not placed".
+		limit = max(limit, time.Until(sent[size-1].Add(settings.Cluster.Bound)))
+	}
 	err = watch.WaitFor(limit, func(state map[string]deploymentState) bool {
 		for i := 0; i < size; i++ {
 			if state[deploymentName(i)].placedAt.IsZero() {
@@ -132,18 +152,19 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 		}
 		return true
 	})
-	if err != nil {
+	if err != nil && (cluster == nil || !errors.Is(err, errNotDone)) {
 		return result, "", fmt.Errorf("waiting for every Deployment to be placed: %v", err)
+	} else if err != nil {
+		logf("not every Deployment placed within %v: measuring those that were", limit)
 	}
-	state := watch.Snapshot()
-	latencies := make([]float64, size)
-	last := placementStart
-	for i := 0; i < size; i++ {
-		placedAt := state[deploymentName(i)].placedAt
-		latencies[i] = round(placedAt.Sub(sent[i]).Seconds()*1000, 3)
-		if placedAt.After(last) {
-			last = placedAt
-		}
+	latencies, last := placementLatencies(watch.Snapshot(), sent, placementStart)
+	if cluster != nil {
+		logf("waiting for the placed pods to run")
+		result.RunningLatenciesMs = cluster.waitRunning(settings.Cluster, sent, func() func(int) bool {
+			snapshot := watch.Snapshot()
+			return func(i int) bool { return !snapshot[deploymentName(i)].placedAt.IsZero() }
+		})
+		cluster.waitRollouts(settings.Cluster, sent, watch)
 	}
 	if reactor.metricsPort != 0 { // the operator and controller-runtime
 		if _, err := reactor.settle(5 * time.Minute); err != nil {
@@ -157,13 +178,16 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 	if err != nil {
 		return result, "", err
 	}
+	if cluster != nil {
+		cluster.endCPU(plane)
+	}
 	result.LatenciesMs = latencies
-	result.Placement = PlacementFigures{Rate: rate, Placed: size, LatencyMs: summarize(latencies),
+	result.Placement = PlacementFigures{Rate: rate, Placed: len(latencies), LatencyMs: summarize(latencies),
 		SecondsToPlaceAll:   round(last.Sub(sent[0]).Seconds(), 3),
 		CPUSeconds:          round(sampler.Now().CPUSeconds-cpuBefore, 2),
 		ServerCPUSeconds:    round(apiserverCPUAfter+etcdCPUAfter-apiserverCPUBefore-etcdCPUBefore, 2),
 		APIServerCPUSeconds: round(apiserverCPUAfter-apiserverCPUBefore, 2)}
-	result.Placement.PlacementsPerSec = round(float64(size)/result.Placement.SecondsToPlaceAll, 1)
+	result.Placement.PlacementsPerSec = round(float64(len(latencies))/result.Placement.SecondsToPlaceAll, 1)
 	perPlacement := func(seconds float64) float64 { return round(seconds/float64(size)*1000, 2) }
 	result.Placement.APIServerMsPerPlaced = perPlacement(apiserverCPUAfter - apiserverCPUBefore)
 	result.Placement.ServerCPUMsPerPlaced = perPlacement(apiserverCPUAfter + etcdCPUAfter - apiserverCPUBefore - etcdCPUBefore)
@@ -180,7 +204,10 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 		RSSMiB:     round(median(sampler.Between(idleStart.Sub(origin).Seconds(), idleEnd.Sub(origin).Seconds())), 1)}
 
 	// ---- the operator only: re-placement, then a restart -----------------
-	operator := reactorName == "operator"
+	// Cluster mode stops here for the operator too: a real
+	// controller-manager runs the rollouts that re-placement's harness
+	// would complete by hand, and the restart figures do not need pods.
+	operator := reactorName == "operator" && cluster == nil
 	var replacementWindow [2]time.Time
 	if operator {
 		if result.Replacement, replacementWindow, err = measureReplacement(settings, plane, reactor, watch, size, dir); err != nil {
@@ -210,6 +237,36 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 	}
 	result.Placement.RequestsPerPlaced = round(float64(result.Placement.Requests.Total)/float64(size), 2)
 	return result, version.GitVersion, nil
+}
+
+// placementLatencies: creation to patch of each Deployment placed (all of
+// them, but in cluster mode, once the bound is reached), and the last patch.
+func placementLatencies(state map[string]deploymentState, sent []time.Time, start time.Time) ([]float64, time.Time) {
+	latencies := make([]float64, 0, len(sent))
+	last := start
+	for i := range sent {
+		placedAt := state[deploymentName(i)].placedAt
+		if placedAt.IsZero() {
+			continue
+		}
+		latencies = append(latencies, round(placedAt.Sub(sent[i]).Seconds()*1000, 3))
+		if placedAt.After(last) {
+			last = placedAt
+		}
+	}
+	return latencies, last
+}
+
+// createBare creates the bench's policy and the Deployments (no cluster:
+// no pods).
+func createBare(plane *ControlPlane, size int) error {
+	if err := plane.client.Create(policiesPath, policyManifest(nil)); err != nil {
+		return err
+	}
+	logf("creating %d Deployments", size)
+	return createAll(plane.client, deploymentsPath, size, func(i int) map[string]any {
+		return deploymentManifest(deploymentName(i))
+	})
 }
 
 // measureReplacement raises the price of kind A's instance type so every

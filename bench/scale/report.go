@@ -23,6 +23,9 @@ func printRun(r RunResult) {
 		p.SecondsToPlaceAll, p.PlacementsPerSec, p.RequestsPerPlaced, p.CPUSeconds, p.ServerCPUSeconds, r.PeakRSSMiB, r.Idle.RSSMiB, r.Idle.CPUPercent)
 	fmt.Printf("  per placement: kube-apiserver CPU %.2f ms (with etcd %.2f ms), the reactor's CPU %.2f ms; requests: %s\n",
 		p.APIServerMsPerPlaced, p.ServerCPUMsPerPlaced, p.ReactorCPUMsPerPlaced, describeCounts(p.Requests))
+	if r.Cluster != nil {
+		printCluster(r.Cluster)
+	}
 	if r.Replacement != nil {
 		x := r.Replacement
 		fmt.Printf("  re-placement: %d/%d moved (%d to the expected type) in %.2f s; %d requests (%s); others touched %d of %d\n",
@@ -37,6 +40,21 @@ func printRun(r RunResult) {
 			x.ResyncReconciles, x.ResyncSeconds, describeCounts(x.ResyncRequests), x.ResyncCPUPercent,
 			x.MicrosPerNoopCPU, x.SteadyRSSMiB)
 	}
+}
+
+func printCluster(c *RunningFigures) {
+	fmt.Printf("  cluster (%s): first pods Running %d in %.1f s; placements %v\n", c.Pools, c.FirstPodsRunning,
+		c.FirstPodsSeconds, c.Placements)
+	if c.Running > 0 {
+		fmt.Printf("  creation to pods Running: p50 %.1f ms, p90 %.1f, p99 %.1f, max %.1f; %d Running within %.0f s, the last %.2f s after the first creation\n",
+			c.LatencyMs.P50, c.LatencyMs.P90, c.LatencyMs.P99, c.LatencyMs.Max, c.Running, c.BoundSeconds,
+			c.SecondsToAllRunning)
+	}
+	fmt.Printf("  not Running within the bound: %d (waiting ended: %s)\n", c.NotRunning, c.EndedBy)
+	for _, line := range describeReasons(c.WhyNotRunning) {
+		fmt.Printf("    %s\n", line)
+	}
+	fmt.Printf("  the cluster's processes' CPU over the window (not in kube-apiserver's): %v s\n", c.ClusterCPUSeconds)
 }
 
 func describeCounts(c RequestCounts) string {
@@ -57,6 +75,9 @@ func printSummary(report Report) {
 	for _, ratio := range report.Ratios {
 		fmt.Printf("%s / floor at %d workloads: p50 %.2fx, p99 %.2fx, time to place all %.2fx, throughput %.2fx\n",
 			ratio.Reactor, ratio.Size, ratio.P50, ratio.P99, ratio.TimeToPlace, ratio.Throughput)
+		if ratio.RunningP50 > 0 {
+			fmt.Printf("  creation to pods Running: p50 %.2fx, p99 %.2fx\n", ratio.RunningP50, ratio.RunningP99)
+		}
 	}
 }
 
@@ -78,12 +99,13 @@ var palette = []color.Color{
 }
 
 // plot draws two panels: the placement latency distributions (one colour
-// per reactor, one dash pattern per size) and each reactor's resident
+// per reactor, one dash pattern per size; in cluster mode a thin line of
+// the same style for creation to pods Running) and each reactor's resident
 // memory over its run (placement, idle, and for the operator re-placement,
 // then its restart in a thinner line).
 func drawPlot(report Report, path string) error {
 	latency := plot.New()
-	latency.Title.Text = "Placement latency (creation to Deployment patch seen on a watch)"
+	latency.Title.Text = "Placement latency (creation to Deployment patch seen on a watch; thin: to pods Running)"
 	latency.X.Label.Text = "latency (ms, log scale)"
 	latency.Y.Label.Text = "fraction of workloads placed"
 	latency.X.Scale = plot.LogScale{}
@@ -128,6 +150,11 @@ func drawPlot(report Report, path string) error {
 		line.Dashes = dash
 		latency.Add(line)
 		latency.Legend.Add(fmt.Sprintf("%s, %d", run.Reactor, run.Size), line)
+		if run.Cluster != nil {
+			if err := addRunningLine(latency, run, colour, dash); err != nil {
+				return err
+			}
+		}
 
 		for part, samples := range [][]ProcSample{run.Samples, run.SamplesOfRestart} {
 			if len(samples) == 0 {
@@ -174,6 +201,31 @@ func drawPlot(report Report, path string) error {
 	defer file.Close()
 	_, err = canvas.WriteTo(file)
 	return err
+}
+
+// addRunningLine: cluster mode's creation-to-Running distribution, thin,
+// as a fraction of all the run's workloads, so that those never Running
+// show as a curve that stops short of 1.
+func addRunningLine(latency *plot.Plot, run RunResult, colour color.Color, dash []vg.Length) error {
+	sorted := append([]float64(nil), run.RunningLatenciesMs...)
+	sort.Float64s(sorted)
+	points := make(plotter.XYs, 0, len(sorted))
+	for i, v := range sorted {
+		points = append(points, plotter.XY{X: maxFloat(v, 0.1), Y: float64(i+1) / float64(run.Size)})
+	}
+	if len(points) == 0 {
+		return nil
+	}
+	line, err := plotter.NewLine(points)
+	if err != nil {
+		return err
+	}
+	line.Color = colour
+	line.Width = vg.Points(0.75)
+	line.Dashes = dash
+	latency.Add(line)
+	latency.Legend.Add(fmt.Sprintf("%s, %d: pods Running", run.Reactor, run.Size), line)
+	return nil
 }
 
 func maxFloat(a, b float64) float64 {

@@ -42,6 +42,7 @@ type Settings struct {
 	// Restart kube-apiserver once, half-way through the creations: every
 	// watch ends and every reactor must reopen its own.
 	RestartAPIServer bool
+	Cluster          clusterSettings
 }
 
 // Figures of one measured run, as written to the JSON file.
@@ -107,17 +108,20 @@ type RestartFigures struct {
 }
 
 type RunResult struct {
-	Reactor          string              `json:"reactor"`
-	Size             int                 `json:"size"`
-	SecondsToReady   float64             `json:"secondsFromStartToReady"` // N Deployments, no GpuWorkloads yet
-	Placement        PlacementFigures    `json:"placement"`
-	Idle             IdleFigures         `json:"idle"`
-	PeakRSSMiB       float64             `json:"peakRssMiB"`
-	Replacement      *ReplacementFigures `json:"replacement,omitempty"`
-	Restart          *RestartFigures     `json:"restart,omitempty"`
-	LatenciesMs      []float64           `json:"latenciesMs"`
-	Samples          []ProcSample        `json:"samples"`
-	SamplesOfRestart []ProcSample        `json:"samplesOfRestart,omitempty"`
+	Reactor        string              `json:"reactor"`
+	Size           int                 `json:"size"`
+	SecondsToReady float64             `json:"secondsFromStartToReady"` // N Deployments, no GpuWorkloads yet
+	Placement      PlacementFigures    `json:"placement"`
+	Idle           IdleFigures         `json:"idle"`
+	PeakRSSMiB     float64             `json:"peakRssMiB"`
+	Replacement    *ReplacementFigures `json:"replacement,omitempty"`
+	Restart        *RestartFigures     `json:"restart,omitempty"`
+	Cluster        *RunningFigures     `json:"cluster,omitempty"`
+	LatenciesMs    []float64           `json:"latenciesMs"`
+	// Cluster mode: creation to the placed pods all Running, of those that got there.
+	RunningLatenciesMs []float64    `json:"runningLatenciesMs,omitempty"`
+	Samples            []ProcSample `json:"samples"`
+	SamplesOfRestart   []ProcSample `json:"samplesOfRestart,omitempty"`
 }
 
 type Machine struct {
@@ -146,6 +150,9 @@ type Ratio struct {
 	P99         float64 `json:"p99"`
 	TimeToPlace float64 `json:"timeToPlaceAll"`
 	Throughput  float64 `json:"throughput"`
+	// Cluster mode: creation to pods Running.
+	RunningP50 float64 `json:"runningP50,omitempty"`
+	RunningP99 float64 `json:"runningP99,omitempty"`
 }
 
 func parseSettings(args []string) (Settings, error) {
@@ -174,6 +181,7 @@ func parseSettings(args []string) (Settings, error) {
 		"extra flags for the controller-runtime reactor, space-separated (e.g. --max-concurrent-reconciles 4)")
 	flags.BoolVar(&s.RestartAPIServer, "restart-apiserver", false,
 		"restart kube-apiserver half-way through the creations (every watch ends: the reactors must reopen theirs)")
+	s.Cluster.register(flags)
 	flags.BoolVar(&s.Keep, "keep", false, "leave each run's control plane running (for profiling; stop it with scripts/controlplane stop)")
 	flags.Parse(args)
 	if *quick {
@@ -209,7 +217,7 @@ func runBench(args []string) error {
 		return err
 	}
 	for _, path := range []*string{&settings.Repo, &settings.Operator, &settings.DecideBench, &settings.Out,
-		&settings.ControllerRuntime} {
+		&settings.ControllerRuntime, &settings.Cluster.Pools, &settings.Cluster.Simcluster} {
 		if *path == "" {
 			continue
 		}
@@ -229,6 +237,10 @@ func runBench(args []string) error {
 		"controllerRuntimeFlags": strings.Join(settings.ControllerRuntimeFlags, " "),
 		"restartAPIServer":       fmt.Sprint(settings.RestartAPIServer),
 	}}
+	if settings.Cluster.Enabled {
+		report.Settings["cluster"] = fmt.Sprintf("pools %s, running bound %v, stall %v",
+			valueOr(settings.Cluster.Pools, "sized for the mix"), settings.Cluster.Bound, settings.Cluster.Stall)
+	}
 	if out, err := exec.Command("git", "-C", settings.Repo, "rev-parse", "--short", "HEAD").Output(); err == nil {
 		report.Commit = strings.TrimSpace(string(out))
 	}
@@ -262,6 +274,13 @@ func runBench(args []string) error {
 	printSummary(report)
 	logf("wrote %s.json and %s.png", base, base)
 	return nil
+}
+
+func valueOr(value, otherwise string) string {
+	if value == "" {
+		return otherwise
+	}
+	return value
 }
 
 func logf(format string, args ...any) {
@@ -460,13 +479,16 @@ func (r *Reactor) settle(limit time.Duration) (time.Time, error) {
 	return stableSince, fmt.Errorf("still reconciling after %v", limit)
 }
 
-func startFloor(self, credentials, logPath string) (*Reactor, error) {
+// startFloor starts the floor; patches, when not "", is its table of
+// patches by kind (cluster mode).
+func startFloor(self, credentials, patches, logPath string) (*Reactor, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	reactor := &Reactor{}
-	reactor.command = exec.Command(self, "floor", "--credentials", credentials, "--namespace", benchNamespace)
+	reactor.command = exec.Command(self, "floor", "--credentials", credentials, "--namespace", benchNamespace,
+		"--patches", patches)
 	reactor.command.Stderr = logFile
 	stdout, err := reactor.command.StdoutPipe()
 	if err != nil {
@@ -491,7 +513,11 @@ func percentile(sorted []float64, q float64) float64 {
 	return sorted[max(0, min(index, len(sorted)-1))]
 }
 
+// summarize: zeros for no values (a cluster-mode run that placed nothing).
 func summarize(values []float64) Latency {
+	if len(values) == 0 {
+		return Latency{}
+	}
 	sorted := append([]float64(nil), values...)
 	sort.Float64s(sorted)
 	sum := 0.0
@@ -527,11 +553,16 @@ func ratios(runs []RunResult) []Ratio {
 		}
 		for _, floor := range runs {
 			if floor.Reactor == "floor" && floor.Size == op.Size {
-				out = append(out, Ratio{Reactor: op.Reactor, Size: op.Size,
+				ratio := Ratio{Reactor: op.Reactor, Size: op.Size,
 					P50:         round(op.Placement.LatencyMs.P50/floor.Placement.LatencyMs.P50, 2),
 					P99:         round(op.Placement.LatencyMs.P99/floor.Placement.LatencyMs.P99, 2),
 					TimeToPlace: round(op.Placement.SecondsToPlaceAll/floor.Placement.SecondsToPlaceAll, 2),
-					Throughput:  round(op.Placement.PlacementsPerSec/floor.Placement.PlacementsPerSec, 2)})
+					Throughput:  round(op.Placement.PlacementsPerSec/floor.Placement.PlacementsPerSec, 2)}
+				if op.Cluster != nil && floor.Cluster != nil && op.Cluster.Running > 0 && floor.Cluster.Running > 0 {
+					ratio.RunningP50 = round(op.Cluster.LatencyMs.P50/floor.Cluster.LatencyMs.P50, 2)
+					ratio.RunningP99 = round(op.Cluster.LatencyMs.P99/floor.Cluster.LatencyMs.P99, 2)
+				}
+				out = append(out, ratio)
 			}
 		}
 	}

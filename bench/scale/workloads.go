@@ -25,7 +25,7 @@ func deploymentManifest(name string) map[string]any {
 		"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": name, "namespace": benchNamespace},
 		"spec": map[string]any{
-			"replicas": 1,
+			"replicas": benchReplicas,
 			"selector": map[string]any{"matchLabels": labels},
 			"template": map[string]any{
 				"metadata": map[string]any{"labels": labels},
@@ -36,6 +36,15 @@ func deploymentManifest(name string) map[string]any {
 			},
 		},
 	}
+}
+
+// clusterDeploymentManifest: the same Deployment, its pods labelled with
+// their workload so that the harness's one pod watch maps each back.
+func clusterDeploymentManifest(name string) map[string]any {
+	manifest := deploymentManifest(name)
+	template := manifest["spec"].(map[string]any)["template"].(map[string]any)
+	template["metadata"] = map[string]any{"labels": map[string]string{"app": name, workloadLabel: name}}
+	return manifest
 }
 
 // Even workloads are kind A (small inference: moves when its instance type
@@ -141,11 +150,12 @@ func createAll(client *Client, path string, n int, manifest func(int) map[string
 	}
 }
 
-// createAtRate creates N GpuWorkloads at most `rate` per second and
-// returns when each request was sent. midway, when not nil, runs once
+// createAtRate creates N GpuWorkloads (manifest(i)) at most `rate` per
+// second and returns when each request was sent. midway, when not nil, runs once
 // half-way, between two creations (the schedule resumes after it); a
 // creation that fails on the way (the server restarting) is sent again.
-func createAtRate(client *Client, n int, rate float64, midway func()) ([]time.Time, error) {
+func createAtRate(client *Client, n int, rate float64, manifest func(int) map[string]any,
+	midway func()) ([]time.Time, error) {
 	sent := make([]time.Time, n)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -157,7 +167,7 @@ func createAtRate(client *Client, n int, rate float64, midway func()) ([]time.Ti
 			defer wg.Done()
 			for i := range next {
 				sent[i] = time.Now()
-				if err := createWithRetries(client, workloadsPath, workloadManifest(i)); err != nil {
+				if err := createWithRetries(client, workloadsPath, manifest(i)); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = err
@@ -225,6 +235,9 @@ type deploymentState struct {
 	instanceType    string
 	placedAt        time.Time // first time it carried a node selector
 	changedAt       time.Time // last time the instance type changed
+	// Its status says the current template is rolled out: observed, every
+	// replica updated and available, none of an older one left.
+	rolledOut bool
 }
 
 type deploymentSpec struct {
@@ -279,6 +292,9 @@ func (w *DeploymentWatch) observe(event WatchEvent, at time.Time) {
 	instanceType := selectedInstanceType(event.Object.Spec)
 	var status struct {
 		ObservedGeneration int64 `json:"observedGeneration"`
+		Replicas           int   `json:"replicas"`
+		UpdatedReplicas    int   `json:"updatedReplicas"`
+		AvailableReplicas  int   `json:"availableReplicas"`
 	}
 	json.Unmarshal(event.Object.Status, &status)
 	generation := event.Object.Metadata.Generation
@@ -296,6 +312,8 @@ func (w *DeploymentWatch) observe(event WatchEvent, at time.Time) {
 		w.state[event.Object.Metadata.Name] = state
 	}
 	state.resourceVersion = event.Object.Metadata.ResourceVersion
+	state.rolledOut = status.ObservedGeneration >= generation && status.Replicas == benchReplicas &&
+		status.UpdatedReplicas == benchReplicas && status.AvailableReplicas == benchReplicas
 	if instanceType != state.instanceType {
 		state.instanceType = instanceType
 		state.changedAt = at
@@ -335,7 +353,7 @@ func startRolloutCompleter(client *Client) *rolloutCompleter {
 			defer completer.wg.Done()
 			for r := range completer.work {
 				status := map[string]any{"status": map[string]any{"observedGeneration": r.generation,
-					"replicas": 1, "updatedReplicas": 1, "readyReplicas": 1, "availableReplicas": 1}}
+					"replicas": benchReplicas, "updatedReplicas": 1, "readyReplicas": 1, "availableReplicas": 1}}
 				if err := client.Patch(deploymentsPath+"/"+r.name+"/status", MergePatch, status); err != nil {
 					logf("completing the rollout of %s: %v", r.name, err)
 				}
@@ -372,6 +390,8 @@ func (w *DeploymentWatch) Snapshot() map[string]deploymentState {
 	return out
 }
 
+var errNotDone = errors.New("not done")
+
 // WaitFor polls until done(snapshot) holds, the watch fails or the time is up.
 func (w *DeploymentWatch) WaitFor(limit time.Duration, done func(map[string]deploymentState) bool) error {
 	deadline := time.Now().Add(limit)
@@ -385,7 +405,7 @@ func (w *DeploymentWatch) WaitFor(limit time.Duration, done func(map[string]depl
 		default:
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("not done after %v", limit)
+			return fmt.Errorf("%w after %v", errNotDone, limit)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
