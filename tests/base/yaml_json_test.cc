@@ -6,12 +6,14 @@
 
 #include <doctest/doctest.h>
 
+#include "support/why_not.h"
+
 namespace gpuplacement::base {
 
 TEST_CASE("YAML streams: documents, markers, and values after them") {
   auto documents = parseYamlDocuments(
       "# a comment\na: 1\n---\nb: [x, y]\n--- c\n...\n---\n---\n# only a comment\n", "t");
-  REQUIRE_MESSAGE(documents.ok(), documents.error().describe());
+  REQUIRE_MESSAGE(documents.ok(), gpuplacement::testing::whyNot(documents));
   REQUIRE(documents->size() == 3);
   CHECK((*documents)[0] == nlohmann::json{{"a", 1}});
   CHECK((*documents)[1] == nlohmann::json{{"b", {"x", "y"}}});
@@ -39,7 +41,7 @@ TEST_CASE("malformed YAML is an error, at once") {
 // on a float too large for a double, and the exception ended the process.
 TEST_CASE("numbers out of range stay text") {
   auto document = parseYaml("big: 4222222222E222221\ntiny: 1e-999\nfine: 2.5e3\n", "t");
-  REQUIRE_MESSAGE(document.ok(), document.error().describe());
+  REQUIRE_MESSAGE(document.ok(), gpuplacement::testing::whyNot(document));
   CHECK((*document)["big"] == "4222222222E222221");
   CHECK((*document)["fine"] == 2500.0);
 }

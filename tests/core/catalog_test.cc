@@ -4,6 +4,7 @@
 
 #include "core/rules.h"
 #include "support/engine_fixture.h"
+#include "support/why_not.h"
 
 namespace gpuplacement::core {
 namespace {
@@ -180,7 +181,7 @@ TEST_CASE("allocatable CPU and memory follow EKS's reservations") {
 
 TEST_CASE("a valid catalog parses; entries are sorted and counts ordered") {
   auto catalog = parseCatalog(validCatalog());
-  REQUIRE_MESSAGE(catalog.ok(), catalog.error().describe());
+  REQUIRE_MESSAGE(catalog.ok(), gpuplacement::testing::whyNot(catalog));
   CHECK(catalog->instances.front().type == "g5.xlarge");
   CHECK(catalog->instances.back().type == "trn1.32xlarge");
   CHECK(catalog->find("trn1.32xlarge")->allowedAcceleratorCounts == std::vector<int>{1, 4, 8, 16});

@@ -12,6 +12,7 @@
 #include "base/io/yaml_json.h"
 #include "core/decision_json.h"
 #include "support/engine_fixture.h"
+#include "support/why_not.h"
 
 namespace gpuplacement::core {
 namespace {
@@ -599,13 +600,13 @@ namespace {
 // Two instance types that differ only where a tie-break must decide.
 std::shared_ptr<const PlacementEngine> tieEngine(const char* catalogJson) {
   auto catalog = parseCatalog(nlohmann::json::parse(catalogJson));
-  REQUIRE_MESSAGE(catalog.ok(), catalog.error().describe());
+  REQUIRE_MESSAGE(catalog.ok(), gpuplacement::testing::whyNot(catalog));
   auto rules = parseRuleSet(nlohmann::json::parse(R"({
       "sizeBuckets": [{"name": "any", "from": "0"}],
       "neuron": {"frameworks": ["PyTorch"], "architectures": ["Transformer"]},
       "rules": [{"name": "all", "reason": "everything", "candidates": {"tiers": ["NVIDIA"]}}]})"),
                             *catalog);
-  REQUIRE_MESSAGE(rules.ok(), rules.error().describe());
+  REQUIRE_MESSAGE(rules.ok(), gpuplacement::testing::whyNot(rules));
   auto engine =
       PlacementEngine::create(std::make_shared<Catalog>(std::move(catalog).value()),
                               std::make_shared<RuleSet>(std::move(rules).value()), Policy{});

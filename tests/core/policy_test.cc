@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "support/engine_fixture.h"
+#include "support/why_not.h"
 
 namespace gpuplacement::core {
 
@@ -37,7 +38,7 @@ json fullPolicy() {
 
 TEST_CASE("a PlacementPolicy spec sets every knob") {
   auto policy = parsePolicySpec(fullPolicy(), *testing::shippedCatalog(), *testing::shippedRules());
-  REQUIRE_MESSAGE(policy.ok(), policy.error().describe());
+  REQUIRE_MESSAGE(policy.ok(), gpuplacement::testing::whyNot(policy));
   CHECK(*policy->prices.at("p4d.24xlarge").onDemand == doctest::Approx(21.957642));
   CHECK(*policy->prices.at("p4d.24xlarge").spot == doctest::Approx(12.4991));
   CHECK(*policy->prices.at("trn2.48xlarge").onDemand == doctest::Approx(40));

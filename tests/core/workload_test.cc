@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "support/engine_fixture.h"
+#include "support/why_not.h"
 
 namespace gpuplacement::core {
 
@@ -31,7 +32,7 @@ json fullSpec() {
 
 TEST_CASE("a GpuWorkload spec reads into an intent") {
   auto spec = parseGpuWorkloadSpec(fullSpec(), *testing::shippedCatalog());
-  REQUIRE_MESSAGE(spec.ok(), spec.error().describe());
+  REQUIRE_MESSAGE(spec.ok(), gpuplacement::testing::whyNot(spec));
   CHECK(spec->targetRef.name == "llama");
   CHECK(spec->containers == std::vector<std::string>{"server"});
   CHECK(spec->intent.kind == WorkloadKind::Inference);
@@ -50,7 +51,7 @@ TEST_CASE("defaults and the forms parameters take") {
   const json minimal = json::parse(R"({"targetRef": {"name": "d"}, "workload": {"kind": "training"},
                                        "model": {"parameters": 7000000000}})");
   auto spec = parseGpuWorkloadSpec(minimal, *testing::shippedCatalog());
-  REQUIRE_MESSAGE(spec.ok(), spec.error().describe());
+  REQUIRE_MESSAGE(spec.ok(), gpuplacement::testing::whyNot(spec));
   CHECK(spec->intent.kind == WorkloadKind::Training);  // enums are case-insensitive
   CHECK(spec->intent.parameters == 7'000'000'000ULL);
   CHECK(spec->intent.precision == Precision::FP16);

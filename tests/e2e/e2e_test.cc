@@ -26,6 +26,7 @@
 #include "base/io/yaml_json.h"
 #include "base/json_access.h"
 #include "support/cluster.h"
+#include "support/why_not.h"
 
 namespace gpuplacement {
 namespace {
@@ -102,7 +103,7 @@ std::string fixed(double value, int digits = 1) {
 // platform team running these pools would set them so.
 json samplePolicy(const std::string& file) {
   auto documents = base::parseYamlDocuments(readFile(repoRoot() + "/config/samples/" + file), file);
-  REQUIRE_MESSAGE(documents.ok(), documents.error().describe());
+  REQUIRE_MESSAGE(documents.ok(), gpuplacement::testing::whyNot(documents));
   REQUIRE(documents->size() == 1);
   json policy = documents->front();
   policy["spec"]["nodeLabels"] = {
@@ -133,7 +134,7 @@ void createNamespaces(std::initializer_list<const char*> names) {
 
 void createPolicy(const json& policy) {
   auto created = cluster().create(Cluster::pathOf(kWorkloads, "PlacementPolicy", ""), policy);
-  REQUIRE_MESSAGE(created.ok(), created.error().describe());
+  REQUIRE_MESSAGE(created.ok(), gpuplacement::testing::whyNot(created));
 }
 
 std::unique_ptr<OperatorProcess> startOperator() {
@@ -588,7 +589,7 @@ TEST_CASE("a price change moves the pods to the new pool and the old pods go awa
       json::array(
           {{{"op", "replace"}, {"path", "/spec"}, {"value", base::memberOf(policy, "spec")}}}),
       kube::PatchType::Json);
-  REQUIRE_MESSAGE(replaced.ok(), replaced.error().describe());
+  REQUIRE_MESSAGE(replaced.ok(), gpuplacement::testing::whyNot(replaced));
 
   // Which workloads the new prices move: their placement changes.
   std::map<std::string, std::string> moved;
@@ -666,7 +667,7 @@ TEST_CASE("deleting a GpuWorkload brings its pods back to CPU nodes, the team's 
   const std::string ns = "ml-serving", name = "llama-chat";
   const auto deleted = Clock::now();
   auto removed = cluster().remove(workloadPath(ns, name));
-  REQUIRE_MESSAGE(removed.ok(), removed.error().describe());
+  REQUIRE_MESSAGE(removed.ok(), gpuplacement::testing::whyNot(removed));
   const bool gone = cluster().waitFor([&] {
     auto deployment = cluster().mustGet(deploymentPath(ns, name));
     return teamFields(base::memberOf(base::memberOf(deployment, "spec"), "template")) ==
@@ -1056,7 +1057,7 @@ TEST_CASE("capacity: without RBAC on nodes the policy degrades to source None, n
   auto patched = cluster().patch(
       role, json::array({{{"op", "replace"}, {"path", "/rules"}, {"value", narrowed}}}),
       kube::PatchType::Json);
-  REQUIRE_MESSAGE(patched.ok(), patched.error().describe());
+  REQUIRE_MESSAGE(patched.ok(), gpuplacement::testing::whyNot(patched));
   f.op = startOperator();
 
   json status;

@@ -18,6 +18,7 @@
 #include "runtime/run_sync.h"
 #include "support/cluster.h"
 #include "support/command.h"
+#include "support/why_not.h"
 
 namespace gpuplacement {
 namespace {
@@ -80,7 +81,7 @@ std::string readFile(const std::string& path) {
 
 std::vector<json> documents(const std::string& yaml) {
   auto parsed = base::parseYamlDocuments(yaml, "rendered");
-  REQUIRE_MESSAGE(parsed.ok(), parsed.error().describe());
+  REQUIRE_MESSAGE(parsed.ok(), gpuplacement::testing::whyNot(parsed));
   return *parsed;
 }
 
@@ -102,7 +103,7 @@ std::string serviceAccountKubeconfig(const std::string& account) {
                json{{"apiVersion", "authentication.k8s.io/v1"},
                     {"kind", "TokenRequest"},
                     {"spec", {{"expirationSeconds", 3600}}}});
-  REQUIRE_MESSAGE(token.ok(), token.error().describe());
+  REQUIRE_MESSAGE(token.ok(), gpuplacement::testing::whyNot(token));
   const auto admin = c.plane().adminConfig();
   const auto kubeconfig = readFile(c.plane().kubeconfigPath());
   const auto start = kubeconfig.find("certificate-authority-data: ") + 28;

@@ -6,6 +6,7 @@
 
 #include "kube/client.h"
 #include "runtime/run_sync.h"
+#include "support/why_not.h"
 
 namespace gpuplacement {
 namespace {
@@ -39,7 +40,7 @@ TEST_CASE("the control plane runs the pinned Kubernetes release") {
   asio::io_context context;
   auto client = plane.adminClient(context.get_executor());
   auto version = runtime::runSync(context, client->get("/version"));
-  REQUIRE_MESSAGE(version.ok(), version.error().describe());
+  REQUIRE_MESSAGE(version.ok(), gpuplacement::testing::whyNot(version));
   CHECK(version->at("gitVersion").get<std::string>() == ControlPlane::pinnedVersion());
   CHECK(version->at("gitVersion").get<std::string>() != "v0.0.0-master");
 }
@@ -54,7 +55,7 @@ TEST_CASE("create a namespace and a Deployment, read them back, watch one arrive
       client->create("/api/v1/namespaces", json{{"apiVersion", "v1"},
                                                 {"kind", "Namespace"},
                                                 {"metadata", {{"name", "fixture-test"}}}}));
-  REQUIRE_MESSAGE(ns.ok(), ns.error().describe());
+  REQUIRE_MESSAGE(ns.ok(), gpuplacement::testing::whyNot(ns));
 
   auto readNs = runtime::runSync(context, client->get("/api/v1/namespaces/fixture-test"));
   REQUIRE(readNs.ok());
@@ -62,7 +63,7 @@ TEST_CASE("create a namespace and a Deployment, read them back, watch one arrive
 
   const std::string deployments = "/apis/apps/v1/namespaces/fixture-test/deployments";
   auto created = runtime::runSync(context, client->create(deployments, deploymentManifest("llm")));
-  REQUIRE_MESSAGE(created.ok(), created.error().describe());
+  REQUIRE_MESSAGE(created.ok(), gpuplacement::testing::whyNot(created));
 
   auto read = runtime::runSync(context, client->get(deployments + "/llm"));
   REQUIRE(read.ok());
@@ -108,7 +109,7 @@ TEST_CASE("create a namespace and a Deployment, read them back, watch one arrive
       }
     }
   }());
-  REQUIRE_MESSAGE(event.ok(), event.error().describe());
+  REQUIRE_MESSAGE(event.ok(), gpuplacement::testing::whyNot(event));
   CHECK(event->at("type") == "ADDED");
   CHECK(event->at("object").at("metadata").at("name") == "embedder");
 }

@@ -12,6 +12,7 @@
 #include "support/cluster.h"
 #include "support/command.h"
 #include "support/objects.h"
+#include "support/why_not.h"
 
 namespace gpuplacement {
 namespace {
@@ -234,7 +235,7 @@ TEST_CASE("hostile and careless input: refused by the API server or named in a c
       ++refused;
       continue;
     }
-    REQUIRE_MESSAGE(created.ok(), created.error().describe());
+    REQUIRE_MESSAGE(created.ok(), gpuplacement::testing::whyNot(created));
     const auto before = c.mustGet(deploymentsPath(kNs, row.name));
     const auto applied = kubectl("apply", row.manifest);
     switch (row.expect) {

@@ -7,6 +7,7 @@
 #include "base/json_access.h"
 #include "runtime/run_sync.h"
 #include "support/control_plane.h"
+#include "support/why_not.h"
 
 namespace gpuplacement {
 namespace {
@@ -88,7 +89,7 @@ TEST_CASE("two candidates: one leads, the lease names it, a released lease passe
   const std::string path = std::string("/apis/coordination.k8s.io/v1/namespaces/") +
                            kLeaseNamespace + "/leases/" + lease;
   auto held = runtime::runSync(context, client->get(path));
-  REQUIRE_MESSAGE(held.ok(), held.error().describe());
+  REQUIRE_MESSAGE(held.ok(), gpuplacement::testing::whyNot(held));
   const json& spec = held->at("spec");
   CHECK(spec.at("holderIdentity") == leaderName);
   CHECK(spec.at("leaseDurationSeconds") == 4);

@@ -14,6 +14,7 @@
 #include "base/io/yaml_json.h"
 #include "base/json_access.h"
 #include "support/cluster.h"
+#include "support/why_not.h"
 
 namespace gpuplacement {
 namespace {
@@ -140,7 +141,7 @@ void applyPolicy(const std::string& name, const std::string& specBody) {
     auto replaced = cluster().patch(
         path, json::array({{{"op", "replace"}, {"path", "/spec"}, {"value", *spec}}}),
         kube::PatchType::Json);
-    REQUIRE_MESSAGE(replaced.ok(), replaced.error().describe());
+    REQUIRE_MESSAGE(replaced.ok(), gpuplacement::testing::whyNot(replaced));
     return;
   }
   auto created = cluster().create(path.substr(0, path.rfind('/')),
@@ -148,7 +149,7 @@ void applyPolicy(const std::string& name, const std::string& specBody) {
                                        {"kind", "PlacementPolicy"},
                                        {"metadata", {{"name", name}}},
                                        {"spec", *spec}});
-  REQUIRE_MESSAGE(created.ok(), created.error().describe());
+  REQUIRE_MESSAGE(created.ok(), gpuplacement::testing::whyNot(created));
 }
 
 // 7B on an NVIDIA GPU, cheapest: one L4 on g6.xlarge (a T4's 15 GiB is too

@@ -16,6 +16,7 @@
 #include "support/cluster.h"
 #include "support/command.h"
 #include "support/objects.h"
+#include "support/why_not.h"
 
 namespace gpuplacement {
 namespace {
@@ -68,7 +69,7 @@ std::string serviceAccountWithRules(const std::string& account, const json& rule
                                       {"kind", "ClusterRole"},
                                       {"metadata", {{"name", account}}},
                                       {"rules", rules}});
-  REQUIRE_MESSAGE(role.ok(), role.error().describe());
+  REQUIRE_MESSAGE(role.ok(), gpuplacement::testing::whyNot(role));
   auto binding = c.create(
       "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
       json{
@@ -80,7 +81,7 @@ std::string serviceAccountWithRules(const std::string& account, const json& rule
           {"subjects",
            json::array(
                {{{"kind", "ServiceAccount"}, {"name", account}, {"namespace", kOperatorNs}}})}});
-  REQUIRE_MESSAGE(binding.ok(), binding.error().describe());
+  REQUIRE_MESSAGE(binding.ok(), gpuplacement::testing::whyNot(binding));
   return "system:serviceaccount:" + kOperatorNs + ":" + account;
 }
 
@@ -92,7 +93,7 @@ std::string tokenFor(const std::string& account, const json& boundTo = nullptr) 
   auto token = cluster().create(
       "/api/v1/namespaces/" + kOperatorNs + "/serviceaccounts/" + account + "/token",
       json{{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "TokenRequest"}, {"spec", spec}});
-  REQUIRE_MESSAGE(token.ok(), token.error().describe());
+  REQUIRE_MESSAGE(token.ok(), gpuplacement::testing::whyNot(token));
   return base::stringMember((*token)["status"], "token");
 }
 

@@ -7,6 +7,7 @@
 #include "runtime/run_sync.h"
 #include "support/fake_clock.h"
 #include "support/temp_dir.h"
+#include "support/why_not.h"
 
 namespace gpuplacement::kube {
 namespace {
@@ -46,7 +47,7 @@ std::string writePlugin(const TempDir& dir, const std::string& expiry) {
 
 std::string header(CredentialSource& source, asio::io_context& context) {
   auto result = runtime::runSync(context, source.authorization());
-  REQUIRE_MESSAGE(result.ok(), result.error().describe());
+  REQUIRE_MESSAGE(result.ok(), gpuplacement::testing::whyNot(result));
   return *result;
 }
 

@@ -6,6 +6,7 @@
 
 #include "kube/beast_transport.h"
 #include "support/temp_dir.h"
+#include "support/why_not.h"
 
 namespace gpuplacement::kube {
 namespace {
@@ -64,7 +65,7 @@ TEST_CASE("kubeconfig: current context, inline data and relative paths") {
   dir.write("certs/ca.pem", "PROD-CA");
 
   auto dev = loadKubeconfigFiles({path}, "");
-  REQUIRE_MESSAGE(dev.ok(), dev.error().describe());
+  REQUIRE_MESSAGE(dev.ok(), gpuplacement::testing::whyNot(dev));
   CHECK(dev->server == "https://dev.example.com:6443");
   CHECK(dev->caPem == "CA-PEM");
   CHECK(dev->clientCertPem == "CERT");
@@ -73,7 +74,7 @@ TEST_CASE("kubeconfig: current context, inline data and relative paths") {
   CHECK(dev->source.find("context dev") != std::string::npos);
 
   auto prod = loadKubeconfigFiles({path}, "prod");
-  REQUIRE_MESSAGE(prod.ok(), prod.error().describe());
+  REQUIRE_MESSAGE(prod.ok(), gpuplacement::testing::whyNot(prod));
   CHECK(prod->caPem == "PROD-CA");
   CHECK(prod->tlsServerName == "api.prod.internal");
   CHECK(prod->tokenFile == dir.path() + "/token.txt");
@@ -107,7 +108,7 @@ users:
   user: {token: second-token}
 )");
   auto merged = loadKubeconfigFiles({first, second}, "");
-  REQUIRE_MESSAGE(merged.ok(), merged.error().describe());
+  REQUIRE_MESSAGE(merged.ok(), gpuplacement::testing::whyNot(merged));
   CHECK(merged->server == "https://first:6443");
   CHECK(merged->token == "first-token");
 
@@ -145,7 +146,7 @@ users:
       provideClusterInfo: true
 )");
   auto config = loadKubeconfigFiles({path}, "");
-  REQUIRE_MESSAGE(config.ok(), config.error().describe());
+  REQUIRE_MESSAGE(config.ok(), gpuplacement::testing::whyNot(config));
   REQUIRE(config->exec.has_value());
   CHECK(config->exec->command == "aws");
   CHECK(config->exec->args.size() == 6);
@@ -206,7 +207,7 @@ TEST_CASE("in-cluster configuration reads the service account") {
       {{"KUBERNETES_SERVICE_HOST", "10.100.0.1"}, {"KUBERNETES_SERVICE_PORT", "443"}},
       dir.path() + "/sa");
   auto config = loadClientConfig({}, env);
-  REQUIRE_MESSAGE(config.ok(), config.error().describe());
+  REQUIRE_MESSAGE(config.ok(), gpuplacement::testing::whyNot(config));
   CHECK(config->server == "https://10.100.0.1:443");
   CHECK(config->caPem == "CLUSTER-CA");
   CHECK(config->tokenFile == dir.path() + "/sa/token");

@@ -17,6 +17,7 @@
 #include "kube/kubeconfig.h"
 #include "runtime/run_sync.h"
 #include "support/command.h"
+#include "support/why_not.h"
 
 namespace gpuplacement::testing {
 
@@ -73,7 +74,7 @@ kube::ApiResult<json> Cluster::remove(const std::string& path) {
 
 json Cluster::mustGet(const std::string& path) {
   auto result = get(path);
-  REQUIRE_MESSAGE(result.ok(), (path + ": " + result.error().describe()));
+  REQUIRE_MESSAGE(result.ok(), path + ": " + gpuplacement::testing::whyNot(result));
   return std::move(result).value();
 }
 
@@ -92,7 +93,7 @@ std::string Cluster::pathOf(const std::string& apiVersion, const std::string& ki
 
 void Cluster::apply(const std::string& yaml) {
   auto documents = base::parseYamlDocuments(yaml, "manifest");
-  REQUIRE_MESSAGE(documents.ok(), documents.error().describe());
+  REQUIRE_MESSAGE(documents.ok(), gpuplacement::testing::whyNot(documents));
   for (const auto& document : *documents) {
     const auto& metadata = base::memberOf(document, "metadata");
     const std::string path =
@@ -102,7 +103,7 @@ void Cluster::apply(const std::string& yaml) {
     if (!created && created.error().alreadyExists()) {
       continue;
     }
-    REQUIRE_MESSAGE(created.ok(), (path + ": " + created.error().describe()));
+    REQUIRE_MESSAGE(created.ok(), path + ": " + gpuplacement::testing::whyNot(created));
   }
 }
 
@@ -157,7 +158,7 @@ std::string Cluster::operatorKubeconfig() {
              json{{"apiVersion", "authentication.k8s.io/v1"},
                   {"kind", "TokenRequest"},
                   {"spec", {{"expirationSeconds", 86400}}}});
-  REQUIRE_MESSAGE(token.ok(), token.error().describe());
+  REQUIRE_MESSAGE(token.ok(), gpuplacement::testing::whyNot(token));
   const auto admin = plane_.adminConfig();
   std::string caData;
   {
@@ -200,7 +201,7 @@ void Cluster::completeRollout(const std::string& ns, const std::string& name) {
                                                 {"updatedReplicas", replicas},
                                                 {"readyReplicas", replicas},
                                                 {"availableReplicas", replicas}}}});
-  REQUIRE_MESSAGE(written.ok(), written.error().describe());
+  REQUIRE_MESSAGE(written.ok(), gpuplacement::testing::whyNot(written));
 }
 
 std::vector<AuditEntry> readAudit(ControlPlane& plane, const std::string& user) {

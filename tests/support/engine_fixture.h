@@ -8,6 +8,7 @@
 #include "base/io/yaml_json.h"
 #include "core/engine.h"
 #include "core/quantity.h"
+#include "support/why_not.h"
 
 namespace gpuplacement::testing {
 
@@ -16,16 +17,16 @@ namespace gpuplacement::testing {
 inline nlohmann::json shippedDocument(const char* file) {
   const std::string path = std::string(GPUPLACEMENT_SOURCE_DIR) + "/config/" + file;
   auto text = base::readTextFile(path);
-  REQUIRE_MESSAGE(text.ok(), text.error().describe());
+  REQUIRE_MESSAGE(text.ok(), gpuplacement::testing::whyNot(text));
   auto document = base::parseYaml(*text, path);
-  REQUIRE_MESSAGE(document.ok(), document.error().describe());
+  REQUIRE_MESSAGE(document.ok(), gpuplacement::testing::whyNot(document));
   return *document;
 }
 
 inline const std::shared_ptr<const core::Catalog>& shippedCatalog() {
   static const auto catalog = [] {
     auto parsed = core::parseCatalog(shippedDocument("catalog.yaml"));
-    REQUIRE_MESSAGE(parsed.ok(), parsed.error().describe());
+    REQUIRE_MESSAGE(parsed.ok(), gpuplacement::testing::whyNot(parsed));
     return std::make_shared<const core::Catalog>(std::move(parsed).value());
   }();
   return catalog;
@@ -34,7 +35,7 @@ inline const std::shared_ptr<const core::Catalog>& shippedCatalog() {
 inline const std::shared_ptr<const core::RuleSet>& shippedRules() {
   static const auto rules = [] {
     auto parsed = core::parseRuleSet(shippedDocument("rules.yaml"), *shippedCatalog());
-    REQUIRE_MESSAGE(parsed.ok(), parsed.error().describe());
+    REQUIRE_MESSAGE(parsed.ok(), gpuplacement::testing::whyNot(parsed));
     return std::make_shared<const core::RuleSet>(std::move(parsed).value());
   }();
   return rules;
@@ -42,7 +43,7 @@ inline const std::shared_ptr<const core::RuleSet>& shippedRules() {
 
 inline std::shared_ptr<const core::PlacementEngine> shippedEngine(core::Policy policy = {}) {
   auto engine = core::PlacementEngine::create(shippedCatalog(), shippedRules(), std::move(policy));
-  REQUIRE_MESSAGE(engine.ok(), engine.error().describe());
+  REQUIRE_MESSAGE(engine.ok(), gpuplacement::testing::whyNot(engine));
   return *engine;
 }
 

@@ -11,6 +11,7 @@
 
 #include "base/json_access.h"
 #include "support/cluster.h"
+#include "support/why_not.h"
 
 namespace gpuplacement::testing {
 
@@ -52,7 +53,7 @@ inline json deploymentObject(const std::string& ns, const std::string& name) {
 
 inline void createDeployment(Cluster& c, const std::string& ns, const std::string& name) {
   auto created = c.create(deploymentsPath(ns), deploymentObject(ns, name));
-  REQUIRE_MESSAGE(created.ok(), created.error().describe());
+  REQUIRE_MESSAGE(created.ok(), gpuplacement::testing::whyNot(created));
 }
 
 inline json workloadObject(const std::string& ns, const std::string& name, json spec) {
