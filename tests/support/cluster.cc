@@ -74,7 +74,7 @@ kube::ApiResult<json> Cluster::remove(const std::string& path) {
 
 json Cluster::mustGet(const std::string& path) {
   auto result = get(path);
-  REQUIRE_MESSAGE(result.ok(), path + ": " + gpuplacement::testing::whyNot(result));
+  REQUIRE_MESSAGE(result.ok(), (path + ": " + gpuplacement::testing::whyNot(result)));
   return std::move(result).value();
 }
 
@@ -103,7 +103,7 @@ void Cluster::apply(const std::string& yaml) {
     if (!created && created.error().alreadyExists()) {
       continue;
     }
-    REQUIRE_MESSAGE(created.ok(), path + ": " + gpuplacement::testing::whyNot(created));
+    REQUIRE_MESSAGE(created.ok(), (path + ": " + gpuplacement::testing::whyNot(created)));
   }
 }
 
