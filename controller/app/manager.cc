@@ -89,6 +89,7 @@ asio::awaitable<void> Manager::run() {
   if (!stopped_) {
     workloads_.recoverRollouts();
     asio::co_spawn(executor_, resyncLoop(), asio::detached);
+    asio::co_spawn(executor_, trimLoop(), asio::detached);
     co_await runReconcilers();
   }
 }
@@ -138,6 +139,16 @@ asio::awaitable<void> Manager::resyncLoop() {
     // nothing when nothing changed.
     workloads_.enqueueAll();
     policies_.enqueueAll();
+  }
+}
+
+asio::awaitable<void> Manager::trimLoop() {
+  constexpr std::size_t worthReturning = 2 * 1024 * 1024;
+  while (!stopped_) {
+    co_await stopping_.waitFor(std::chrono::seconds(10));
+    if (!stopped_ && returnFreedMemoryAbove(worthReturning)) {
+      log_.debug("returned the heap's free pages to the system");
+    }
   }
 }
 

@@ -15,4 +15,14 @@ void returnFreedMemory() {
   malloc_trim(0);
 }
 
+bool returnFreedMemoryAbove(std::size_t freeBytes) {
+  // fordblks counts free chunks inside the heap, which M_TRIM_THRESHOLD
+  // never returns: only its top is trimmed on free.
+  if (mallinfo2().fordblks <= freeBytes) {
+    return false;
+  }
+  malloc_trim(0);
+  return true;
+}
+
 }  // namespace gpuplacement::app

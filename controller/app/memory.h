@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstddef>
+
 namespace gpuplacement::app {
 
 // glibc's allocator, tuned for a long-lived process whose large buffers
@@ -10,5 +12,10 @@ void tuneAllocator();
 // Hands freed heap pages back to the system; after a full list, whose
 // transient buffers would otherwise stay resident.
 void returnFreedMemory();
+
+// The same, only when more than `freeBytes` lie free inside the heap (a
+// burst of placements, its queued Events and response bodies, has ended).
+// Returns whether it trimmed.
+bool returnFreedMemoryAbove(std::size_t freeBytes);
 
 }  // namespace gpuplacement::app

@@ -11,7 +11,7 @@ struct RunFlags {
   std::vector<std::string> namespaces;
   int workers = 4;
   bool finalizer = false;
-  double qps = 100;  // a placement is four writes: 25 placements per second
+  double qps = 100;  // a placement is two writes (the Events have their own budget): 50 a second
   int burst = 200;
   std::string resync = "1h";
   std::string watchTimeout = "5m";
