@@ -82,6 +82,7 @@ asio::awaitable<void> Manager::run() {
   if (!stopped_) {
     returnFreedMemory();  // the list pages are gone; their pages need not stay resident
     log_.info("caches synced", {{"policies", std::to_string(caches_.policyCount())}});
+    asio::co_spawn(executor_, trimLoop(), asio::detached);  // a standby caches too
   }
   while (leaderOnly_ && !leader_ && !stopped_) {
     co_await leadershipOrStop_.wait();
@@ -89,7 +90,6 @@ asio::awaitable<void> Manager::run() {
   if (!stopped_) {
     workloads_.recoverRollouts();
     asio::co_spawn(executor_, resyncLoop(), asio::detached);
-    asio::co_spawn(executor_, trimLoop(), asio::detached);
     co_await runReconcilers();
   }
 }
@@ -144,9 +144,14 @@ asio::awaitable<void> Manager::resyncLoop() {
 
 asio::awaitable<void> Manager::trimLoop() {
   constexpr std::size_t worthReturning = 2 * 1024 * 1024;
+  // Measured from what the last trim left, so that free space no trim can
+  // return does not cost a trim every round.
+  std::size_t leftByLastTrim = freeHeapBytes();
   while (!stopped_) {
     co_await stopping_.waitFor(std::chrono::seconds(10));
-    if (!stopped_ && returnFreedMemoryAbove(worthReturning)) {
+    if (!stopped_ && freeHeapBytes() > leftByLastTrim + worthReturning) {
+      returnFreedMemory();
+      leftByLastTrim = freeHeapBytes();
       log_.debug("returned the heap's free pages to the system");
     }
   }

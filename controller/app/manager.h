@@ -65,8 +65,9 @@ class Manager {
   // are served; then watches them too. Never holds up the start.
   asio::awaitable<void> discoverNodePools();
   asio::awaitable<void> resyncLoop();
-  // Every few seconds, gives the heap's free pages back once a burst of
-  // work has left a few MiB of them: resident memory follows what is cached.
+  // Every 10 s, gives the heap's free pages back once a burst of work has
+  // freed a few MiB more than the last trim left: resident memory follows
+  // what is cached.
   asio::awaitable<void> trimLoop();
   asio::awaitable<void> runReconcilers();
   void registerGauges(MetricsRegistry& metrics);

@@ -15,14 +15,8 @@ void returnFreedMemory() {
   malloc_trim(0);
 }
 
-bool returnFreedMemoryAbove(std::size_t freeBytes) {
-  // fordblks counts free chunks inside the heap, which M_TRIM_THRESHOLD
-  // never returns: only its top is trimmed on free.
-  if (mallinfo2().fordblks <= freeBytes) {
-    return false;
-  }
-  malloc_trim(0);
-  return true;
+std::size_t freeHeapBytes() {
+  return mallinfo2().fordblks;
 }
 
 }  // namespace gpuplacement::app

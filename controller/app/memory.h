@@ -13,9 +13,9 @@ void tuneAllocator();
 // transient buffers would otherwise stay resident.
 void returnFreedMemory();
 
-// The same, only when more than `freeBytes` lie free inside the heap (a
-// burst of placements, its queued Events and response bodies, has ended).
-// Returns whether it trimmed.
-bool returnFreedMemoryAbove(std::size_t freeBytes);
+// Bytes in free chunks inside the heap: M_TRIM_THRESHOLD returns only the
+// heap's top, so what a burst frees in the middle stays resident until
+// returnFreedMemory(). Some of it never goes (chunks smaller than a page).
+std::size_t freeHeapBytes();
 
 }  // namespace gpuplacement::app
