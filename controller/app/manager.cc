@@ -38,7 +38,17 @@ void Manager::registerGauges(MetricsRegistry& metrics) {
                     "Generation of the PlacementPolicy in force (0: built-in)", {"policy"});
   auto& leader = metrics.gauge("leader_election_master_status",
                                "1 while this replica reconciles (the leader, or alone)", {"name"});
-  metrics.onCollect([this, &generation, &leader] {
+  auto& eventsWaiting =
+      metrics.gauge("gpu_placement_events_waiting", "Events queued behind their write budget");
+  // What resident memory is made of, beside process_resident_memory_bytes.
+  auto& heap = metrics.gauge("gpu_placement_heap_bytes",
+                             "malloc's heap: in_use, free (inside the heap), mapped", {"state"});
+  metrics.onCollect([this, &generation, &leader, &eventsWaiting, &heap] {
+    eventsWaiting.set({}, static_cast<double>(events_.waiting()));
+    const auto usage = heapUsage();
+    heap.set({"in_use"}, static_cast<double>(usage.inUse));
+    heap.set({"free"}, static_cast<double>(usage.free));
+    heap.set({"mapped"}, static_cast<double>(usage.mapped));
     generation.clear();
     for (const auto& [name, inForce] : engines_.generations()) {
       generation.set({name}, static_cast<double>(inForce));
@@ -146,12 +156,12 @@ asio::awaitable<void> Manager::trimLoop() {
   constexpr std::size_t worthReturning = 2 * 1024 * 1024;
   // Measured from what the last trim left, so that free space no trim can
   // return does not cost a trim every round.
-  std::size_t leftByLastTrim = freeHeapBytes();
+  std::size_t leftByLastTrim = heapUsage().free;
   while (!stopped_) {
     co_await stopping_.waitFor(std::chrono::seconds(10));
-    if (!stopped_ && freeHeapBytes() > leftByLastTrim + worthReturning) {
+    if (!stopped_ && heapUsage().free > leftByLastTrim + worthReturning) {
       returnFreedMemory();
-      leftByLastTrim = freeHeapBytes();
+      leftByLastTrim = heapUsage().free;
       log_.debug("returned the heap's free pages to the system");
     }
   }

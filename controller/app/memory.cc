@@ -15,8 +15,9 @@ void returnFreedMemory() {
   malloc_trim(0);
 }
 
-std::size_t freeHeapBytes() {
-  return mallinfo2().fordblks;
+HeapUsage heapUsage() {
+  const auto info = mallinfo2();
+  return {info.uordblks, info.fordblks, info.hblkhd};
 }
 
 }  // namespace gpuplacement::app

@@ -13,9 +13,15 @@ void tuneAllocator();
 // transient buffers would otherwise stay resident.
 void returnFreedMemory();
 
-// Bytes in free chunks inside the heap: M_TRIM_THRESHOLD returns only the
-// heap's top, so what a burst frees in the middle stays resident until
-// returnFreedMemory(). Some of it never goes (chunks smaller than a page).
-std::size_t freeHeapBytes();
+// What malloc holds, in bytes (mallinfo2). `free` is free chunks inside the
+// heap: M_TRIM_THRESHOLD returns only the heap's top, so what a burst frees
+// in the middle stays resident until returnFreedMemory(); some of it never
+// goes (chunks smaller than a page).
+struct HeapUsage {
+  std::size_t inUse = 0;   // allocated chunks in the heap
+  std::size_t free = 0;    // free chunks in the heap
+  std::size_t mapped = 0;  // large blocks mapped on their own
+};
+HeapUsage heapUsage();
 
 }  // namespace gpuplacement::app

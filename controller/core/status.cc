@@ -35,7 +35,6 @@ json placementJson(const Placement& placement) {
                  {"monthlyCost", decimalString(placement.monthlyCost, 2)},
                  {"replicas", placement.replicas},
                  {"totalMonthlyCost", decimalString(placement.totalMonthlyCost, 2)},
-                 {"requiredMemoryGiB", decimalString(placement.requiredMemoryGiB, 2)},
                  {"availableMemoryGiB", decimalString(placement.availableMemoryGiB, 2)},
                  {"costModel", nameOf(placement.costModel)},
                  {"nodeHourlyCost", decimalString(placement.nodeHourlyCost, 4)},

@@ -679,6 +679,9 @@ TEST_CASE("the status says each thing once") {
     CAPTURE(field);
     CHECK_FALSE(applied.contains(field));
   }
+  // The memory the model needs is in `memory`, next to how it was sized.
+  CHECK(status["memory"].contains("requiredGiB"));
+  CHECK_FALSE(status["placement"].contains("requiredMemoryGiB"));
   // Read back, the record is whole again.
   const auto read = workloadStatusFromJson(status);
   REQUIRE(read.applied.has_value());

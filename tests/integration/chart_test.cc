@@ -333,17 +333,28 @@ spec:
   auto& standby = firstLeads ? second : first;
   const auto metrics = OperatorProcess::httpGet(leader->metricsPort(), "/metrics");
   CHECK(metrics.first == 200);
-  for (const char* family :
-       {"controller_runtime_reconcile_total", "controller_runtime_reconcile_time_seconds",
-        "workqueue_depth", "workqueue_adds_total", "workqueue_queue_duration_seconds",
-        "workqueue_work_duration_seconds", "workqueue_retries_total", "rest_client_requests_total",
-        "rest_client_request_duration_seconds", "gpu_placement_placements_total",
-        "gpu_placement_placed_workloads", "gpu_placement_estimated_hourly_cost_dollars",
-        "gpu_placement_replacements_total",
-        "gpu_placement_replacement_monthly_savings_dollars_total",
-        "gpu_placement_policy_generation", "gpu_placement_informer_relists_total",
-        "leader_election_master_status", "process_resident_memory_bytes",
-        "process_cpu_seconds_total"}) {
+  for (const char* family : {"controller_runtime_reconcile_total",
+                             "controller_runtime_reconcile_time_seconds",
+                             "workqueue_depth",
+                             "workqueue_adds_total",
+                             "workqueue_queue_duration_seconds",
+                             "workqueue_work_duration_seconds",
+                             "workqueue_retries_total",
+                             "rest_client_requests_total",
+                             "rest_client_request_duration_seconds",
+                             "gpu_placement_placements_total",
+                             "gpu_placement_placed_workloads",
+                             "gpu_placement_estimated_hourly_cost_dollars",
+                             "gpu_placement_replacements_total",
+                             "gpu_placement_replacement_monthly_savings_dollars_total",
+                             "gpu_placement_policy_generation",
+                             "gpu_placement_informer_relists_total",
+                             "leader_election_master_status",
+                             "process_resident_memory_bytes",
+                             "process_cpu_seconds_total",
+                             "gpu_placement_events_total",
+                             "gpu_placement_events_waiting",
+                             "gpu_placement_heap_bytes"}) {
     CAPTURE(std::string(family));
     CHECK(metrics.second.find(std::string("# TYPE ") + family + " ") != std::string::npos);
   }
@@ -351,6 +362,10 @@ spec:
   CHECK(leader->metric("controller_runtime_reconcile_total", "result=\"success\"") >= 1);
   CHECK(leader->metric("rest_client_requests_total", "verb=\"patch\"") >= 1);
   CHECK(leader->metric("process_resident_memory_bytes") > 1e6);
+  // The heap holds the caches, and cannot hold more than is resident.
+  const double heapInUse = leader->metric("gpu_placement_heap_bytes", "state=\"in_use\"");
+  CHECK(heapInUse > 1e5);
+  CHECK(heapInUse < leader->metric("process_resident_memory_bytes"));
   CHECK(leader->metric("gpu_placement_placed_workloads", "instance_type=\"") >= 1);
   CHECK(OperatorProcess::httpGet(leader->healthPort(), "/healthz").first == 200);
   CHECK(OperatorProcess::httpGet(standby->healthPort(), "/readyz").first == 200);
