@@ -1005,7 +1005,12 @@ TEST_CASE("capacity: a full pool falls back to the next type, and it comes back 
   const auto& unavailable = base::memberOf(base::memberOf(workload, "status"), "unavailable");
   REQUIRE(unavailable.size() == 1);
   CHECK(base::stringMember(unavailable[0], "instanceType") == "g6.xlarge");
-  const std::string why = eventMessage(kServices, "fallback", "FellBack");
+  // The Event goes out behind the writes, on its own budget.
+  std::string why;
+  cluster().waitFor([&] {
+    why = eventMessage(kServices, "fallback", "FellBack");
+    return !why.empty();
+  });
   CHECK_MESSAGE(why.find("Insufficient nvidia.com/gpu") != std::string::npos, why);
 
   // Nothing left for the one that allows only g6.xlarge: NoCapacity.

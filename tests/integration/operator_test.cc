@@ -133,6 +133,14 @@ std::size_t countOf(const std::vector<std::string>& items, const std::string& va
   return static_cast<std::size_t>(std::count(items.begin(), items.end(), value));
 }
 
+// Events go out behind the writes, on their own budget, so one may follow
+// the status it explains: wait for the first, then count them.
+std::size_t eventsOnceSent(const std::string& ns, const std::string& name,
+                           const std::string& reason) {
+  cluster().waitFor([&] { return countOf(eventReasons(ns, name), reason) >= 1; });
+  return countOf(eventReasons(ns, name), reason);
+}
+
 void applyPolicy(const std::string& name, const std::string& specBody) {
   const std::string path = Cluster::pathOf("gpuplacement.io/v1alpha1", "PlacementPolicy", "", name);
   auto spec = base::parseYaml(specBody, "spec");
@@ -205,7 +213,7 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
   CHECK(spec["containers"][0]["resources"]["requests"] ==
         json{{"cpu", "2"}, {"memory", "8Gi"}, {"nvidia.com/gpu", "1"}});
   CHECK(spec["containers"][1] == original["containers"][1]);
-  CHECK(countOf(eventReasons(ns, "llm"), "Placed") == 1);
+  CHECK(eventsOnceSent(ns, "llm", "Placed") == 1);
   // Kubernetes 1.34 serves streaming lists: the caches filled from watches
   // alone, without one paged LIST.
   CHECK(op.metric("rest_client_requests_total", "verb=\"list\"") == 0);
@@ -350,7 +358,7 @@ TEST_CASE("invalid specs, missing targets, conflicts, drift and Recommend mode")
   REQUIRE(valid);
   CHECK(base::stringMember(*valid, "message").find("spec.constraints.instanceTypes[0]") !=
         std::string::npos);
-  CHECK(countOf(eventReasons(ns, "invalid"), "InvalidSpec") == 1);
+  CHECK(eventsOnceSent(ns, "invalid", "InvalidSpec") == 1);
 
   // The target appears after the GpuWorkload.
   createWorkload(ns, "early", "late", kSmallGpu);
@@ -495,7 +503,7 @@ replacement: {minSavingsPercent: 10, cooldown: 0s, maxConcurrentRollouts: 2}
     CHECK(status["lastReplacement"]["from"] == "g6e.xlarge");
     CHECK(status["lastReplacement"]["to"] == "g6.12xlarge");
     CHECK(status["lastReplacement"]["monthlySaving"] == "511");  // ($2.50 - $1.80) x 730
-    CHECK(countOf(eventReasons(ns, name), "Replaced") == 1);
+    CHECK(eventsOnceSent(ns, name, "Replaced") == 1);
   }
   // A waiting one says why.
   for (int i = 0; i < 4; ++i) {
