@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "base/json_access.h"
+#include "core/pod_scheduling.h"
 #include "core/quantity.h"
 
 namespace gpuplacement::core {
@@ -168,6 +169,13 @@ void readUnschedulable(const json& object, PodView& pod) {
 
 }  // namespace
 
+bool PodView::operator==(const PodView& other) const {
+  return node == other.node && devices == other.devices && finished == other.finished &&
+         owner == other.owner && unschedulable == other.unschedulable &&
+         unschedulableSince == other.unschedulableSince &&
+         (gated == other.gated || (gated && other.gated && *gated == *other.gated));
+}
+
 PodView podFromJson(const json& object) {
   PodView pod;
   const auto& spec = memberOf(object, "spec");
@@ -177,6 +185,9 @@ PodView podFromJson(const json& object) {
   pod.finished = phase == "Succeeded" || phase == "Failed";
   if (pod.node.empty() && !pod.finished) {
     readUnschedulable(object, pod);
+    if (auto gated = gatedPodFromJson(object)) {
+      pod.gated = std::make_shared<const GatedPod>(std::move(*gated));
+    }
   }
   return pod;
 }

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,8 @@
 // launch). Projections of the API objects, read once when they arrive, and
 // pure functions over them.
 namespace gpuplacement::core {
+
+struct GatedPod;  // core/pod_scheduling.h
 
 // Where the candidates of a decision come from (PlacementPolicy
 // spec.capacity.source).
@@ -91,8 +94,11 @@ struct PodView {
   std::string owner;          // the ReplicaSet it belongs to, while unschedulable
   std::string unschedulable;  // PodScheduled=False, reason Unschedulable: the message
   std::string unschedulableSince;
+  // Set only while the pod waits behind the operator's scheduling gate
+  // (core/pod_scheduling.h): the rest of the cluster's pods pay 16 bytes.
+  std::shared_ptr<const GatedPod> gated;
 
-  bool operator==(const PodView&) const = default;
+  bool operator==(const PodView& other) const;
   bool holdsDevices() const { return !node.empty() && !finished; }
 };
 

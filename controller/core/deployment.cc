@@ -52,24 +52,6 @@ std::map<std::string, std::string> placementResources(const json& list) {
   return resources;
 }
 
-bool contains(const std::vector<Toleration>& list, const Toleration& toleration) {
-  return std::find(list.begin(), list.end(), toleration) != list.end();
-}
-
-const ContainerResources* findContainer(const DeploymentState& live, const std::string& name) {
-  for (const auto& container : live.containers) {
-    if (container.name == name) {
-      return &container;
-    }
-  }
-  return nullptr;
-}
-
-std::string lookup(const std::map<std::string, std::string>& map, const std::string& key) {
-  const auto it = map.find(key);
-  return it == map.end() ? "" : it->second;
-}
-
 std::optional<OwnedFields> ownedFieldsFromJson(const json& document) {
   OwnedFields owned;
   if (!document.is_object()) {
@@ -102,7 +84,28 @@ std::optional<OwnedFields> ownedFieldsFromJson(const json& document) {
       }
     }
   }
+  if (const auto& pods = field(document, "pods"); !pods.is_null()) {
+    owned.pods = parsePodScheduling(pods);
+    if (!owned.pods) {
+      return std::nullopt;
+    }
+  }
   return owned;
+}
+
+bool hasOurGate(const json& gates) {
+  if (!gates.is_array()) {
+    return false;
+  }
+  return std::any_of(gates.begin(), gates.end(), [](const json& gate) {
+    return stringMember(gate, "name") == kSchedulingGate;
+  });
+}
+
+// Whether a managedFields entry's fieldsV1 owns anything under
+// spec.template.
+bool ownsTemplate(const json& entry) {
+  return field(field(field(entry, "fieldsV1"), "f:spec"), "f:template").is_object();
 }
 
 }  // namespace
@@ -118,7 +121,14 @@ DeploymentState deploymentFromJson(const json& object) {
   }
   const auto& spec = field(object, "spec");
   state.replicas = static_cast<std::int32_t>(integer(field(spec, "replicas"), 1));
-  const auto& podSpec = field(field(spec, "template"), "spec");
+  const auto& templ = field(spec, "template");
+  if (const auto& text =
+          field(field(field(templ, "metadata"), "annotations"), kPodSchedulingAnnotation);
+      text.is_string()) {
+    state.podScheduling = text.get<std::string>();
+  }
+  const auto& podSpec = field(templ, "spec");
+  state.gated = hasOurGate(field(podSpec, "schedulingGates"));
   if (const auto& selector = field(podSpec, "nodeSelector"); selector.is_object()) {
     for (const auto& [key, value] : selector.items()) {
       if (value.is_string()) {
@@ -143,6 +153,7 @@ DeploymentState deploymentFromJson(const json& object) {
       state.containers.push_back(std::move(container));
     }
   }
+  state.templateWriter = lastTemplateWriter(object, kFieldManager);
   const auto& status = field(object, "status");
   state.observedGeneration = integer(field(status, "observedGeneration"));
   state.updatedReplicas = static_cast<std::int32_t>(integer(field(status, "updatedReplicas")));
@@ -189,212 +200,30 @@ std::string serializeOwnedFields(const OwnedFields& owned) {
   if (!owned.resources.empty()) {
     document["resources"] = owned.resources;
   }
+  if (owned.pods) {
+    document["pods"] = json::parse(serializePodScheduling(*owned.pods));
+  }
   return document.dump();
 }
 
-namespace {
-
-// The node selector: a map merged key by key; null removes a key.
-json planSelector(const DeploymentState& live, const Scheduling* desired, const OwnedFields& owned,
-                  PatchPlan& plan) {
-  json patch = json::object();
-  if (desired) {
-    for (const auto& [key, value] : desired->nodeSelector) {
-      const auto current = live.nodeSelector.find(key);
-      const bool ours = owned.nodeSelector.count(key) > 0;
-      if (!ours && current != live.nodeSelector.end()) {
-        if (current->second != value) {
-          plan.conflicts.push_back("nodeSelector " + key + "=" + current->second +
-                                   " is set on the Deployment; the placement needs " + value);
-        }
-        continue;  // the user's own, identical: leave it theirs
-      }
-      if (current == live.nodeSelector.end() || current->second != value) {
-        patch[key] = value;
-      }
-      plan.owned.nodeSelector[key] = value;
+std::string lastTemplateWriter(const json& object, const std::string& self) {
+  const auto& entries = field(field(object, "metadata"), "managedFields");
+  if (!entries.is_array()) {
+    return "";
+  }
+  const json* latest = nullptr;
+  for (const auto& entry : entries) {
+    // RFC 3339 times of one server compare as text; the last of equals wins.
+    if (stringMember(entry, "manager") != self && stringMember(entry, "subresource").empty() &&
+        ownsTemplate(entry) &&
+        (!latest || stringMember(entry, "time") >= stringMember(*latest, "time"))) {
+      latest = &entry;
     }
   }
-  for (const auto& [key, value] : owned.nodeSelector) {
-    // Remove what we set and no longer want, unless someone has changed it.
-    if (!plan.owned.nodeSelector.count(key) && lookup(live.nodeSelector, key) == value) {
-      patch[key] = nullptr;
-    }
+  if (!latest) {
+    return "";
   }
-  return patch;
-}
-
-// The tolerations: an atomic list, replaced whole; the user's entries are
-// carried over untouched and in order. nullopt when unchanged; null when
-// nothing is left.
-std::optional<json> planTolerations(const DeploymentState& live, const Scheduling* desired,
-                                    const OwnedFields& owned, PatchPlan& plan) {
-  std::vector<Toleration> users;
-  for (const auto& toleration : live.tolerations) {
-    if (!contains(owned.tolerations, toleration)) {
-      users.push_back(toleration);
-    }
-  }
-  std::vector<Toleration> next = users;
-  if (desired) {
-    for (const auto& toleration : desired->tolerations) {
-      if (!contains(users, toleration)) {  // else: the user tolerates it already
-        next.push_back(toleration);
-        plan.owned.tolerations.push_back(toleration);
-      }
-    }
-  }
-  if (next == live.tolerations) {
-    return std::nullopt;
-  }
-  if (next.empty()) {
-    return json(nullptr);
-  }
-  json list = json::array();
-  for (const auto& toleration : next) {
-    list.push_back(tolerationToJson(toleration));
-  }
-  return list;
-}
-
-using ContainerPatches = std::map<std::string, json>;
-
-void setRequestAndLimit(ContainerPatches& patches, const std::string& container,
-                        const std::string& name, const json& value) {
-  auto& patch = patches[container];
-  patch["limits"][name] = value;
-  patch["requests"][name] = value;
-}
-
-// The device resources we want: requests and limits alike, per container.
-void planWantedResources(const DeploymentState& live, const Scheduling& desired,
-                         const std::vector<std::string>& targets, const OwnedFields& owned,
-                         ContainerPatches& patches, PatchPlan& plan) {
-  for (const auto& name : targets) {
-    const auto* container = findContainer(live, name);
-    if (!container) {
-      plan.error = "the Deployment has no container named " + name;
-      return;
-    }
-    const auto ownedHere = owned.resources.find(name);
-    for (const auto& [resource, value] : desired.resources) {
-      const bool ours = ownedHere != owned.resources.end() && ownedHere->second.count(resource);
-      const std::string limit = lookup(container->limits, resource);
-      const std::string request = lookup(container->requests, resource);
-      if (!ours && (!limit.empty() || !request.empty())) {
-        // A team's own cpu or memory sizing stands: the placement's is
-        // only a default for containers that set none.
-        const bool sizing = resource == "cpu" || resource == "memory";
-        if (!sizing && (limit != value || request != value)) {
-          plan.conflicts.push_back("containers[" + name + "].resources " + resource + "=" +
-                                   (limit.empty() ? request : limit) +
-                                   " is set on the Deployment; the placement needs " + value);
-        }
-        continue;
-      }
-      if (limit != value || request != value) {
-        setRequestAndLimit(patches, name, resource, value);
-      }
-      plan.owned.resources[name][resource] = value;
-    }
-  }
-}
-
-// Device resources we set and no longer want, unless someone changed them.
-void planReleasedResources(const DeploymentState& live, const OwnedFields& owned,
-                           ContainerPatches& patches, const PatchPlan& plan) {
-  for (const auto& [name, resources] : owned.resources) {
-    const auto* container = findContainer(live, name);
-    const auto kept = plan.owned.resources.find(name);
-    for (const auto& [resource, value] : resources) {
-      if (kept != plan.owned.resources.end() && kept->second.count(resource)) {
-        continue;
-      }
-      if (container && (lookup(container->limits, resource) == value ||
-                        lookup(container->requests, resource) == value)) {
-        setRequestAndLimit(patches, name, resource, nullptr);
-      }
-    }
-  }
-}
-
-std::optional<json> planResources(const DeploymentState& live, const Scheduling* desired,
-                                  const std::vector<std::string>& containers,
-                                  const OwnedFields& owned, PatchPlan& plan) {
-  std::vector<std::string> targets = containers;
-  if (targets.empty() && desired && !live.containers.empty()) {
-    targets.push_back(live.containers.front().name);
-  }
-  ContainerPatches patches;
-  if (desired) {
-    planWantedResources(live, *desired, targets, owned, patches, plan);
-  }
-  planReleasedResources(live, owned, patches, plan);
-  if (patches.empty()) {
-    return std::nullopt;
-  }
-  json list = json::array();
-  for (auto& [name, resources] : patches) {
-    list.push_back({{"name", name}, {"resources", std::move(resources)}});
-  }
-  return list;
-}
-
-// Whether another GpuWorkload's record is on the Deployment: an error
-// when we would place it, nothing to do when we would clear it.
-bool ownedByAnother(const OwnedFields& owned, const std::string& workload) {
-  return !owned.workload.empty() && owned.workload != workload && !owned.empty();
-}
-
-}  // namespace
-
-PatchPlan planDeploymentPatch(const DeploymentState& live, const Scheduling* desired,
-                              const std::vector<std::string>& containers,
-                              const std::string& workload, const std::string& resourceVersion) {
-  PatchPlan plan;
-  if (live.ownership.form == OwnershipRecord::Form::Unreadable) {
-    plan.error = std::string("metadata.annotations[") + kOwnedFieldsAnnotation +
-                 "]: is not the operator's ownership record; remove it to let the operator "
-                 "start over";
-    return plan;
-  }
-  const OwnedFields& owned = live.ownership.fields;
-  if (ownedByAnother(owned, workload)) {
-    if (desired) {
-      plan.error = "the Deployment is already placed by GpuWorkload " + owned.workload;
-    }
-    return plan;
-  }
-  plan.owned.workload = workload;
-  json podSpec = json::object();
-  if (auto selector = planSelector(live, desired, owned, plan); !selector.empty()) {
-    podSpec["nodeSelector"] = std::move(selector);
-  }
-  if (auto tolerations = planTolerations(live, desired, owned, plan)) {
-    podSpec["tolerations"] = std::move(*tolerations);
-  }
-  if (auto resources = planResources(live, desired, containers, owned, plan)) {
-    podSpec["containers"] = std::move(*resources);
-  }
-  if (plan.blocked()) {
-    return plan;  // nothing half-applied
-  }
-  const bool recorded = live.ownership.form != OwnershipRecord::Form::Absent;
-  const bool ownershipChanged = plan.owned.empty() ? recorded : !(plan.owned == owned) || !recorded;
-  if (podSpec.empty() && !ownershipChanged) {
-    return plan;  // already as desired: no write
-  }
-  json patch = {
-      {"metadata",
-       {{"resourceVersion", resourceVersion},
-        {"annotations",
-         {{kOwnedFieldsAnnotation,
-           plan.owned.empty() ? json(nullptr) : json(serializeOwnedFields(plan.owned))}}}}}};
-  if (!podSpec.empty()) {
-    patch["spec"]["template"]["spec"] = std::move(podSpec);
-  }
-  plan.patch = std::move(patch);
-  return plan;
+  return stringMember(*latest, "manager") + " (" + stringMember(*latest, "operation") + ")";
 }
 
 PodRequests teamPodRequests(const DeploymentState& deployment) {

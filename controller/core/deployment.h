@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/pod_scheduling.h"
 #include "core/policy.h"
 #include "core/render.h"
 #include "core/types.h"
@@ -31,12 +32,18 @@ struct ContainerResources {
 // What the operator owns on one Deployment, as recorded in the annotation.
 struct OwnedFields {
   std::string workload;  // the GpuWorkload (same namespace) that set them
+  // In the pod template (placed there).
   std::map<std::string, std::string> nodeSelector;
   std::vector<Toleration> tolerations;
   std::map<std::string, std::map<std::string, std::string>>
       resources;  // container -> name -> value
+  // Placed at the pods: the template carries the scheduling gate and the
+  // annotation kPodSchedulingAnnotation holding these.
+  std::optional<PodScheduling> pods;
 
-  bool empty() const { return nodeSelector.empty() && tolerations.empty() && resources.empty(); }
+  bool empty() const {
+    return nodeSelector.empty() && tolerations.empty() && resources.empty() && !pods;
+  }
   bool operator==(const OwnedFields&) const = default;
 };
 
@@ -63,7 +70,15 @@ struct DeploymentState {
   std::map<std::string, std::string> nodeSelector;
   std::vector<Toleration> tolerations;
   std::vector<ContainerResources> containers;
+  bool gated = false;  // the template carries kSchedulingGate
+  // The template's kPodSchedulingAnnotation; nullopt: absent.
+  std::optional<std::string> podScheduling;
   OwnershipRecord ownership;
+  // The field manager (and its operation) that last wrote the pod template,
+  // other than this operator: "kustomize-controller (Apply)". Known only
+  // where the object was read with its managedFields (a write's answer),
+  // not from the cache, which leaves them out.
+  std::string templateWriter;
   std::int64_t observedGeneration = 0;
   std::int32_t updatedReplicas = 0;
   std::int32_t availableReplicas = 0;
@@ -97,23 +112,13 @@ DeploymentState deploymentFromJson(const nlohmann::json& object);
 
 std::string serializeOwnedFields(const OwnedFields& owned);
 
-// What to send to make a Deployment carry `desired` (or, for nullptr,
-// carry nothing of ours), touching only what the operator owns.
-struct PatchPlan {
-  // A strategic merge patch with a resourceVersion precondition; empty when
-  // the Deployment already matches.
-  std::optional<nlohmann::json> patch;
-  OwnedFields owned;  // the ownership record after the patch
-  // Fields the user set that the placement would overwrite. When any, no
-  // patch is planned: nothing is half-applied.
-  std::vector<std::string> conflicts;
-  std::string error;  // e.g. a named container that does not exist
+// The field manager this operator writes as (the API server records it in
+// managedFields; GitOps tools are told to ignore what it owns).
+inline constexpr const char* kFieldManager = "gpu-placement-operator";
 
-  bool blocked() const { return !conflicts.empty() || !error.empty(); }
-};
-
-PatchPlan planDeploymentPatch(const DeploymentState& live, const Scheduling* desired,
-                              const std::vector<std::string>& containers,
-                              const std::string& workload, const std::string& resourceVersion);
+// The last writer of a Deployment's pod template other than `self`, from
+// the object's metadata.managedFields: "manager (Operation)"; empty when
+// none is recorded.
+std::string lastTemplateWriter(const nlohmann::json& object, const std::string& self);
 
 }  // namespace gpuplacement::core

@@ -379,7 +379,7 @@ Result<Policy> parsePolicySpec(const json& specValue, const Catalog& catalog,
   }
   if (auto ok = spec.onlyKeys({"prices", "disabledInstanceTypes", "hoursPerMonth", "costModel",
                                "memoryFillPercent", "memoryOverheads", "rules", "nodeLabels",
-                               "tiers", "replacement", "capacity"});
+                               "tiers", "replacement", "capacity", "placeAt"});
       !ok) {
     return ok.error();
   }
@@ -397,6 +397,11 @@ Result<Policy> parsePolicySpec(const json& specValue, const Catalog& catalog,
     }
     policy.disabledInstanceTypes.insert((*disabled)[i]);
   }
+  auto placeAt = spec.optionalEnum<PlaceAt>("placeAt");
+  if (!placeAt) {
+    return placeAt.error();
+  }
+  policy.placeAt = placeAt->value_or(policy.placeAt);
   for (auto parse : {parseCosting, parseMemoryOverheads, parseNodeLabels, parseTiers,
                      parseReplacement, parseCapacity}) {
     if (auto ok = parse(spec, policy); !ok) {

@@ -119,6 +119,7 @@ struct Policy {
   std::optional<std::vector<Architecture>> neuronArchitectures;
   std::set<std::string> disabledRules;
   LabelScheme labelScheme = LabelScheme::Auto;
+  PlaceAt placeAt = PlaceAt::Auto;
   CapacityTypeLabel capacityTypeLabel;
   bool capacityTypeLabelSet = false;  // nodeLabels.capacityType given: never detected
   CapacitySettings capacity;

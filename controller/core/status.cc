@@ -174,6 +174,20 @@ WorkloadStatus workloadStatusFromJson(const json& status) {
         ReplacementRecord{text(*it, "from"), text(*it, "to"), text(*it, "monthlySaving"),
                           text(*it, "time"), text(*it, "reason")};
   }
+  if (const auto it = status.find("reverts"); it != status.end() && it->is_object()) {
+    RevertRecord reverts;
+    reverts.count = static_cast<int>(integer(*it, "count"));
+    reverts.since = text(*it, "since");
+    reverts.last = text(*it, "last");
+    if (const auto& fields = memberOf(*it, "fields"); fields.is_array()) {
+      for (const auto& field : fields) {
+        reverts.fields.push_back(base::stringOf(field));
+      }
+    }
+    reverts.fieldManager = text(*it, "fieldManager");
+    reverts.stoppedAtGeneration = integer(*it, "stoppedAtGeneration");
+    result.reverts = std::move(reverts);
+  }
   result.unavailable = readUnavailable(status);
   if (const auto it = status.find("conditions"); it != status.end() && it->is_array()) {
     for (const auto& item : *it) {
@@ -242,6 +256,20 @@ json statusToJson(const StatusView& view) {
                                  {"monthlySaving", last.monthlySaving},
                                  {"time", last.time},
                                  {"reason", last.reason}};
+  }
+  if (view.reverts) {
+    const auto& reverts = *view.reverts;
+    json record = {{"count", reverts.count},
+                   {"since", reverts.since},
+                   {"last", reverts.last},
+                   {"fields", reverts.fields}};
+    if (!reverts.fieldManager.empty()) {
+      record["fieldManager"] = reverts.fieldManager;
+    }
+    if (reverts.stopped()) {
+      record["stoppedAtGeneration"] = reverts.stoppedAtGeneration;
+    }
+    status["reverts"] = std::move(record);
   }
   if (!view.unavailable.empty()) {
     status["unavailable"] = unavailableJson(view.unavailable);

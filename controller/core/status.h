@@ -57,11 +57,30 @@ struct ReplacementRecord {
   bool operator==(const ReplacementRecord&) const = default;
 };
 
+// status.reverts: someone keeps taking back the fields the operator wrote
+// to the Deployment (a GitOps tool re-applying, another controller
+// replacing the pod template). core/reverts.h decides what it does.
+struct RevertRecord {
+  int count = 0;                    // takings-back in this series
+  std::string since;                // the first of the series
+  std::string last;                 // the latest
+  std::vector<std::string> fields;  // what was taken, the last time
+  std::string fieldManager;         // the last other writer of the template, when known
+  // The Deployment's generation when the operator stopped putting the
+  // fields back; 0 while it still does. It tries again once the
+  // Deployment changes.
+  std::int64_t stoppedAtGeneration = 0;
+
+  bool stopped() const { return stoppedAtGeneration != 0; }
+  bool operator==(const RevertRecord&) const = default;
+};
+
 // The parts of a GpuWorkload's status the controller reads back.
 struct WorkloadStatus {
   std::int64_t observedGeneration = 0;
   std::optional<AppliedRecord> applied;
   std::optional<ReplacementRecord> lastReplacement;
+  std::optional<RevertRecord> reverts;
   std::vector<UnavailableType> unavailable;
   std::vector<Condition> conditions;
 
@@ -82,6 +101,7 @@ struct StatusView {
   const Decision* decision = nullptr;  // rule, reason, alternatives, memory
   std::optional<AppliedRecord> applied;
   std::optional<ReplacementRecord> lastReplacement;
+  std::optional<RevertRecord> reverts;
   std::vector<UnavailableType> unavailable;  // left for lack of capacity
   std::string policyName;
   std::int64_t policyGeneration = 0;  // 0: the built-in policy

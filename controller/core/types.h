@@ -37,6 +37,11 @@ enum class CostModel : std::uint8_t { AcceleratorShare, WholeInstance };
 // Auto: detected from the labels the cluster's nodes and NodePools carry
 // (InstanceType when there is no cluster to look at).
 enum class LabelScheme : std::uint8_t { InstanceType, Karpenter, GPUFeatureDiscovery, Auto };
+// Where the node selector and tolerations go: the pod template, or each
+// pod as it is created (behind a scheduling gate). Auto: the pod template,
+// unless the team's own template sets either field, which a GitOps tool's
+// next apply would take back whole (core/pod_scheduling.h).
+enum class PlaceAt : std::uint8_t { Auto, PodTemplate, Pods };
 
 }  // namespace gpuplacement::core
 
@@ -63,6 +68,7 @@ GPUPLACEMENT_ENUM_NAMES(core::CapacityType, "capacity type", "OnDemand", "Spot",
 GPUPLACEMENT_ENUM_NAMES(core::CostModel, "cost model", "AcceleratorShare", "WholeInstance");
 GPUPLACEMENT_ENUM_NAMES(core::LabelScheme, "label scheme", "InstanceType", "Karpenter",
                         "GPUFeatureDiscovery", "Auto");
+GPUPLACEMENT_ENUM_NAMES(core::PlaceAt, "place at", "Auto", "PodTemplate", "Pods");
 
 #undef GPUPLACEMENT_ENUM_NAMES
 

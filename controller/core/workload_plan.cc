@@ -5,6 +5,7 @@
 #include "base/decimal.h"
 #include "base/hash.h"
 #include "core/fallback.h"
+#include "core/reverts.h"
 
 namespace gpuplacement::core {
 namespace {
@@ -198,20 +199,67 @@ void planMove(const WorkloadInput& input, const WorkloadObject& workload,
   }
 }
 
+// Where the node selector and tolerations go; nullopt when they cannot
+// go where the policy says (at the pods, without pods to patch).
+std::optional<PlaceAt> placeAtFor(const WorkloadInput& input, const Policy& policy,
+                                  StatusDraft& draft) {
+  if (!input.podsPlaceable) {
+    if (policy.placeAt == PlaceAt::Pods) {
+      draft.notApplied("CannotGatePods",
+                       "the policy's placeAt: Pods needs the operator to watch and patch pods "
+                       "(RBAC: list, watch and patch pods), which it cannot: nothing is written");
+      return std::nullopt;
+    }
+    return PlaceAt::PodTemplate;
+  }
+  return resolvePlaceAt(policy.placeAt, *input.target);
+}
+
 // The Deployment write for plan.wanted, under the labels the cluster's
 // nodes carry when there is a cluster view.
 void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
-               const PlacementEngine& engine, WorkloadPlan& plan) {
+               const PlacementEngine& engine, StatusDraft& draft, WorkloadPlan& plan) {
+  const auto placeAt = placeAtFor(input, engine.policy(), draft);
+  if (!placeAt) {
+    return;
+  }
   TargetWrite write{
       spec.targetRef.name,
       input.cluster
           ? renderScheduling(plan.wanted, engine.catalog(), engine.policy(), input.cluster->labels)
           : renderScheduling(plan.wanted, engine.catalog(), engine.policy()),
       spec.containers,
+      *placeAt,
       {}};
   write.patch = planDeploymentPatch(*input.target, &write.scheduling, write.containers, input.name,
-                                    input.targetResourceVersion);
+                                    input.targetResourceVersion, write.placeAt);
   plan.write = std::move(write);
+}
+
+// Fields of the placement in force taken back from the Deployment: put
+// them back, or, when someone keeps taking them, stop and say who.
+void planReverts(const WorkloadInput& input, const WorkloadObject& workload, StatusDraft& draft,
+                 WorkloadPlan& plan) {
+  RevertInput reverts;
+  reverts.previous = workload.status.reverts;
+  reverts.specChanged =
+      plan.view.applied && plan.view.applied->specGeneration != workload.generation;
+  reverts.targetGeneration = input.target->generation;
+  reverts.now = input.now;
+  if (plan.write) {
+    const auto& patch = plan.write->patch;
+    reverts.takenBack = plan.view.applied && plan.gate.verdict != GateVerdict::Apply &&
+                        patch.patch.has_value() && !patch.blocked();
+    reverts.fields = patch.fields;
+  }
+  auto step = nextRevertStep(reverts);
+  plan.view.reverts = std::move(step.record);
+  if (!step.write) {
+    const std::string& deployment = plan.write->deployment;
+    plan.write.reset();
+    plan.view.placement = plan.wanted;
+    draft.notApplied("ManagerConflict", describeStop(*plan.view.reverts, deployment));
+  }
 }
 
 // Under a Nodes view, a type left for lack of capacity is retried only once
@@ -341,7 +389,8 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
     return;
   }
   planMove(input, workload, intent, engine, cluster, plan);
-  planWrite(input, spec, engine, plan);
+  planWrite(input, spec, engine, draft, plan);
+  planReverts(input, workload, draft, plan);
 }
 
 StatusView initialView(const WorkloadObject& workload) {
@@ -351,6 +400,7 @@ StatusView initialView(const WorkloadObject& workload) {
       workload.spec && workload.spec->mode == PlacementMode::Recommend ? "Recommend" : "Apply";
   view.applied = workload.status.applied;
   view.lastReplacement = workload.status.lastReplacement;
+  view.reverts = workload.status.reverts;
   view.policyName = workload.policyName;
   return view;
 }
@@ -429,9 +479,20 @@ void recordApplied(const WorkloadInput& input, const TargetOutcome& outcome, Sta
                             gate.replacement};
   } else if (outcome.kind == TargetOutcome::Kind::Written) {
     applied->deploymentGeneration = state.generation;
+    auto& reverts = plan.view.reverts;
+    if (reverts && !state.templateWriter.empty()) {
+      reverts->fieldManager = state.templateWriter;  // the answer names who wrote last
+    }
+    const std::string by = reverts && !reverts->fieldManager.empty()
+                               ? " (last written by " + reverts->fieldManager + ")"
+                               : "";
+    const std::string count = reverts ? "; taken back " + std::to_string(reverts->count) + " of " +
+                                            std::to_string(kStopAfterReverts) +
+                                            " times before the operator stops"
+                                      : "";
     plan.events.push_back(
         {"Normal", "Restored",
-         "put back the placement fields someone removed from Deployment " + target});
+         "put back " + joined(plan.write->patch.fields) + " of Deployment " + target + by + count});
   }
   applied->specGeneration = workload.generation;  // a new spec may want the same placement
   plan.view.placement = wanted;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/deployment.h"
+#include "core/deployment_patch.h"
 #include "core/engine.h"
 #include "core/render.h"
 #include "core/replacement.h"
@@ -93,6 +94,10 @@ struct WorkloadInput {
   const ClusterView* cluster = nullptr;
   RolloutView rollouts;
   Timestamp now;
+  // The operator watches pods and may patch them: placing at the pods
+  // (behind a scheduling gate) is possible. Without it, placeAt Auto
+  // places in the pod template.
+  bool podsPlaceable = false;
   // Hold each placed GpuWorkload with our finalizer (--finalizer). Off, the
   // ownership record on the Deployment is what lets its fields be taken
   // back after a deletion, and a finalizer left from before is removed.
@@ -127,6 +132,7 @@ struct TargetWrite {
   std::string deployment;
   Scheduling scheduling;
   std::vector<std::string> containers;
+  PlaceAt placeAt = PlaceAt::PodTemplate;  // PodTemplate or Pods
   // Planned against the cached copy; after a 409 the caller plans it again
   // (planDeploymentPatch) against the copy it reads fresh.
   PatchPlan patch;

@@ -1,4 +1,4 @@
-#include "core/deployment.h"
+#include "core/deployment_patch.h"
 
 #include <doctest/doctest.h>
 

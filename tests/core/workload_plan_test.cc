@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include "core/reverts.h"
 #include "support/cluster_fixture.h"
 #include "support/deployment_patch.h"
 #include "support/engine_fixture.h"
@@ -58,6 +59,7 @@ struct World {
   RolloutView rollouts;
   std::vector<std::string> orphans;
   PendingPods pending;
+  bool podsPlaceable = false;
   std::optional<testing::Cluster> cluster;  // none: no cluster view, as offline
 
   std::shared_ptr<const PlacementEngine> engine;
@@ -95,6 +97,7 @@ struct World {
     input.pending = pending;
     input.now = kNow;
     input.useFinalizer = useFinalizer;
+    input.podsPlaceable = podsPlaceable;
     if (cluster) {
       view = clusterViewOf(cluster->state(), engine->catalog(), policy);
       input.cluster = &view;
@@ -294,7 +297,99 @@ const Row kRows[] = {
      {"Restored"},
      std::nullopt,
      NextReconcile::Kind::AwaitChange,
-     [](const Reconciled& r) { CHECK_FALSE(r.record.placedNow.has_value()); }},
+     [](const Reconciled& r) {
+       CHECK_FALSE(r.record.placedNow.has_value());
+       const auto& reverts = (*r.record.status)["reverts"];
+       CHECK(reverts["count"] == 1);
+       CHECK(reverts["fields"] == json::array({"spec.template.spec.nodeSelector"}));
+       CHECK_FALSE(reverts.contains("stoppedAtGeneration"));
+     }},
+    {"taken back a third time within the hour: the operator stops and says who and how to fix",
+     [](World& w) {
+       w.placedAndRolledOut();
+       w.target->nodeSelector.erase("node.kubernetes.io/instance-type");
+       w.status.reverts = RevertRecord{2,  "2026-11-22T11:50:00Z",         "2026-11-22T11:55:00Z",
+                                       {}, "kustomize-controller (Apply)", 0};
+     },
+     {},
+     {},
+     std::nullopt,
+     RolloutStep::None,
+     {{"Placed", "True/Placed"},
+      {"Applied", "False/ManagerConflict"},
+      {"Ready", "False/ManagerConflict"}},
+     {"ManagerConflict"},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     [](const Reconciled& r) {
+       const auto& reverts = (*r.record.status)["reverts"];
+       CHECK(reverts["count"] == kStopAfterReverts);
+       CHECK(reverts["stoppedAtGeneration"] == 5);
+       const auto& applied = (*r.record.status)["conditions"][2];
+       CHECK(applied["message"].get<std::string>().find("kustomize-controller (Apply)") !=
+             std::string::npos);
+     }},
+    {"stopped, and the Deployment has not changed since: still nothing written",
+     [](World& w) {
+       w.placedAndRolledOut();
+       w.target->nodeSelector.erase("node.kubernetes.io/instance-type");
+       w.status.reverts = RevertRecord{3,  "2026-11-22T11:50:00Z",     "2026-11-22T11:56:00Z",
+                                       {}, "kubectl-replace (Update)", w.target->generation};
+     },
+     {},
+     {},
+     std::nullopt,
+     RolloutStep::None,
+     {{"Applied", "False/ManagerConflict"}},
+     {"ManagerConflict"},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     {}},
+    {"stopped, then the Deployment changed: one more try",
+     [](World& w) {
+       w.placedAndRolledOut();
+       w.target->nodeSelector.erase("node.kubernetes.io/instance-type");
+       w.status.reverts = RevertRecord{3,  "2026-11-22T11:50:00Z",     "2026-11-22T11:56:00Z",
+                                       {}, "kubectl-replace (Update)", w.target->generation - 1};
+     },
+     {},
+     {},
+     TargetOutcome::Kind::Written,
+     RolloutStep::None,
+     {{"Applied", "True/Applied"}},
+     {"Restored"},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     [](const Reconciled& r) {
+       CHECK_FALSE((*r.record.status)["reverts"].contains("stoppedAtGeneration"));
+     }},
+    {"the team's template sets a selector and pods can be patched: placed at the pods",
+     [](World& w) { w.podsPlaceable = true; },
+     {},
+     {},
+     TargetOutcome::Kind::Written,
+     RolloutStep::None,
+     {{"Applied", "True/Applied"}, {"Ready", "False/RolloutInProgress"}},
+     {"Placed"},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     [](const Reconciled& r) {
+       REQUIRE(r.plan.write);
+       CHECK(r.plan.write->placeAt == PlaceAt::Pods);
+       CHECK(r.outcome->state.gated);
+       CHECK(r.outcome->state.nodeSelector == std::map<std::string, std::string>{{"team", "ml"}});
+     }},
+    {"placeAt Pods without pods to patch: nothing written, and said",
+     [](World& w) { w.policy.placeAt = PlaceAt::Pods; },
+     {},
+     {},
+     std::nullopt,
+     RolloutStep::None,
+     {{"Placed", "True/Placed"}, {"Applied", "False/CannotGatePods"}},
+     {"CannotGatePods"},
+     std::nullopt,
+     NextReconcile::Kind::AwaitChange,
+     {}},
     {"target missing: placed as soon as it appears",
      [](World& w) { w.target.reset(); },
      {},

@@ -47,6 +47,19 @@ inline core::DeploymentState applyPatch(core::DeploymentState state, const nlohm
       }
     }
   }
+  if (podSpec.contains("schedulingGates")) {
+    // A list merged by name; {"$patch": "delete"} removes an entry.
+    for (const auto& gate : podSpec["schedulingGates"]) {
+      if (gate["name"] == core::kSchedulingGate) {
+        state.gated = !gate.contains("$patch");
+      }
+    }
+  }
+  if (spec.contains("template") && spec["template"].contains("metadata")) {
+    const auto& text = spec["template"]["metadata"]["annotations"][core::kPodSchedulingAnnotation];
+    state.podScheduling =
+        text.is_null() ? std::nullopt : std::optional<std::string>(text.get<std::string>());
+  }
   const auto& annotation = patch["metadata"]["annotations"][core::kOwnedFieldsAnnotation];
   state.ownership = core::readOwnership(
       annotation.is_null() ? std::nullopt

@@ -1,0 +1,315 @@
+#include "core/deployment_patch.h"
+
+#include <algorithm>
+
+namespace gpuplacement::core {
+namespace {
+
+using json = nlohmann::json;
+
+bool contains(const std::vector<Toleration>& list, const Toleration& toleration) {
+  return std::find(list.begin(), list.end(), toleration) != list.end();
+}
+
+const ContainerResources* findContainer(const DeploymentState& live, const std::string& name) {
+  for (const auto& container : live.containers) {
+    if (container.name == name) {
+      return &container;
+    }
+  }
+  return nullptr;
+}
+
+std::string lookup(const std::map<std::string, std::string>& map, const std::string& key) {
+  const auto it = map.find(key);
+  return it == map.end() ? "" : it->second;
+}
+
+// The team's own tolerations: the template's, less those the record says
+// the operator added.
+std::vector<Toleration> teamTolerations(const DeploymentState& live, const OwnedFields& owned) {
+  std::vector<Toleration> users;
+  for (const auto& toleration : live.tolerations) {
+    if (!contains(owned.tolerations, toleration)) {
+      users.push_back(toleration);
+    }
+  }
+  return users;
+}
+
+// Whether the team's own template sets a node selector: a key the record
+// does not name as the operator's.
+bool teamSetsSelector(const DeploymentState& live, const OwnedFields& owned) {
+  return std::any_of(
+      live.nodeSelector.begin(), live.nodeSelector.end(),
+      [&owned](const auto& entry) { return !owned.nodeSelector.count(entry.first); });
+}
+
+// The node selector: a map merged key by key; null removes a key. With
+// `pods`, what the placement adds goes there instead of the template.
+json planSelector(const DeploymentState& live, const Scheduling* desired, const OwnedFields& owned,
+                  PatchPlan& plan, PodScheduling* pods) {
+  json patch = json::object();
+  if (desired) {
+    for (const auto& [key, value] : desired->nodeSelector) {
+      const auto current = live.nodeSelector.find(key);
+      const bool ours = owned.nodeSelector.count(key) > 0;
+      if (!ours && current != live.nodeSelector.end()) {
+        if (current->second != value) {
+          plan.conflicts.push_back("nodeSelector " + key + "=" + current->second +
+                                   " is set on the Deployment; the placement needs " + value);
+        }
+        continue;  // the user's own, identical: leave it theirs
+      }
+      if (pods) {
+        pods->nodeSelector[key] = value;
+        continue;
+      }
+      if (current == live.nodeSelector.end() || current->second != value) {
+        patch[key] = value;
+      }
+      plan.owned.nodeSelector[key] = value;
+    }
+  }
+  for (const auto& [key, value] : owned.nodeSelector) {
+    // Remove what we set and no longer want, unless someone has changed it.
+    if (!plan.owned.nodeSelector.count(key) && lookup(live.nodeSelector, key) == value) {
+      patch[key] = nullptr;
+    }
+  }
+  return patch;
+}
+
+// The tolerations: an atomic list, replaced whole; the user's entries are
+// carried over untouched and in order. nullopt when unchanged; null when
+// nothing is left.
+std::optional<json> planTolerations(const DeploymentState& live, const Scheduling* desired,
+                                    const OwnedFields& owned, PatchPlan& plan,
+                                    PodScheduling* pods) {
+  const std::vector<Toleration> users = teamTolerations(live, owned);
+  std::vector<Toleration> next = users;
+  if (desired) {
+    for (const auto& toleration : desired->tolerations) {
+      if (contains(users, toleration)) {
+        continue;  // the user tolerates it already
+      }
+      if (pods) {
+        pods->tolerations.push_back(toleration);
+      } else {
+        next.push_back(toleration);
+        plan.owned.tolerations.push_back(toleration);
+      }
+    }
+  }
+  if (next == live.tolerations) {
+    return std::nullopt;
+  }
+  if (next.empty()) {
+    return json(nullptr);
+  }
+  json list = json::array();
+  for (const auto& toleration : next) {
+    list.push_back(tolerationToJson(toleration));
+  }
+  return list;
+}
+
+using ContainerPatches = std::map<std::string, json>;
+
+void setRequestAndLimit(ContainerPatches& patches, const std::string& container,
+                        const std::string& name, const json& value) {
+  auto& patch = patches[container];
+  patch["limits"][name] = value;
+  patch["requests"][name] = value;
+}
+
+// The device resources we want: requests and limits alike, per container.
+void planWantedResources(const DeploymentState& live, const Scheduling& desired,
+                         const std::vector<std::string>& targets, const OwnedFields& owned,
+                         ContainerPatches& patches, PatchPlan& plan) {
+  for (const auto& name : targets) {
+    const auto* container = findContainer(live, name);
+    if (!container) {
+      plan.error = "the Deployment has no container named " + name;
+      return;
+    }
+    const auto ownedHere = owned.resources.find(name);
+    for (const auto& [resource, value] : desired.resources) {
+      const bool ours = ownedHere != owned.resources.end() && ownedHere->second.count(resource);
+      const std::string limit = lookup(container->limits, resource);
+      const std::string request = lookup(container->requests, resource);
+      if (!ours && (!limit.empty() || !request.empty())) {
+        // A team's own cpu or memory sizing stands: the placement's is
+        // only a default for containers that set none.
+        const bool sizing = resource == "cpu" || resource == "memory";
+        if (!sizing && (limit != value || request != value)) {
+          plan.conflicts.push_back("containers[" + name + "].resources " + resource + "=" +
+                                   (limit.empty() ? request : limit) +
+                                   " is set on the Deployment; the placement needs " + value);
+        }
+        continue;
+      }
+      if (limit != value || request != value) {
+        setRequestAndLimit(patches, name, resource, value);
+      }
+      plan.owned.resources[name][resource] = value;
+    }
+  }
+}
+
+// Device resources we set and no longer want, unless someone changed them.
+void planReleasedResources(const DeploymentState& live, const OwnedFields& owned,
+                           ContainerPatches& patches, const PatchPlan& plan) {
+  for (const auto& [name, resources] : owned.resources) {
+    const auto* container = findContainer(live, name);
+    const auto kept = plan.owned.resources.find(name);
+    for (const auto& [resource, value] : resources) {
+      if (kept != plan.owned.resources.end() && kept->second.count(resource)) {
+        continue;
+      }
+      if (container && (lookup(container->limits, resource) == value ||
+                        lookup(container->requests, resource) == value)) {
+        setRequestAndLimit(patches, name, resource, nullptr);
+      }
+    }
+  }
+}
+
+std::optional<json> planResources(const DeploymentState& live, const Scheduling* desired,
+                                  const std::vector<std::string>& containers,
+                                  const OwnedFields& owned, PatchPlan& plan) {
+  std::vector<std::string> targets = containers;
+  if (targets.empty() && desired && !live.containers.empty()) {
+    targets.push_back(live.containers.front().name);
+  }
+  ContainerPatches patches;
+  if (desired) {
+    planWantedResources(live, *desired, targets, owned, patches, plan);
+  }
+  planReleasedResources(live, owned, patches, plan);
+  if (patches.empty()) {
+    return std::nullopt;
+  }
+  json list = json::array();
+  for (auto& [name, resources] : patches) {
+    list.push_back({{"name", name}, {"resources", std::move(resources)}});
+  }
+  return list;
+}
+
+// Whether another GpuWorkload's record is on the Deployment: an error
+// when we would place it, nothing to do when we would clear it.
+bool ownedByAnother(const OwnedFields& owned, const std::string& workload) {
+  return !owned.workload.empty() && owned.workload != workload && !owned.empty();
+}
+
+// The gate and the annotation that place the pods: present while the
+// placement is at the pods, gone otherwise. Adds to `podSpec` and `annotations`.
+void planPodGate(const DeploymentState& live, const OwnedFields& owned,
+                 const std::optional<PodScheduling>& pods, PatchPlan& plan, json& podSpec,
+                 json& annotations) {
+  if (pods) {
+    plan.owned.pods = pods;
+    if (!live.gated) {
+      podSpec["schedulingGates"] = json::array({{{"name", kSchedulingGate}}});
+    }
+    const std::string text = serializePodScheduling(*pods);
+    if (live.podScheduling != text) {
+      annotations[kPodSchedulingAnnotation] = text;
+    }
+    return;
+  }
+  if (!owned.pods) {
+    return;
+  }
+  if (live.gated) {
+    podSpec["schedulingGates"] = json::array({{{"$patch", "delete"}, {"name", kSchedulingGate}}});
+  }
+  if (live.podScheduling) {
+    annotations[kPodSchedulingAnnotation] = nullptr;
+  }
+}
+
+}  // namespace
+
+PlaceAt resolvePlaceAt(PlaceAt setting, const DeploymentState& live) {
+  if (setting != PlaceAt::Auto) {
+    return setting;
+  }
+  static const OwnedFields kNone;
+  const OwnedFields& owned =
+      live.ownership.form == OwnershipRecord::Form::Readable ? live.ownership.fields : kNone;
+  return teamSetsSelector(live, owned) || !teamTolerations(live, owned).empty()
+             ? PlaceAt::Pods
+             : PlaceAt::PodTemplate;
+}
+
+PatchPlan planDeploymentPatch(const DeploymentState& live, const Scheduling* desired,
+                              const std::vector<std::string>& containers,
+                              const std::string& workload, const std::string& resourceVersion,
+                              PlaceAt where) {
+  PatchPlan plan;
+  if (live.ownership.form == OwnershipRecord::Form::Unreadable) {
+    plan.error = std::string("metadata.annotations[") + kOwnedFieldsAnnotation +
+                 "]: is not the operator's ownership record; remove it to let the operator "
+                 "start over";
+    return plan;
+  }
+  const OwnedFields& owned = live.ownership.fields;
+  if (ownedByAnother(owned, workload)) {
+    if (desired) {
+      plan.error = "the Deployment is already placed by GpuWorkload " + owned.workload;
+    }
+    return plan;
+  }
+  plan.owned.workload = workload;
+  std::optional<PodScheduling> pods;
+  if (desired && where == PlaceAt::Pods) {
+    pods.emplace();
+  }
+  PodScheduling* atPods = pods ? &*pods : nullptr;
+  json podSpec = json::object();
+  json annotations = json::object();
+  if (auto selector = planSelector(live, desired, owned, plan, atPods); !selector.empty()) {
+    podSpec["nodeSelector"] = std::move(selector);
+  }
+  if (auto tolerations = planTolerations(live, desired, owned, plan, atPods)) {
+    podSpec["tolerations"] = std::move(*tolerations);
+  }
+  if (auto resources = planResources(live, desired, containers, owned, plan)) {
+    podSpec["containers"] = std::move(*resources);
+  }
+  if (pods && *pods == PodScheduling{}) {
+    pods.reset();  // the team's template already has all of it: no gate
+  }
+  planPodGate(live, owned, pods, plan, podSpec, annotations);
+  if (plan.blocked()) {
+    return plan;  // nothing half-applied
+  }
+  const bool recorded = live.ownership.form != OwnershipRecord::Form::Absent;
+  const bool ownershipChanged = plan.owned.empty() ? recorded : !(plan.owned == owned) || !recorded;
+  if (podSpec.empty() && annotations.empty() && !ownershipChanged) {
+    return plan;  // already as desired: no write
+  }
+  json patch = {
+      {"metadata",
+       {{"resourceVersion", resourceVersion},
+        {"annotations",
+         {{kOwnedFieldsAnnotation,
+           plan.owned.empty() ? json(nullptr) : json(serializeOwnedFields(plan.owned))}}}}}};
+  for (const auto& [name, value] : podSpec.items()) {
+    plan.fields.push_back("spec.template.spec." + name);
+  }
+  if (!annotations.empty()) {
+    plan.fields.push_back(std::string("spec.template.metadata.annotations[") +
+                          kPodSchedulingAnnotation + "]");
+    patch["spec"]["template"]["metadata"]["annotations"] = std::move(annotations);
+  }
+  if (!podSpec.empty()) {
+    patch["spec"]["template"]["spec"] = std::move(podSpec);
+  }
+  plan.patch = std::move(patch);
+  return plan;
+}
+
+}  // namespace gpuplacement::core

@@ -1,0 +1,82 @@
+#include "core/reverts.h"
+
+#include "core/deployment.h"
+
+namespace gpuplacement::core {
+namespace {
+
+bool withinWindow(const RevertRecord& record, Timestamp now) {
+  const auto last = base::parseRfc3339(record.last);
+  return last && now - *last <= kRevertSeriesWindow;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const auto& item : items) {
+    text += (text.empty() ? "" : ", ") + item;
+  }
+  return text;
+}
+
+}  // namespace
+
+RevertStep nextRevertStep(const RevertInput& input) {
+  RevertStep step;
+  const auto& previous = input.previous;
+  if (input.specChanged) {
+    return step;  // a new intent starts afresh
+  }
+  if (!input.takenBack) {
+    // Nothing to put back: the series ends once stopped (someone gave the
+    // fields back) and lapses after the window.
+    if (previous && !previous->stopped() && withinWindow(*previous, input.now)) {
+      step.record = previous;
+    }
+    return step;
+  }
+  if (previous && previous->stopped()) {
+    step.record = previous;
+    if (input.targetGeneration == previous->stoppedAtGeneration) {
+      step.write = false;  // nothing has changed since the stop
+      return step;
+    }
+    // The Deployment changed since the stop: perhaps the fix. One more
+    // try; the next taking-back stops again.
+    step.record->stoppedAtGeneration = 0;
+    step.record->last = base::formatRfc3339(input.now);
+    step.record->fields = input.fields;
+    return step;
+  }
+  RevertRecord record;
+  if (previous && withinWindow(*previous, input.now)) {
+    record = *previous;
+  } else {
+    record.since = base::formatRfc3339(input.now);
+  }
+  ++record.count;
+  record.last = base::formatRfc3339(input.now);
+  record.fields = input.fields;
+  if (record.count >= kStopAfterReverts) {
+    record.stoppedAtGeneration = input.targetGeneration;
+    step.write = false;
+  }
+  step.record = std::move(record);
+  return step;
+}
+
+std::string describeStop(const RevertRecord& record, const std::string& deployment) {
+  const std::string who =
+      record.fieldManager.empty() ? "another writer" : "field manager " + record.fieldManager;
+  return joined(record.fields) + " of Deployment " + deployment + " taken back " +
+         std::to_string(record.count) + " times since " + record.since + ", last by " + who +
+         "; the operator stopped putting them back, so that the two do not fight. Fix: stop " +
+         "that writer from setting these fields (remove them from the manifest it applies; "
+         "Argo CD: ignoreDifferences with managedFieldsManagers [" +
+         kFieldManager +
+         "] and the sync option RespectIgnoreDifferences=true; no Replace=true), or set the "
+         "PlacementPolicy's placeAt: Pods; any change to the Deployment or to this spec makes "
+         "the operator try again (kubectl rollout restart deployment/" +
+         deployment + ")";
+}
+
+}  // namespace gpuplacement::core
