@@ -18,6 +18,12 @@ std::string deploymentPath(const std::string& ns, const std::string& name) {
   return "/apis/apps/v1/namespaces/" + ns + "/deployments/" + name;
 }
 
+// The operator's writes to the team's objects go under its own field
+// manager, the name GitOps tools are told to leave alone.
+std::string asFieldManager(std::string path) {
+  return path + "?fieldManager=" + core::kFieldManager;
+}
+
 json replaceStatus(const json& status) {
   return json::array({{{"op", "add"}, {"path", "/status"}, {"value", status}}});
 }
@@ -31,7 +37,9 @@ DeploymentRead deploymentRead(const json& object) {
 
 asio::awaitable<kube::ApiResult<DeploymentRead>> ApiWrites::readDeployment(std::string ns,
                                                                            std::string name) {
-  auto result = co_await client_.get(deploymentPath(ns, name));
+  // With managedFields: who else writes the pod template is named from them.
+  auto result =
+      co_await client_.get(deploymentPath(ns, name), kube::KubeClient::ManagedFields::Keep);
   if (!result) {
     co_return result.error();
   }
@@ -41,12 +49,25 @@ asio::awaitable<kube::ApiResult<DeploymentRead>> ApiWrites::readDeployment(std::
 asio::awaitable<kube::ApiResult<DeploymentRead>> ApiWrites::patchDeployment(std::string ns,
                                                                             std::string name,
                                                                             json patch) {
-  auto result = co_await client_.patch(deploymentPath(ns, name), patch, kube::PatchType::Strategic);
+  auto result =
+      co_await client_.patch(asFieldManager(deploymentPath(ns, name)), patch,
+                             kube::PatchType::Strategic, kube::KubeClient::ManagedFields::Keep);
   noteRefusal("patch deployments.apps", ns, !result && result.error().forbidden());
   if (!result) {
     co_return result.error();
   }
   co_return deploymentRead(*result);
+}
+
+asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::patchPod(std::string ns, std::string name,
+                                                               json patch) {
+  auto result = co_await client_.patch(asFieldManager("/api/v1/namespaces/" + ns + "/pods/" + name),
+                                       patch, kube::PatchType::Strategic);
+  noteRefusal("patch pods", ns, !result && result.error().forbidden());
+  if (!result) {
+    co_return result.error();
+  }
+  co_return base::Ok{};
 }
 
 void ApiWrites::noteRefusal(const std::string& what, const std::string& ns, bool forbidden) {

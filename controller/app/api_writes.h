@@ -35,6 +35,9 @@ class ApiWrites {
   // A strategic merge patch (its resourceVersion is the precondition).
   asio::awaitable<kube::ApiResult<DeploymentRead>> patchDeployment(std::string ns, std::string name,
                                                                    nlohmann::json patch);
+  // A strategic merge patch of a pod (its resourceVersion is the precondition).
+  asio::awaitable<kube::ApiResult<base::Ok>> patchPod(std::string ns, std::string name,
+                                                      nlohmann::json patch);
   // Replaces the whole status (a JSON Patch "add" of /status, so fields the
   // new one lacks do not linger); answers the status as the server stored it.
   asio::awaitable<kube::ApiResult<nlohmann::json>> replaceWorkloadStatus(std::string ns,

@@ -34,7 +34,9 @@ const Vocabulary& words() {
       "nvidia.com/gpu.product",
       // rarer: two bytes each
       "NoExecute", "PreferNoSchedule", "aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice",
-      "server", "main", "app"};
+      "server", "main", "app", "ManagerConflict", "spec.template.spec.nodeSelector",
+      "spec.template.spec.tolerations", "spec.template.spec.containers",
+      "spec.template.spec.schedulingGates"};
   return vocabulary;
 }
 
@@ -280,6 +282,16 @@ void packStatus(Packer& out, const core::WorkloadStatus& status) {
     out.integer(condition.observedGeneration);
   }
   packUnavailable(out, status.unavailable);
+  out.boolean(status.reverts.has_value());
+  if (const auto& reverts = status.reverts) {
+    out.integer(reverts->count);
+    out.timestamp(reverts->since);
+    out.timestamp(reverts->last);
+    packWords(out, reverts->fields);
+    out.string(reverts->fieldManager);
+    out.integer(reverts->stoppedAtGeneration);
+    out.integer(static_cast<std::int64_t>(reverts->stoppedAtTemplate));
+  }
 }
 
 core::WorkloadStatus unpackStatus(Unpacker& in) {
@@ -308,6 +320,17 @@ core::WorkloadStatus unpackStatus(Unpacker& in) {
     status.conditions.push_back(std::move(condition));
   }
   status.unavailable = unpackUnavailable(in);
+  if (in.boolean()) {
+    core::RevertRecord reverts;
+    reverts.count = static_cast<int>(in.integer());
+    reverts.since = in.timestamp();
+    reverts.last = in.timestamp();
+    reverts.fields = unpackWords(in);
+    reverts.fieldManager = in.string();
+    reverts.stoppedAtGeneration = in.integer();
+    reverts.stoppedAtTemplate = static_cast<std::uint64_t>(in.integer());
+    status.reverts = std::move(reverts);
+  }
   return status;
 }
 
@@ -418,6 +441,11 @@ void packOwnership(Packer& out, const core::OwnershipRecord& record) {
     out.word(container);
     packPairs(out, resources);
   }
+  out.boolean(fields.pods.has_value());
+  if (fields.pods) {
+    packPairs(out, fields.pods->nodeSelector);
+    packTolerations(out, fields.pods->tolerations);
+  }
 }
 
 core::OwnershipRecord unpackOwnership(Unpacker& in) {
@@ -435,6 +463,12 @@ core::OwnershipRecord unpackOwnership(Unpacker& in) {
     auto container = in.word();
     fields.resources[std::move(container)] = unpackPairs(in);
   }
+  if (in.boolean()) {
+    core::PodScheduling pods;
+    pods.nodeSelector = unpackPairs(in);
+    pods.tolerations = unpackTolerations(in);
+    fields.pods = std::move(pods);
+  }
   return record;
 }
 
@@ -449,6 +483,7 @@ CachedDeployment packDeployment(const core::DeploymentState& state) {
   cached.availableReplicas = state.availableReplicas;
   cached.statusReplicas = state.statusReplicas;
   cached.progressDeadlineExceeded = state.progressDeadlineExceeded;
+  cached.templateDigest = state.templateDigest;
   cached.owner = state.ownership.fields.workload;
   cached.ownedDigest = state.ownership.digest;
   Packer out(words());
@@ -460,6 +495,11 @@ CachedDeployment packDeployment(const core::DeploymentState& state) {
     out.word(container.name);
     packPairs(out, container.limits);
     packPairs(out, container.requests);
+  }
+  out.boolean(state.gated);
+  out.boolean(state.podScheduling.has_value());
+  if (state.podScheduling) {
+    out.string(*state.podScheduling);
   }
   packOwnership(out, state.ownership);
   cached.packed = out.take();
@@ -476,6 +516,7 @@ core::DeploymentState CachedDeployment::unpack() const {
   state.availableReplicas = availableReplicas;
   state.statusReplicas = statusReplicas;
   state.progressDeadlineExceeded = progressDeadlineExceeded;
+  state.templateDigest = templateDigest;
   Unpacker in(packed, words());
   state.uid = in.uid();
   state.nodeSelector = unpackPairs(in);
@@ -486,6 +527,10 @@ core::DeploymentState CachedDeployment::unpack() const {
     container.limits = unpackPairs(in);
     container.requests = unpackPairs(in);
     state.containers.push_back(std::move(container));
+  }
+  state.gated = in.boolean();
+  if (in.boolean()) {
+    state.podScheduling = in.string();
   }
   state.ownership = unpackOwnership(in);
   return state;

@@ -49,6 +49,7 @@ struct CachedDeployment {
   std::int32_t availableReplicas = 0;
   std::int32_t statusReplicas = 0;
   bool progressDeadlineExceeded = false;
+  std::uint64_t templateDigest = 0;
   std::string owner;              // the GpuWorkload its ownership record names, if any
   std::uint64_t ownedDigest = 0;  // of the ownership record's text
   std::string packed;             // node selector, tolerations, device resources, ownership

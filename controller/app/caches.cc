@@ -97,6 +97,11 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
       [this](const std::string& key, const core::PodView* previous, const core::PodView* current) {
         countPod(previous, current);
         indexPending(key, previous, current);
+        if (current && current->gated) {
+          for (const auto& handler : gatedHandlers_) {
+            handler(key);
+          }
+        }
       });
   pods_->setLogger(logInformer);
 }
@@ -158,6 +163,19 @@ void ObjectCaches::indexPending(const std::string& pod, const core::PodView* pre
       }
     }
   }
+}
+
+void ObjectCaches::onGatedPod(std::function<void(const std::string&)> handler) {
+  gatedHandlers_.push_back(std::move(handler));
+}
+
+const core::GatedPod* ObjectCaches::gatedPod(const std::string& key) const {
+  const auto* pod = pods_->store().get(key);
+  return pod ? pod->gated.get() : nullptr;
+}
+
+bool ObjectCaches::podsKnown() const {
+  return pods_->synced();
 }
 
 core::PendingPods ObjectCaches::pendingPodsOf(const std::string& deployment) const {

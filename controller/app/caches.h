@@ -51,6 +51,8 @@ class ObjectCaches {
   void onPolicy(Handler<PolicyObject> handler);
   // The Deployment ("ns/name") whose pods the scheduler cannot place changed.
   void onPendingPods(std::function<void(const std::string& deployment)> handler);
+  // A pod ("ns/name") waits behind the operator's scheduling gate.
+  void onGatedPod(std::function<void(const std::string& pod)> handler);
 
   // Karpenter's NodePool CRD is served: watch NodePools too. Before or
   // after run(); once.
@@ -103,6 +105,10 @@ class ObjectCaches {
   ClusterStamp clusterStamp() const;
   // The Deployment's pods the scheduler cannot place.
   core::PendingPods pendingPodsOf(const std::string& deployment) const;
+  // The pod, while it waits behind the operator's gate; null otherwise.
+  const core::GatedPod* gatedPod(const std::string& key) const;
+  // Pods can be read (listed and watched): placing at the pods is possible.
+  bool podsKnown() const;
 
  private:
   using WorkloadInformer = runtime::Informer<CachedWorkload>;
@@ -134,6 +140,7 @@ class ObjectCaches {
   std::unordered_map<std::string, core::Devices> usedOnNode_;  // by the pods bound to it
   KeyIndex pendingOf_;  // Deployment -> its pods the scheduler cannot place
   std::vector<std::function<void(const std::string&)>> pendingHandlers_;
+  std::vector<std::function<void(const std::string&)>> gatedHandlers_;
   std::uint64_t clusterGeneration_ = 0;
   runtime::InformerOptions base_;
   runtime::ListWatchClient& client_;

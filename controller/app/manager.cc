@@ -27,7 +27,8 @@ Manager::Manager(asio::any_io_executor executor, kube::KubeClient& client,
                  WorkloadReconcilerOptions{options_.workers, options_.finalizer}, logger, metrics,
                  controllerMetrics_, clock),
       policies_(executor, caches_, engines_, writes_, workloads_, logger, controllerMetrics_,
-                clock) {
+                clock),
+      pods_(executor, caches_, writes_, logger, metrics, controllerMetrics_, clock) {
   caches_.registerMetrics(metrics);
   registerGauges(metrics);
 }
@@ -105,13 +106,14 @@ asio::awaitable<void> Manager::run() {
 }
 
 asio::awaitable<void> Manager::runReconcilers() {
-  int running = 2;  // the Events go out last, from what the reconcilers left
+  int running = 3;  // the Events go out last, from what the reconcilers left
   runtime::Signal done;
   const auto finished = [&](std::exception_ptr) {
     --running;
     done.notifyAll();
   };
   asio::co_spawn(executor_, policies_.run(), finished);
+  asio::co_spawn(executor_, pods_.run(), finished);
   asio::co_spawn(executor_, events_.run(), finished);
   co_await workloads_.run();
   events_.stop();
@@ -136,6 +138,7 @@ void Manager::stop() {
   stopping_.notifyAll();
   workloads_.stop();
   policies_.stop();
+  pods_.stop();
   caches_.stop();
 }
 

@@ -12,6 +12,7 @@
 #include "app/logging.h"
 #include "app/metrics.h"
 #include "app/policy_engines.h"
+#include "app/pod_release_reconciler.h"
 #include "app/policy_reconciler.h"
 #include "app/workload_reconciler.h"
 #include "kube/client.h"
@@ -84,6 +85,7 @@ class Manager {
   ControllerMetrics controllerMetrics_;
   WorkloadReconciler workloads_;
   PolicyReconciler policies_;
+  PodReleaseReconciler pods_;
   bool stopped_ = false;
   bool leaderOnly_ = false;
   bool leader_ = false;

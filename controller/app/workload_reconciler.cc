@@ -180,6 +180,7 @@ void WorkloadReconciler::read(const runtime::ObjectKey& key, Snapshot& snapshot)
   input.name = key.name;
   input.now = clock_.systemNow();
   input.useFinalizer = useFinalizer_;
+  input.podsPlaceable = caches_.podsKnown();
   const auto* cached = caches_.workload(id);
   if (!cached) {
     input.orphans.clear();
@@ -254,7 +255,8 @@ asio::awaitable<WorkloadReconciler::Outcome> WorkloadReconciler::writeTarget(
   }
   const PatchPlanner place = [&write, name = key.name](const core::DeploymentState& live,
                                                        const std::string& version) {
-    return core::planDeploymentPatch(live, &write.scheduling, write.containers, name, version);
+    return core::planDeploymentPatch(live, &write.scheduling, write.containers, name, version,
+                                     write.placeAt);
   };
   co_return co_await converge(key.ns, write.deployment, *snapshot.target,
                               snapshot.input.targetResourceVersion, write.patch, place);

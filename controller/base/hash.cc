@@ -84,4 +84,28 @@ std::uint64_t jsonDigest(const nlohmann::json& value) {
   return fnv.hash;
 }
 
+std::string digestText(std::uint64_t digest) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text(16, '0');
+  for (int i = 15; i >= 0; --i, digest >>= 4) {
+    text[static_cast<std::size_t>(i)] = kHex[digest & 0xf];
+  }
+  return text;
+}
+
+std::optional<std::uint64_t> parseDigest(std::string_view text) {
+  if (text.size() != 16) {
+    return std::nullopt;
+  }
+  std::uint64_t digest = 0;
+  for (char c : text) {
+    const int value = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (value < 0) {
+      return std::nullopt;
+    }
+    digest = digest << 4 | static_cast<std::uint64_t>(value);
+  }
+  return digest;
+}
+
 }  // namespace gpuplacement::base

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -27,5 +29,10 @@ constexpr std::uint64_t stableHash(std::string_view text) {
 // serialized first. Objects are ordered by key; an integer hashes the same
 // whether it was parsed as signed or unsigned.
 std::uint64_t jsonDigest(const nlohmann::json& value);
+
+// A digest as 16 lower-case hex digits, for documents that record one, and
+// back (nullopt: not such a text).
+std::string digestText(std::uint64_t digest);
+std::optional<std::uint64_t> parseDigest(std::string_view text);
 
 }  // namespace gpuplacement::base

@@ -122,6 +122,7 @@ DeploymentState deploymentFromJson(const json& object) {
   const auto& spec = field(object, "spec");
   state.replicas = static_cast<std::int32_t>(integer(field(spec, "replicas"), 1));
   const auto& templ = field(spec, "template");
+  state.templateDigest = base::jsonDigest(templ);
   if (const auto& text =
           field(field(field(templ, "metadata"), "annotations"), kPodSchedulingAnnotation);
       text.is_string()) {

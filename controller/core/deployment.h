@@ -73,6 +73,9 @@ struct DeploymentState {
   bool gated = false;  // the template carries kSchedulingGate
   // The template's kPodSchedulingAnnotation; nullopt: absent.
   std::optional<std::string> podScheduling;
+  // Of spec.template as the server stores it: tells a new commit (or a
+  // rollout restart) from the same manifest applied again.
+  std::uint64_t templateDigest = 0;
   OwnershipRecord ownership;
   // The field manager (and its operation) that last wrote the pod template,
   // other than this operator: "kustomize-controller (Apply)". Known only

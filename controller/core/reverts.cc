@@ -36,13 +36,14 @@ RevertStep nextRevertStep(const RevertInput& input) {
   }
   if (previous && previous->stopped()) {
     step.record = previous;
-    if (input.targetGeneration == previous->stoppedAtGeneration) {
-      step.write = false;  // nothing has changed since the stop
+    if (input.targetTemplate == previous->stoppedAtTemplate) {
+      step.write = false;  // the same template since the stop
       return step;
     }
-    // The Deployment changed since the stop: perhaps the fix. One more
+    // The pod template changed since the stop: perhaps the fix. One more
     // try; the next taking-back stops again.
     step.record->stoppedAtGeneration = 0;
+    step.record->stoppedAtTemplate = 0;
     step.record->last = base::formatRfc3339(input.now);
     step.record->fields = input.fields;
     return step;
@@ -58,6 +59,7 @@ RevertStep nextRevertStep(const RevertInput& input) {
   record.fields = input.fields;
   if (record.count >= kStopAfterReverts) {
     record.stoppedAtGeneration = input.targetGeneration;
+    record.stoppedAtTemplate = input.targetTemplate;
     step.write = false;
   }
   step.record = std::move(record);

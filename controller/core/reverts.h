@@ -33,7 +33,8 @@ struct RevertInput {
   bool takenBack = false;
   bool specChanged = false;  // the GpuWorkload's spec changed since the placement
   std::int64_t targetGeneration = 0;
-  std::vector<std::string> fields;  // what the write would put back
+  std::uint64_t targetTemplate = 0;  // DeploymentState::templateDigest
+  std::vector<std::string> fields;   // what the write would put back
   Timestamp now;
 };
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "base/decimal.h"
+#include "base/hash.h"
 #include "base/json_access.h"
 #include "core/quantity.h"
 
@@ -186,6 +187,7 @@ WorkloadStatus workloadStatusFromJson(const json& status) {
     }
     reverts.fieldManager = text(*it, "fieldManager");
     reverts.stoppedAtGeneration = integer(*it, "stoppedAtGeneration");
+    reverts.stoppedAtTemplate = base::parseDigest(text(*it, "stoppedAtTemplate")).value_or(0);
     result.reverts = std::move(reverts);
   }
   result.unavailable = readUnavailable(status);
@@ -268,6 +270,7 @@ json statusToJson(const StatusView& view) {
     }
     if (reverts.stopped()) {
       record["stoppedAtGeneration"] = reverts.stoppedAtGeneration;
+      record["stoppedAtTemplate"] = base::digestText(reverts.stoppedAtTemplate);
     }
     status["reverts"] = std::move(record);
   }

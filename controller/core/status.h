@@ -67,9 +67,12 @@ struct RevertRecord {
   std::vector<std::string> fields;  // what was taken, the last time
   std::string fieldManager;         // the last other writer of the template, when known
   // The Deployment's generation when the operator stopped putting the
-  // fields back; 0 while it still does. It tries again once the
-  // Deployment changes.
+  // fields back; 0 while it still does.
   std::int64_t stoppedAtGeneration = 0;
+  // Its pod template's digest then: the operator tries again once the
+  // template changes (a new commit, a rollout restart), not when the same
+  // manifest is applied again.
+  std::uint64_t stoppedAtTemplate = 0;
 
   bool stopped() const { return stoppedAtGeneration != 0; }
   bool operator==(const RevertRecord&) const = default;

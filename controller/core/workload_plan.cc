@@ -245,6 +245,7 @@ void planReverts(const WorkloadInput& input, const WorkloadObject& workload, Sta
   reverts.specChanged =
       plan.view.applied && plan.view.applied->specGeneration != workload.generation;
   reverts.targetGeneration = input.target->generation;
+  reverts.targetTemplate = input.target->templateDigest;
   reverts.now = input.now;
   if (plan.write) {
     const auto& patch = plan.write->patch;

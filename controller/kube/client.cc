@@ -153,13 +153,15 @@ asio::awaitable<ApiResult<HttpResponse>> KubeClient::execute(const char* verb,
 }
 
 asio::awaitable<ApiResult<json>> KubeClient::executeJson(const char* verb, HttpRequest request,
-                                                         const runtime::ListItemSink* onItem) {
+                                                         const runtime::ListItemSink* onItem,
+                                                         ManagedFields managedFields) {
   auto response = co_await execute(verb, std::move(request));
   if (!response) {
     co_return std::move(response).error();
   }
-  auto document =
-      onItem ? runtime::parseList(response->body, *onItem) : runtime::parseObject(response->body);
+  auto document = onItem
+                      ? runtime::parseList(response->body, *onItem)
+                      : runtime::parseObject(response->body, managedFields == ManagedFields::Keep);
   if (document.is_discarded()) {
     ApiError error = noAnswer("the server's answer is not JSON", false, "InvalidResponse");
     error.status = response->status;
@@ -168,8 +170,9 @@ asio::awaitable<ApiResult<json>> KubeClient::executeJson(const char* verb, HttpR
   co_return document;
 }
 
-asio::awaitable<ApiResult<json>> KubeClient::get(std::string path) {
-  co_return co_await executeJson("get", makeRequest(Method::Get, std::move(path)));
+asio::awaitable<ApiResult<json>> KubeClient::get(std::string path, ManagedFields managedFields) {
+  co_return co_await executeJson("get", makeRequest(Method::Get, std::move(path)), nullptr,
+                                 managedFields);
 }
 
 asio::awaitable<ApiResult<json>> KubeClient::list(std::string pathWithQuery) {
@@ -191,9 +194,10 @@ asio::awaitable<ApiResult<json>> KubeClient::update(std::string path, const json
 }
 
 asio::awaitable<ApiResult<json>> KubeClient::patch(std::string path, const json& body,
-                                                   PatchType type) {
+                                                   PatchType type, ManagedFields managedFields) {
   co_return co_await executeJson(
-      "patch", makeRequest(Method::Patch, std::move(path), body.dump(), contentTypeOf(type)));
+      "patch", makeRequest(Method::Patch, std::move(path), body.dump(), contentTypeOf(type)),
+      nullptr, managedFields);
 }
 
 asio::awaitable<ApiResult<json>> KubeClient::remove(std::string path) {

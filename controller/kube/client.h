@@ -70,7 +70,11 @@ class KubeClient {
   KubeClient(std::unique_ptr<Transport> transport, std::unique_ptr<CredentialSource> credentials,
              ClientOptions options, const runtime::Clock& clock);
 
-  asio::awaitable<ApiResult<json>> get(std::string path);
+  // Answers leave metadata.managedFields out unless asked to keep them.
+  enum class ManagedFields { Drop, Keep };
+
+  asio::awaitable<ApiResult<json>> get(std::string path,
+                                       ManagedFields managedFields = ManagedFields::Drop);
   asio::awaitable<ApiResult<json>> list(std::string pathWithQuery);
   // The same, handing each item to `onItem` while parsing; the answer
   // comes back with an empty "items".
@@ -78,7 +82,8 @@ class KubeClient {
                                         const runtime::ListItemSink& onItem);
   asio::awaitable<ApiResult<json>> create(std::string path, const json& body);
   asio::awaitable<ApiResult<json>> update(std::string path, const json& body);
-  asio::awaitable<ApiResult<json>> patch(std::string path, const json& body, PatchType type);
+  asio::awaitable<ApiResult<json>> patch(std::string path, const json& body, PatchType type,
+                                         ManagedFields managedFields = ManagedFields::Drop);
   asio::awaitable<ApiResult<json>> remove(std::string path);
   // Opens a watch; `path` carries the query (watch=1, resourceVersion, ...).
   // The stream times out after `idleTimeout` without a byte.
@@ -93,7 +98,8 @@ class KubeClient {
   asio::awaitable<ApiResult<HttpResponse>> execute(const char* verb, HttpRequest request);
   // Parses the answer whole, or a list item by item when onItem is given.
   asio::awaitable<ApiResult<json>> executeJson(const char* verb, HttpRequest request,
-                                               const runtime::ListItemSink* onItem = nullptr);
+                                               const runtime::ListItemSink* onItem = nullptr,
+                                               ManagedFields managedFields = ManagedFields::Drop);
   asio::awaitable<void> pace();
   asio::awaitable<void> sleep(std::chrono::nanoseconds duration);
   std::chrono::nanoseconds backoff(int attempt);

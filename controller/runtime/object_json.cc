@@ -14,7 +14,10 @@ bool keepKey(const json& key) {
 
 }  // namespace
 
-json parseObject(std::string_view text) {
+json parseObject(std::string_view text, bool keepManagedFields) {
+  if (keepManagedFields) {
+    return json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  }
   const json::parser_callback_t skipManagedFields = [](int, Event event, json& parsed) {
     return event != Event::key || keepKey(parsed);
   };

@@ -11,7 +11,9 @@ namespace gpuplacement::runtime {
 // metadata.managedFields on the way: server-side apply bookkeeping that a
 // controller never reads, often half of an object's bytes. Returns a
 // discarded value (is_discarded()) when the text is not JSON.
-nlohmann::json parseObject(std::string_view text);
+// `keepManagedFields` keeps them, for the rare answer that is asked who
+// wrote a field.
+nlohmann::json parseObject(std::string_view text, bool keepManagedFields = false);
 
 // Receives each object of a list as it is parsed; only one object of a
 // list exists at a time.

@@ -43,4 +43,19 @@ TEST_CASE("jsonDigest: any difference changes it") {
   }
 }
 
+TEST_CASE("a digest as text reads back; anything else is refused") {
+  for (const std::uint64_t digest :
+       {std::uint64_t{0}, std::uint64_t{1}, stableHash("template"), ~std::uint64_t{0}}) {
+    CAPTURE(digest);
+    const auto text = digestText(digest);
+    CHECK(text.size() == 16);
+    CHECK(parseDigest(text) == digest);
+  }
+  CHECK(digestText(0xabcdefULL) == "0000000000abcdef");
+  for (const char* bad : {"", "abc", "0000000000ABCDEF", "000000000000000g", "00000000000000000"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(parseDigest(bad));
+  }
+}
+
 }  // namespace gpuplacement::base

@@ -1,8 +1,7 @@
-#include "core/deployment_patch.h"
-
 #include <doctest/doctest.h>
 
 #include "base/hash.h"
+#include "core/deployment_patch.h"
 #include "support/deployment_patch.h"
 
 namespace gpuplacement::core {

@@ -11,9 +11,17 @@ Timestamp at(const char* text) {
 
 const std::vector<std::string> kFields = {"spec.template.spec.tolerations"};
 
+// `generation` stands for the pod template too: a new generation, a new
+// template (a new commit), unless said otherwise.
 RevertInput takenBack(std::optional<RevertRecord> previous, const char* now,
                       std::int64_t generation = 10) {
-  return {std::move(previous), true, false, generation, kFields, at(now)};
+  return {std::move(previous),
+          true,
+          false,
+          generation,
+          static_cast<std::uint64_t>(generation * 1000),
+          kFields,
+          at(now)};
 }
 
 }  // namespace
@@ -36,12 +44,19 @@ TEST_CASE("fields taken back are put back twice, and the third time the operator
   CHECK_FALSE(third.write);
   CHECK(third.record->count == kStopAfterReverts);
   CHECK(third.record->stoppedAtGeneration == 14);
+  CHECK(third.record->stoppedAtTemplate == 14000);
   CHECK(third.record->last == "2026-11-25T10:00:40Z");
 
   SUBCASE("stopped, nothing changes: no write, for as long as it lasts") {
     const auto held = nextRevertStep(takenBack(third.record, "2026-11-25T18:00:00Z", 14));
     CHECK_FALSE(held.write);
     CHECK(held.record == third.record);
+  }
+  SUBCASE("stopped, the same manifest replaced again: a new generation, the same template") {
+    auto replaced = takenBack(third.record, "2026-11-25T18:00:00Z", 15);
+    replaced.targetTemplate = 14000;
+    const auto held = nextRevertStep(replaced);
+    CHECK_FALSE(held.write);
   }
   SUBCASE("the Deployment changed since the stop: one more try, then stopped again") {
     const auto retry = nextRevertStep(takenBack(third.record, "2026-11-25T18:00:00Z", 15));
@@ -52,7 +67,7 @@ TEST_CASE("fields taken back are put back twice, and the third time the operator
     CHECK(again.record->stoppedAtGeneration == 17);
   }
   SUBCASE("someone gave the fields back: the series ends") {
-    RevertInput quiet{third.record, false, false, 14, {}, at("2026-11-25T11:00:00Z")};
+    RevertInput quiet{third.record, false, false, 14, 14000, {}, at("2026-11-25T11:00:00Z")};
     CHECK_FALSE(nextRevertStep(quiet).record);
   }
   SUBCASE("a new spec starts afresh, writing") {
@@ -71,7 +86,7 @@ TEST_CASE("takings-back more than an hour apart are edits, not a fight") {
   CHECK(later.record->count == 1);
   CHECK(later.record->since == "2026-11-25T11:00:01Z");
   // Within the hour the series stands, also between takings-back.
-  RevertInput quiet{first.record, false, false, 10, {}, at("2026-11-25T10:30:00Z")};
+  RevertInput quiet{first.record, false, false, 10, 10000, {}, at("2026-11-25T10:30:00Z")};
   CHECK(nextRevertStep(quiet).record == first.record);
   quiet.now = at("2026-11-25T11:30:00Z");
   CHECK_FALSE(nextRevertStep(quiet).record);

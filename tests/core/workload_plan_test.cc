@@ -309,7 +309,8 @@ const Row kRows[] = {
        w.placedAndRolledOut();
        w.target->nodeSelector.erase("node.kubernetes.io/instance-type");
        w.status.reverts = RevertRecord{2,  "2026-11-22T11:50:00Z",         "2026-11-22T11:55:00Z",
-                                       {}, "kustomize-controller (Apply)", 0};
+                                       {}, "kustomize-controller (Apply)", 0,
+                                       0};
      },
      {},
      {},
@@ -325,16 +326,22 @@ const Row kRows[] = {
        const auto& reverts = (*r.record.status)["reverts"];
        CHECK(reverts["count"] == kStopAfterReverts);
        CHECK(reverts["stoppedAtGeneration"] == 5);
+       CHECK(reverts["stoppedAtTemplate"].get<std::string>().size() == 16);
        const auto& applied = (*r.record.status)["conditions"][2];
        CHECK(applied["message"].get<std::string>().find("kustomize-controller (Apply)") !=
              std::string::npos);
      }},
-    {"stopped, and the Deployment has not changed since: still nothing written",
+    {"stopped, and the pod template has not changed since: still nothing written",
      [](World& w) {
        w.placedAndRolledOut();
        w.target->nodeSelector.erase("node.kubernetes.io/instance-type");
-       w.status.reverts = RevertRecord{3,  "2026-11-22T11:50:00Z",     "2026-11-22T11:56:00Z",
-                                       {}, "kubectl-replace (Update)", w.target->generation};
+       w.status.reverts = RevertRecord{3,
+                                       "2026-11-22T11:50:00Z",
+                                       "2026-11-22T11:56:00Z",
+                                       {},
+                                       "kubectl-replace (Update)",
+                                       w.target->generation - 1,
+                                       w.target->templateDigest};
      },
      {},
      {},
@@ -345,12 +352,17 @@ const Row kRows[] = {
      std::nullopt,
      NextReconcile::Kind::AwaitChange,
      {}},
-    {"stopped, then the Deployment changed: one more try",
+    {"stopped, then the pod template changed (a new commit): one more try",
      [](World& w) {
        w.placedAndRolledOut();
        w.target->nodeSelector.erase("node.kubernetes.io/instance-type");
-       w.status.reverts = RevertRecord{3,  "2026-11-22T11:50:00Z",     "2026-11-22T11:56:00Z",
-                                       {}, "kubectl-replace (Update)", w.target->generation - 1};
+       w.status.reverts = RevertRecord{3,
+                                       "2026-11-22T11:50:00Z",
+                                       "2026-11-22T11:56:00Z",
+                                       {},
+                                       "kubectl-replace (Update)",
+                                       w.target->generation - 1,
+                                       w.target->templateDigest + 1};
      },
      {},
      {},

@@ -168,6 +168,7 @@ const std::set<std::string> kCalls = {
     "list nodes",
     "list pods",
     "list nodepools.karpenter.sh",
+    "patch pods",  // placing the pods behind the scheduling gate (app/pod_release_reconciler.cc)
     "get leases.coordination.k8s.io",  // leader election (kube/leader_election.cc)
     "create leases.coordination.k8s.io",
     "update leases.coordination.k8s.io",

@@ -2,7 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/hash.h"
 #include "core/deployment.h"
+#include "core/pod_scheduling.h"
 
 namespace gpuplacement::testing {
 
@@ -59,6 +61,9 @@ inline core::DeploymentState applyPatch(core::DeploymentState state, const nlohm
     const auto& text = spec["template"]["metadata"]["annotations"][core::kPodSchedulingAnnotation];
     state.podScheduling =
         text.is_null() ? std::nullopt : std::optional<std::string>(text.get<std::string>());
+  }
+  if (spec.contains("template")) {
+    state.templateDigest = base::fnvAppend(state.templateDigest, spec["template"].dump());
   }
   const auto& annotation = patch["metadata"]["annotations"][core::kOwnedFieldsAnnotation];
   state.ownership = core::readOwnership(

@@ -1,0 +1,67 @@
+#include "app/pod_release_reconciler.h"
+
+#include "core/pod_scheduling.h"
+
+namespace gpuplacement::app {
+namespace {
+
+using runtime::ReconcileResult;
+
+// Pods are released side by side: each is one small patch, and a
+// Deployment's new pods all wait for theirs.
+constexpr int kWorkers = 4;
+
+}  // namespace
+
+PodReleaseReconciler::PodReleaseReconciler(asio::any_io_executor executor, ObjectCaches& caches,
+                                           ApiWrites& writes, Logger& log, MetricsRegistry& metrics,
+                                           ControllerMetrics& controllerMetrics,
+                                           const runtime::Clock& clock)
+    : caches_(caches),
+      writes_(writes),
+      log_(log),
+      queue_(clock),
+      asyncQueue_(queue_),
+      controller_(
+          executor, asyncQueue_, kWorkers,
+          [this](const runtime::ObjectKey& key) { return reconcile(key); }, clock),
+      released_(metrics.counter("gpu_placement_pods_released_total",
+                                "Pods given their placement and let out of the operator's "
+                                "scheduling gate, by whether every entry could be added",
+                                {"result"})) {
+  controllerMetrics.attach("pod", controller_, queue_);
+  caches_.onGatedPod([this](const std::string& key) { enqueue(key); });
+}
+
+asio::awaitable<void> PodReleaseReconciler::run() {
+  co_await controller_.run();
+}
+
+asio::awaitable<ReconcileResult> PodReleaseReconciler::reconcile(const runtime::ObjectKey& key) {
+  const auto* gated = caches_.gatedPod(key.str());
+  if (!gated) {
+    co_return ReconcileResult::done();  // released already, or gone
+  }
+  const auto release = core::planPodRelease(*gated);
+  auto patched = co_await writes_.patchPod(key.ns, key.name, release.patch);
+  if (!patched) {
+    if (patched.error().notFound()) {
+      co_return ReconcileResult::done();
+    }
+    // 409: the pod changed since the cache saw it; its next event requeues
+    // it, and the retry reads the cache again.
+    co_return ReconcileResult::error("releasing the pod: " + patched.error().describe());
+  }
+  if (!release.skipped.empty()) {
+    std::string skipped;
+    for (const auto& entry : release.skipped) {
+      skipped += (skipped.empty() ? "" : "; ") + entry;
+    }
+    log_.warn("pod released without all of its placement",
+              {{"namespace", key.ns}, {"name", key.name}, {"skipped", skipped}});
+  }
+  released_.inc({release.skipped.empty() ? "placed" : "partial"});
+  co_return ReconcileResult::done();
+}
+
+}  // namespace gpuplacement::app
