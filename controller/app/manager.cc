@@ -24,8 +24,9 @@ Manager::Manager(asio::any_io_executor executor, kube::KubeClient& client,
       events_(writes_, logger, metrics, clock, options_.events),
       controllerMetrics_(metrics),
       workloads_(executor, caches_, engines_, writes_, events_,
-                 WorkloadReconcilerOptions{options_.workers, options_.finalizer}, logger, metrics,
-                 controllerMetrics_, clock),
+                 WorkloadReconcilerOptions{options_.workers, options_.finalizer,
+                                           options_.perWorkloadMetrics},
+                 logger, metrics, controllerMetrics_, clock),
       policies_(executor, caches_, engines_, writes_, workloads_, logger, controllerMetrics_,
                 clock) {
   caches_.registerMetrics(metrics);
