@@ -104,7 +104,9 @@ TEST_CASE("a cost and an idle-accelerators series per placed GpuWorkload: placed
     const auto before = scrape(op);
     CHECK(before.types.at(kCost) == "gauge");
     CHECK(before.types.at(kIdle) == "gauge");
-    CHECK(before.find(kCost).empty());  // nothing placed, no series
+    // Nothing placed here yet, no series (other suites' workloads may be).
+    CHECK(before.find(kCost, {{"namespace", "cost-a"}}).empty());
+    CHECK(before.find(kCost, {{"namespace", "cost-b"}}).empty());
   }
 
   // One L4 of a g6.xlarge for llm; embed pinned to a g6.12xlarge, whose
@@ -129,7 +131,9 @@ TEST_CASE("a cost and an idle-accelerators series per placed GpuWorkload: placed
     const auto metrics = scrape(op);
     checkSeries(metrics, placed);
     checkSeries(metrics, embed);
-    CHECK(metrics.find(kCost).size() == 2);  // one series per GpuWorkload
+    // One series per GpuWorkload.
+    CHECK(metrics.find(kCost, {{"namespace", "cost-a"}}).size() == 1);
+    CHECK(metrics.find(kCost, {{"namespace", "cost-b"}}).size() == 1);
     // The totals by namespace are the sums of the workloads' series.
     for (const char* ns : {"cost-a", "cost-b"}) {
       CAPTURE(std::string(ns));
