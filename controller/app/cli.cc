@@ -336,6 +336,11 @@ CLI::App* addRunCommand(CLI::App& cli, RunFlags& flags) {
                 "Hold each placed GpuWorkload with a finalizer until its Deployment is given "
                 "back (off: the ownership record on the Deployment does that, and a deletion "
                 "never waits for the operator)");
+  run->add_option("--per-workload-metrics", flags.perWorkloadMetrics,
+                  "Export a cost and an idle-devices series per placed GpuWorkload (false: only "
+                  "the totals by namespace and by instance type, for clusters with very many "
+                  "GpuWorkloads)")
+      ->capture_default_str();
   run->add_option("--qps", flags.qps, "Client-side requests per second to the API server")
       ->capture_default_str();
   run->add_option("--burst", flags.burst, "Client-side request burst")->capture_default_str();

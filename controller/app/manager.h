@@ -25,6 +25,7 @@ struct ManagerOptions {
   std::vector<std::string> namespaces;  // empty: all
   int workers = 4;                      // GpuWorkload reconciles at once
   bool finalizer = false;               // hold placed GpuWorkloads (--finalizer)
+  bool perWorkloadMetrics = true;       // --per-workload-metrics
   std::chrono::seconds resync{std::chrono::hours(1)};
   std::chrono::seconds watchTimeout{300};
   std::size_t pageSize = 500;

@@ -13,7 +13,7 @@
 namespace gpuplacement::app {
 namespace {
 
-std::string escapeLabel(const std::string& value) {
+std::string escapeLabel(std::string_view value) {
   std::string escaped;
   for (char c : value) {
     if (c == '\\' || c == '"') {
@@ -44,11 +44,13 @@ std::string number(double value) {
   return text;
 }
 
-std::string labelSet(const std::vector<std::string>& names, const std::vector<std::string>& values,
+template <typename Values>
+std::string labelSet(const std::vector<std::string>& names, const Values& values,
                      const std::string& extraName = "", const std::string& extraValue = "") {
   std::string text;
-  for (std::size_t i = 0; i < names.size() && i < values.size(); ++i) {
-    text += (text.empty() ? "" : ",") + names[i] + "=\"" + escapeLabel(values[i]) + "\"";
+  auto value = values.begin();
+  for (std::size_t i = 0; i < names.size() && value != values.end(); ++i, ++value) {
+    text += (text.empty() ? "" : ",") + names[i] + "=\"" + escapeLabel(*value) + "\"";
   }
   if (!extraName.empty()) {
     text += (text.empty() ? "" : ",") + extraName + "=\"" + extraValue + "\"";
@@ -90,6 +92,12 @@ void MetricFamily::render(std::string& out) const {
                      : type_ == Type::Gauge ? "gauge"
                                             : "histogram";
   out += "# HELP " + name_ + " " + help_ + "\n# TYPE " + name_ + " " + type + "\n";
+  if (collect_) {
+    collect_([&](std::initializer_list<std::string_view> values, double value) {
+      out += name_ + labelSet(labels_, values) + " " + number(value) + "\n";
+    });
+    return;
+  }
   for (const auto& [values, series] : series_) {
     if (type_ != Type::Histogram) {
       out += name_ + labelSet(labels_, values) + " " + number(series.value) + "\n";
@@ -133,6 +141,11 @@ MetricFamily& MetricsRegistry::histogram(const std::string& name, const std::str
                                          std::vector<double> buckets) {
   return add(std::make_unique<MetricFamily>(name, help, MetricFamily::Type::Histogram,
                                             std::move(labels), std::move(buckets)));
+}
+
+void MetricsRegistry::gaugeFrom(const std::string& name, const std::string& help,
+                                std::vector<std::string> labels, MetricFamily::Collect collect) {
+  gauge(name, help, std::move(labels)).renderFrom(std::move(collect));
 }
 
 std::string MetricsRegistry::render() {

@@ -1,12 +1,18 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpuplacement::app {
+
+// Writes one sample of a family rendered from the caller's state: its
+// label values, in the order the family declares its labels, and value.
+using SampleSink = std::function<void(std::initializer_list<std::string_view>, double)>;
 
 // A small Prometheus registry: counters, gauges and histograms with labels,
 // rendered in the text exposition format (0.0.4). Used from the event loop
@@ -14,6 +20,7 @@ namespace gpuplacement::app {
 class MetricFamily {
  public:
   enum class Type { Counter, Gauge, Histogram };
+  using Collect = std::function<void(const SampleSink&)>;
 
   MetricFamily(std::string name, std::string help, Type type, std::vector<std::string> labels,
                std::vector<double> buckets = {})
@@ -31,6 +38,8 @@ class MetricFamily {
   double value(const std::vector<std::string>& labelValues) const;
   void render(std::string& out) const;
   const std::string& name() const { return name_; }
+  // Samples written by `collect` at each render instead of stored series.
+  void renderFrom(Collect collect) { collect_ = std::move(collect); }
 
  private:
   struct Series {
@@ -44,6 +53,7 @@ class MetricFamily {
   std::vector<std::string> labels_;
   std::vector<double> buckets_;
   std::map<std::vector<std::string>, Series> series_;
+  Collect collect_;
 };
 
 class MetricsRegistry {
@@ -56,6 +66,12 @@ class MetricsRegistry {
                       std::vector<std::string> labels = {});
   MetricFamily& histogram(const std::string& name, const std::string& help,
                           std::vector<std::string> labels, std::vector<double> buckets);
+  // A gauge whose samples `collect` writes straight into each scrape from
+  // the caller's own state: nothing is kept between scrapes, so a series
+  // per object (per GpuWorkload) costs no memory beside the object's, and
+  // a series goes as soon as its object does.
+  void gaugeFrom(const std::string& name, const std::string& help, std::vector<std::string> labels,
+                 MetricFamily::Collect collect);
   // Runs before every scrape, to refresh gauges computed from state.
   void onCollect(std::function<void()> refresh) { collectors_.push_back(std::move(refresh)); }
   std::string render();

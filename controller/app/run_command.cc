@@ -307,6 +307,7 @@ int runOperator(const RunFlags& flags) {
   options.namespaces = flags.namespaces;
   options.workers = flags.workers;
   options.finalizer = flags.finalizer;
+  options.perWorkloadMetrics = flags.perWorkloadMetrics;
   options.resync = settings->resync;
   options.watchTimeout = settings->watchTimeout;
   options.instance = identity;

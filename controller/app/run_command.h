@@ -11,6 +11,7 @@ struct RunFlags {
   std::vector<std::string> namespaces;
   int workers = 4;
   bool finalizer = false;
+  bool perWorkloadMetrics = true;
   double qps = 100;  // a placement is two writes (the Events have their own budget): 50 a second
   int burst = 200;
   std::string resync = "1h";

@@ -27,6 +27,18 @@ std::optional<core::TargetOutcome> refused(const kube::ApiError& error,
       "the API server refused the patch of Deployment " + name + ": " + error.describe()};
 }
 
+// One sample per placed workload, keyed "namespace/name".
+template <typename InForceMap, typename ValueOf>
+void writePerWorkload(const InForceMap& inForce, const SampleSink& sample, ValueOf valueOf) {
+  for (const auto& [key, entry] : inForce) {
+    const std::string_view id(key);
+    const auto slash = id.find('/');
+    sample({id.substr(0, slash), id.substr(slash + 1), core::nameOf(entry.tier), entry.instanceType,
+            core::nameOf(entry.capacityType)},
+           valueOf(entry));
+  }
+}
+
 ReconcileResult resultOf(const core::NextReconcile& next) {
   switch (next.kind) {
     case core::NextReconcile::Kind::After:
@@ -69,9 +81,14 @@ WorkloadReconciler::WorkloadReconciler(asio::any_io_executor executor, ObjectCac
       replacementSavings_(metrics.counter(
           "gpu_placement_replacement_monthly_savings_dollars_total",
           "Sum of the monthly savings of re-placements (negative when a move costs more)",
-          {"policy"})) {
+          {"policy"})),
+      fallbacksTotal_(metrics.counter(
+          "gpu_placement_fallbacks_total",
+          "Placements left because their pods stayed unschedulable (Event FellBack), by the "
+          "instance type and capacity type left",
+          {"instance_type", "capacity_type"})) {
   controllerMetrics.attach("gpuworkload", controller_, queue_);
-  registerGauges(metrics);
+  registerGauges(metrics, options.perWorkloadMetrics);
   caches_.onWorkload([this](const std::string& key, const CachedWorkload* previous,
                             const CachedWorkload* current) { onWorkload(key, previous, current); });
   caches_.onPendingPods([this](const std::string& deployment) {
@@ -311,8 +328,9 @@ asio::awaitable<ReconcileResult> WorkloadReconciler::apply(const runtime::Object
                                                            core::WorkloadRecord record) {
   const std::string id = key.str();
   if (record.inForce) {
-    inForce_[id] = InForce{record.inForce->tier, record.inForce->instanceType,
-                           record.inForce->totalHourlyCost};
+    const auto& placement = *record.inForce;
+    inForce_[id] = InForce{placement.tier, placement.capacityType, placement.instanceType,
+                           placement.totalHourlyCost, placement.idleAccelerators};
   } else {
     inForce_.erase(id);
   }
@@ -327,7 +345,7 @@ asio::awaitable<ReconcileResult> WorkloadReconciler::apply(const runtime::Object
   if (!written) {
     co_return ReconcileResult::error(written.error());
   }
-  count(record, workload.policyName);
+  count(record, workload);
   for (auto& event : record.events) {
     events_.record(key.ns, key.name, workload.uid, std::move(event));
   }
@@ -401,14 +419,24 @@ void WorkloadReconciler::compareWithWhatWasWritten(const std::string& key, Snaps
   snapshot.workload->statusHash = it->second.written;
 }
 
-void WorkloadReconciler::count(const core::WorkloadRecord& record, const std::string& policy) {
+void WorkloadReconciler::count(const core::WorkloadRecord& record,
+                               const core::WorkloadObject& workload) {
   if (record.placedNow) {
     placementsTotal_.inc(
         {std::string(core::nameOf(record.placedNow->tier)), record.placedNow->instanceType});
   }
   if (record.monthlySaving) {
-    replacementsTotal_.inc({policy});
-    replacementSavings_.inc({policy}, *record.monthlySaving);
+    replacementsTotal_.inc({workload.policyName});
+    replacementSavings_.inc({workload.policyName}, *record.monthlySaving);
+  }
+  // Counted here rather than from the Events written: those fold identical
+  // ones together and drop some when their queue is full. The type left is
+  // the placement in force the reconcile started from.
+  const auto& left = workload.status.applied;
+  for (const auto& event : record.events) {
+    if (event.reason == "FellBack" && left) {
+      fallbacksTotal_.inc({left->instanceType, std::string(core::nameOf(left->capacityType))});
+    }
   }
 }
 
@@ -451,7 +479,7 @@ void WorkloadReconciler::onDeployment(const std::string& key, const CachedDeploy
   }
 }
 
-void WorkloadReconciler::registerGauges(MetricsRegistry& metrics) {
+void WorkloadReconciler::registerGauges(MetricsRegistry& metrics, bool perWorkload) {
   auto& placed = metrics.gauge("gpu_placement_placed_workloads",
                                "GpuWorkloads with a placement in force, by tier and instance type",
                                {"tier", "instance_type"});
@@ -467,6 +495,30 @@ void WorkloadReconciler::registerGauges(MetricsRegistry& metrics) {
       cost.inc({tier, namespaceOf(key)}, entry.totalHourlyCost);
     }
   });
+  if (!perWorkload) {
+    return;
+  }
+  // One series per placed GpuWorkload, written from inForce_ at each
+  // scrape: a series goes with its workload's placement, and a move shows
+  // as the old labels gone and the new ones there.
+  const std::vector<std::string> labels = {"namespace", "name", "tier", "instance_type",
+                                           "capacity_type"};
+  metrics.gaugeFrom("gpu_placement_workload_hourly_cost_dollars",
+                    "Estimated USD per hour of one GpuWorkload's placement in force, all replicas "
+                    "(status.placement.hourlyCost x replicas)",
+                    labels, [this](const SampleSink& sample) {
+                      writePerWorkload(inForce_, sample,
+                                       [](const auto& entry) { return entry.totalHourlyCost; });
+                    });
+  metrics.gaugeFrom(
+      "gpu_placement_workload_idle_accelerators",
+      "Accelerators paid for and left idle on the nodes behind one GpuWorkload's price "
+      "(status.placement.idleAccelerators)",
+      labels, [this](const SampleSink& sample) {
+        writePerWorkload(inForce_, sample, [](const auto& entry) {
+          return static_cast<double>(entry.idleAccelerators);
+        });
+      });
 }
 
 }  // namespace gpuplacement::app

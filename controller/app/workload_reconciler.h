@@ -24,6 +24,9 @@ struct WorkloadReconcilerOptions {
   int workers = 4;  // reconciles at once
   // Hold placed GpuWorkloads with a finalizer (core::WorkloadInput).
   bool finalizer = false;
+  // A cost and an idle-devices series per placed GpuWorkload
+  // (--per-workload-metrics); off, only the totals by namespace and type.
+  bool perWorkloadMetrics = true;
 };
 
 // Reconciles GpuWorkloads: read the caches, plan (core::planWorkload),
@@ -87,7 +90,7 @@ class WorkloadReconciler {
   void noteStoredStatus(const std::string& key, const nlohmann::json& written,
                         const nlohmann::json& stored, std::uint64_t storedDigest);
   void compareWithWhatWasWritten(const std::string& key, Snapshot& snapshot);
-  void count(const core::WorkloadRecord& record, const std::string& policy);
+  void count(const core::WorkloadRecord& record, const core::WorkloadObject& workload);
   // The Deployment's rollout slot is free: wake who waits for one.
   void finishRollout(const std::string& deploymentKey);
 
@@ -95,7 +98,7 @@ class WorkloadReconciler {
                   const CachedWorkload* current);
   void onDeployment(const std::string& key, const CachedDeployment* previous,
                     const CachedDeployment* current);
-  void registerGauges(MetricsRegistry& metrics);
+  void registerGauges(MetricsRegistry& metrics, bool perWorkload);
 
   ObjectCaches& caches_;
   const PolicyEngines& engines_;
@@ -111,10 +114,12 @@ class WorkloadReconciler {
   runtime::Controller<runtime::ObjectKey> controller_;
 
   // What each workload has in force, for the cost and placement gauges.
-  struct InForce {  // 10,000 of these: the namespace is in the key
+  struct InForce {  // 10,000 of these: the namespace and name are in the key
     core::Tier tier;
+    core::CapacityType capacityType;
     std::string instanceType;
-    double totalHourlyCost = 0;
+    double totalHourlyCost = 0;  // status.placement.hourlyCost x replicas
+    int idleAccelerators = 0;    // status.placement.idleAccelerators
   };
   std::unordered_map<std::string, InForce> inForce_;
   struct Rewritten {
@@ -126,6 +131,7 @@ class WorkloadReconciler {
   MetricFamily& placementsTotal_;
   MetricFamily& replacementsTotal_;
   MetricFamily& replacementSavings_;
+  MetricFamily& fallbacksTotal_;
 };
 
 }  // namespace gpuplacement::app

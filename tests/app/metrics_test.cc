@@ -2,6 +2,7 @@
 // guard against one name registered twice.
 #include "app/metrics.h"
 
+#include <map>
 #include <stdexcept>
 
 #include <doctest/doctest.h>
@@ -46,6 +47,29 @@ TEST_CASE("label values are escaped; collectors refresh gauges before each scrap
   registry.onCollect([&] { info.set({"say \"hi\"\\\nbye"}, ++scrapes); });
   CHECK(contains(registry.render(), "info{message=\"say \\\"hi\\\"\\\\\\nbye\"} 1\n"));
   CHECK(contains(registry.render(), "} 2\n"));
+}
+
+TEST_CASE("a gauge rendered from state: one series per object, gone with the object") {
+  MetricsRegistry registry;
+  std::map<std::string, double> costs = {{"a\"b", 1.5}, {"team/llm", 2.25}};
+  registry.gaugeFrom("per_object", "Per object", {"name", "kind"}, [&](const SampleSink& sample) {
+    for (const auto& [name, cost] : costs) {
+      sample({name, "GpuWorkload"}, cost);
+    }
+  });
+  std::string text = registry.render();
+  CHECK(contains(text, "# HELP per_object Per object\n# TYPE per_object gauge\n"));
+  CHECK(contains(text, "per_object{name=\"a\\\"b\",kind=\"GpuWorkload\"} 1.5\n"));
+  CHECK(contains(text, "per_object{name=\"team/llm\",kind=\"GpuWorkload\"} 2.25\n"));
+  costs.erase("a\"b");
+  costs["team/llm"] = 3;
+  text = registry.render();
+  CHECK_FALSE(contains(text, "a\\\"b"));
+  CHECK(contains(text, "per_object{name=\"team/llm\",kind=\"GpuWorkload\"} 3\n"));
+  costs.clear();
+  CHECK(registry.render() == "# HELP per_object Per object\n# TYPE per_object gauge\n");
+  CHECK_THROWS_AS(registry.gaugeFrom("per_object", "again", {}, [](const SampleSink&) {}),
+                  std::logic_error);
 }
 
 TEST_CASE("a name registered twice is refused: one scrape, one family per name") {

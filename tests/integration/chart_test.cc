@@ -204,7 +204,8 @@ TEST_CASE("helm lint and template, with the defaults and with every value set") 
   for (const char* expected :
        {"--namespaces=ml-serving,research", "--workers=8", "--qps=80", "--lease-duration=20s",
         "--catalog=/etc/gpu-placement/custom/catalog.yaml",
-        "--rules=/etc/gpu-placement/custom/rules.yaml", "--metrics-addr=:9090"}) {
+        "--rules=/etc/gpu-placement/custom/rules.yaml", "--metrics-addr=:9090",
+        "--per-workload-metrics=false"}) {
     CAPTURE(std::string(expected));
     CHECK(args.find(expected) != std::string::npos);
   }
