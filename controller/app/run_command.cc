@@ -201,17 +201,17 @@ struct MetricsGuard {
     }
     return options;
   }
-  std::string describe() const {
-    return certificate ? "https (" + certificate->source() +
-                             "), TokenReview and SubjectAccessReview for get /metrics"
-                       : "http, unauthenticated";
-  }
+  std::string description = "http, unauthenticated";  // for the start's log line
 };
 
 base::Result<MetricsGuard> guardMetrics(const RunFlags& flags, kube::KubeClient& client,
                                         Logger& log, const runtime::Clock& clock) {
   MetricsGuard guard;
-  if (!flags.metricsSecure) {
+  const bool served = !flags.metricsAddress.empty() && flags.metricsAddress != "0";
+  if (!served) {
+    guard.description = "off";
+  }
+  if (!flags.metricsSecure || !served) {
     return guard;
   }
   auto certificate = flags.metricsCertDir.empty()
@@ -225,6 +225,8 @@ base::Result<MetricsGuard> guardMetrics(const RunFlags& flags, kube::KubeClient&
   }
   guard.certificate = std::move(certificate).value();
   guard.filter = std::make_unique<MetricsAccessFilter>(client, log, clock);
+  guard.description = "https (" + guard.certificate->source() +
+                      "), TokenReview and SubjectAccessReview for get /metrics";
   return guard;
 }
 
@@ -385,7 +387,7 @@ int runOperator(const RunFlags& flags) {
                         {"identity", identity},
                         {"leaderElection", flags.leaderElect ? "on" : "off"},
                         {"cluster", inputs->cluster.server},
-                        {"metrics", guard->describe()},
+                        {"metrics", guard->description},
                         {"credentials", inputs->cluster.source},
                         {"catalog", flags.catalog.empty() ? "built-in" : flags.catalog},
                         {"instanceTypes", std::to_string(inputs->catalog->instances.size())}});
