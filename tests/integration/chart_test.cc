@@ -306,6 +306,13 @@ TEST_CASE("values.schema.json rejects wrong types and unknown keys") {
   const auto badEnum = tool(base + "--set logging.format=xml");
   CHECK(badEnum.exitCode != 0);
   CHECK(badEnum.err.find("/logging/format': value must be one of") != std::string::npos);
+  const auto badCidr = tool(base + "--set-json 'networkPolicy.apiServer.cidrs=[\"10.0.0.1\"]'");
+  CHECK(badCidr.exitCode != 0);
+  CHECK(badCidr.err.find("/networkPolicy/apiServer/cidrs/0': '10.0.0.1' does not match pattern") !=
+        std::string::npos);
+  const auto badDigest = tool(base + "--set image.digest=latest");
+  CHECK(badDigest.exitCode != 0);
+  CHECK(badDigest.err.find("/image/digest': 'latest' does not match pattern") != std::string::npos);
 }
 
 TEST_CASE("the rendered chart passes the API server's dry run") {
