@@ -353,7 +353,8 @@ func startOperator(settings Settings, kubeconfig, logPath string, extra ...strin
 	reactor := &Reactor{metricsPort: freePort(), healthPort: freePort()}
 	args := []string{"run", "--kubeconfig", kubeconfig, "--log-level", "warn",
 		"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", reactor.metricsPort),
-		"--health-addr", fmt.Sprintf("127.0.0.1:%d", reactor.healthPort)}
+		"--health-addr", fmt.Sprintf("127.0.0.1:%d", reactor.healthPort),
+		"--metrics-secure=false"} // plain HTTP for metric(): the benchmark reads, nobody else
 	args = append(append(args, settings.OperatorFlags...), extra...)
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {

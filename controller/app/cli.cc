@@ -351,6 +351,13 @@ CLI::App* addRunCommand(CLI::App& cli, RunFlags& flags) {
       ->capture_default_str();
   run->add_option("--metrics-addr", flags.metricsAddress, "Serve /metrics here (\"0\" disables)")
       ->capture_default_str();
+  run->add_flag("--metrics-secure", flags.metricsSecure,
+                "Serve /metrics over HTTPS to callers the API server authenticates and "
+                "authorizes (TokenReview, SubjectAccessReview for get /metrics), the default; "
+                "--metrics-secure=false serves plain HTTP to anyone");
+  run->add_option("--metrics-cert-dir", flags.metricsCertDir,
+                  "Directory with tls.crt and tls.key for /metrics, re-read when they change "
+                  "(default: a self-signed certificate made at start)");
   run->add_option("--health-addr", flags.healthAddress,
                   "Serve /healthz and /readyz here (\"0\" disables)")
       ->capture_default_str();

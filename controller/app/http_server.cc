@@ -1,7 +1,12 @@
 #include "app/http_server.h"
 
+#include <algorithm>
+#include <cctype>
+
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 
 namespace gpuplacement::app {
 
@@ -9,16 +14,21 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
-HttpServer::HttpServer(asio::any_io_executor executor, std::map<std::string, Handler> routes)
-    : executor_(executor), acceptor_(executor), routes_(std::move(routes)) {}
+HttpServer::HttpServer(asio::any_io_executor executor, std::map<std::string, Handler> routes,
+                       HttpServeOptions options)
+    : executor_(executor),
+      acceptor_(executor),
+      routes_(std::move(routes)),
+      options_(std::move(options)) {}
 
 HttpServer::~HttpServer() {
   stop();
 }
 
-base::Result<std::unique_ptr<HttpServer>> HttpServer::listen(
-    asio::any_io_executor executor, const std::string& address,
-    std::map<std::string, Handler> routes) {
+base::Result<std::unique_ptr<HttpServer>> HttpServer::listen(asio::any_io_executor executor,
+                                                             const std::string& address,
+                                                             std::map<std::string, Handler> routes,
+                                                             HttpServeOptions options) {
   if (address.empty() || address == "0") {
     return std::unique_ptr<HttpServer>();
   }
@@ -46,7 +56,8 @@ base::Result<std::unique_ptr<HttpServer>> HttpServer::listen(
   if (ec) {
     return base::Error{"address", "\"" + host + "\" is not an IP address"};
   }
-  std::unique_ptr<HttpServer> server(new HttpServer(executor, std::move(routes)));
+  std::unique_ptr<HttpServer> server(
+      new HttpServer(executor, std::move(routes), std::move(options)));
   const tcp::endpoint endpoint(ip, static_cast<unsigned short>(port));
   server->acceptor_.open(endpoint.protocol(), ec);
   if (!ec) {
@@ -88,31 +99,74 @@ asio::awaitable<void> HttpServer::run() {
   }
 }
 
+// Deadlines: a client gets this long for the TLS handshake and for each
+// request, so an idle or slow connection cannot pin the server.
+constexpr std::chrono::seconds kReadDeadline{10};
+
 asio::awaitable<void> HttpServer::serve(tcp::socket socket) {
-  beast::tcp_stream stream(std::move(socket));
+  boost::system::error_code ec;
+  if (!options_.tls) {
+    beast::tcp_stream stream(std::move(socket));
+    co_await exchange(stream);
+    stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+    co_return;
+  }
+  // The context lives as long as the connection, even if a renewed
+  // certificate replaces it for the next one.
+  const std::shared_ptr<asio::ssl::context> context = options_.tls();
+  beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *context);
+  beast::get_lowest_layer(stream).expires_after(kReadDeadline);
+  co_await stream.async_handshake(asio::ssl::stream_base::server,
+                                  asio::redirect_error(asio::use_awaitable, ec));
+  if (!ec) {
+    co_await exchange(stream);
+    beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(2));
+    co_await stream.async_shutdown(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_both, ec);
+}
+
+asio::awaitable<HttpAnswer> HttpServer::respond(HttpRequestHead request) {
+  if (request.verb != "get" && request.verb != "head") {
+    co_return HttpAnswer{405, "method not allowed\n"};
+  }
+  const auto route = routes_.find(request.path);
+  if (route == routes_.end()) {
+    co_return HttpAnswer{404, "not found\n"};
+  }
+  if (options_.filter) {
+    if (auto refused = co_await options_.filter(request)) {
+      co_return std::move(*refused);
+    }
+  }
+  co_return route->second();
+}
+
+template <typename Stream>
+asio::awaitable<void> HttpServer::exchange(Stream& stream) {
   beast::flat_buffer buffer;
   for (int served = 0; served < 100 && !stopped_; ++served) {
     http::request<http::string_body> request;
-    stream.expires_after(std::chrono::seconds(10));
+    beast::get_lowest_layer(stream).expires_after(kReadDeadline);
     boost::system::error_code ec;
     co_await http::async_read(stream, buffer, request,
                               asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       break;
     }
-    HttpAnswer answer;
-    std::string path(request.target());
-    if (const auto query = path.find('?'); query != std::string::npos) {
-      path.resize(query);
+    HttpRequestHead head;
+    head.verb = std::string(request.method_string());
+    std::transform(head.verb.begin(), head.verb.end(), head.verb.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    head.path = std::string(request.target());
+    if (const auto query = head.path.find('?'); query != std::string::npos) {
+      head.path.resize(query);
     }
-    const auto route = routes_.find(path);
-    if (request.method() != http::verb::get && request.method() != http::verb::head) {
-      answer = {405, "method not allowed\n"};
-    } else if (route == routes_.end()) {
-      answer = {404, "not found\n"};
-    } else {
-      answer = route->second();
-    }
+    head.authorization = std::string(request[http::field::authorization]);
+    // No deadline while the filter waits on the API server (its own
+    // requests have one).
+    beast::get_lowest_layer(stream).expires_never();
+    HttpAnswer answer = co_await respond(std::move(head));
     http::response<http::string_body> response{static_cast<http::status>(answer.status),
                                                request.version()};
     response.set(http::field::content_type, answer.contentType);
@@ -121,13 +175,12 @@ asio::awaitable<void> HttpServer::serve(tcp::socket socket) {
       response.body() = std::move(answer.body);
     }
     response.prepare_payload();
+    beast::get_lowest_layer(stream).expires_after(kReadDeadline);
     co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
     if (ec || !response.keep_alive()) {
       break;
     }
   }
-  boost::system::error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
 }
 
 }  // namespace gpuplacement::app

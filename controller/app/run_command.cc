@@ -13,7 +13,9 @@
 #include "app/manager.h"
 #include "app/memory.h"
 #include "app/metrics.h"
+#include "app/metrics_access.h"
 #include "app/placement_config.h"
+#include "app/serving_certificate.h"
 #include "base/time_format.h"
 #include "kube/connect.h"
 #include "kube/leader_election.h"
@@ -99,6 +101,10 @@ base::Result<Settings> checkFlags(const RunFlags& flags) {
   if (flags.burst < 1) {
     return base::Error{"--burst", "must be at least 1"};
   }
+  if (!flags.metricsSecure && !flags.metricsCertDir.empty()) {
+    return base::Error{"--metrics-cert-dir",
+                       "is the HTTPS certificate: it cannot go with --metrics-secure=false"};
+  }
   return Settings{*level,         *format,        *resync,     *watchTimeout,
                   *leaseDuration, *renewDeadline, *retryPeriod};
 }
@@ -177,16 +183,66 @@ std::unique_ptr<kube::LeaderElector> makeElector(asio::any_io_executor executor,
   return elector;
 }
 
+// How /metrics is guarded: with --metrics-secure (the default), HTTPS and
+// the access filter; both must outlive the servers.
+struct MetricsGuard {
+  std::unique_ptr<ServingCertificate> certificate;
+  std::unique_ptr<MetricsAccessFilter> filter;
+
+  HttpServeOptions serveOptions() {
+    HttpServeOptions options;
+    if (certificate) {
+      options.tls = [this] { return certificate->current(); };
+    }
+    if (filter) {
+      options.filter = [this](HttpRequestHead request) {
+        return filter->check(std::move(request));
+      };
+    }
+    return options;
+  }
+  std::string description = "http, unauthenticated";  // for the start's log line
+};
+
+base::Result<MetricsGuard> guardMetrics(const RunFlags& flags, kube::KubeClient& client,
+                                        Logger& log, const runtime::Clock& clock) {
+  MetricsGuard guard;
+  const bool served = !flags.metricsAddress.empty() && flags.metricsAddress != "0";
+  if (!served) {
+    guard.description = "off";
+  }
+  if (!flags.metricsSecure || !served) {
+    return guard;
+  }
+  auto certificate = flags.metricsCertDir.empty()
+                         ? ServingCertificate::selfSigned(hostname())
+                         : ServingCertificate::fromDirectory(
+                               flags.metricsCertDir, clock, [&log](const std::string& message) {
+                                 log.info(message, {{"component", "metrics"}});
+                               });
+  if (!certificate) {
+    return certificate.error();
+  }
+  guard.certificate = std::move(certificate).value();
+  guard.filter = std::make_unique<MetricsAccessFilter>(client, log, clock);
+  guard.description = "https (" + guard.certificate->source() +
+                      "), TokenReview and SubjectAccessReview for get /metrics";
+  return guard;
+}
+
 // /metrics on one address; /healthz and /readyz on another.
 base::Result<std::vector<std::unique_ptr<HttpServer>>> serve(asio::any_io_executor executor,
                                                              const RunFlags& flags,
                                                              MetricsRegistry& metrics,
+                                                             MetricsGuard& guard,
                                                              Manager& manager) {
   auto metricsServer = HttpServer::listen(
       executor, flags.metricsAddress,
-      {{"/metrics", [&metrics] {
+      {{"/metrics",
+        [&metrics] {
           return HttpAnswer{200, metrics.render(), "text/plain; version=0.0.4; charset=utf-8"};
-        }}});
+        }}},
+      guard.serveOptions());
   auto healthServer =
       HttpServer::listen(executor, flags.healthAddress,
                          {{"/healthz",
@@ -318,7 +374,12 @@ int runOperator(const RunFlags& flags) {
     elector = makeElector(context.get_executor(), **client, flags, *settings, identity, manager,
                           log, clock);
   }
-  auto servers = serve(context.get_executor(), flags, metrics, manager);
+  auto guard = guardMetrics(flags, **client, log, clock);
+  if (!guard) {
+    log.error("cannot serve /metrics", {{"error", guard.error().describe()}});
+    return kExitBadInput;
+  }
+  auto servers = serve(context.get_executor(), flags, metrics, *guard, manager);
   if (!servers) {
     log.error("cannot serve", {{"error", servers.error().describe()}});
     return kExitFailure;
@@ -327,6 +388,7 @@ int runOperator(const RunFlags& flags) {
                         {"identity", identity},
                         {"leaderElection", flags.leaderElect ? "on" : "off"},
                         {"cluster", inputs->cluster.server},
+                        {"metrics", guard->description},
                         {"credentials", inputs->cluster.source},
                         {"catalog", flags.catalog.empty() ? "built-in" : flags.catalog},
                         {"instanceTypes", std::to_string(inputs->catalog->instances.size())}});

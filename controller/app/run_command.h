@@ -17,6 +17,10 @@ struct RunFlags {
   std::string resync = "1h";
   std::string watchTimeout = "5m";
   std::string metricsAddress = ":8080";
+  // HTTPS, and only for bearer tokens the API server authenticates for a
+  // user allowed to get /metrics; false: plain HTTP, open to anyone.
+  bool metricsSecure = true;
+  std::string metricsCertDir;  // tls.crt and tls.key; empty: self-signed
   std::string healthAddress = ":8081";
   std::string logLevel = "info";
   std::string logFormat = "json";

@@ -24,9 +24,13 @@ HELM_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/helm" helm.sh/helm/v3)
 KWOK_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/kwok" sigs.k8s.io/kwok)
 KARPENTER_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/simcluster" sigs.k8s.io/karpenter)
 
+# kube-score, the chart test's static checker of the rendered chart.
+KUBE_SCORE_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/kube-score" github.com/zegl/kube-score)
+
 K8S_BIN="$CACHE_ROOT/k8s-$K8S_VERSION/bin"
 ETCD_BIN="$CACHE_ROOT/etcd-$ETCD_VERSION/bin"
 HELM_BIN="$CACHE_ROOT/helm-$HELM_VERSION/bin"
+KUBE_SCORE_BIN="$CACHE_ROOT/kube-score-$KUBE_SCORE_VERSION/bin"
 CLUSTER_BIN="$CACHE_ROOT/k8s-$K8S_VERSION/cluster-bin"
 KWOK_BIN="$CACHE_ROOT/kwok-$KWOK_VERSION/bin"
 # simcluster is this project's own program: its cache is named by its

@@ -4,6 +4,7 @@
 // ServiceAccount's token; leader election across two processes; metrics and
 // health endpoints.
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -85,9 +86,11 @@ std::vector<json> documents(const std::string& yaml) {
   return *parsed;
 }
 
-const json* findKind(const std::vector<json>& objects, const std::string& kind) {
+const json* findKind(const std::vector<json>& objects, const std::string& kind,
+                     const std::string& name = "") {
   for (const auto& object : objects) {
-    if (base::stringMember(object, "kind") == kind) {
+    if (base::stringMember(object, "kind") == kind &&
+        (name.empty() || base::stringMember(base::memberOf(object, "metadata"), "name") == name)) {
       return &object;
     }
   }
@@ -143,10 +146,15 @@ TEST_CASE("the chart's CRDs and RBAC are the project's, not copies that drift") 
                              " --kube-version 1.34.10");
   REQUIRE_MESSAGE(rendered.exitCode == 0, rendered.err);
   const auto objects = documents(rendered.out);
-  const auto* role = findKind(objects, "ClusterRole");
+  const auto* role = findKind(objects, "ClusterRole", kFullname);
   REQUIRE(role);
   const auto reference = documents(readFile(testing::repoRoot() + "/config/rbac/role.yaml"));
   CHECK((*role)["rules"] == reference.at(0)["rules"]);
+  const auto* reader = findKind(objects, "ClusterRole", kFullname + "-metrics-reader");
+  REQUIRE(reader);
+  CHECK((*reader)["rules"] ==
+        documents(readFile(testing::repoRoot() + "/config/rbac/metrics_reader_role.yaml"))
+            .at(0)["rules"]);
   // No Secrets, anywhere.
   for (const auto& rule : (*role)["rules"]) {
     for (const auto& resource : rule["resources"]) {
@@ -171,7 +179,7 @@ TEST_CASE("helm lint and template, with the defaults and with every value set") 
   }
   CHECK(kinds == std::set<std::string>{"ServiceAccount", "ClusterRole", "ClusterRoleBinding",
                                        "Role", "RoleBinding", "Deployment", "Service",
-                                       "PodDisruptionBudget", "PlacementPolicy"});
+                                       "PodDisruptionBudget", "PlacementPolicy", "NetworkPolicy"});
   const auto& deployment = *findKind(objects, "Deployment");
   const auto& pod = deployment["spec"]["template"]["spec"];
   const auto& container = pod["containers"][0];
@@ -183,6 +191,35 @@ TEST_CASE("helm lint and template, with the defaults and with every value set") 
   CHECK(container["securityContext"]["capabilities"]["drop"] == json::array({"ALL"}));
   CHECK(container["livenessProbe"]["httpGet"]["path"] == "/healthz");
   CHECK(container["readinessProbe"]["httpGet"]["path"] == "/readyz");
+  CHECK(container["resources"]["requests"]["ephemeral-storage"] == "64Mi");
+  CHECK(container["resources"]["limits"]["ephemeral-storage"] == "256Mi");
+  // Two replicas: spread over nodes and zones, scheduled anyway.
+  REQUIRE(pod["topologySpreadConstraints"].size() == 2);
+  CHECK(pod["topologySpreadConstraints"][0]["topologyKey"] == "kubernetes.io/hostname");
+  CHECK(pod["topologySpreadConstraints"][1]["topologyKey"] == "topology.kubernetes.io/zone");
+  for (const auto& constraint : pod["topologySpreadConstraints"]) {
+    CHECK(constraint["whenUnsatisfiable"] == "ScheduleAnyway");
+    CHECK(constraint["labelSelector"]["matchLabels"] ==
+          deployment["spec"]["selector"]["matchLabels"]);
+  }
+  // /metrics over HTTPS behind the reviews (the binary's default).
+  CHECK(container["args"].dump().find("--metrics-secure") == std::string::npos);
+  CHECK((*findKind(objects, "Service"))["spec"]["ports"][0]["name"] == "https");
+  const auto& operatorRules = (*findKind(objects, "ClusterRole", kFullname))["rules"].dump();
+  CHECK(operatorRules.find("tokenreviews") != std::string::npos);
+  CHECK(operatorRules.find("subjectaccessreviews") != std::string::npos);
+  // The NetworkPolicy: in to the two ports, out to the API server and DNS.
+  const auto& policy = (*findKind(objects, "NetworkPolicy"))["spec"];
+  CHECK(policy["podSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]);
+  CHECK(policy["policyTypes"] == json::array({"Ingress", "Egress"}));
+  REQUIRE(policy["ingress"].size() == 2);
+  CHECK(policy["ingress"][0]["ports"][0]["port"] == 8080);
+  CHECK(policy["ingress"][1]["ports"][0]["port"] == 8081);
+  REQUIRE(policy["egress"].size() == 2);
+  CHECK(policy["egress"][0]["ports"] == json::array({{{"protocol", "TCP"}, {"port", 443}}}));
+  CHECK(policy["egress"][0]["to"].size() == 3);
+  CHECK(policy["egress"][1]["to"][0]["podSelector"]["matchLabels"]["k8s-app"] == "kube-dns");
+  CHECK(policy["egress"][1]["ports"].size() == 2);
 
   const auto all =
       tool("helm template " + kRelease + " " + kChart + " -n " + kNamespace +
@@ -199,7 +236,8 @@ TEST_CASE("helm lint and template, with the defaults and with every value set") 
   CHECK(fullPod["nodeSelector"]["node-role"] == "platform");
   CHECK(fullPod["imagePullSecrets"][0]["name"] == "registry-credentials");
   CHECK(fullPod["containers"][0]["image"] ==
-        "registry.example.com/platform/gpu-placement-operator:0.1.0-test");
+        "registry.example.com/platform/gpu-placement-operator:0.1.0-test@sha256:"
+        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
   const std::string args = fullPod["containers"][0]["args"].dump();
   for (const char* expected :
        {"--namespaces=ml-serving,research", "--workers=8", "--qps=80", "--lease-duration=20s",
@@ -210,6 +248,52 @@ TEST_CASE("helm lint and template, with the defaults and with every value set") 
     CHECK(args.find(expected) != std::string::npos);
   }
   CHECK((*findKind(everything, "PlacementPolicy"))["spec"]["costModel"] == "WholeInstance");
+  // The certificate from a Secret, re-read by the operator and verified by
+  // Prometheus against its ca.crt.
+  CHECK(args.find("--metrics-cert-dir=/etc/gpu-placement/metrics-cert") != std::string::npos);
+  CHECK(fullPod["volumes"].dump().find("\"secretName\":\"gpo-metrics-cert\"") != std::string::npos);
+  const auto& endpoint = (*findKind(everything, "ServiceMonitor"))["spec"]["endpoints"][0];
+  CHECK(endpoint["scheme"] == "https");
+  CHECK(endpoint["port"] == "https");
+  CHECK(endpoint["bearerTokenFile"] == "/var/run/secrets/kubernetes.io/serviceaccount/token");
+  CHECK(endpoint["tlsConfig"]["ca"]["secret"] ==
+        json{{"name", "gpo-metrics-cert"}, {"key", "ca.crt"}});
+  CHECK(endpoint["tlsConfig"]["serverName"] ==
+        "gpo-gpu-placement-operator-metrics.gpu-placement-system.svc");
+  const auto* readers = findKind(everything, "ClusterRoleBinding", kFullname + "-metrics-reader");
+  REQUIRE(readers);
+  CHECK((*readers)["subjects"][0]["name"] == "prometheus-k8s");
+  CHECK(fullPod["topologySpreadConstraints"].size() == 1);
+  CHECK((*findKind(everything, "NetworkPolicy"))["spec"]["egress"][0]["ports"][0]["port"] == 6443);
+
+  // Plain HTTP as a value: the flag, the port's name, no reviews to grant,
+  // no reader role, a ServiceMonitor without TLS.
+  const auto plain = tool("helm template " + kRelease + " " + kChart + " -n " + kNamespace +
+                          " --kube-version 1.34.10 --set metrics.secure=false"
+                          " --set metrics.serviceMonitor.enabled=true");
+  REQUIRE_MESSAGE(plain.exitCode == 0, plain.err);
+  const auto plainObjects = documents(plain.out);
+  CHECK((*findKind(plainObjects, "Deployment"))["spec"]["template"]["spec"]["containers"][0]["args"]
+            .dump()
+            .find("--metrics-secure=false") != std::string::npos);
+  CHECK((*findKind(plainObjects, "Service"))["spec"]["ports"][0]["name"] == "http");
+  CHECK((*findKind(plainObjects, "ClusterRole", kFullname))["rules"].dump().find("review") ==
+        std::string::npos);
+  CHECK_FALSE(findKind(plainObjects, "ClusterRole", kFullname + "-metrics-reader"));
+  const auto& plainEndpoint = (*findKind(plainObjects, "ServiceMonitor"))["spec"]["endpoints"][0];
+  CHECK(plainEndpoint["port"] == "http");
+  CHECK_FALSE(plainEndpoint.contains("scheme"));
+  CHECK_FALSE(plainEndpoint.contains("tlsConfig"));
+
+  // One replica: nothing to spread. The NetworkPolicy can be turned off.
+  const auto single = tool("helm template " + kRelease + " " + kChart + " -n " + kNamespace +
+                           " --kube-version 1.34.10 --set replicaCount=1"
+                           " --set networkPolicy.enabled=false");
+  REQUIRE_MESSAGE(single.exitCode == 0, single.err);
+  const auto singleObjects = documents(single.out);
+  CHECK_FALSE((*findKind(singleObjects, "Deployment"))["spec"]["template"]["spec"].contains(
+      "topologySpreadConstraints"));
+  CHECK_FALSE(findKind(singleObjects, "NetworkPolicy"));
 }
 
 TEST_CASE("values.schema.json rejects wrong types and unknown keys") {
@@ -223,6 +307,13 @@ TEST_CASE("values.schema.json rejects wrong types and unknown keys") {
   const auto badEnum = tool(base + "--set logging.format=xml");
   CHECK(badEnum.exitCode != 0);
   CHECK(badEnum.err.find("/logging/format': value must be one of") != std::string::npos);
+  const auto badCidr = tool(base + "--set-json 'networkPolicy.apiServer.cidrs=[\"10.0.0.1\"]'");
+  CHECK(badCidr.exitCode != 0);
+  CHECK(badCidr.err.find("/networkPolicy/apiServer/cidrs/0': '10.0.0.1' does not match pattern") !=
+        std::string::npos);
+  const auto badDigest = tool(base + "--set image.digest=latest");
+  CHECK(badDigest.exitCode != 0);
+  CHECK(badDigest.err.find("/image/digest': 'latest' does not match pattern") != std::string::npos);
 }
 
 TEST_CASE("the rendered chart passes the API server's dry run") {
@@ -445,6 +536,92 @@ spec:
       c.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gpuworkloads.gpuplacement.io")
           .ok());
   CHECK(c.get(workloadPath).ok());
+}
+
+namespace {
+
+// What kube-score (pinned: tests/controlplane/kube-score) says of a render:
+// its WARNING and CRITICAL findings, and the checks the render marks as
+// choices (kube-score/ignore) that it therefore skipped.
+struct KubeScoreReport {
+  std::vector<std::string> findings;  // "object: check (grade): summary"
+  std::set<std::string> chosen;
+};
+
+KubeScoreReport kubeScore(const std::string& values) {
+  const auto result = tool("helm template " + kRelease + " " + kChart + " -n " + kNamespace +
+                           " --kube-version 1.34.10" + values +
+                           " | kube-score score --kubernetes-version v1.28 --output-format json -");
+  // kube-score exits 1 when it finds anything CRITICAL; the JSON says what.
+  const auto report = json::parse(result.out, nullptr, false);
+  REQUIRE_MESSAGE(report.is_array(), (result.out + result.err));
+  KubeScoreReport found;
+  for (const auto& object : report) {
+    for (const auto& check : object["checks"]) {
+      const std::string id = check["check"]["id"];
+      std::string summary;
+      for (const auto& comment : base::memberOf(check, "comments")) {
+        summary += base::stringMember(comment, "summary") + "; ";
+      }
+      if (check["skipped"] == true) {
+        // Optional checks not asked for read "ignored" too: not a choice.
+        if (check["check"]["optional"] != true &&
+            summary.find("Skipped because " + id + " is ignored") != std::string::npos) {
+          found.chosen.insert(id);
+        }
+        continue;
+      }
+      const int grade = check["grade"];
+      if (grade <= 5) {  // kube-score's WARNING is 5, CRITICAL 1
+        found.findings.push_back(base::stringMember(object, "object_name") + ": " + id + " (" +
+                                 (grade == 1 ? "CRITICAL" : "WARNING") + "): " + summary);
+      }
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("kube-score finds nothing in the chart that is not a documented choice") {
+  const auto version = tool("kube-score version");
+  REQUIRE_MESSAGE(version.out.find("1.20.0") != std::string::npos, (version.out + version.err));
+  // Each finding the defaults leave, and why; values.yaml says the same next
+  // to the value, and the chart marks it on the Deployment.
+  const std::map<std::string, std::string> kChoices = {
+      {"container-image-pull-policy",
+       "IfNotPresent with image.digest: a digest cannot move, and a pod restarted on a node that "
+       "has the image starts while the registry is unreachable"},
+      {"deployment-has-host-podantiaffinity",
+       "topologySpreadConstraints over hostname and zone spread the replicas (ScheduleAnyway); "
+       "kube-score 1.20.0 counts only a podAntiAffinity"},
+  };
+  const auto defaults = kubeScore("");
+  std::string said;
+  for (const auto& finding : defaults.findings) {
+    said += finding + "\n";
+  }
+  CHECK_MESSAGE(defaults.findings.empty(), said);
+  std::set<std::string> documented;
+  for (const auto& [check, why] : kChoices) {
+    documented.insert(check);
+    MESSAGE("kube-score " << check << " is a choice: " << why);
+  }
+  CHECK(defaults.chosen == documented);
+
+  // Every value set: Always, a podAntiAffinity of its own; nothing to skip.
+  const auto all = kubeScore(" -f " + testing::repoRoot() + "/tests/fixtures/values-all.yaml");
+  said.clear();
+  for (const auto& finding : all.findings) {
+    said += finding + "\n";
+  }
+  CHECK_MESSAGE(all.findings.empty(), said);
+  CHECK(all.chosen.empty());
+
+  // The control: without the NetworkPolicy, kube-score does object.
+  const auto open = kubeScore(" --set networkPolicy.enabled=false");
+  REQUIRE(open.findings.size() == 1);
+  CHECK(open.findings[0].find("pod-networkpolicy (CRITICAL)") != std::string::npos);
 }
 
 TEST_CASE("the Dockerfile copies what the build produces") {

@@ -172,6 +172,8 @@ const std::set<std::string> kCalls = {
     "get leases.coordination.k8s.io",  // leader election (kube/leader_election.cc)
     "create leases.coordination.k8s.io",
     "update leases.coordination.k8s.io",
+    "create tokenreviews.authentication.k8s.io",         // who scrapes /metrics, and may they
+    "create subjectaccessreviews.authorization.k8s.io",  //   (app/metrics_access.cc)
 };
 
 }  // namespace
@@ -311,8 +313,14 @@ TEST_CASE("RBAC: the chart's roles grant exactly the calls the operator makes") 
   const auto kubeconfig = c.operatorKubeconfig();
   OperatorProcess op(
       kubeconfig, {"--leader-elect", "--leader-election-namespace", kOperatorNs, "--lease-duration",
-                   "4s", "--renew-deadline", "3s", "--retry-period", "1s"});
+                   "4s", "--renew-deadline", "3s", "--retry-period", "1s", "--metrics-secure"});
   REQUIRE_MESSAGE(op.waitReady(), op.log());
+  // A scrape: both reviews (the operator's own account may not read /metrics).
+  const auto scraped =
+      runCommand("curl -sk -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer " +
+                 tokenFor("gpu-placement-operator") +
+                 "' https://127.0.0.1:" + std::to_string(op.metricsPort()) + "/metrics");
+  CHECK(scraped.out == "403");
   c.apply(
       "apiVersion: gpuplacement.io/v1alpha1\nkind: PlacementPolicy\nmetadata: {name: "
       "rbac-use}\nspec: {hoursPerMonth: 720}\n");
@@ -339,9 +347,15 @@ TEST_CASE("RBAC: the chart's roles grant exactly the calls the operator makes") 
   auto documents = base::parseYamlDocuments(rendered, "chart");
   REQUIRE(documents.ok());
   std::vector<json> roles;
+  const std::string reader = "gpo-gpu-placement-operator-metrics-reader";
   for (const auto& document : *documents) {
     const auto kind = base::stringMember(document, "kind");
-    if (kind == "ClusterRole" || kind == "Role") {
+    const auto name = base::stringMember(base::memberOf(document, "metadata"), "name");
+    if (kind == "ClusterRole" && name == reader) {
+      // For Prometheus, not the operator: get /metrics and nothing else.
+      CHECK(document["rules"] ==
+            json::array({{{"nonResourceURLs", {"/metrics"}}, {"verbs", {"get"}}}}));
+    } else if (kind == "ClusterRole" || kind == "Role") {
       roles.push_back(document);
     }
   }

@@ -1,5 +1,6 @@
 #include "support/cluster.h"
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <sstream>
@@ -238,6 +239,12 @@ OperatorProcess::OperatorProcess(const std::string& kubeconfig,
                                    "--health-addr",     "127.0.0.1:" + std::to_string(healthPort_),
                                    "--log-format",      "text",
                                    "--log-level",       "debug"};
+  // Plain HTTP, for metric(), unless the test is about how /metrics is served.
+  if (std::none_of(extraArgs.begin(), extraArgs.end(), [](const std::string& arg) {
+        return arg.rfind("--metrics-secure", 0) == 0 || arg.rfind("--metrics-cert-dir", 0) == 0;
+      })) {
+    args.push_back("--metrics-secure=false");
+  }
   args.insert(args.end(), extraArgs.begin(), extraArgs.end());
   pid_ = fork();
   REQUIRE(pid_ >= 0);

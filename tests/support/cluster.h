@@ -83,6 +83,8 @@ std::vector<AuditEntry> readAudit(ControlPlane& plane, const std::string& user);
 // The operator binary as a separate process, the way it runs in a cluster.
 class OperatorProcess {
  public:
+  // /metrics is plain HTTP (--metrics-secure=false) unless extraArgs
+  // name --metrics-secure or --metrics-cert-dir.
   OperatorProcess(const std::string& kubeconfig, std::vector<std::string> extraArgs = {});
   ~OperatorProcess();
   OperatorProcess(const OperatorProcess&) = delete;

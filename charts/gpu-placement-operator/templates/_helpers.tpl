@@ -29,6 +29,22 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 
 {{- define "gpu-placement.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- with .Values.image.digest }}@{{ . }}{{ end -}}
+{{- end -}}
+
+{{/*
+kube-score checks the Deployment does not pass on purpose, each a choice
+explained in values.yaml next to the value that makes it.
+*/}}
+{{- define "gpu-placement.kubeScoreChoices" -}}
+{{- $choices := list -}}
+{{- if ne .Values.image.pullPolicy "Always" -}}
+{{- $choices = append $choices "container-image-pull-policy" -}}
+{{- end -}}
+{{- if and (gt (int .Values.replicaCount) 1) .Values.topologySpreadConstraints (not (dig "podAntiAffinity" nil .Values.affinity)) -}}
+{{- $choices = append $choices "deployment-has-host-podantiaffinity" -}}
+{{- end -}}
+{{- join "," $choices -}}
 {{- end -}}
 
 {{/*
