@@ -115,7 +115,7 @@ int badInput(const base::Error& error) {
 }
 
 int printVersion(bool server, const KubeFlags& flags) {
-  std::cout << "gpu-placement " << GPUPLACEMENT_VERSION << "\n";
+  std::cout << "gpu-placement " << GPUPLACEMENT_VERSION << " (" << GPUPLACEMENT_LICENSE << ")\n";
   if (!server) {
     return kExitOk;
   }

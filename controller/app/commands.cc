@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "app/cli.h"
+#include "app/price_basis.h"
 #include "app/table.h"
 #include "base/decimal.h"
 #include "base/io/yaml_json.h"
@@ -183,6 +184,11 @@ std::vector<std::string> markdownRow(const std::string& name, const core::Worklo
           base::formatMoney(placement.totalMonthlyCost),
           placement.costNote,
           rationale};
+}
+
+// Where every table of prices ends: their region, date and overrides.
+void printPriceBasis(const core::PlacementEngine& engine, std::ostream& out) {
+  out << "\nPRICES       " << priceBasisText(engine) << "\n";
 }
 
 void printJsonOrYaml(const json& value, OutputFormat format, std::ostream& out) {
@@ -376,11 +382,16 @@ int runRecommend(const core::PlacementEngine& engine, const std::vector<NamedInt
     if (!name.empty()) {
       result["workload"] = name;
     }
+    result["prices"] = priceBasisJson(engine);
     results.push_back(std::move(result));
   }
-  if (format == OutputFormat::Markdown) {
+  if (format == OutputFormat::Table) {
+    printPriceBasis(engine, out);
+  } else if (format == OutputFormat::Markdown) {
     markdown.printMarkdown(out);
-  } else if (format != OutputFormat::Table) {
+    const auto& source = engine.catalog().pricesSource;
+    out << "\nPrices: " << priceBasisText(engine) << (source.empty() ? "" : ": " + source) << ".\n";
+  } else {
     printJsonOrYaml(results.size() == 1 ? results[0] : results, format, out);
   }
   return allPlaced ? kExitOk : kExitCannotPlace;
@@ -441,13 +452,16 @@ int runAnalyze(const core::PlacementEngine& engine, const core::WorkloadIntent& 
   }
   const int exitCode = analysis->recommended.placement ? kExitOk : kExitCannotPlace;
   if (format != OutputFormat::Table) {
-    printJsonOrYaml(core::toJson(*analysis, scheduling ? &*scheduling : nullptr), format, out);
+    auto result = core::toJson(*analysis, scheduling ? &*scheduling : nullptr);
+    result["prices"] = priceBasisJson(engine);
+    printJsonOrYaml(result, format, out);
     return exitCode;
   }
   printCurrent(*analysis, out);
   printDecision("", intent, analysis->recommended, scheduling ? &*scheduling : nullptr,
                 analysis->hoursPerMonth, out);
   printSavings(*analysis, out);
+  printPriceBasis(engine, out);
   return exitCode;
 }
 
@@ -658,6 +672,7 @@ int runScenarios(const core::PlacementEngine& engine, const std::vector<Scenario
       result["id"] = scenario.id;
       result["description"] = scenario.description;
       result["expected"] = scenario.expected;
+      result["prices"] = priceBasisJson(engine);
       results.push_back(std::move(result));
       continue;
     }
@@ -676,6 +691,7 @@ int runScenarios(const core::PlacementEngine& engine, const std::vector<Scenario
   }
   if (format == OutputFormat::Table) {
     table.print(out);
+    printPriceBasis(engine, out);
   } else {
     printJsonOrYaml(results, format, out);
   }
@@ -718,8 +734,10 @@ int runCatalog(const core::PlacementEngine& engine, std::optional<core::Tier> ti
   }
   if (format == OutputFormat::Table) {
     table.print(out);
+    printPriceBasis(engine, out);
   } else {
-    printJsonOrYaml(rows, format, out);
+    printJsonOrYaml({{"prices", priceBasisJson(engine)}, {"instances", std::move(rows)}}, format,
+                    out);
   }
   return kExitOk;
 }

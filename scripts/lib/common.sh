@@ -18,6 +18,8 @@ pinned_version() { # module-dir module-path
 K8S_VERSION=$(pinned_version "$CONTROLPLANE_MODULES" k8s.io/kubernetes)
 ETCD_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/etcd" go.etcd.io/etcd/server/v3)
 HELM_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/helm" helm.sh/helm/v3)
+# helm-docs writes the chart's README from values.yaml (scripts/chart-docs).
+HELM_DOCS_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/helm-docs" github.com/norwoodj/helm-docs)
 # The simulated cluster (scripts/controlplane start --cluster): kube-scheduler
 # and kube-controller-manager of the same Kubernetes release, kwok, and
 # simcluster, the node generator.
@@ -31,6 +33,7 @@ K8S_BIN="$CACHE_ROOT/k8s-$K8S_VERSION/bin"
 ETCD_BIN="$CACHE_ROOT/etcd-$ETCD_VERSION/bin"
 HELM_BIN="$CACHE_ROOT/helm-$HELM_VERSION/bin"
 KUBE_SCORE_BIN="$CACHE_ROOT/kube-score-$KUBE_SCORE_VERSION/bin"
+HELM_DOCS_BIN="$CACHE_ROOT/helm-docs-$HELM_DOCS_VERSION/bin"
 CLUSTER_BIN="$CACHE_ROOT/k8s-$K8S_VERSION/cluster-bin"
 KWOK_BIN="$CACHE_ROOT/kwok-$KWOK_VERSION/bin"
 # simcluster is this project's own program: its cache is named by its

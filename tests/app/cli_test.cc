@@ -329,7 +329,9 @@ spec:
 }
 
 TEST_CASE("catalog lists instance types, filtered by tier") {
-  const auto rows = runJson("catalog --tier inferentia -o json");
+  const auto listed = runJson("catalog --tier inferentia -o json");
+  CHECK(listed.at("prices").at("region") == "us-east-1");
+  const auto& rows = listed.at("instances");
   REQUIRE(rows.size() == 8);  // inf1 and inf2, four sizes each
   for (const auto& row : rows) {
     CHECK(row.at("tier") == "Inferentia");
@@ -338,6 +340,66 @@ TEST_CASE("catalog lists instance types, filtered by tier") {
   const auto table = runCommand(binary() + " catalog");
   CHECK(table.exitCode == 0);
   CHECK(table.out.find("p6-b200.48xlarge") != std::string::npos);
+}
+
+TEST_CASE("every output with a price says its region and date, read from the catalog") {
+  // What config/catalog.yaml says, not a string this test repeats.
+  const auto catalogText = base::readTextFile(repo() + "/config/catalog.yaml");
+  REQUIRE(catalogText.ok());
+  const auto catalog = parseYaml(*catalogText, "catalog");
+  REQUIRE(catalog.ok());
+  const std::string region = catalog->at("region");
+  const std::string asOf = catalog->at("pricesAsOf");
+  CHECK(asOf == "2026-02-09");  // the date the README and the chart quote
+  const std::string basis = region + " prices of " + asOf + " (the catalog's)";
+  const std::string recommend = "recommend --kind Inference --params 7B --objective CostOptimized";
+  const std::string analyze =
+      "analyze --current p5.48xlarge --current-accelerators 1 --kind Inference --params 13B";
+  const std::string scenarios =
+      "analyze --scenarios " + repo() + "/config/examples/seed004-scenarios.yaml";
+
+  for (const std::string& command : {recommend, analyze, scenarios, std::string("catalog")}) {
+    CAPTURE(command);
+    const auto text = runCommand(binary() + " " + command);
+    CHECK(text.exitCode == 0);
+    CHECK(text.out.find("\nPRICES       " + basis + "\n") != std::string::npos);
+    const auto answer = runJson(command + " -o json");
+    const auto& prices = answer.is_array() ? answer.at(0).at("prices") : answer.at("prices");
+    CHECK(prices.at("region") == region);
+    CHECK(prices.at("asOf") == asOf);
+    CHECK(prices.at("source") == catalog->at("pricesSource"));
+    CHECK(prices.at("policyPricedTypes") == json::array());
+  }
+  const auto markdown = runCommand(binary() + " " + recommend + " -o markdown");
+  CHECK(markdown.out.find("\nPrices: " + basis + ": " +
+                          catalog->at("pricesSource").get<std::string>() + ".\n") !=
+        std::string::npos);
+
+  // A PlacementPolicy's prices are named as its own.
+  TempDir dir;
+  const auto policy = dir.write("policy.yaml", R"(apiVersion: gpuplacement.io/v1alpha1
+kind: PlacementPolicy
+metadata: {name: default}
+spec:
+  prices:
+  - {instanceType: inf2.xlarge, onDemand: "2.00"}
+  - {instanceType: g6.xlarge, spot: "0.30"}
+)");
+  const auto overridden = runCommand(binary() + " " + recommend + " --policy " + policy);
+  CHECK(overridden.out.find(basis + "; the PlacementPolicy's own for g6.xlarge, inf2.xlarge\n") !=
+        std::string::npos);
+  CHECK(runJson(recommend + " -o json --policy " + policy).at("prices").at("policyPricedTypes") ==
+        json::array({"g6.xlarge", "inf2.xlarge"}));
+
+  // Another catalog says its own region and date.
+  std::string text = *catalogText;
+  const auto at = text.find("\nregion: " + region + "\n");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, region.size() + 10, "\nregion: eu-west-1\n");
+  const auto own = dir.write("catalog.yaml", text);
+  CHECK(runCommand(binary() + " catalog --catalog " + own)
+            .out.find("\nPRICES       eu-west-1 prices of " + asOf + " (the catalog's)\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("docs/decisions.md is what the binary answers, thirty workloads with rationales") {
