@@ -37,12 +37,17 @@ std::vector<Toleration> teamTolerations(const DeploymentState& live, const Owned
   return users;
 }
 
-// Whether the team's own template sets a node selector: a key the record
-// does not name as the operator's.
-bool teamSetsSelector(const DeploymentState& live, const OwnedFields& owned) {
-  return std::any_of(
-      live.nodeSelector.begin(), live.nodeSelector.end(),
-      [&owned](const auto& entry) { return !owned.nodeSelector.count(entry.first); });
+// Whether a node-selector entry or a toleration the record says the
+// operator set in the template is gone from it: taken back.
+bool atomicFieldsTakenBack(const DeploymentState& live, const OwnedFields& owned) {
+  const bool selector =
+      std::any_of(owned.nodeSelector.begin(), owned.nodeSelector.end(), [&live](const auto& entry) {
+        return lookup(live.nodeSelector, entry.first) != entry.second;
+      });
+  const bool tolerations = std::any_of(
+      owned.tolerations.begin(), owned.tolerations.end(),
+      [&live](const Toleration& toleration) { return !contains(live.tolerations, toleration); });
+  return selector || tolerations;
 }
 
 // The node selector: a map merged key by key; null removes a key. With
@@ -236,12 +241,11 @@ PlaceAt resolvePlaceAt(PlaceAt setting, const DeploymentState& live) {
   if (setting != PlaceAt::Auto) {
     return setting;
   }
-  static const OwnedFields kNone;
-  const OwnedFields& owned =
-      live.ownership.form == OwnershipRecord::Form::Readable ? live.ownership.fields : kNone;
-  return teamSetsSelector(live, owned) || !teamTolerations(live, owned).empty()
-             ? PlaceAt::Pods
-             : PlaceAt::PodTemplate;
+  if (live.ownership.form != OwnershipRecord::Form::Readable) {
+    return PlaceAt::PodTemplate;
+  }
+  const OwnedFields& owned = live.ownership.fields;
+  return owned.pods || atomicFieldsTakenBack(live, owned) ? PlaceAt::Pods : PlaceAt::PodTemplate;
 }
 
 PatchPlan planDeploymentPatch(const DeploymentState& live, const Scheduling* desired,

@@ -13,11 +13,14 @@
 namespace gpuplacement::core {
 
 // Where the node selector and tolerations go on this Deployment (never
-// Auto). Under Auto: the pod template, unless the team's own template sets
-// a node selector or tolerations. Those two fields are atomic for
-// server-side apply, and client-side apply replaces tolerations whole, so
-// a GitOps tool re-applying the team's manifest would take back every
-// entry the operator added to them; at the pods they survive.
+// Auto). Under Auto: the pod template, until an entry the operator set in
+// either field is taken back, and at the pods from then on. The two fields
+// are atomic for server-side apply, and client-side apply replaces the
+// tolerations whole, so a GitOps tool re-applying a manifest that sets its
+// own takes back every entry the operator added, on every sync; at the pods
+// they survive. Deployments that no apply touches that way (most) keep
+// their placement in the template, and their pods never wait for the
+// operator.
 PlaceAt resolvePlaceAt(PlaceAt setting, const DeploymentState& live);
 
 // What to send to make a Deployment carry `desired` (or, for nullptr,

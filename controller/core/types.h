@@ -39,8 +39,8 @@ enum class CostModel : std::uint8_t { AcceleratorShare, WholeInstance };
 enum class LabelScheme : std::uint8_t { InstanceType, Karpenter, GPUFeatureDiscovery, Auto };
 // Where the node selector and tolerations go: the pod template, or each
 // pod as it is created (behind a scheduling gate). Auto: the pod template,
-// unless the team's own template sets either field, which a GitOps tool's
-// next apply would take back whole (core/pod_scheduling.h).
+// until an apply takes either field back whole (a GitOps tool re-applying
+// a manifest that sets its own), then the pods (core/deployment_patch.h).
 enum class PlaceAt : std::uint8_t { Auto, PodTemplate, Pods };
 
 }  // namespace gpuplacement::core

@@ -40,27 +40,39 @@ Scheduling gpu(const std::string& type = "g5.xlarge") {
 
 }  // namespace
 
-TEST_CASE("Auto places in the template unless the team's template sets a selector or tolerations") {
+TEST_CASE("Auto places in the template until an apply takes its selector or tolerations back") {
   struct Row {
     const char* name;
     DeploymentState live;
     PlaceAt setting;
     PlaceAt expected;
   };
-  auto selectorOnly = bareDeployment();
-  selectorOnly.nodeSelector = {{"team", "ml"}};
-  auto tolerationOnly = bareDeployment();
-  tolerationOnly.tolerations = {kTeams};
-  // What the operator itself put in the template is not the team's.
   const auto desired = gpu();
+  // The team's own fields and the operator's, in the template.
   const auto placed = applyPatch(
-      bareDeployment(), *planDeploymentPatch(bareDeployment(), &desired, {}, "w", "1").patch);
+      teamDeployment(), *planDeploymentPatch(teamDeployment(), &desired, {}, "w", "1").patch);
+  // Server-side apply of the team's manifest: both fields back as git has them.
+  auto applied = placed;
+  applied.nodeSelector = teamDeployment().nodeSelector;
+  applied.tolerations = teamDeployment().tolerations;
+  // Client-side apply: the selector merges key by key, the list is replaced.
+  auto clientSide = placed;
+  clientSide.tolerations = teamDeployment().tolerations;
+  // Placed at the pods once: it stays there.
+  const auto atPods = applyPatch(
+      applied, *planDeploymentPatch(applied, &desired, {}, "w", "2", PlaceAt::Pods).patch);
+  // A device request taken back is not an atomic field: merged back where it was.
+  auto devices = placed;
+  devices.containers = teamDeployment().containers;
   const Row rows[] = {
-      {"no scheduling fields", bareDeployment(), PlaceAt::Auto, PlaceAt::PodTemplate},
-      {"a node selector key", selectorOnly, PlaceAt::Auto, PlaceAt::Pods},
-      {"a toleration", tolerationOnly, PlaceAt::Auto, PlaceAt::Pods},
-      {"only the operator's own fields", placed, PlaceAt::Auto, PlaceAt::PodTemplate},
-      {"forced to the template", teamDeployment(), PlaceAt::PodTemplate, PlaceAt::PodTemplate},
+      {"never placed, the team's own fields or not", teamDeployment(), PlaceAt::Auto,
+       PlaceAt::PodTemplate},
+      {"placed, nothing taken back", placed, PlaceAt::Auto, PlaceAt::PodTemplate},
+      {"a server-side apply took both fields", applied, PlaceAt::Auto, PlaceAt::Pods},
+      {"a client-side apply replaced the tolerations", clientSide, PlaceAt::Auto, PlaceAt::Pods},
+      {"at the pods already", atPods, PlaceAt::Auto, PlaceAt::Pods},
+      {"only a device request taken back", devices, PlaceAt::Auto, PlaceAt::PodTemplate},
+      {"forced to the template", applied, PlaceAt::PodTemplate, PlaceAt::PodTemplate},
       {"forced to the pods", bareDeployment(), PlaceAt::Pods, PlaceAt::Pods},
   };
   for (const auto& row : rows) {
@@ -99,7 +111,7 @@ TEST_CASE("at the pods, the template gets the gate, the annotation and the devic
   CHECK(placed.nodeSelector == live.nodeSelector);
   CHECK(placed.tolerations == live.tolerations);
   CHECK_FALSE(planDeploymentPatch(placed, &desired, {}, "w", "8", PlaceAt::Pods).patch);
-  CHECK(resolvePlaceAt(PlaceAt::Auto, placed) == PlaceAt::Pods);
+  CHECK(resolvePlaceAt(PlaceAt::Auto, placed) == PlaceAt::Pods);  // it stays there
 
   SUBCASE("a move changes the annotation, which rolls the Deployment onto the new type") {
     const auto next = gpu("g6.xlarge");
@@ -131,15 +143,16 @@ TEST_CASE("at the pods, the template gets the gate, the annotation and the devic
   }
 }
 
-TEST_CASE("switching between the template and the pods moves every entry, keeping the team's") {
+TEST_CASE("moving between the template and the pods moves every entry, keeping the team's") {
   const auto desired = gpu();
   auto live = bareDeployment();
   const auto inTemplate =
       applyPatch(live, *planDeploymentPatch(live, &desired, {}, "w", "1").patch);
   REQUIRE(inTemplate.nodeSelector.count(kType));
-  // The team's next manifest adds a selector of its own: Auto turns to the pods.
+  // The team's next manifest sets a selector of its own, applied server-side:
+  // it owns the field whole, and the operator's key is gone.
   auto withTeams = inTemplate;
-  withTeams.nodeSelector["team"] = "ml";
+  withTeams.nodeSelector = {{"team", "ml"}};
   REQUIRE(resolvePlaceAt(PlaceAt::Auto, withTeams) == PlaceAt::Pods);
   const auto toPods = planDeploymentPatch(withTeams, &desired, {}, "w", "2", PlaceAt::Pods);
   REQUIRE(toPods.patch);
@@ -149,15 +162,13 @@ TEST_CASE("switching between the template and the pods moves every entry, keepin
   CHECK(atPods.gated);
   CHECK(atPods.ownership.fields.nodeSelector.empty());
   CHECK(atPods.ownership.fields.tolerations.empty());
-  // And back, when the team's selector goes again.
-  auto without = atPods;
-  without.nodeSelector.clear();
-  REQUIRE(resolvePlaceAt(PlaceAt::Auto, without) == PlaceAt::PodTemplate);
+  // And back to the template when a policy says so.
   const auto back = applyPatch(
-      without, *planDeploymentPatch(without, &desired, {}, "w", "3", PlaceAt::PodTemplate).patch);
+      atPods, *planDeploymentPatch(atPods, &desired, {}, "w", "3", PlaceAt::PodTemplate).patch);
   CHECK_FALSE(back.gated);
   CHECK_FALSE(back.podScheduling);
   CHECK(back.nodeSelector.at(kType) == "g5.xlarge");
+  CHECK(back.nodeSelector.at("team") == "ml");
   CHECK(back.tolerations == std::vector<Toleration>{kGpu});
 }
 

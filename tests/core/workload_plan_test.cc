@@ -375,14 +375,18 @@ const Row kRows[] = {
      [](const Reconciled& r) {
        CHECK_FALSE((*r.record.status)["reverts"].contains("stoppedAtGeneration"));
      }},
-    {"the team's template sets a selector and pods can be patched: placed at the pods",
-     [](World& w) { w.podsPlaceable = true; },
+    {"an apply took the placement's selector back and pods can be patched: placed at the pods",
+     [](World& w) {
+       w.podsPlaceable = true;
+       w.placedAndRolledOut();
+       w.target->nodeSelector = {{"team", "ml"}};  // as the team's manifest has it
+     },
      {},
      {},
      TargetOutcome::Kind::Written,
      RolloutStep::None,
      {{"Applied", "True/Applied"}, {"Ready", "False/RolloutInProgress"}},
-     {"Placed"},
+     {"Restored"},
      std::nullopt,
      NextReconcile::Kind::AwaitChange,
      [](const Reconciled& r) {

@@ -396,20 +396,28 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("gitops: manifests with their own node selector and tolerations are placed at the pods") {
+TEST_CASE(
+    "gitops: manifests with their own node selector and tolerations move to the pods at "
+    "the first sync, and stay") {
   for (const auto writer : {Writer::ClientSideApply, Writer::ServerSideApply}) {
     const Scenario s{writer == Writer::ClientSideApply ? "csa-team" : "ssa-team", writer, true,
                      "Auto"};
     CAPTURE(s.ns);
     const auto outcome = run(s, kSyncs, true);
+    // The first re-apply takes the template's atomic fields back; the
+    // operator moves the placement to the pods, where no sync reaches it.
     CHECK(outcome.carriedAfterSync == std::vector<std::string>(kSyncs.size(), "Pods"));
     CHECK(outcome.applied == "True/Applied");
     CHECK(outcome.podsPlaced);
-    CHECK(outcome.writes.operatorDeployment == 1);
-    // The pod of the placement and one for each new commit's rollout.
+    // The placement, and the move to the pods; nothing after.
+    CHECK(outcome.writes.operatorDeployment == 2);
+    // The pod of the move and one for each new commit's rollout.
     CHECK(outcome.writes.operatorPods == 3);
-    CHECK(outcome.generation == 4);
-    CHECK(outcome.reverts.is_null());
+    // Created, placed, taken back, moved, two commits.
+    CHECK(outcome.generation == 6);
+    REQUIRE(outcome.reverts.is_object());
+    CHECK(outcome.reverts["count"] == 1);
+    CHECK_FALSE(outcome.reverts.contains("stoppedAtGeneration"));
     // The team's own fields stay as git has them.
     const auto templ = deployment(s)["spec"]["template"]["spec"];
     CHECK(templ["nodeSelector"] == json{{"kubernetes.io/os", "linux"}});
