@@ -174,7 +174,7 @@ struct TargetOutcome {
   std::string error;                   // Blocked without conflicts, Forbidden
   // Written: the last writer of the pod template other than the operator,
   // from the answer's managedFields ("kustomize-controller (Apply)").
-  std::string templateWriter;
+  std::string templateWriter{};
 };
 
 // The outcome when plan.write needs no request: its patch is empty or blocked.
