@@ -30,7 +30,8 @@ json replaceStatus(const json& status) {
 
 DeploymentRead deploymentRead(const json& object) {
   return {core::deploymentFromJson(object),
-          base::stringMember(base::memberOf(object, "metadata"), "resourceVersion")};
+          base::stringMember(base::memberOf(object, "metadata"), "resourceVersion"),
+          core::lastTemplateWriter(object, core::kFieldManager)};
 }
 
 }  // namespace

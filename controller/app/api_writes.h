@@ -20,6 +20,7 @@ namespace gpuplacement::app {
 struct DeploymentRead {
   core::DeploymentState state;
   std::string resourceVersion;
+  std::string templateWriter;  // core::lastTemplateWriter: who else wrote the pod template
 };
 
 // The operator's requests to the API server, one request each: typed

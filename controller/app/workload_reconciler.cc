@@ -299,7 +299,7 @@ asio::awaitable<WorkloadReconciler::Outcome> WorkloadReconciler::converge(
     if (patched) {
       const auto& written = patched->state;
       expectations_.expectDeployment(ns + "/" + name, written.generation, written.ownership.digest);
-      co_return core::TargetOutcome{Kind::Written, written, {}, ""};
+      co_return core::TargetOutcome{Kind::Written, written, {}, "", patched->templateWriter};
     }
     if (patched.error().notFound()) {
       co_return core::TargetOutcome{Kind::NotFound, {}, {}, ""};

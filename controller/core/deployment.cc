@@ -154,7 +154,6 @@ DeploymentState deploymentFromJson(const json& object) {
       state.containers.push_back(std::move(container));
     }
   }
-  state.templateWriter = lastTemplateWriter(object, kFieldManager);
   const auto& status = field(object, "status");
   state.observedGeneration = integer(field(status, "observedGeneration"));
   state.updatedReplicas = static_cast<std::int32_t>(integer(field(status, "updatedReplicas")));

@@ -77,11 +77,6 @@ struct DeploymentState {
   // rollout restart) from the same manifest applied again.
   std::uint64_t templateDigest = 0;
   OwnershipRecord ownership;
-  // The field manager (and its operation) that last wrote the pod template,
-  // other than this operator: "kustomize-controller (Apply)". Known only
-  // where the object was read with its managedFields (a write's answer),
-  // not from the cache, which leaves them out.
-  std::string templateWriter;
   std::int64_t observedGeneration = 0;
   std::int32_t updatedReplicas = 0;
   std::int32_t availableReplicas = 0;
@@ -121,7 +116,9 @@ inline constexpr const char* kFieldManager = "gpu-placement-operator";
 
 // The last writer of a Deployment's pod template other than `self`, from
 // the object's metadata.managedFields: "manager (Operation)"; empty when
-// none is recorded.
+// none is recorded. Known only where an object is read with its
+// managedFields (a write's answer), never from the cache, which leaves
+// them out.
 std::string lastTemplateWriter(const nlohmann::json& object, const std::string& self);
 
 }  // namespace gpuplacement::core

@@ -481,8 +481,8 @@ void recordApplied(const WorkloadInput& input, const TargetOutcome& outcome, Sta
   } else if (outcome.kind == TargetOutcome::Kind::Written) {
     applied->deploymentGeneration = state.generation;
     auto& reverts = plan.view.reverts;
-    if (reverts && !state.templateWriter.empty()) {
-      reverts->fieldManager = state.templateWriter;  // the answer names who wrote last
+    if (reverts && !outcome.templateWriter.empty()) {
+      reverts->fieldManager = outcome.templateWriter;  // the answer names who wrote last
     }
     const std::string by = reverts && !reverts->fieldManager.empty()
                                ? " (last written by " + reverts->fieldManager + ")"

@@ -172,6 +172,9 @@ struct TargetOutcome {
   DeploymentState state;
   std::vector<std::string> conflicts;  // Blocked
   std::string error;                   // Blocked without conflicts, Forbidden
+  // Written: the last writer of the pod template other than the operator,
+  // from the answer's managedFields ("kustomize-controller (Apply)").
+  std::string templateWriter{};
 };
 
 // The outcome when plan.write needs no request: its patch is empty or blocked.

@@ -57,6 +57,7 @@ TEST_CASE("a 409 on the Deployment patch: read it again, plan again, patch again
                            {"constraints", {{"tiers", json::array({"NVIDIA"})}}}}}};
   int deploymentPatches = 0;
   std::vector<std::string> patchedVersions;
+  std::vector<std::string> patchTargets;
   bool statusWritten = false;
   Manager* running = nullptr;
 
@@ -76,11 +77,12 @@ TEST_CASE("a 409 on the Deployment patch: read it again, plan again, patch again
       }
       return reply(200, {{"items", items}, {"metadata", {{"resourceVersion", "10"}}}});
     }
-    if (target == "/apis/apps/v1/namespaces/ns/deployments/d") {
+    if (target.substr(0, target.find('?')) == "/apis/apps/v1/namespaces/ns/deployments/d") {
       if (request.method == "GET") {
         return reply(200, deployment("6", 1));  // someone else wrote it meanwhile
       }
       ++deploymentPatches;
+      patchTargets.push_back(target);
       const auto body = json::parse(request.body);
       patchedVersions.push_back(body["metadata"]["resourceVersion"]);
       if (deploymentPatches == 1) {
@@ -124,8 +126,12 @@ TEST_CASE("a 409 on the Deployment patch: read it again, plan again, patch again
 
   REQUIRE(statusWritten);
   CHECK(deploymentPatches == 2);
-  // The first patch carried the cached version, the second the fresh one.
+  // The first patch carried the cached version, the second the fresh one,
+  // both under the operator's field manager.
   CHECK(patchedVersions == std::vector<std::string>{"5", "6"});
+  CHECK(patchTargets ==
+        std::vector<std::string>(
+            2, "/apis/apps/v1/namespaces/ns/deployments/d?fieldManager=gpu-placement-operator"));
   // Between them, exactly one read of the Deployment.
   int reads = 0;
   for (const auto& request : server.requests()) {

@@ -388,8 +388,8 @@ TEST_CASE(
             base::memberOf(base::memberOf(base::memberOf(entry, "fieldsV1"), "f:spec"),
                            "f:template"),
             "f:spec");
-        owned = base::memberOf(spec, "f:nodeSelector").contains("f:" + kTypeLabel) &&
-                spec.contains("f:tolerations");
+        // Atomic fields: owned whole, not key by key.
+        owned = spec.contains("f:nodeSelector") && spec.contains("f:tolerations");
       }
     }
     CHECK(owned);

@@ -164,7 +164,8 @@ TEST_CASE("every fault at once: no update lost, nothing written twice") {
     }
     if (request.method == "PATCH" && request.target.find("/deployments/") != std::string::npos &&
         request.status == 200) {
-      ++acceptedPatches[request.target.substr(request.target.rfind('/') + 1)];
+      const auto path = request.target.substr(0, request.target.find('?'));
+      ++acceptedPatches[path.substr(path.rfind('/') + 1)];
     }
   }
   for (const char* kind : {"reset-after-forward", "reset-before-forward", "respond", "delay",

@@ -391,9 +391,18 @@ TEST_CASE("invalid specs, missing targets, conflicts, drift and Recommend mode")
                         {{"nodeSelector", {{"node.kubernetes.io/instance-type", nullptr}}}}}}}}}},
               kube::PatchType::Strategic)
           .ok());
+  // An atomic field taken back: under placeAt Auto the placement moves to
+  // the pods, where the next such upgrade cannot take it (docs/gitops.md).
   CHECK(c.waitFor([&] {
-    return podSpec(ns, "drifting")["nodeSelector"].contains("node.kubernetes.io/instance-type");
+    const auto templ = c.mustGet(deploymentsPath(ns, "drifting"))["spec"]["template"];
+    const auto& gates = base::memberOf(templ["spec"], "schedulingGates");
+    return gates.is_array() && gates.size() == 1 &&
+           gates[0]["name"] == "gpuplacement.io/placement" &&
+           base::stringMember(base::memberOf(templ["metadata"], "annotations"),
+                              "gpuplacement.io/scheduling")
+                   .find("node.kubernetes.io/instance-type") != std::string::npos;
   }));
+  CHECK_FALSE(podSpec(ns, "drifting")["nodeSelector"].contains("node.kubernetes.io/instance-type"));
   CHECK(c.waitFor([&] { return countOf(eventReasons(ns, "drifting"), "Restored") == 1; }));
 
   // Recommend mode reports and never touches the Deployment.
