@@ -446,7 +446,7 @@ spec:
   CHECK(c.get(workloadPath).ok());
 }
 
-TEST_CASE("the Dockerfile copies what the build produces") {
+TEST_CASE("the Dockerfile: bases pinned by digest, the release build, what it copies, its labels") {
   const auto result = testing::runCommand(testing::repoRoot() + "/scripts/check-dockerfile " +
                                           testing::repoRoot() + " " + GPUPLACEMENT_BUILD_DIR);
   CHECK_MESSAGE(result.exitCode == 0, (result.out + result.err));
