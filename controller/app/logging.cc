@@ -75,7 +75,9 @@ void Logger::log(LogLevel level, std::string_view message, std::initializer_list
   } else {
     line = timestamp() + " " + levelName(level) + " " + std::string(message);
     for (const auto& [key, value] : fields) {
-      line += " " + std::string(key) + "=";
+      line += ' ';
+      line += key;
+      line += '=';
       line += needsQuotes(value) ? nlohmann::json(value).dump() : std::string(value);
     }
   }

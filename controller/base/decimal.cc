@@ -40,7 +40,7 @@ std::string fixed(double value, int decimals) {
 
 Result<double> parseDecimal(std::string_view text) {
   const auto fail = [&] {
-    return Error{"", "\"" + std::string(text) + "\" is not a non-negative decimal such as 0.526"};
+    return Error{"", quoted(text) + " is not a non-negative decimal such as 0.526"};
   };
   if (text.empty() || text.front() == '.' || text.back() == '.') {
     return fail();

@@ -54,7 +54,7 @@ Result<E> parseEnum(std::string_view text) {
       return static_cast<E>(i);
     }
   }
-  return Error{"", "\"" + std::string(text) + "\" is not a valid " +
+  return Error{"", quoted(text) + " is not a valid " +
                        std::string(EnumNames<E>::what) + " (use " + allowedValues<E>() + ")"};
 }
 

@@ -43,7 +43,7 @@ std::string formatRfc3339(Timestamp time) {
 
 Result<Timestamp> parseRfc3339(std::string_view text) {
   const auto fail = [&] {
-    return Error{"", "\"" + std::string(text) + "\" is not an RFC 3339 time"};
+    return Error{"", quoted(text) + " is not an RFC 3339 time"};
   };
   int year, month, day, hour, minute, second;
   if (text.size() < 20 || text[4] != '-' || text[7] != '-' ||
@@ -60,7 +60,7 @@ Result<Timestamp> parseRfc3339(std::string_view text) {
   // the conversion below overflows (found by fuzz/targets/exec_credential.cc
   // with an expirationTimestamp in 4052).
   if (year < 1678 || year > 2261) {
-    return Error{"", "\"" + std::string(text) + "\" is outside the years 1678 to 2261"};
+    return Error{"", quoted(text) + " is outside the years 1678 to 2261"};
   }
   std::size_t pos = 19;
   std::int64_t nanos = 0;
@@ -103,7 +103,7 @@ Result<Timestamp> parseRfc3339(std::string_view text) {
 
 Result<std::chrono::milliseconds> parseDuration(std::string_view text) {
   const auto fail = [&] {
-    return Error{"", "\"" + std::string(text) + "\" is not a duration such as 90s, 15m or 1h30m"};
+    return Error{"", quoted(text) + " is not a duration such as 90s, 15m or 1h30m"};
   };
   if (text.empty()) {
     return fail();

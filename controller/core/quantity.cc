@@ -29,7 +29,7 @@ std::uint64_t suffixMultiplier(char suffix) {
 }
 
 Error parameterError(std::string_view text, std::string_view why) {
-  return Error{"", "\"" + std::string(text) + "\" is not a parameter count: " + std::string(why)};
+  return Error{"", base::quoted(text) + " is not a parameter count: " + std::string(why)};
 }
 
 // Scientific notation: the only form that goes through a double.
@@ -175,7 +175,7 @@ long double quantitySuffix(std::string_view suffix) {
 Result<std::int64_t> parseResourceMilli(std::string_view text) {
   const auto fail = [&] {
     return Error{
-        "", "\"" + std::string(text) + "\" is not a resource quantity such as 4, 500m or 16Gi"};
+        "", base::quoted(text) + " is not a resource quantity such as 4, 500m or 16Gi"};
   };
   std::size_t end = 0;
   while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) ||

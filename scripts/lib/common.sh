@@ -42,6 +42,9 @@ KWOK_BIN="$CACHE_ROOT/kwok-$KWOK_VERSION/bin"
 SIMCLUSTER_SOURCE=$(find "$CONTROLPLANE_MODULES/simcluster" -name '*.go' -print0 | sort -z |
   xargs -0 -r cat | sha256sum | cut -c1-8)
 SIMCLUSTER_BIN="$CACHE_ROOT/simcluster-karpenter-$KARPENTER_VERSION-$SIMCLUSTER_SOURCE/bin"
+# The image's SBOM generator (scripts/build-image).
+SYFT_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/syft" github.com/anchore/syft)
+SYFT_BIN="$CACHE_ROOT/syft-$SYFT_VERSION/bin"
 
 # Configures (first time) and builds a tree; extra arguments go to cmake.
 # BUILD_TARGETS (space-separated) builds only those, e.g. the demo's binary.

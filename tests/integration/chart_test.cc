@@ -624,7 +624,7 @@ TEST_CASE("kube-score finds nothing in the chart that is not a documented choice
   CHECK(open.findings[0].find("pod-networkpolicy (CRITICAL)") != std::string::npos);
 }
 
-TEST_CASE("the Dockerfile copies what the build produces") {
+TEST_CASE("the Dockerfile: bases pinned by digest, the release build, what it copies, its labels") {
   const auto result = testing::runCommand(testing::repoRoot() + "/scripts/check-dockerfile " +
                                           testing::repoRoot() + " " + GPUPLACEMENT_BUILD_DIR);
   CHECK_MESSAGE(result.exitCode == 0, (result.out + result.err));
