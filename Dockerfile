@@ -29,6 +29,7 @@ COPY --from=build /src/build/bin/gpu-placement /usr/local/bin/gpu-placement
 # The built-in catalog and rules, for reference and as a starting point
 # for the chart's `catalog` and `rules` values.
 COPY config/catalog.yaml config/rules.yaml /etc/gpu-placement/
+COPY LICENSE /usr/share/doc/gpu-placement-operator/LICENSE
 ARG VERSION=0.1.0
 ARG REVISION=unknown
 ARG CREATED=unknown
