@@ -79,6 +79,10 @@ void packTolerations(Packer& out, const std::vector<core::Toleration>& toleratio
     out.word(toleration.op);
     out.word(toleration.value);
     out.word(toleration.effect);
+    out.boolean(toleration.seconds.has_value());
+    if (toleration.seconds) {
+      out.integer(*toleration.seconds);
+    }
   }
 }
 
@@ -90,6 +94,9 @@ std::vector<core::Toleration> unpackTolerations(Unpacker& in) {
     toleration.op = in.word();
     toleration.value = in.word();
     toleration.effect = in.word();
+    if (in.boolean()) {
+      toleration.seconds = in.integer();
+    }
     tolerations.push_back(std::move(toleration));
   }
   return tolerations;

@@ -27,7 +27,8 @@ PodReleaseReconciler::PodReleaseReconciler(asio::any_io_executor executor, Objec
           [this](const runtime::ObjectKey& key) { return reconcile(key); }, clock),
       released_(metrics.counter("gpu_placement_pods_released_total",
                                 "Pods given their placement and let out of the operator's "
-                                "scheduling gate, by whether every entry could be added",
+                                "scheduling gate: placed, partial (an entry could not be added) "
+                                "or refused (released without the placement)",
                                 {"result"})) {
   controllerMetrics.attach("pod", controller_, queue_);
   caches_.onGatedPod([this](const std::string& key) { enqueue(key); });
@@ -44,6 +45,19 @@ asio::awaitable<ReconcileResult> PodReleaseReconciler::reconcile(const runtime::
   }
   const auto release = core::planPodRelease(*gated);
   auto patched = co_await writes_.patchPod(key.ns, key.name, release.patch);
+  if (!patched && patched.error().status == 422) {
+    // The server refuses the placement on this pod (someone edited it in
+    // a way the release cannot add to): let it go unplaced rather than
+    // keep it waiting behind our gate for ever.
+    log_.warn("the API server refused to place the pod; released without its placement",
+              {{"namespace", key.ns}, {"name", key.name}, {"error", patched.error().describe()}});
+    auto ungated = co_await writes_.patchPod(key.ns, key.name, core::gateOnlyRelease(*gated));
+    if (ungated) {
+      released_.inc({"refused"});
+      co_return ReconcileResult::done();
+    }
+    patched = std::move(ungated);
+  }
   if (!patched) {
     if (patched.error().notFound()) {
       co_return ReconcileResult::done();

@@ -67,6 +67,14 @@ json planSelector(const DeploymentState& live, const Scheduling* desired, const 
         continue;  // the user's own, identical: leave it theirs
       }
       if (pods) {
+        if (ours && current != live.nodeSelector.end() &&
+            current->second != owned.nodeSelector.at(key)) {
+          // The operator's key, rewritten since by someone else (the same
+          // apply that took the field): theirs now, and not the placement's.
+          plan.conflicts.push_back("nodeSelector " + key + "=" + current->second +
+                                   " is set on the Deployment; the placement needs " + value);
+          continue;
+        }
         pods->nodeSelector[key] = value;
         continue;
       }

@@ -10,16 +10,14 @@ namespace {
 using json = nlohmann::json;
 using base::memberOf;
 
-std::vector<Toleration> tolerationsOf(const json& list) {
-  std::vector<Toleration> tolerations;
-  if (list.is_array()) {
-    for (const auto& item : list) {
-      if (item.is_object()) {
-        tolerations.push_back(tolerationFromJson(item));
-      }
-    }
-  }
-  return tolerations;
+json ungate() {
+  return json::array({{{"$patch", "delete"}, {"name", kSchedulingGate}}});
+}
+
+bool tolerates(const json& list, const Toleration& toleration) {
+  return std::any_of(list.begin(), list.end(), [&toleration](const json& item) {
+    return item.is_object() && tolerationFromJson(item) == toleration;
+  });
 }
 
 bool hasGate(const json& gates) {
@@ -91,7 +89,9 @@ std::optional<GatedPod> gatedPodFromJson(const json& object) {
       pod.nodeSelector[key] = base::stringOf(value);
     }
   }
-  pod.tolerations = tolerationsOf(memberOf(spec, "tolerations"));
+  if (const auto& tolerations = memberOf(spec, "tolerations"); tolerations.is_array()) {
+    pod.tolerations = tolerations;
+  }
   if (const auto& text = memberOf(memberOf(metadata, "annotations"), kPodSchedulingAnnotation);
       text.is_string()) {
     pod.scheduling = text.get<std::string>();
@@ -101,8 +101,7 @@ std::optional<GatedPod> gatedPodFromJson(const json& object) {
 
 PodRelease planPodRelease(const GatedPod& pod) {
   PodRelease release;
-  json spec = {
-      {"schedulingGates", json::array({{{"$patch", "delete"}, {"name", kSchedulingGate}}})}};
+  json spec = {{"schedulingGates", ungate()}};
   std::optional<PodScheduling> scheduling;
   if (pod.scheduling) {
     scheduling = parsePodScheduling(json::parse(*pod.scheduling, nullptr, false));
@@ -125,24 +124,26 @@ PodRelease planPodRelease(const GatedPod& pod) {
     if (!selector.empty()) {
       spec["nodeSelector"] = std::move(selector);
     }
-    // An atomic list: the patch carries the pod's own entries, then ours.
-    std::vector<Toleration> next = pod.tolerations;
+    // An atomic list: the patch carries the pod's own entries as they are,
+    // then ours.
+    json next = pod.tolerations;
     for (const auto& toleration : scheduling->tolerations) {
-      if (std::find(next.begin(), next.end(), toleration) == next.end()) {
-        next.push_back(toleration);
+      if (!tolerates(next, toleration)) {
+        next.push_back(tolerationToJson(toleration));
       }
     }
     if (next != pod.tolerations) {
-      json list = json::array();
-      for (const auto& toleration : next) {
-        list.push_back(tolerationToJson(toleration));
-      }
-      spec["tolerations"] = std::move(list);
+      spec["tolerations"] = std::move(next);
     }
   }
   release.patch = {{"metadata", {{"resourceVersion", pod.resourceVersion}}},
                    {"spec", std::move(spec)}};
   return release;
+}
+
+json gateOnlyRelease(const GatedPod& pod) {
+  return {{"metadata", {{"resourceVersion", pod.resourceVersion}}},
+          {"spec", {{"schedulingGates", ungate()}}}};
 }
 
 }  // namespace gpuplacement::core

@@ -44,7 +44,10 @@ std::optional<PodScheduling> parsePodScheduling(const nlohmann::json& document);
 struct GatedPod {
   std::string resourceVersion;
   std::map<std::string, std::string> nodeSelector;
-  std::vector<Toleration> tolerations;
+  // As the pod has them, sent back unchanged: a pod may only gain
+  // tolerations, and the API server compares the old ones field by field
+  // (an omitted operator is not "Equal" to it).
+  nlohmann::json tolerations = nlohmann::json::array();
   std::optional<std::string> scheduling;  // the annotation's text; nullopt: absent
 
   bool operator==(const GatedPod&) const = default;
@@ -64,5 +67,9 @@ struct PodRelease {
 };
 
 PodRelease planPodRelease(const GatedPod& pod);
+
+// Only the gate, for a pod the API server refused the whole release
+// (422): it runs unplaced rather than waits for ever.
+nlohmann::json gateOnlyRelease(const GatedPod& pod);
 
 }  // namespace gpuplacement::core

@@ -420,6 +420,10 @@ Toleration tolerationFromJson(const nlohmann::json& item) {
   toleration.op = base::stringOf(base::memberOf(item, "operator"), "Equal");
   toleration.value = base::stringMember(item, "value");
   toleration.effect = base::stringMember(item, "effect");
+  if (const auto& seconds = base::memberOf(item, "tolerationSeconds");
+      seconds.is_number_integer()) {
+    toleration.seconds = seconds.get<std::int64_t>();
+  }
   return toleration;
 }
 
@@ -433,6 +437,9 @@ nlohmann::json tolerationToJson(const Toleration& toleration) {
   }
   if (!toleration.effect.empty()) {
     item["effect"] = toleration.effect;
+  }
+  if (toleration.seconds) {
+    item["tolerationSeconds"] = *toleration.seconds;
   }
   return item;
 }

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -22,6 +23,10 @@ struct Toleration {
   std::string op = "Exists";  // Exists or Equal
   std::string value;
   std::string effect;  // NoSchedule, PreferNoSchedule, NoExecute, or empty for all
+  // tolerationSeconds (NoExecute): kept as written. Dropping it would turn
+  // a pod's default not-ready and unreachable tolerations (300 s) into
+  // tolerating a dead node for ever.
+  std::optional<std::int64_t> seconds{};
 
   bool operator==(const Toleration&) const = default;
   auto operator<=>(const Toleration&) const = default;

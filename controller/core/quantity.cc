@@ -174,8 +174,7 @@ long double quantitySuffix(std::string_view suffix) {
 
 Result<std::int64_t> parseResourceMilli(std::string_view text) {
   const auto fail = [&] {
-    return Error{
-        "", base::quoted(text) + " is not a resource quantity such as 4, 500m or 16Gi"};
+    return Error{"", base::quoted(text) + " is not a resource quantity such as 4, 500m or 16Gi"};
   };
   std::size_t end = 0;
   while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) ||

@@ -76,8 +76,9 @@ std::string describeStop(const RevertRecord& record, const std::string& deployme
          "Argo CD: ignoreDifferences with managedFieldsManagers [" +
          kFieldManager +
          "] and the sync option RespectIgnoreDifferences=true; no Replace=true), or set the "
-         "PlacementPolicy's placeAt: Pods; any change to the Deployment or to this spec makes "
-         "the operator try again (kubectl rollout restart deployment/" +
+         "PlacementPolicy's placeAt: Pods; a change of the Deployment's pod template makes the "
+         "operator try once more, and a change of this spec starts afresh (kubectl rollout "
+         "restart deployment/" +
          deployment + ")";
 }
 

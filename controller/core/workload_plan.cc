@@ -202,8 +202,17 @@ void planMove(const WorkloadInput& input, const WorkloadObject& workload,
 // Where the node selector and tolerations go; nullopt when they cannot
 // go where the policy says (at the pods, without pods to patch).
 std::optional<PlaceAt> placeAtFor(const WorkloadInput& input, const Policy& policy,
-                                  StatusDraft& draft) {
+                                  StatusDraft& draft, WorkloadPlan& plan) {
   if (!input.podsPlaceable) {
+    const auto& ownership = input.target->ownership;
+    if (policy.placeAt != PlaceAt::PodTemplate &&
+        ownership.form == OwnershipRecord::Form::Readable && ownership.fields.pods) {
+      // Placed at the pods, and the pods are not known yet (the cache is
+      // still filling after a start): moving the placement back into the
+      // template would roll the Deployment twice for nothing. Wait.
+      wakeAfter(plan.next, std::chrono::seconds(10));
+      return std::nullopt;
+    }
     if (policy.placeAt == PlaceAt::Pods) {
       draft.notApplied("CannotGatePods",
                        "the policy's placeAt: Pods needs the operator to watch and patch pods "
@@ -219,7 +228,7 @@ std::optional<PlaceAt> placeAtFor(const WorkloadInput& input, const Policy& poli
 // nodes carry when there is a cluster view.
 void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
                const PlacementEngine& engine, StatusDraft& draft, WorkloadPlan& plan) {
-  const auto placeAt = placeAtFor(input, engine.policy(), draft);
+  const auto placeAt = placeAtFor(input, engine.policy(), draft, plan);
   if (!placeAt) {
     return;
   }
@@ -256,7 +265,7 @@ void planReverts(const WorkloadInput& input, const WorkloadObject& workload, Sta
   auto step = nextRevertStep(reverts);
   plan.view.reverts = std::move(step.record);
   if (!step.write) {
-    const std::string& deployment = plan.write->deployment;
+    const std::string deployment = plan.write->deployment;  // a copy: the write goes
     plan.write.reset();
     plan.view.placement = plan.wanted;
     draft.notApplied("ManagerConflict", describeStop(*plan.view.reverts, deployment));

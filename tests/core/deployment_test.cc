@@ -123,6 +123,23 @@ TEST_CASE("drift is repaired: fields we own that someone removed come back") {
   CHECK(repaired.containers[0].limits.at("nvidia.com/gpu") == "1");
 }
 
+TEST_CASE("a team's toleration keeps its tolerationSeconds through placing and removing") {
+  auto live = userDeployment();
+  const Toleration timed{"node.kubernetes.io/unreachable", "Exists", "", "NoExecute", 60};
+  live.tolerations.push_back(timed);
+  const auto desired = gpuScheduling();
+  const auto plan = planDeploymentPatch(live, &desired, {}, "llama", "1");
+  REQUIRE(plan.patch);
+  const auto& list = (*plan.patch)["spec"]["template"]["spec"]["tolerations"];
+  REQUIRE(list.size() == 3);
+  CHECK(list[1]["tolerationSeconds"] == 60);
+  const auto placed = applyPatch(live, *plan.patch);
+  CHECK(placed.tolerations == std::vector<Toleration>{kUsers, timed, kGpu});
+  const auto removed =
+      applyPatch(placed, *planDeploymentPatch(placed, nullptr, {}, "llama", "2").patch);
+  CHECK(removed.tolerations == std::vector<Toleration>{kUsers, timed});
+}
+
 TEST_CASE("the user's own values are never overwritten: a conflict blocks the whole patch") {
   const auto desired = gpuScheduling();
   SUBCASE("node selector") {

@@ -117,7 +117,9 @@ TEST_CASE("at the pods, the template gets the gate, the annotation and the devic
     const auto next = gpu("g6.xlarge");
     const auto move = planDeploymentPatch(placed, &next, {}, "w", "9", PlaceAt::Pods);
     REQUIRE(move.patch);
-    CHECK_FALSE((*move.patch)["spec"]["template"]["spec"].contains("schedulingGates"));
+    CHECK_FALSE((*move.patch)["spec"]["template"]
+                    .value("spec", json::object())
+                    .contains("schedulingGates"));
     const auto moved = applyPatch(placed, *move.patch);
     CHECK(parsePodScheduling(json::parse(*moved.podScheduling))->nodeSelector.at(kType) ==
           "g6.xlarge");
@@ -172,6 +174,20 @@ TEST_CASE("moving between the template and the pods moves every entry, keeping t
   CHECK(back.tolerations == std::vector<Toleration>{kGpu});
 }
 
+TEST_CASE("moving to the pods, a key of the operator's that an apply rewrote is the team's") {
+  const auto desired = gpu();
+  const auto live = bareDeployment();
+  auto placed = applyPatch(live, *planDeploymentPatch(live, &desired, {}, "w", "1").patch);
+  // The apply that took the field set the operator's own key to its value.
+  placed.nodeSelector = {{kType, "m5.large"}};
+  REQUIRE(resolvePlaceAt(PlaceAt::Auto, placed) == PlaceAt::Pods);
+  const auto plan = planDeploymentPatch(placed, &desired, {}, "w", "2", PlaceAt::Pods);
+  CHECK(plan.blocked());
+  CHECK_FALSE(plan.patch);
+  REQUIRE(plan.conflicts.size() == 1);
+  CHECK(plan.conflicts[0].find(kType + "=m5.large") != std::string::npos);
+}
+
 TEST_CASE("at the pods, a team's selector key of another value is still a conflict") {
   auto live = teamDeployment();
   live.nodeSelector[kType] = "m5.large";
@@ -202,37 +218,61 @@ TEST_CASE("a gated pod is given its placement and let go in one patch") {
   const json ungate = json::array({{{"$patch", "delete"}, {"name", kSchedulingGate}}});
   const json teamToleration = {
       {"key", "dedicated"}, {"operator", "Equal"}, {"value", "ml"}, {"effect", "NoSchedule"}};
+  const json notReadyToleration = {{"key", "node.kubernetes.io/not-ready"},
+                                   {"operator", "Exists"},
+                                   {"effect", "NoExecute"},
+                                   {"tolerationSeconds", 300}};
+  const json unreachableToleration = {{"key", "node.kubernetes.io/unreachable"},
+                                      {"operator", "Exists"},
+                                      {"effect", "NoExecute"},
+                                      {"tolerationSeconds", 300}};
   const json gpuToleration = {
       {"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}};
+  // As the API server stores a team's toleration written without an
+  // operator: the field absent, which is not the same as "Equal" to it.
+  const json noOperator = {{"key", "dedicated"}, {"value", "ml"}, {"effect", "NoSchedule"}};
+  const json none = json::array();
   const Row rows[] = {
       {"a bare pod",
-       {"11", {}, {}, text},
+       {"11", {}, none, text},
        {{"schedulingGates", ungate},
         {"nodeSelector", {{kType, "g5.xlarge"}}},
         {"tolerations", json::array({gpuToleration})}},
        0},
       {"the team's fields stay, ours are added after them",
-       {"12", {{"team", "ml"}}, {kTeams}, text},
+       {"12", {{"team", "ml"}}, json::array({teamToleration}), text},
        {{"schedulingGates", ungate},
         {"nodeSelector", {{kType, "g5.xlarge"}}},
         {"tolerations", json::array({teamToleration, gpuToleration})}},
        0},
       {"already there: only the gate goes",
-       {"13", {{kType, "g5.xlarge"}}, {kGpu}, text},
+       {"13", {{kType, "g5.xlarge"}}, json::array({gpuToleration}), text},
        {{"schedulingGates", ungate}},
        0},
       {"a key of another value cannot change on a pod: skipped, the gate still goes",
-       {"14", {{kType, "m5.large"}}, {}, text},
+       {"14", {{kType, "m5.large"}}, none, text},
        {{"schedulingGates", ungate}, {"tolerations", json::array({gpuToleration})}},
        1},
       {"no annotation: the gate goes, nothing added",
-       {"15", {}, {}, std::nullopt},
+       {"15", {}, none, std::nullopt},
        {{"schedulingGates", ungate}},
        0},
       {"an unreadable annotation: the same, and said",
-       {"16", {}, {}, "{not json"},
+       {"16", {}, none, "{not json"},
        {{"schedulingGates", ungate}},
        1},
+      {"the default not-ready and unreachable tolerations keep their 300 s",
+       {"17", {}, json::array({notReadyToleration, unreachableToleration}), text},
+       {{"schedulingGates", ungate},
+        {"nodeSelector", {{kType, "g5.xlarge"}}},
+        {"tolerations", json::array({notReadyToleration, unreachableToleration, gpuToleration})}},
+       0},
+      {"a team's toleration without an operator goes back as the pod has it",
+       {"18", {}, json::array({noOperator}), text},
+       {{"schedulingGates", ungate},
+        {"nodeSelector", {{kType, "g5.xlarge"}}},
+        {"tolerations", json::array({noOperator, gpuToleration})}},
+       0},
   };
   for (const auto& row : rows) {
     CAPTURE(row.name);
@@ -254,6 +294,12 @@ TEST_CASE("a pod is read as gated only when it carries the operator's gate") {
   const auto pod = gatedPodFromJson(gated);
   REQUIRE(pod);
   CHECK(pod->resourceVersion == "5");
+  CHECK(pod->tolerations == json::array());
+  CHECK(gateOnlyRelease(*pod) ==
+        json{{"metadata", {{"resourceVersion", "5"}}},
+             {"spec",
+              {{"schedulingGates",
+                json::array({{{"$patch", "delete"}, {"name", kSchedulingGate}}})}}}});
   CHECK(pod->nodeSelector.at("team") == "ml");
   CHECK(pod->scheduling == std::optional<std::string>(R"({"nodeSelector":{"a":"b"}})"));
   json other = gated;

@@ -395,6 +395,27 @@ const Row kRows[] = {
        CHECK(r.outcome->state.gated);
        CHECK(r.outcome->state.nodeSelector == std::map<std::string, std::string>{{"team", "ml"}});
      }},
+    {"placed at the pods, the pods not known yet (a start): nothing moved back, looked at again",
+     [](World& w) {
+       w.placedAndRolledOut();
+       const auto scheduling = renderScheduling(w.best(), w.engine->catalog(), w.policy);
+       w.target = testing::applyPatch(
+           *w.target,
+           *planDeploymentPatch(*w.target, &scheduling, {}, "w", "41", PlaceAt::Pods).patch);
+       w.podsPlaceable = false;
+     },
+     {},
+     {},
+     std::nullopt,
+     RolloutStep::None,
+     {{"Placed", "True/Placed"}},
+     {},
+     std::nullopt,
+     NextReconcile::Kind::After,
+     [](const Reconciled& r) {
+       CHECK_FALSE(r.plan.write);
+       CHECK(r.record.next.after == std::chrono::seconds(10));
+     }},
     {"placeAt Pods without pods to patch: nothing written, and said",
      [](World& w) { w.policy.placeAt = PlaceAt::Pods; },
      {},

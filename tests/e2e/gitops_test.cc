@@ -11,6 +11,7 @@
 // the Deployment still carries the placement, that its pods run on the
 // placed type, and counts from the API server's audit log the writes each
 // side made. The figures are printed (ctest -V) and in docs/gitops.md.
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iomanip>
@@ -266,7 +267,7 @@ Writes writesIn(const Scenario& s) {
       continue;
     }
     if (entry.code == 409) {
-      ++writes.operatorConflicts;
+      writes.operatorConflicts += entry.resource == "deployments";
       continue;
     }
     writes.operatorDeployment += entry.resource == "deployments";
@@ -422,6 +423,26 @@ TEST_CASE(
     const auto templ = deployment(s)["spec"]["template"]["spec"];
     CHECK(templ["nodeSelector"] == json{{"kubernetes.io/os", "linux"}});
     CHECK(templ["tolerations"].size() == 1);
+    // The pod was given the GPU toleration after its own, which keep what
+    // admission gave them: the default not-ready and unreachable
+    // tolerations' 300 s (without them it would tolerate a dead node for ever).
+    auto pods = cluster().get("/api/v1/namespaces/" + s.ns + "/pods");
+    REQUIRE(pods.ok());
+    for (const auto& pod : (*pods)["items"]) {
+      if (pod["metadata"].contains("deletionTimestamp")) {
+        continue;
+      }
+      std::vector<std::string> keys;
+      for (const auto& toleration : pod["spec"]["tolerations"]) {
+        keys.push_back(base::stringMember(toleration, "key"));
+        if (base::stringMember(toleration, "effect") == "NoExecute") {
+          CHECK(base::integerMember(toleration, "tolerationSeconds") == 300);
+        }
+      }
+      CHECK(std::find(keys.begin(), keys.end(), "nvidia.com/gpu") != keys.end());
+      CHECK(std::find(keys.begin(), keys.end(), "node.kubernetes.io/not-ready") != keys.end());
+      CHECK(pod["spec"]["nodeSelector"][kTypeLabel] == kPlacedType);
+    }
   }
 }
 
@@ -464,7 +485,7 @@ TEST_CASE("gitops: a tool that replaces the whole Deployment is not fought") {
   CHECK(outcome.carriedAfterSync == kFought);
   CHECK(outcome.applied == "False/ManagerConflict");
   REQUIRE(outcome.reverts.is_object());
-  CHECK(outcome.reverts["fieldManager"] == "kubectl-replace (Update)");
+  CHECK(base::stringMember(outcome.reverts, "fieldManager") == "kubectl-replace (Update)");
   CHECK(outcome.writes.operatorDeployment == 4);
   // Stopped: replacing it with the same manifest again is not answered,
   // although it makes a new generation (a replace drops the Deployment

@@ -13,7 +13,8 @@ inline core::DeploymentState applyPatch(core::DeploymentState state, const nlohm
   using json = nlohmann::json;
   using core::Toleration;
   const auto& spec = patch.value("spec", json::object());
-  const auto podSpec = spec.contains("template") ? spec["template"]["spec"] : json::object();
+  const auto podSpec =
+      spec.contains("template") ? spec["template"].value("spec", json::object()) : json::object();
   if (podSpec.contains("nodeSelector")) {
     for (const auto& [key, value] : podSpec["nodeSelector"].items()) {
       if (value.is_null()) {
@@ -26,8 +27,7 @@ inline core::DeploymentState applyPatch(core::DeploymentState state, const nlohm
   if (podSpec.contains("tolerations")) {
     state.tolerations.clear();
     for (const auto& item : podSpec["tolerations"]) {
-      state.tolerations.push_back(Toleration{item.value("key", ""), item.value("operator", ""),
-                                             item.value("value", ""), item.value("effect", "")});
+      state.tolerations.push_back(core::tolerationFromJson(item));
     }
   }
   if (podSpec.contains("containers")) {
@@ -58,7 +58,9 @@ inline core::DeploymentState applyPatch(core::DeploymentState state, const nlohm
     }
   }
   if (spec.contains("template") && spec["template"].contains("metadata")) {
-    const auto& text = spec["template"]["metadata"]["annotations"][core::kPodSchedulingAnnotation];
+    const auto text = spec["template"]["metadata"]
+                          .value("annotations", json::object())
+                          .value(core::kPodSchedulingAnnotation, json());
     state.podScheduling =
         text.is_null() ? std::nullopt : std::optional<std::string>(text.get<std::string>());
   }
