@@ -16,6 +16,10 @@ pinned_version() { # module-dir module-path
 }
 
 K8S_VERSION=$(pinned_version "$CONTROLPLANE_MODULES" k8s.io/kubernetes)
+# The previous line still supported, for the compatibility suite
+# (scripts/controlplane start --kubernetes 1.34): kube-apiserver and kubectl only.
+K8S_COMPAT_MODULE="$CONTROLPLANE_MODULES/k8s-1.34"
+K8S_COMPAT_VERSION=$(pinned_version "$K8S_COMPAT_MODULE" k8s.io/kubernetes)
 ETCD_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/etcd" go.etcd.io/etcd/server/v3)
 HELM_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/helm" helm.sh/helm/v3)
 # helm-docs writes the chart's README from values.yaml (scripts/chart-docs).
@@ -30,6 +34,7 @@ KARPENTER_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/simcluster" sigs.k8s.i
 KUBE_SCORE_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/kube-score" github.com/zegl/kube-score)
 
 K8S_BIN="$CACHE_ROOT/k8s-$K8S_VERSION/bin"
+K8S_COMPAT_BIN="$CACHE_ROOT/k8s-$K8S_COMPAT_VERSION/bin"
 ETCD_BIN="$CACHE_ROOT/etcd-$ETCD_VERSION/bin"
 HELM_BIN="$CACHE_ROOT/helm-$HELM_VERSION/bin"
 KUBE_SCORE_BIN="$CACHE_ROOT/kube-score-$KUBE_SCORE_VERSION/bin"

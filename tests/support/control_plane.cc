@@ -40,6 +40,9 @@ ControlPlane::ControlPlane() {
   if (options().audit) {
     arguments += " --audit";
   }
+  if (!options().kubernetes.empty()) {
+    arguments += " --kubernetes " + options().kubernetes;
+  }
   if (!options().pools.empty()) {
     arguments += " --cluster --pools " + repoRoot() + "/" + options().pools;
   }
@@ -76,11 +79,13 @@ ControlPlane& ControlPlane::shared() {
   return instance;
 }
 
-std::string ControlPlane::pinnedVersion() {
-  const std::string goMod = readFile(repoRoot() + "/tests/controlplane/go.mod");
+std::string ControlPlane::pinnedVersion(const std::string& line) {
+  const std::string path =
+      "tests/controlplane/" + (line.empty() ? std::string() : "k8s-" + line + "/") + "go.mod";
+  const std::string goMod = readFile(repoRoot() + "/" + path);
   std::smatch match;
   if (!std::regex_search(goMod, match, std::regex(R"(k8s\.io/kubernetes (v[0-9.]+))"))) {
-    throw std::runtime_error("tests/controlplane/go.mod pins no k8s.io/kubernetes version");
+    throw std::runtime_error(path + " pins no k8s.io/kubernetes version");
   }
   return match[1];
 }

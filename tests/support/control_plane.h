@@ -21,6 +21,10 @@ struct ControlPlaneOptions {
   // and nodes from this pool file, relative to the repository) around the
   // control plane; empty: the control plane alone.
   std::string pools;
+  // The Kubernetes line of kube-apiserver: empty for the release
+  // tests/controlplane/go.mod pins, "1.34" for the compatibility suite's
+  // (tests/controlplane/k8s-1.34/go.mod). Not with pools.
+  std::string kubernetes;
 };
 
 class ControlPlane {
@@ -32,8 +36,9 @@ class ControlPlane {
 
   const std::string& dir() const { return dir_; }
   std::string kubeconfigPath() const { return dir_ + "/kubeconfig"; }
-  // The Kubernetes release tests/controlplane/go.mod pins.
-  static std::string pinnedVersion();
+  // The Kubernetes release tests/controlplane/go.mod pins, or with "1.34"
+  // the one tests/controlplane/k8s-1.34/go.mod pins.
+  static std::string pinnedVersion(const std::string& line = "");
   kube::ClientConfig adminConfig() const;
   // An admin client bound to `executor`.
   std::unique_ptr<kube::KubeClient> adminClient(asio::any_io_executor executor,
