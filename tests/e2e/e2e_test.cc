@@ -75,7 +75,7 @@ const Scheme& scheme() {
 }
 
 const bool kConfigured = [] {
-  ControlPlane::configure({false, {}, scheme().pools});
+  ControlPlane::configure({.pools = scheme().pools});
   return true;
 }();
 

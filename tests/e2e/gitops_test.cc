@@ -38,7 +38,7 @@ using testing::OperatorProcess;
 using namespace std::chrono_literals;
 
 const bool kConfigured = [] {
-  ControlPlane::configure({true, {}, "config/sim/e2e-gitops.yaml"});
+  ControlPlane::configure({.audit = true, .pools = "config/sim/e2e-gitops.yaml"});
   return true;
 }();
 

@@ -31,7 +31,7 @@ using testing::json;
 using testing::OperatorProcess;
 
 const bool kConfigured = [] {
-  ControlPlane::configure({true, {}, ""});
+  ControlPlane::configure({.audit = true});
   return true;
 }();
 

@@ -26,7 +26,7 @@ using namespace testing;
 using Clock = std::chrono::steady_clock;
 
 const bool kConfigured = [] {
-  ControlPlane::configure({true, {}, ""});
+  ControlPlane::configure({.audit = true});
   return true;
 }();
 

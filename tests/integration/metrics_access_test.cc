@@ -25,7 +25,7 @@ using testing::json;
 using testing::OperatorProcess;
 
 const bool kConfigured = [] {
-  ControlPlane::configure({true, {}, ""});  // the audit log counts the reviews
+  ControlPlane::configure({.audit = true});  // the audit log counts the reviews
   return true;
 }();
 

@@ -27,7 +27,8 @@ using testing::OperatorProcess;
 // No watch cache and frequent compaction, so a watch resumed from an old
 // resourceVersion gets 410 Gone from etcd, as it would after a long outage.
 const bool kConfigured = [] {
-  ControlPlane::configure({true, {"--watch-cache=false", "--etcd-compaction-interval=2s"}, ""});
+  ControlPlane::configure(
+      {.audit = true, .apiServerFlags = {"--watch-cache=false", "--etcd-compaction-interval=2s"}});
   return true;
 }();
 
