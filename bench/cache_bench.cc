@@ -17,7 +17,7 @@
 
 #include "app/cached_objects.h"
 #include "app/placement_config.h"
-#include "core/deployment.h"
+#include "core/target.h"
 #include "runtime/informer.h"
 #include "runtime/object_json.h"
 
@@ -121,14 +121,14 @@ int main(int argc, char** argv) {
   const double heapBefore = heapMiB();
 
   std::unordered_map<std::string, runtime::Cached<app::CachedWorkload>> workloads;
-  std::unordered_map<std::string, runtime::Cached<app::CachedDeployment>> deployments;
+  std::unordered_map<std::string, runtime::Cached<app::CachedTarget>> deployments;
   const auto start = Clock::now();
   std::printf("cache_bench: %zu GpuWorkloads and %zu Deployments in pages of %zu\n", count, count,
               kPageSize);
   load("gpuworkloads", workloadPages, count, workloads,
        [&catalog](const json& object) { return app::packWorkload(object, catalog); });
   load("deployments", deploymentPages, count, deployments,
-       [](const json& object) { return app::packDeployment(core::deploymentFromJson(object)); });
+       [](const json& object) { return app::packTarget(core::targetFromJson(core::TargetKind::Deployment, object)); });
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   const double rssLoaded = rssMiB();
   malloc_trim(0);
@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
       std::chrono::duration<double, std::micro>(Clock::now() - unpackStart).count() /
       static_cast<double>(count);
   std::printf("  unpack       %.1f us per GpuWorkload (%zu valid specs)\n", unpackMicros, valid);
-  std::printf("  sizeof       CachedWorkload %zu, CachedDeployment %zu bytes\n",
-              sizeof(app::CachedWorkload), sizeof(app::CachedDeployment));
+  std::printf("  sizeof       CachedWorkload %zu, CachedTarget %zu bytes\n",
+              sizeof(app::CachedWorkload), sizeof(app::CachedTarget));
   return workloads.size() == count && deployments.size() == count ? 0 : 1;
 }

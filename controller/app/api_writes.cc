@@ -14,8 +14,16 @@ std::string workloadPath(const std::string& ns, const std::string& name) {
   return std::string(kGroupVersion) + "/namespaces/" + ns + "/gpuworkloads/" + name;
 }
 
-std::string deploymentPath(const std::string& ns, const std::string& name) {
-  return "/apis/apps/v1/namespaces/" + ns + "/deployments/" + name;
+std::string targetPath(core::TargetKind kind, const std::string& ns, const std::string& name) {
+  return "/apis/" + std::string(core::apiVersionOf(kind)) + "/namespaces/" + ns + "/" +
+         std::string(core::resourceOf(kind)) + "/" + name;
+}
+
+// "deployments.apps", "jobs.batch": as RBAC names the resource.
+std::string rbacResource(core::TargetKind kind) {
+  const auto version = core::apiVersionOf(kind);
+  return std::string(core::resourceOf(kind)) + "." +
+         std::string(version.substr(0, version.find('/')));
 }
 
 // The operator's writes to the team's objects go under its own field
@@ -28,36 +36,37 @@ json replaceStatus(const json& status) {
   return json::array({{{"op", "add"}, {"path", "/status"}, {"value", status}}});
 }
 
-DeploymentRead deploymentRead(const json& object) {
-  return {core::deploymentFromJson(object),
+TargetRead targetRead(core::TargetKind kind, const json& object) {
+  return {core::targetFromJson(kind, object),
           base::stringMember(base::memberOf(object, "metadata"), "resourceVersion"),
           core::lastTemplateWriter(object, core::kFieldManager)};
 }
 
 }  // namespace
 
-asio::awaitable<kube::ApiResult<DeploymentRead>> ApiWrites::readDeployment(std::string ns,
-                                                                           std::string name) {
+asio::awaitable<kube::ApiResult<TargetRead>> ApiWrites::readTarget(core::TargetKind kind,
+                                                                   std::string ns,
+                                                                   std::string name) {
   // With managedFields: who else writes the pod template is named from them.
   auto result =
-      co_await client_.get(deploymentPath(ns, name), kube::KubeClient::ManagedFields::Keep);
+      co_await client_.get(targetPath(kind, ns, name), kube::KubeClient::ManagedFields::Keep);
   if (!result) {
     co_return result.error();
   }
-  co_return deploymentRead(*result);
+  co_return targetRead(kind, *result);
 }
 
-asio::awaitable<kube::ApiResult<DeploymentRead>> ApiWrites::patchDeployment(std::string ns,
-                                                                            std::string name,
-                                                                            json patch) {
+asio::awaitable<kube::ApiResult<TargetRead>> ApiWrites::patchTarget(core::TargetKind kind,
+                                                                    std::string ns,
+                                                                    std::string name, json patch) {
   auto result =
-      co_await client_.patch(asFieldManager(deploymentPath(ns, name)), patch,
+      co_await client_.patch(asFieldManager(targetPath(kind, ns, name)), patch,
                              kube::PatchType::Strategic, kube::KubeClient::ManagedFields::Keep);
-  noteRefusal("patch deployments.apps", ns, !result && result.error().forbidden());
+  noteRefusal("patch " + rbacResource(kind), ns, !result && result.error().forbidden());
   if (!result) {
     co_return result.error();
   }
-  co_return deploymentRead(*result);
+  co_return targetRead(kind, *result);
 }
 
 asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::patchPod(std::string ns, std::string name,

@@ -8,17 +8,17 @@
 #include <nlohmann/json.hpp>
 
 #include "app/logging.h"
-#include "core/deployment.h"
+#include "core/target.h"
 #include "core/workload_plan.h"
 #include "kube/client.h"
 #include "runtime/clock.h"
 
 namespace gpuplacement::app {
 
-// A Deployment as the server answered, with the resourceVersion a
+// A target as the server answered, with the resourceVersion a
 // precondition needs.
-struct DeploymentRead {
-  core::DeploymentState state;
+struct TargetRead {
+  core::TargetState state;
   std::string resourceVersion;
   std::string templateWriter;  // core::lastTemplateWriter: who else wrote the pod template
 };
@@ -32,10 +32,11 @@ class ApiWrites {
             std::string instance)
       : client_(client), log_(log), clock_(clock), instance_(std::move(instance)) {}
 
-  asio::awaitable<kube::ApiResult<DeploymentRead>> readDeployment(std::string ns, std::string name);
+  asio::awaitable<kube::ApiResult<TargetRead>> readTarget(core::TargetKind kind, std::string ns,
+                                                          std::string name);
   // A strategic merge patch (its resourceVersion is the precondition).
-  asio::awaitable<kube::ApiResult<DeploymentRead>> patchDeployment(std::string ns, std::string name,
-                                                                   nlohmann::json patch);
+  asio::awaitable<kube::ApiResult<TargetRead>> patchTarget(core::TargetKind kind, std::string ns,
+                                                           std::string name, nlohmann::json patch);
   // A strategic merge patch of a pod (its resourceVersion is the precondition).
   asio::awaitable<kube::ApiResult<base::Ok>> patchPod(std::string ns, std::string name,
                                                       nlohmann::json patch);
@@ -56,7 +57,7 @@ class ApiWrites {
                                     core::Event event, int count = 1);
 
   // The writes the server refused with 403 and has not allowed since, for
-  // /readyz ("patch deployments.apps in namespace ml"); empty when none.
+  // /readyz ("patch jobs.batch in namespace ml"); empty when none.
   std::string refusals() const;
 
  private:

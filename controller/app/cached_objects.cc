@@ -22,10 +22,10 @@ const Vocabulary& words() {
       "Valid", "Placed", "Applied", "Ready", "True", "False", "Unknown", "RolloutComplete",
       "InvalidSpec", "CannotPlace", "RecommendOnly", "TargetNotFound", "ProgressDeadlineExceeded",
       "RolloutInProgress", "Recommended", "Conflict", "InvalidTarget", "PolicyNotFound",
-      "PolicyInvalid", "",
+      "PolicyInvalid", "", "JobRunning", "JobComplete",
       // spec values that are text
-      "apps/v1", "Deployment", "default", core::kFinalizer,
-      // Deployments: what we set and the ownership record
+      "default", core::kFinalizer,
+      // targets: what we set and the ownership record
       "node.kubernetes.io/instance-type", "karpenter.sh/capacity-type", "on-demand", "spot",
       "eks.amazonaws.com/capacityType", "ON_DEMAND", "SPOT", "nvidia.com/gpu",
       "aws.amazon.com/neuron", "Exists", "Equal", "NoSchedule", "1", "2", "4", "8", "true",
@@ -36,7 +36,8 @@ const Vocabulary& words() {
       "NoExecute", "PreferNoSchedule", "aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice",
       "server", "main", "app", "ManagerConflict", "spec.template.spec.nodeSelector",
       "spec.template.spec.tolerations", "spec.template.spec.containers",
-      "spec.template.spec.schedulingGates"};
+      "spec.template.spec.schedulingGates", "JobFailed", "JobStarting", "JobSuspended",
+      "JobStartedUnplaced", "JobResourcesImmutable", "Complete", "Failed"};
   return vocabulary;
 }
 
@@ -184,8 +185,7 @@ void packSpec(Packer& out, const base::Result<core::GpuWorkloadSpec>& parsed) {
     return;
   }
   const auto& spec = *parsed;
-  out.word(spec.targetRef.apiVersion);
-  out.word(spec.targetRef.kind);
+  packEnum(out, spec.targetRef.kind);
   out.word(spec.targetRef.name);
   packWords(out, spec.containers);
   packIntent(out, spec.intent);
@@ -200,8 +200,7 @@ void unpackSpec(Unpacker& in, core::WorkloadObject& workload) {
     return;
   }
   core::GpuWorkloadSpec spec;
-  spec.targetRef.apiVersion = in.word();
-  spec.targetRef.kind = in.word();
+  spec.targetRef.kind = unpackEnum<core::TargetKind>(in);
   spec.targetRef.name = in.word();
   spec.containers = unpackWords(in);
   spec.intent = unpackIntent(in);
@@ -211,13 +210,14 @@ void unpackSpec(Unpacker& in, core::WorkloadObject& workload) {
 }
 
 void packApplied(Packer& out, const core::AppliedRecord& applied) {
-  out.word(applied.deployment);
+  packEnum(out, applied.targetKind);
+  out.word(applied.targetName);
   out.word(applied.instanceType);
   out.word(applied.accelerator);
   packEnum(out, applied.tier);
   out.integer(applied.acceleratorCount);
   packEnum(out, applied.capacityType);
-  out.integer(applied.deploymentGeneration);
+  out.integer(applied.targetGeneration);
   out.integer(applied.specGeneration);
   out.timestamp(applied.time);
   out.boolean(applied.replacement);
@@ -225,13 +225,14 @@ void packApplied(Packer& out, const core::AppliedRecord& applied) {
 
 core::AppliedRecord unpackApplied(Unpacker& in) {
   core::AppliedRecord applied;
-  applied.deployment = in.word();
+  applied.targetKind = unpackEnum<core::TargetKind>(in);
+  applied.targetName = in.word();
   applied.instanceType = in.word();
   applied.accelerator = in.word();
   applied.tier = unpackEnum<core::Tier>(in);
   applied.acceleratorCount = static_cast<int>(in.integer());
   applied.capacityType = unpackEnum<core::CapacityType>(in);
-  applied.deploymentGeneration = in.integer();
+  applied.targetGeneration = in.integer();
   applied.specGeneration = in.integer();
   applied.time = in.timestamp();
   applied.replacement = in.boolean();
@@ -299,6 +300,19 @@ void packStatus(Packer& out, const core::WorkloadStatus& status) {
     out.integer(reverts->stoppedAtGeneration);
     out.integer(static_cast<std::int64_t>(reverts->stoppedAtTemplate));
   }
+  out.boolean(status.run.has_value());
+  if (const auto& run = status.run) {
+    out.word(run->job);
+    out.timestamp(run->startTime);
+    out.timestamp(run->endTime);
+    out.integer(run->durationSeconds);
+    out.word(run->outcome);
+    out.word(run->instanceType);
+    packEnum(out, run->capacityType);
+    out.integer(run->pods);
+    out.word(run->hourlyCost);
+    out.word(run->cost);
+  }
 }
 
 core::WorkloadStatus unpackStatus(Unpacker& in) {
@@ -338,6 +352,20 @@ core::WorkloadStatus unpackStatus(Unpacker& in) {
     reverts.stoppedAtTemplate = static_cast<std::uint64_t>(in.integer());
     status.reverts = std::move(reverts);
   }
+  if (in.boolean()) {
+    core::JobRunRecord run;
+    run.job = in.word();
+    run.startTime = in.timestamp();
+    run.endTime = in.timestamp();
+    run.durationSeconds = in.integer();
+    run.outcome = in.word();
+    run.instanceType = in.word();
+    run.capacityType = unpackEnum<core::CapacityType>(in);
+    run.pods = static_cast<int>(in.integer());
+    run.hourlyCost = in.word();
+    run.cost = in.word();
+    status.run = std::move(run);
+  }
   return status;
 }
 
@@ -353,10 +381,15 @@ std::vector<std::string> finalizersOf(const json& metadata) {
   return finalizers;
 }
 
-// Where an invalid spec still says which Deployment and policy it means,
-// so the indexes hold it anyway.
+// Where an invalid spec still says which target and policy it means, so
+// the indexes hold it anyway (a kind the operator does not place: none).
 void referencesOf(const json& spec, CachedWorkload& cached) {
-  if (const auto& name = memberOf(memberOf(spec, "targetRef"), "name"); name.is_string()) {
+  const auto& target = memberOf(spec, "targetRef");
+  const auto& kind = memberOf(target, "kind");
+  const auto known = kind.is_string() ? core::targetKindNamed(kind.get<std::string>())
+                                      : std::optional(core::TargetKind::Deployment);
+  if (const auto& name = memberOf(target, "name"); name.is_string() && known) {
+    cached.targetKind = *known;
     cached.targetName = name.get<std::string>();
   }
   if (const auto& policy = memberOf(memberOf(spec, "policyRef"), "name"); policy.is_string()) {
@@ -396,6 +429,7 @@ CachedWorkload packWorkload(const json& object, const core::Catalog& catalog) {
   const auto& spec = memberOf(object, "spec");
   const auto parsed = core::parseGpuWorkloadSpec(spec, catalog);
   if (parsed) {
+    cached.targetKind = parsed->targetRef.kind;
     cached.targetName = parsed->targetRef.name;
     cached.policyName = parsed->policyName;
   } else {
@@ -420,6 +454,7 @@ core::WorkloadObject CachedWorkload::unpack() const {
   core::WorkloadObject workload;
   workload.generation = generation;
   workload.deleting = deleting;
+  workload.targetKind = targetKind;
   workload.targetName = targetName;
   workload.policyName = policyName;
   workload.statusHash = statusHash;
@@ -479,10 +514,33 @@ core::OwnershipRecord unpackOwnership(Unpacker& in) {
   return record;
 }
 
+void packJob(Packer& out, const core::JobProgress& job) {
+  out.boolean(job.suspended);
+  out.boolean(job.queuedElsewhere);
+  out.timestamp(job.startTime);
+  out.integer(job.active);
+  packEnum(out, job.end);
+  out.timestamp(job.endTime);
+  out.string(job.endReason);
+}
+
+core::JobProgress unpackJob(Unpacker& in) {
+  core::JobProgress job;
+  job.suspended = in.boolean();
+  job.queuedElsewhere = in.boolean();
+  job.startTime = in.timestamp();
+  job.active = static_cast<std::int32_t>(in.integer());
+  job.end = unpackEnum<core::JobProgress::End>(in);
+  job.endTime = in.timestamp();
+  job.endReason = in.string();
+  return job;
+}
+
 }  // namespace
 
-CachedDeployment packDeployment(const core::DeploymentState& state) {
-  CachedDeployment cached;
+CachedTarget packTarget(const core::TargetState& state) {
+  CachedTarget cached;
+  cached.kind = state.kind;
   cached.generation = state.generation;
   cached.observedGeneration = state.observedGeneration;
   cached.replicas = state.replicas;
@@ -490,6 +548,7 @@ CachedDeployment packDeployment(const core::DeploymentState& state) {
   cached.availableReplicas = state.availableReplicas;
   cached.statusReplicas = state.statusReplicas;
   cached.progressDeadlineExceeded = state.progressDeadlineExceeded;
+  cached.revisionPending = state.revisionPending;
   cached.templateDigest = state.templateDigest;
   cached.owner = state.ownership.fields.workload;
   cached.ownedDigest = state.ownership.digest;
@@ -509,13 +568,17 @@ CachedDeployment packDeployment(const core::DeploymentState& state) {
     out.string(*state.podScheduling);
   }
   packOwnership(out, state.ownership);
+  if (state.kind == core::TargetKind::Job) {
+    packJob(out, state.job);
+  }
   cached.packed = out.take();
   cached.packed.shrink_to_fit();
   return cached;
 }
 
-core::DeploymentState CachedDeployment::unpack() const {
-  core::DeploymentState state;
+core::TargetState CachedTarget::unpack() const {
+  core::TargetState state;
+  state.kind = kind;
   state.generation = generation;
   state.observedGeneration = observedGeneration;
   state.replicas = replicas;
@@ -523,6 +586,7 @@ core::DeploymentState CachedDeployment::unpack() const {
   state.availableReplicas = availableReplicas;
   state.statusReplicas = statusReplicas;
   state.progressDeadlineExceeded = progressDeadlineExceeded;
+  state.revisionPending = revisionPending;
   state.templateDigest = templateDigest;
   Unpacker in(packed, words());
   state.uid = in.uid();
@@ -540,6 +604,9 @@ core::DeploymentState CachedDeployment::unpack() const {
     state.podScheduling = in.string();
   }
   state.ownership = unpackOwnership(in);
+  if (kind == core::TargetKind::Job) {
+    state.job = unpackJob(in);
+  }
   return state;
 }
 

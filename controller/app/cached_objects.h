@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/catalog.h"
-#include "core/deployment.h"
 #include "core/policy.h"
 #include "core/rules.h"
 #include "core/status.h"
+#include "core/target.h"
 #include "core/workload_plan.h"
 
 namespace gpuplacement::app {
@@ -28,7 +28,9 @@ struct CachedWorkload {
   bool movedByReplacement = false;  // status.applied.replacement
   std::uint64_t finalizersDigest = 0;
   std::uint64_t statusHash = 0;
-  std::string targetName;  // even when the spec is invalid, to index by target
+  // Even when the spec is invalid, to index by target.
+  core::TargetKind targetKind = core::TargetKind::Deployment;
+  std::string targetName;
   std::string policyName = "default";
   std::string packed;  // uid, finalizers, spec or its error, status read-back
 
@@ -39,26 +41,29 @@ struct CachedWorkload {
 // the process's life) once, here.
 CachedWorkload packWorkload(const nlohmann::json& object, const core::Catalog& catalog);
 
-// What the informer stores of a Deployment: the rollout figures as they
-// are, the scheduling fields and the parsed ownership record packed.
-struct CachedDeployment {
+// What an informer stores of a target (a Deployment, StatefulSet or Job):
+// the rollout figures as they are; the scheduling fields, the parsed
+// ownership record and a Job's progress packed.
+struct CachedTarget {
+  core::TargetKind kind = core::TargetKind::Deployment;
+  bool progressDeadlineExceeded = false;
+  bool revisionPending = false;
   std::int64_t generation = 0;
   std::int64_t observedGeneration = 0;
   std::int32_t replicas = 1;
   std::int32_t updatedReplicas = 0;
   std::int32_t availableReplicas = 0;
   std::int32_t statusReplicas = 0;
-  bool progressDeadlineExceeded = false;
   std::uint64_t templateDigest = 0;
   std::string owner;              // the GpuWorkload its ownership record names, if any
   std::uint64_t ownedDigest = 0;  // of the ownership record's text
-  std::string packed;             // node selector, tolerations, device resources, ownership
+  std::string packed;             // node selector, tolerations, device resources, ownership, Job
 
-  core::DeploymentState unpack() const;
-  bool operator==(const CachedDeployment&) const = default;
+  core::TargetState unpack() const;
+  bool operator==(const CachedTarget&) const = default;
 };
 
-CachedDeployment packDeployment(const core::DeploymentState& state);
+CachedTarget packTarget(const core::TargetState& state);
 
 // What the informer keeps of a PlacementPolicy.
 struct PolicyObject {

@@ -11,7 +11,15 @@ constexpr const char* kGroupVersion = "/apis/gpuplacement.io/v1alpha1";
 constexpr int kTooManyFailures = 20;
 constexpr auto kOptionalSyncTimeout = std::chrono::minutes(2);
 
+std::size_t indexOf(core::TargetKind kind) {
+  return static_cast<std::size_t>(kind);
+}
+
 }  // namespace
+
+std::string targetId(core::TargetKind kind, const std::string& key) {
+  return std::string(base::nameOf(kind)) + ":" + key;
+}
 
 ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchClient& client,
                            const core::Catalog& catalog, const core::RuleSet& rules,
@@ -56,23 +64,27 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
     });
     workloads->setLogger(logInformer);
 
-    auto deploymentOptions = base;
-    deploymentOptions.resource = "deployments" + suffix;
-    deploymentOptions.path = "/apis/apps/v1" + nsPath + "/deployments";
-    auto& deployments = deployments_.emplace_back(std::make_unique<DeploymentInformer>(
-        executor_, client, deploymentOptions,
-        [](const nlohmann::json& object) {
-          return packDeployment(core::deploymentFromJson(object));
-        },
-        clock));
-    deployments->addHandler([this](const std::string& key, const CachedDeployment* previous,
-                                   const CachedDeployment* current) {
-      indexDeployment(key, previous, current);
-      for (const auto& handler : deploymentHandlers_) {
-        handler(key, previous, current);
-      }
-    });
-    deployments->setLogger(logInformer);
+    for (const auto kind : core::kTargetKinds) {
+      auto targetOptions = base;
+      const std::string resource(core::resourceOf(kind));
+      targetOptions.resource = resource + suffix;
+      targetOptions.path =
+          "/apis/" + std::string(core::apiVersionOf(kind)) + nsPath + "/" + resource;
+      auto& targets = targets_[indexOf(kind)].emplace_back(std::make_unique<TargetInformer>(
+          executor_, client, targetOptions,
+          [kind](const nlohmann::json& object) {
+            return packTarget(core::targetFromJson(kind, object));
+          },
+          clock));
+      targets->addHandler([this, kind](const std::string& key, const CachedTarget* previous,
+                                       const CachedTarget* current) {
+        indexTarget(kind, key, previous, current);
+        for (const auto& handler : targetHandlers_) {
+          handler(kind, key, previous, current);
+        }
+      });
+      targets->setLogger(logInformer);
+    }
   }
 
   auto nodeOptions = base;
@@ -122,31 +134,25 @@ void ObjectCaches::enableNodePools() {
 
 namespace {
 
-// The Deployment a ReplicaSet belongs to: its name less the pod-template
-// hash ("chat-7d9f8b6c5" -> "chat").
-std::string deploymentOfReplicaSet(const std::string& replicaSet) {
-  const auto dash = replicaSet.rfind('-');
-  return dash == std::string::npos ? std::string() : replicaSet.substr(0, dash);
-}
-
-std::string pendingDeployment(const std::string& pod, const core::PodView* view) {
+// The target id of the pod's owner, while the pod cannot be scheduled.
+std::string pendingTarget(const std::string& pod, const core::PodView* view) {
   if (!view || view->unschedulable.empty() || view->owner.empty()) {
     return "";
   }
-  const auto deployment = deploymentOfReplicaSet(view->owner);
-  return deployment.empty() ? "" : namespaceOf(pod) + "/" + deployment;
+  return targetId(view->ownerKind, namespaceOf(pod) + "/" + view->owner);
 }
 
 }  // namespace
 
-void ObjectCaches::onPendingPods(std::function<void(const std::string&)> handler) {
+void ObjectCaches::onPendingPods(
+    std::function<void(core::TargetKind, const std::string&)> handler) {
   pendingHandlers_.push_back(std::move(handler));
 }
 
 void ObjectCaches::indexPending(const std::string& pod, const core::PodView* previous,
                                 const core::PodView* current) {
-  const auto before = pendingDeployment(pod, previous);
-  const auto after = pendingDeployment(pod, current);
+  const auto before = pendingTarget(pod, previous);
+  const auto after = pendingTarget(pod, current);
   if (before == after && (before.empty() || previous->unschedulable == current->unschedulable)) {
     return;
   }
@@ -156,10 +162,10 @@ void ObjectCaches::indexPending(const std::string& pod, const core::PodView* pre
   if (!after.empty()) {
     pendingOf_.add(after, pod);
   }
-  for (const auto& deployment : {before, after}) {
-    if (!deployment.empty()) {
+  for (const auto* view : {before.empty() ? nullptr : previous, after.empty() ? nullptr : current}) {
+    if (view) {
       for (const auto& handler : pendingHandlers_) {
-        handler(deployment);
+        handler(view->ownerKind, namespaceOf(pod) + "/" + view->owner);
       }
     }
   }
@@ -178,9 +184,10 @@ bool ObjectCaches::podsKnown() const {
   return pods_->synced();
 }
 
-core::PendingPods ObjectCaches::pendingPodsOf(const std::string& deployment) const {
+core::PendingPods ObjectCaches::pendingPodsOf(core::TargetKind kind,
+                                              const std::string& target) const {
   core::PendingPods pending;
-  for (const auto& key : pendingOf_.of(deployment)) {
+  for (const auto& key : pendingOf_.of(targetId(kind, target))) {
     const auto* pod = pods_->store().get(key);
     if (!pod) {
       continue;
@@ -222,8 +229,8 @@ void ObjectCaches::onWorkload(Handler<CachedWorkload> handler) {
   workloadHandlers_.push_back(std::move(handler));
 }
 
-void ObjectCaches::onDeployment(Handler<CachedDeployment> handler) {
-  deploymentHandlers_.push_back(std::move(handler));
+void ObjectCaches::onTarget(TargetHandler handler) {
+  targetHandlers_.push_back(std::move(handler));
 }
 
 void ObjectCaches::onPolicy(Handler<PolicyObject> handler) {
@@ -237,8 +244,10 @@ void ObjectCaches::forEachInformer(F&& visit) const {
   for (const auto& informer : workloads_) {
     visit(*informer);
   }
-  for (const auto& informer : deployments_) {
-    visit(*informer);
+  for (const auto& informers : targets_) {
+    for (const auto& informer : informers) {
+      visit(*informer);
+    }
   }
 }
 
@@ -279,8 +288,10 @@ asio::awaitable<void> ObjectCaches::waitForSync() {
   for (auto& informer : workloads_) {
     co_await informer->waitForSync();
   }
-  for (auto& informer : deployments_) {
-    co_await informer->waitForSync();
+  for (auto& informers : targets_) {
+    for (auto& informer : informers) {
+      co_await informer->waitForSync();
+    }
   }
   // The cluster view: full, or known to be refused (checked as its first
   // attempts come back; start-up only), or, like controller-runtime's
@@ -392,8 +403,8 @@ std::string ObjectCaches::workloadResourceVersion(const std::string& key) const 
   return "";
 }
 
-const CachedDeployment* ObjectCaches::deployment(const std::string& key) const {
-  for (const auto& informer : deployments_) {
+const CachedTarget* ObjectCaches::target(core::TargetKind kind, const std::string& key) const {
+  for (const auto& informer : targets_[indexOf(kind)]) {
     if (const auto* found = informer->store().get(key)) {
       return found;
     }
@@ -401,8 +412,9 @@ const CachedDeployment* ObjectCaches::deployment(const std::string& key) const {
   return nullptr;
 }
 
-std::string ObjectCaches::deploymentResourceVersion(const std::string& key) const {
-  for (const auto& informer : deployments_) {
+std::string ObjectCaches::targetResourceVersion(core::TargetKind kind,
+                                                const std::string& key) const {
+  for (const auto& informer : targets_[indexOf(kind)]) {
     if (const auto* entry = informer->store().entry(key)) {
       return entry->resourceVersion;
     }
@@ -438,26 +450,40 @@ void ObjectCaches::indexWorkload(const std::string& key, const CachedWorkload* p
                                  const CachedWorkload* current) {
   const std::string ns = namespaceOf(key);
   if (previous) {
-    byTarget_.remove(ns + "/" + previous->targetName, key);
+    byTarget_.remove(targetId(previous->targetKind, ns + "/" + previous->targetName), key);
     if (--workloadsOfPolicy_[previous->policyName] == 0) {
       workloadsOfPolicy_.erase(previous->policyName);
     }
   }
   if (current) {
-    byTarget_.add(ns + "/" + current->targetName, key);
+    byTarget_.add(targetId(current->targetKind, ns + "/" + current->targetName), key);
     ++workloadsOfPolicy_[current->policyName];
   }
 }
 
-void ObjectCaches::indexDeployment(const std::string& key, const CachedDeployment* previous,
-                                   const CachedDeployment* current) {
+void ObjectCaches::indexTarget(core::TargetKind kind, const std::string& key,
+                               const CachedTarget* previous, const CachedTarget* current) {
   const std::string ns = namespaceOf(key);
+  const std::string id = targetId(kind, key);
   if (previous && !previous->owner.empty()) {
-    ownedBy_.remove(ns + "/" + previous->owner, key);
+    ownedBy_.remove(ns + "/" + previous->owner, id);
   }
   if (current && !current->owner.empty()) {
-    ownedBy_.add(ns + "/" + current->owner, key);
+    ownedBy_.add(ns + "/" + current->owner, id);
   }
+}
+
+std::vector<core::TargetRef> ObjectCaches::targetsOwnedBy(const std::string& workloadKey) const {
+  std::vector<core::TargetRef> targets;
+  for (const auto& id : ownedBy_.of(workloadKey)) {
+    const auto colon = id.find(':');
+    const auto slash = id.find('/', colon);
+    const auto kind = core::targetKindNamed(std::string_view(id).substr(0, colon));
+    if (kind && slash != std::string::npos) {
+      targets.push_back({*kind, id.substr(slash + 1)});
+    }
+  }
+  return targets;
 }
 
 }  // namespace gpuplacement::app

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <string>
@@ -26,10 +27,15 @@ struct CacheOptions {
   std::size_t pageSize = 500;
 };
 
-// The informers' caches of PlacementPolicies, GpuWorkloads and Deployments,
-// and the indexes between them, shared read-only by the reconcilers. Keys
-// are "namespace/name" (policies: "name"). One informer per watched
-// namespace, or one for all.
+// A target across kinds, as indexes, expectations and rollout slots key
+// it: "Job:ns/name".
+std::string targetId(core::TargetKind kind, const std::string& key);
+
+// The informers' caches of PlacementPolicies, GpuWorkloads and their
+// targets (Deployments, StatefulSets, Jobs), and the indexes between them,
+// shared read-only by the reconcilers. Keys are "namespace/name" (policies:
+// "name"), a target's with its kind beside. One informer per watched
+// namespace and kind, or one per kind for all.
 //
 // Beside them, the cluster view: Nodes, Pods (only the devices they hold
 // and why they wait) and, when Karpenter is installed, NodePools. These are
@@ -39,6 +45,9 @@ class ObjectCaches {
  public:
   template <typename T>
   using Handler = std::function<void(const std::string& key, const T* previous, const T* current)>;
+  using TargetHandler =
+      std::function<void(core::TargetKind kind, const std::string& key,
+                         const CachedTarget* previous, const CachedTarget* current)>;
 
   ObjectCaches(asio::any_io_executor executor, runtime::ListWatchClient& client,
                const core::Catalog& catalog, const core::RuleSet& rules, CacheOptions options,
@@ -47,10 +56,10 @@ class ObjectCaches {
 
   // Handlers run after the indexes are updated; they must not suspend.
   void onWorkload(Handler<CachedWorkload> handler);
-  void onDeployment(Handler<CachedDeployment> handler);
+  void onTarget(TargetHandler handler);
   void onPolicy(Handler<PolicyObject> handler);
-  // The Deployment ("ns/name") whose pods the scheduler cannot place changed.
-  void onPendingPods(std::function<void(const std::string& deployment)> handler);
+  // The target ("ns/name") whose pods the scheduler cannot place changed.
+  void onPendingPods(std::function<void(core::TargetKind kind, const std::string& key)> handler);
   // A pod ("ns/name") waits behind the operator's scheduling gate.
   void onGatedPod(std::function<void(const std::string& pod)> handler);
 
@@ -70,22 +79,20 @@ class ObjectCaches {
 
   const CachedWorkload* workload(const std::string& key) const;
   std::string workloadResourceVersion(const std::string& key) const;
-  const CachedDeployment* deployment(const std::string& key) const;
-  std::string deploymentResourceVersion(const std::string& key) const;
+  const CachedTarget* target(core::TargetKind kind, const std::string& key) const;
+  std::string targetResourceVersion(core::TargetKind kind, const std::string& key) const;
   const PolicyObject* policy(const std::string& name) const;
   std::size_t policyCount() const;
   void forEachWorkload(
       const std::function<void(const std::string&, const CachedWorkload&)>& visit) const;
   void forEachPolicy(const std::function<void(const std::string&)>& visit) const;
 
-  // The GpuWorkloads whose spec targets a Deployment ("ns/name" both).
-  std::vector<std::string> workloadsTargeting(const std::string& deploymentKey) const {
-    return byTarget_.of(deploymentKey);
+  // The GpuWorkloads ("ns/name") whose spec targets this target.
+  std::vector<std::string> workloadsTargeting(core::TargetKind kind, const std::string& key) const {
+    return byTarget_.of(targetId(kind, key));
   }
-  // The Deployments whose ownership record names a GpuWorkload.
-  std::vector<std::string> deploymentsOwnedBy(const std::string& workloadKey) const {
-    return ownedBy_.of(workloadKey);
-  }
+  // The targets (same namespace) whose ownership record names a GpuWorkload.
+  std::vector<core::TargetRef> targetsOwnedBy(const std::string& workloadKey) const;
   std::size_t workloadsOfPolicy(const std::string& policy) const;
 
   // The cluster view as it is now. Its pointers are into the caches: use
@@ -103,8 +110,8 @@ class ObjectCaches {
     bool operator==(const ClusterStamp&) const = default;
   };
   ClusterStamp clusterStamp() const;
-  // The Deployment's pods the scheduler cannot place.
-  core::PendingPods pendingPodsOf(const std::string& deployment) const;
+  // The target's pods the scheduler cannot place.
+  core::PendingPods pendingPodsOf(core::TargetKind kind, const std::string& key) const;
   // The pod, while it waits behind the operator's gate; null otherwise.
   const core::GatedPod* gatedPod(const std::string& key) const;
   // Pods can be read (listed and watched): placing at the pods is possible.
@@ -112,7 +119,7 @@ class ObjectCaches {
 
  private:
   using WorkloadInformer = runtime::Informer<CachedWorkload>;
-  using DeploymentInformer = runtime::Informer<CachedDeployment>;
+  using TargetInformer = runtime::Informer<CachedTarget>;
   using PolicyInformer = runtime::Informer<PolicyObject>;
   using NodeInformer = runtime::Informer<core::NodeView>;
   using PodInformer = runtime::Informer<core::PodView>;
@@ -120,8 +127,8 @@ class ObjectCaches {
 
   void indexWorkload(const std::string& key, const CachedWorkload* previous,
                      const CachedWorkload* current);
-  void indexDeployment(const std::string& key, const CachedDeployment* previous,
-                       const CachedDeployment* current);
+  void indexTarget(core::TargetKind kind, const std::string& key, const CachedTarget* previous,
+                   const CachedTarget* current);
   void countPod(const core::PodView* previous, const core::PodView* current);
   void indexPending(const std::string& pod, const core::PodView* previous,
                     const core::PodView* current);
@@ -133,13 +140,14 @@ class ObjectCaches {
   asio::any_io_executor executor_;
   std::unique_ptr<PolicyInformer> policies_;
   std::vector<std::unique_ptr<WorkloadInformer>> workloads_;
-  std::vector<std::unique_ptr<DeploymentInformer>> deployments_;
+  // Per kind, in kTargetKinds' order: one informer per watched namespace.
+  std::array<std::vector<std::unique_ptr<TargetInformer>>, core::kTargetKinds.size()> targets_;
   std::unique_ptr<NodeInformer> nodes_;
   std::unique_ptr<PodInformer> pods_;
   std::unique_ptr<NodePoolInformer> nodePools_;                // only when the CRD is served
   std::unordered_map<std::string, core::Devices> usedOnNode_;  // by the pods bound to it
-  KeyIndex pendingOf_;  // Deployment -> its pods the scheduler cannot place
-  std::vector<std::function<void(const std::string&)>> pendingHandlers_;
+  KeyIndex pendingOf_;  // target id -> its pods the scheduler cannot place
+  std::vector<std::function<void(core::TargetKind, const std::string&)>> pendingHandlers_;
   std::vector<std::function<void(const std::string&)>> gatedHandlers_;
   std::uint64_t clusterGeneration_ = 0;
   runtime::InformerOptions base_;
@@ -147,11 +155,11 @@ class ObjectCaches {
   const runtime::Clock& clock_;
   std::function<void(const std::string&)> logInformer_;
   bool running_ = false;  // run() has started the informers; stop() not yet called
-  KeyIndex byTarget_;     // Deployment -> the GpuWorkloads that target it
-  KeyIndex ownedBy_;      // GpuWorkload -> the Deployments whose record names it
+  KeyIndex byTarget_;     // target id -> the GpuWorkloads that target it
+  KeyIndex ownedBy_;      // GpuWorkload -> the target ids whose record names it
   std::unordered_map<std::string, std::size_t> workloadsOfPolicy_;
   std::vector<Handler<CachedWorkload>> workloadHandlers_;
-  std::vector<Handler<CachedDeployment>> deploymentHandlers_;
+  std::vector<TargetHandler> targetHandlers_;
 };
 
 // "ns/name" -> "ns".

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 
 #include "app/cli.h"
 #include "app/price_basis.h"
@@ -15,6 +16,7 @@
 #include "core/decision_json.h"
 #include "core/quantity.h"
 #include "core/render.h"
+#include "core/target.h"
 
 namespace gpuplacement::app {
 namespace {
@@ -299,6 +301,67 @@ Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& catalo
   return intent;
 }
 
+namespace {
+
+// "namespace/name" of a manifest's object ("name" without a namespace).
+std::string manifestName(const json& document) {
+  const auto& metadata = base::memberOf(document, "metadata");
+  const auto ns = base::stringMember(metadata, "namespace");
+  return (ns.empty() ? "" : ns + "/") + base::stringMember(metadata, "name");
+}
+
+// The targets a manifest file holds next to its GpuWorkloads, by
+// "Kind:namespace/name": what the operator would read from the cluster.
+using ManifestTargets = std::map<std::string, core::TargetState>;
+
+std::string manifestTargetKey(core::TargetKind kind, const std::string& name) {
+  return std::string(core::nameOf(kind)) + ":" + name;
+}
+
+// A GpuWorkload document as the operator would place it: with its
+// target's replicas and pod requests when the file holds the target.
+Result<NamedIntent> intentOfManifest(const json& document, const std::string& where,
+                                     const core::Catalog& catalog, int replicas,
+                                     const ManifestTargets& targets) {
+  if (base::stringMember(document, "apiVersion") != "gpuplacement.io/v1alpha1") {
+    return Error{where + ": apiVersion", "expected gpuplacement.io/v1alpha1"};
+  }
+  const std::string name = manifestName(document);
+  const auto spec = document.find("spec");
+  if (spec == document.end()) {
+    return Error{where + " (" + name + "): spec", "required"};
+  }
+  auto parsed = core::parseGpuWorkloadSpec(*spec, catalog);
+  if (!parsed) {
+    return Error{where + " (" + name + "): " + parsed.error().field, parsed.error().message};
+  }
+  auto& intent = parsed->intent;
+  intent.replicas = replicas;
+  const auto ns = base::stringMember(base::memberOf(document, "metadata"), "namespace");
+  const auto& ref = parsed->targetRef;
+  if (const auto target =
+          targets.find(manifestTargetKey(ref.kind, (ns.empty() ? "" : ns + "/") + ref.name));
+      target != targets.end()) {
+    intent.replicas = std::max(1, target->second.replicas);
+    const auto pod = core::teamPodRequests(target->second);
+    intent.podCpu = pod.cpu;
+    intent.podMemoryGiB = pod.memoryGiB;
+  }
+  const auto& annotations = base::memberOf(base::memberOf(document, "metadata"), "annotations");
+  if (const auto given = base::stringMember(annotations, kReplicasAnnotation); !given.empty()) {
+    const auto count = std::atoi(given.c_str());
+    if (count < 1 || std::to_string(count) != given) {
+      return Error{where + " (" + name + "): metadata.annotations." + kReplicasAnnotation,
+                   "must be a whole number of replicas, at least 1"};
+    }
+    intent.replicas = count;
+  }
+  return NamedIntent{name, std::move(intent),
+                     base::stringMember(annotations, kRationaleAnnotation)};
+}
+
+}  // namespace
+
 Result<std::vector<NamedIntent>> intentsFromManifests(const std::string& path,
                                                       const core::Catalog& catalog, int replicas) {
   auto text = readTextFile(path);
@@ -309,42 +372,36 @@ Result<std::vector<NamedIntent>> intentsFromManifests(const std::string& path,
   if (!documents) {
     return documents.error();
   }
-  std::vector<NamedIntent> intents;
+  // The targets first: a GpuWorkload may come before the Job it places.
+  ManifestTargets targets;
+  std::vector<std::size_t> workloads;
   for (std::size_t i = 0; i < documents->size(); ++i) {
     const auto& document = (*documents)[i];
     const std::string where = path + " document " + std::to_string(i + 1);
-    if (!document.is_object() || base::stringMember(document, "kind") != "GpuWorkload") {
+    if (!document.is_object()) {
+      return Error{where, "is not an object"};
+    }
+    const auto kind = base::stringMember(document, "kind");
+    const auto apiVersion = base::stringMember(document, "apiVersion");
+    if (kind == "GpuWorkload") {
+      workloads.push_back(i);
+    } else if (const auto target = core::targetKindNamed(kind);
+               target && apiVersion == core::apiVersionOf(*target)) {
+      targets[manifestTargetKey(*target, manifestName(document))] =
+          core::targetFromJson(*target, document);
+    } else if (apiVersion.rfind("gpuplacement.io/", 0) == 0) {
       return Error{where, "is not a GpuWorkload (kind: GpuWorkload)"};
     }
-    if (base::stringMember(document, "apiVersion") != "gpuplacement.io/v1alpha1") {
-      return Error{where + ": apiVersion", "expected gpuplacement.io/v1alpha1"};
+    // Anything else a bundle holds (Services, ConfigMaps) is not read.
+  }
+  std::vector<NamedIntent> intents;
+  for (const auto i : workloads) {
+    auto intent = intentOfManifest((*documents)[i], path + " document " + std::to_string(i + 1),
+                                   catalog, replicas, targets);
+    if (!intent) {
+      return intent.error();
     }
-    std::string name;
-    const auto& metadata = base::memberOf(document, "metadata");
-    const auto& annotations = base::memberOf(metadata, "annotations");
-    if (metadata.is_object()) {
-      const auto ns = base::stringMember(metadata, "namespace");
-      name = (ns.empty() ? "" : ns + "/") + base::stringMember(metadata, "name");
-    }
-    const auto spec = document.find("spec");
-    if (spec == document.end()) {
-      return Error{where + " (" + name + "): spec", "required"};
-    }
-    auto parsed = core::parseGpuWorkloadSpec(*spec, catalog);
-    if (!parsed) {
-      return Error{where + " (" + name + "): " + parsed.error().field, parsed.error().message};
-    }
-    parsed->intent.replicas = replicas;
-    if (const auto given = base::stringMember(annotations, kReplicasAnnotation); !given.empty()) {
-      const auto count = std::atoi(given.c_str());
-      if (count < 1 || std::to_string(count) != given) {
-        return Error{where + " (" + name + "): metadata.annotations." + kReplicasAnnotation,
-                     "must be a whole number of replicas, at least 1"};
-      }
-      parsed->intent.replicas = count;
-    }
-    intents.push_back(NamedIntent{name, std::move(parsed->intent),
-                                  base::stringMember(annotations, kRationaleAnnotation)});
+    intents.push_back(std::move(intent).value());
   }
   if (intents.empty()) {
     return Error{"-f", path + " holds no GpuWorkload"};

@@ -42,13 +42,17 @@ struct NamedIntent {
 };
 
 // Manifest annotations the command line reads (the operator ignores them):
-// the Deployment's replicas for a what-if, and a line on why the answer is
-// right, printed by -o markdown (docs/decisions.md).
+// replicas for a what-if (over the target's, when the file holds it), and a
+// line on why the answer is right, printed by -o markdown (docs/decisions.md).
 inline constexpr const char* kReplicasAnnotation = "gpuplacement.io/replicas";
 inline constexpr const char* kRationaleAnnotation = "gpuplacement.io/rationale";
 
-// GpuWorkload manifests from a file (several documents allowed). Errors
-// name the document and the field.
+// GpuWorkload manifests from a file (several documents allowed). Where the
+// file also holds a GpuWorkload's target (a Deployment, StatefulSet or Job
+// of that name and namespace), its replicas (a Job's parallelism) and its
+// pod template's own cpu and memory requests count, as the operator counts
+// them; other documents (Services, ConfigMaps) are not read. Errors name
+// the document and the field.
 base::Result<std::vector<NamedIntent>> intentsFromManifests(const std::string& path,
                                                             const core::Catalog& catalog,
                                                             int replicas);

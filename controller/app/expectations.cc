@@ -4,7 +4,7 @@ namespace gpuplacement::app {
 namespace {
 
 // Long enough for a watch event under load; short enough that a status or
-// Deployment edited by someone else right after our write is not ignored
+// target edited by someone else right after our write is not ignored
 // for long.
 constexpr auto kTimeout = std::chrono::seconds(10);
 
@@ -14,9 +14,9 @@ void WriteExpectations::expectStatus(const std::string& workload, std::uint64_t 
   status_[workload] = Status{statusHash, clock_.monotonicNow() + kTimeout};
 }
 
-void WriteExpectations::expectDeployment(const std::string& deployment, std::int64_t generation,
+void WriteExpectations::expectTarget(const std::string& target, std::int64_t generation,
                                          std::uint64_t ownedDigest) {
-  deployments_[deployment] = Deployment{generation, ownedDigest, clock_.monotonicNow() + kTimeout};
+  targets_[target] = Target{generation, ownedDigest, clock_.monotonicNow() + kTimeout};
 }
 
 bool WriteExpectations::awaitingStatus(const std::string& workload, const CachedWorkload& cached) {
@@ -31,19 +31,19 @@ bool WriteExpectations::awaitingStatus(const std::string& workload, const Cached
   return true;
 }
 
-bool WriteExpectations::caughtUp(const Deployment& expected, const CachedDeployment* cached) {
+bool WriteExpectations::caughtUp(const Target& expected, const CachedTarget* cached) {
   return !cached || cached->generation > expected.generation ||
          (cached->generation == expected.generation && cached->ownedDigest == expected.ownedDigest);
 }
 
-bool WriteExpectations::awaitingDeployment(const std::string& deployment,
-                                           const CachedDeployment* cached) {
-  const auto it = deployments_.find(deployment);
-  if (it == deployments_.end()) {
+bool WriteExpectations::awaitingTarget(const std::string& target,
+                                           const CachedTarget* cached) {
+  const auto it = targets_.find(target);
+  if (it == targets_.end()) {
     return false;
   }
   if (caughtUp(it->second, cached) || clock_.monotonicNow() >= it->second.until) {
-    deployments_.erase(it);
+    targets_.erase(it);
     return false;
   }
   return true;
@@ -62,11 +62,11 @@ void WriteExpectations::observeWorkload(const std::string& workload,
   }
 }
 
-void WriteExpectations::observeDeployment(const std::string& deployment,
-                                          const CachedDeployment* current) {
-  if (const auto it = deployments_.find(deployment);
-      it != deployments_.end() && caughtUp(it->second, current)) {
-    deployments_.erase(it);
+void WriteExpectations::observeTarget(const std::string& target,
+                                          const CachedTarget* current) {
+  if (const auto it = targets_.find(target);
+      it != targets_.end() && caughtUp(it->second, current)) {
+    targets_.erase(it);
   }
 }
 

@@ -16,41 +16,42 @@ namespace gpuplacement::app {
 // older copy waits a moment instead of writing twice (controller-runtime
 // calls these expectations). Each ends as soon as the cache shows the
 // write, or after a timeout, so none is left behind for an object that is
-// not reconciled again. Keys are "namespace/name".
+// not reconciled again. Keys are "namespace/name"; targets' are their
+// target ids ("Job:namespace/name").
 class WriteExpectations {
  public:
   explicit WriteExpectations(const runtime::Clock& clock) : clock_(clock) {}
 
   void expectStatus(const std::string& workload, std::uint64_t statusHash);
-  void expectDeployment(const std::string& deployment, std::int64_t generation,
+  void expectTarget(const std::string& target, std::int64_t generation,
                         std::uint64_t ownedDigest);
   // Our finalizer is off; the deletion will follow and nothing is left to do.
   void expectDeletion(const std::string& workload) { released_.insert(workload); }
 
   // True while the cache has not caught up with our last write.
   bool awaitingStatus(const std::string& workload, const CachedWorkload& cached);
-  bool awaitingDeployment(const std::string& deployment, const CachedDeployment* cached);
+  bool awaitingTarget(const std::string& target, const CachedTarget* cached);
   bool awaitingDeletion(const std::string& workload) const { return released_.count(workload); }
 
   // From the informers: the cache changed.
   void observeWorkload(const std::string& workload, const CachedWorkload* current);
-  void observeDeployment(const std::string& deployment, const CachedDeployment* current);
+  void observeTarget(const std::string& target, const CachedTarget* current);
 
  private:
   struct Status {
     std::uint64_t statusHash;
     runtime::MonotonicTime until;
   };
-  struct Deployment {
+  struct Target {
     std::int64_t generation;
     std::uint64_t ownedDigest;
     runtime::MonotonicTime until;
   };
-  static bool caughtUp(const Deployment& expected, const CachedDeployment* cached);
+  static bool caughtUp(const Target& expected, const CachedTarget* cached);
 
   const runtime::Clock& clock_;
   std::unordered_map<std::string, Status> status_;
-  std::unordered_map<std::string, Deployment> deployments_;
+  std::unordered_map<std::string, Target> targets_;
   std::unordered_set<std::string> released_;  // finalizer removed, deletion not yet seen
 };
 

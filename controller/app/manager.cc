@@ -85,6 +85,20 @@ asio::awaitable<void> Manager::discoverNodePools() {
   }
 }
 
+asio::awaitable<void> Manager::discoverServer() {
+  auto version = co_await client_.get("/version");
+  if (!version) {
+    // Placed as on 1.36; a refusal teaches otherwise (WorkloadReconciler).
+    log_.warn("cannot read the API server's version", {{"error", version.error().describe()}});
+    co_return;
+  }
+  const auto server = capabilitiesOf(base::stringMember(*version, "gitVersion"));
+  log_.info("API server", {{"version", server.version},
+                           {"suspendedJobResources",
+                            server.jobResourcesMutable ? "mutable" : "immutable (before 1.36)"}});
+  workloads_.setServer(server);
+}
+
 asio::awaitable<void> Manager::run() {
   co_await caches_.run();
   asio::co_spawn(executor_, discoverNodePools(), asio::detached);
@@ -100,6 +114,7 @@ asio::awaitable<void> Manager::run() {
     co_await leadershipOrStop_.wait();
   }
   if (!stopped_) {
+    co_await discoverServer();
     workloads_.recoverRollouts();
     asio::co_spawn(executor_, resyncLoop(), asio::detached);
     co_await runReconcilers();

@@ -66,6 +66,8 @@ class Manager {
   // Asks the API server, until it answers, whether Karpenter's NodePools
   // are served; then watches them too. Never holds up the start.
   asio::awaitable<void> discoverNodePools();
+  // What the API server lets change on a suspended Job, from its version.
+  asio::awaitable<void> discoverServer();
   asio::awaitable<void> resyncLoop();
   // Every 10 s, gives the heap's free pages back once a burst of work has
   // freed a few MiB more than the last trim left: resident memory follows

@@ -10,12 +10,12 @@ std::size_t RolloutTracker::inFlight(const std::string& policy) const {
                     [&](const auto& entry) { return entry.second == policy; }));
 }
 
-void RolloutTracker::start(const std::string& policy, const std::string& deployment) {
-  policyOf_[deployment] = policy;
+void RolloutTracker::start(const std::string& policy, const std::string& target) {
+  policyOf_[target] = policy;
 }
 
-std::vector<std::string> RolloutTracker::finish(const std::string& deployment) {
-  const auto it = policyOf_.find(deployment);
+std::vector<std::string> RolloutTracker::finish(const std::string& target) {
+  const auto it = policyOf_.find(target);
   if (it == policyOf_.end()) {
     return {};
   }

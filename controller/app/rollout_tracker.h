@@ -14,17 +14,17 @@ namespace gpuplacement::app {
 class RolloutTracker {
  public:
   std::size_t inFlight(const std::string& policy) const;
-  bool holds(const std::string& deployment) const { return policyOf_.count(deployment) > 0; }
-  void start(const std::string& policy, const std::string& deployment);
-  // Frees the deployment's slot, if it held one; returns the workloads
+  bool holds(const std::string& target) const { return policyOf_.count(target) > 0; }
+  void start(const std::string& policy, const std::string& target);
+  // Frees the target's slot, if it held one; returns the workloads
   // waiting for a slot of that policy, to reconcile again.
-  std::vector<std::string> finish(const std::string& deployment);
+  std::vector<std::string> finish(const std::string& target);
   void wait(const std::string& policy, const std::string& workload) {
     waiting_[policy].insert(workload);
   }
 
  private:
-  std::unordered_map<std::string, std::string> policyOf_;  // deployment -> policy
+  std::unordered_map<std::string, std::string> policyOf_;  // target -> policy
   std::map<std::string, std::set<std::string>> waiting_;
 };
 

@@ -1,5 +1,7 @@
 #include "app/workload_reconciler.h"
 
+#include <cstdio>
+
 namespace gpuplacement::app {
 namespace {
 
@@ -7,24 +9,33 @@ using runtime::ReconcileResult;
 
 // How long a reconcile waits for the cache to show our own write.
 constexpr auto kCacheLag = std::chrono::milliseconds(100);
-// A Deployment that keeps changing between our read and our patch.
+// A target that keeps changing between our read and our patch.
 constexpr int kPatchAttempts = 4;
 
 // A patch the server will refuse again until someone changes something:
 // 403 (RBAC) or 422 (the result would be invalid, e.g. annotations over
 // 256 KiB). Said on the GpuWorkload, not retried in silence.
 std::optional<core::TargetOutcome> refused(const kube::ApiError& error,
-                                           const core::DeploymentState& state,
-                                           const std::string& name) {
+                                           const core::TargetState& state,
+                                           const core::TargetRef& target) {
   using Kind = core::TargetOutcome::Kind;
   if (!error.forbidden() && error.status != 422) {
     return std::nullopt;
   }
-  return core::TargetOutcome{
-      error.forbidden() ? Kind::Forbidden : Kind::Blocked,
-      state,
-      {},
-      "the API server refused the patch of Deployment " + name + ": " + error.describe()};
+  return core::TargetOutcome{error.forbidden() ? Kind::Forbidden : Kind::Blocked,
+                             state,
+                             {},
+                             "the API server refused the patch of " + core::describeTarget(target) +
+                                 ": " + error.describe()};
+}
+
+// A suspended Job's pod resources refused as immutable: a server before
+// Kubernetes 1.36, or one with KEP-5440's gate off.
+bool resourcesRefused(const kube::ApiError& error, const core::TargetState& state,
+                      const core::PatchPlan& plan) {
+  return error.status == 422 && state.kind == core::TargetKind::Job && plan.resourcesChanged &&
+         error.describe().find("spec.template") != std::string::npos &&
+         error.describe().find("immutable") != std::string::npos;
 }
 
 // One sample per placed workload, keyed "namespace/name".
@@ -74,7 +85,7 @@ WorkloadReconciler::WorkloadReconciler(asio::any_io_executor executor, ObjectCac
           [this](const runtime::ObjectKey& key) { return reconcile(key); }, clock),
       placementsTotal_(
           metrics.counter("gpu_placement_placements_total",
-                          "Placements written to Deployments, by tier and instance type",
+                          "Placements written to targets (Deployments, StatefulSets, Jobs), by tier and instance type",
                           {"tier", "instance_type"})),
       replacementsTotal_(metrics.counter("gpu_placement_replacements_total",
                                          "Workloads moved by a price or rule change", {"policy"})),
@@ -91,14 +102,14 @@ WorkloadReconciler::WorkloadReconciler(asio::any_io_executor executor, ObjectCac
   registerGauges(metrics, options.perWorkloadMetrics);
   caches_.onWorkload([this](const std::string& key, const CachedWorkload* previous,
                             const CachedWorkload* current) { onWorkload(key, previous, current); });
-  caches_.onPendingPods([this](const std::string& deployment) {
-    for (const auto& workload : caches_.workloadsTargeting(deployment)) {
+  caches_.onPendingPods([this](core::TargetKind kind, const std::string& target) {
+    for (const auto& workload : caches_.workloadsTargeting(kind, target)) {
       enqueue(workload);
     }
   });
-  caches_.onDeployment(
-      [this](const std::string& key, const CachedDeployment* previous,
-             const CachedDeployment* current) { onDeployment(key, previous, current); });
+  caches_.onTarget([this](core::TargetKind kind, const std::string& key,
+                          const CachedTarget* previous,
+                          const CachedTarget* current) { onTarget(kind, key, previous, current); });
 }
 
 asio::awaitable<void> WorkloadReconciler::run() {
@@ -127,15 +138,15 @@ void WorkloadReconciler::recoverRollouts() {
     if (!applied || !applied->replacement) {
       return;
     }
-    const std::string deploymentKey = namespaceOf(key) + "/" + applied->deployment;
-    const auto* deployment = caches_.deployment(deploymentKey);
-    if (!deployment) {
+    const std::string targetKey = namespaceOf(key) + "/" + applied->targetName;
+    const auto* target = caches_.target(applied->targetKind, targetKey);
+    if (!target) {
       return;
     }
-    const auto state = deployment->unpack();
-    if (state.generation == applied->deploymentGeneration && !state.rolledOut() &&
+    const auto state = target->unpack();
+    if (state.generation == applied->targetGeneration && !state.rolledOut() &&
         !state.progressDeadlineExceeded) {
-      rollouts_.start(workload.policyName, deploymentKey);
+      rollouts_.start(workload.policyName, targetId(applied->targetKind, targetKey));
     }
   });
 }
@@ -148,11 +159,11 @@ asio::awaitable<ReconcileResult> WorkloadReconciler::reconcile(const runtime::Ob
   read(key, snapshot);
   compareWithWhatWasWritten(key.str(), snapshot);
   core::WorkloadPlan plan = core::planWorkload(snapshot.input);
-  for (const auto& deployment : plan.release) {
-    auto released = co_await release(key.ns, deployment, key.name);
+  for (const auto& target : plan.release) {
+    auto released = co_await release(key.ns, target, key.name);
     if (!released) {
-      co_return ReconcileResult::error("removing the placement from " + deployment + ": " +
-                                       released.error());
+      co_return ReconcileResult::error("removing the placement from " +
+                                       core::describeTarget(target) + ": " + released.error());
     }
   }
   std::optional<core::TargetOutcome> outcome;
@@ -184,7 +195,8 @@ std::optional<ReconcileResult> WorkloadReconciler::cacheLag(const std::string& k
   }
   const std::string target = namespaceOf(key) + "/" + cached->targetName;
   if (expectations_.awaitingStatus(key, *cached) ||
-      expectations_.awaitingDeployment(target, caches_.deployment(target))) {
+      expectations_.awaitingTarget(targetId(cached->targetKind, target),
+                                   caches_.target(cached->targetKind, target))) {
     return ReconcileResult::requeue(kCacheLag);
   }
   return std::nullopt;
@@ -198,47 +210,51 @@ void WorkloadReconciler::read(const runtime::ObjectKey& key, Snapshot& snapshot)
   input.now = clock_.systemNow();
   input.useFinalizer = useFinalizer_;
   input.podsPlaceable = caches_.podsKnown();
+  input.jobResourcesMutable = server_.jobResourcesMutable;
+  input.serverVersion = server_.version;
   const auto* cached = caches_.workload(id);
   if (!cached) {
-    input.orphans.clear();
-    for (const auto& deployment : caches_.deploymentsOwnedBy(id)) {
-      input.orphans.push_back(runtime::ObjectKey::parse(deployment).name);
-    }
+    input.orphans = caches_.targetsOwnedBy(id);
     return;
   }
   snapshot.workload = cached->unpack();
   snapshot.workloadResourceVersion = caches_.workloadResourceVersion(id);
   input.workload = &*snapshot.workload;
+  const auto kind = snapshot.workload->targetKind;
   const std::string target = key.ns + "/" + snapshot.workload->targetName;
-  if (const auto* deployment = caches_.deployment(target)) {
-    snapshot.target = deployment->unpack();
+  if (const auto* cachedTarget = caches_.target(kind, target)) {
+    snapshot.target = cachedTarget->unpack();
     input.target = &*snapshot.target;
-    input.targetResourceVersion = caches_.deploymentResourceVersion(target);
-    input.pending = caches_.pendingPodsOf(target);
+    input.targetResourceVersion = caches_.targetResourceVersion(kind, target);
+    input.pending = caches_.pendingPodsOf(kind, target);
   }
   const auto& policy = snapshot.workload->policyName;
   input.policy = engines_.view(policy, caches_.policy(policy));
   snapshot.cluster = engines_.clusterView(policy, input.policy, caches_);
   input.cluster = snapshot.cluster.get();
-  input.rollouts.holdsSlot = rollouts_.holds(target);
+  input.rollouts.holdsSlot = rollouts_.holds(targetId(kind, target));
   input.rollouts.inFlight = rollouts_.inFlight(policy);
 }
 
 asio::awaitable<base::Result<base::Ok, std::string>> WorkloadReconciler::release(
-    std::string ns, std::string deployment, std::string workload) {
-  const std::string deploymentKey = ns + "/" + deployment;
-  const auto* cached = caches_.deployment(deploymentKey);
+    std::string ns, core::TargetRef target, std::string workload) {
+  const std::string key = ns + "/" + target.name;
+  const std::string id = targetId(target.kind, key);
+  const auto* cached = caches_.target(target.kind, key);
   if (!cached) {
-    finishRollout(deploymentKey);
+    finishRollout(id);
     co_return base::Ok{};  // gone: nothing of ours is left on it
   }
   const auto state = cached->unpack();
-  const auto resourceVersion = caches_.deploymentResourceVersion(deploymentKey);
-  const PatchPlanner remove = [workload](const core::DeploymentState& live,
+  const auto resourceVersion = caches_.targetResourceVersion(target.kind, key);
+  const PatchPlanner remove = [workload](const core::TargetState& live,
                                          const std::string& version) {
-    return core::planDeploymentPatch(live, nullptr, {}, workload, version);
+    core::PatchRequest request;
+    request.workload = workload;
+    request.resourceVersion = version;
+    return core::planTemplatePatch(live, request);
   };
-  auto outcome = co_await converge(ns, deployment, state, resourceVersion,
+  auto outcome = co_await converge(ns, target, state, resourceVersion,
                                    remove(state, resourceVersion), remove);
   if (!outcome) {
     co_return outcome.error();
@@ -247,10 +263,12 @@ asio::awaitable<base::Result<base::Ok, std::string>> WorkloadReconciler::release
       outcome->kind == core::TargetOutcome::Kind::Forbidden) {
     co_return outcome->error;  // a record that cannot be read, or a refused patch
   }
-  finishRollout(deploymentKey);
+  finishRollout(id);
   if (outcome->kind == core::TargetOutcome::Kind::Written) {
-    log_.info("placement removed",
-              {{"namespace", ns}, {"name", workload}, {"deployment", deployment}});
+    log_.info("placement removed", {{"namespace", ns},
+                                    {"name", workload},
+                                    {"kind", std::string(base::nameOf(target.kind))},
+                                    {"target", target.name}});
   }
   co_return base::Ok{};
 }
@@ -258,32 +276,31 @@ asio::awaitable<base::Result<base::Ok, std::string>> WorkloadReconciler::release
 asio::awaitable<WorkloadReconciler::Outcome> WorkloadReconciler::writeTarget(
     const runtime::ObjectKey& key, const Snapshot& snapshot, const core::WorkloadPlan& plan) {
   const auto& write = *plan.write;
-  const std::string deploymentKey = key.ns + "/" + write.deployment;
+  const std::string id = targetId(write.target.kind, key.ns + "/" + write.target.name);
   const std::string& policy = snapshot.workload->policyName;
   if (plan.rollout == core::RolloutStep::Reserve) {
     // Taken before the patch: other workers run while this one waits on
     // the API server, and must see the slot as used.
-    rollouts_.start(policy, deploymentKey);
+    rollouts_.start(policy, id);
   } else if (plan.rollout == core::RolloutStep::Wait) {
     rollouts_.wait(policy, key.str());
   }
   if (auto settled = core::outcomeWithoutWrite(write, *snapshot.target)) {
     co_return *settled;
   }
-  const PatchPlanner place = [&write, name = key.name](const core::DeploymentState& live,
-                                                       const std::string& version) {
-    return core::planDeploymentPatch(live, &write.scheduling, write.containers, name, version,
-                                     write.placeAt);
+  const PatchPlanner place = [&write](const core::TargetState& live, const std::string& version) {
+    return core::planTemplatePatch(live, write.request(version));
   };
-  co_return co_await converge(key.ns, write.deployment, *snapshot.target,
+  co_return co_await converge(key.ns, write.target, *snapshot.target,
                               snapshot.input.targetResourceVersion, write.patch, place);
 }
 
 asio::awaitable<WorkloadReconciler::Outcome> WorkloadReconciler::converge(
-    std::string ns, std::string name, core::DeploymentState state, std::string resourceVersion,
+    std::string ns, core::TargetRef target, core::TargetState state, std::string resourceVersion,
     core::PatchPlan plan, PatchPlanner replan) {
   using Kind = core::TargetOutcome::Kind;
-  // The cache can lag behind the server; on a 409 read the Deployment fresh
+  const std::string& name = target.name;
+  // The cache can lag behind the server; on a 409 read the target fresh
   // and plan again (optimistic concurrency), a few times at most.
   for (int attempt = 0; attempt < kPatchAttempts; ++attempt) {
     if (attempt > 0) {
@@ -295,32 +312,45 @@ asio::awaitable<WorkloadReconciler::Outcome> WorkloadReconciler::converge(
     if (!plan.patch) {
       co_return core::TargetOutcome{Kind::Unchanged, state, {}, ""};
     }
-    auto patched = co_await writes_.patchDeployment(ns, name, *plan.patch);
+    auto patched = co_await writes_.patchTarget(target.kind, ns, name, *plan.patch);
     if (patched) {
       const auto& written = patched->state;
-      expectations_.expectDeployment(ns + "/" + name, written.generation, written.ownership.digest);
+      expectations_.expectTarget(targetId(target.kind, ns + "/" + name), written.generation,
+                                 written.ownership.digest);
       co_return core::TargetOutcome{Kind::Written, written, {}, "", patched->templateWriter};
     }
     if (patched.error().notFound()) {
       co_return core::TargetOutcome{Kind::NotFound, {}, {}, ""};
     }
-    if (auto refusal = refused(patched.error(), state, name)) {
+    if (resourcesRefused(patched.error(), state, plan)) {
+      if (server_.jobResourcesMutable) {
+        server_.jobResourcesMutable = false;  // learnt: every Job from now on is planned so
+        log_.warn(
+            "the API server refuses to change a suspended Job's pod resources (KEP-5440 is "
+            "off or absent); Jobs are placed only where their own requests already match",
+            {{"version", server_.version}, {"error", patched.error().describe()}});
+      }
+      co_return core::TargetOutcome{Kind::JobResourcesImmutable, state, {},
+                                    patched.error().describe()};
+    }
+    if (auto refusal = refused(patched.error(), state, target)) {
       co_return *refusal;
     }
+    const std::string what = core::describeTarget(target);
     if (!patched.error().conflict()) {
-      co_return "patching the Deployment: " + patched.error().describe();
+      co_return "patching " + what + ": " + patched.error().describe();
     }
-    auto fresh = co_await writes_.readDeployment(ns, name);
+    auto fresh = co_await writes_.readTarget(target.kind, ns, name);
     if (!fresh) {
       if (fresh.error().notFound()) {
         co_return core::TargetOutcome{Kind::NotFound, {}, {}, ""};
       }
-      co_return "reading the Deployment: " + fresh.error().describe();
+      co_return "reading " + what + ": " + fresh.error().describe();
     }
     state = fresh->state;
     resourceVersion = fresh->resourceVersion;
   }
-  co_return std::string("the Deployment kept changing under us (409 Conflict); will retry");
+  co_return core::describeTarget(target) + " kept changing under us (409 Conflict); will retry";
 }
 
 asio::awaitable<ReconcileResult> WorkloadReconciler::apply(const runtime::ObjectKey& key,
@@ -339,7 +369,8 @@ asio::awaitable<ReconcileResult> WorkloadReconciler::apply(const runtime::Object
   }
   const auto& workload = *snapshot.workload;
   if (record.releaseSlot && workload.spec) {
-    finishRollout(key.ns + "/" + workload.spec->targetRef.name);
+    const auto& target = workload.spec->targetRef;
+    finishRollout(targetId(target.kind, key.ns + "/" + target.name));
   }
   auto written = co_await writeRecord(key, snapshot, record);
   if (!written) {
@@ -440,8 +471,8 @@ void WorkloadReconciler::count(const core::WorkloadRecord& record,
   }
 }
 
-void WorkloadReconciler::finishRollout(const std::string& deploymentKey) {
-  for (const auto& waiting : rollouts_.finish(deploymentKey)) {
+void WorkloadReconciler::finishRollout(const std::string& id) {
+  for (const auto& waiting : rollouts_.finish(id)) {
     enqueue(waiting);
   }
 }
@@ -460,9 +491,9 @@ void WorkloadReconciler::onWorkload(const std::string& key, const CachedWorkload
   enqueue(key);
 }
 
-void WorkloadReconciler::onDeployment(const std::string& key, const CachedDeployment* previous,
-                                      const CachedDeployment* current) {
-  expectations_.observeDeployment(key, current);
+void WorkloadReconciler::onTarget(core::TargetKind kind, const std::string& key,
+                                  const CachedTarget* previous, const CachedTarget* current) {
+  expectations_.observeTarget(targetId(kind, key), current);
   if (previous && current && *previous == *current) {
     return;
   }
@@ -474,9 +505,21 @@ void WorkloadReconciler::onDeployment(const std::string& key, const CachedDeploy
       enqueue(owner);
     }
   }
-  for (const auto& workload : caches_.workloadsTargeting(key)) {
+  for (const auto& workload : caches_.workloadsTargeting(kind, key)) {
     enqueue(workload);
   }
+}
+
+ServerCapabilities capabilitiesOf(const std::string& gitVersion) {
+  ServerCapabilities server;
+  server.version = gitVersion;
+  // "v1.36.3-eks-1a2b3c": the minor is what decides.
+  unsigned major = 0;
+  unsigned minor = 0;
+  if (std::sscanf(gitVersion.c_str(), "v%u.%u", &major, &minor) == 2) {
+    server.jobResourcesMutable = major > 1 || minor >= 36;
+  }
+  return server;
 }
 
 void WorkloadReconciler::registerGauges(MetricsRegistry& metrics, bool perWorkload) {

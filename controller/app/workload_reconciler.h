@@ -29,8 +29,19 @@ struct WorkloadReconcilerOptions {
   bool perWorkloadMetrics = true;
 };
 
+// What the API server lets the operator change on a suspended Job.
+struct ServerCapabilities {
+  std::string version;  // its gitVersion, "v1.36.3"; empty when unknown
+  // A suspended Job's pod resources may change (KEP-5440, on by default
+  // from 1.36): assumed from the version, and learnt false from a refusal.
+  bool jobResourcesMutable = true;
+};
+
+// From a /version answer's gitVersion ("v1.34.10", "v1.36.3-eks-1a2b3c").
+ServerCapabilities capabilitiesOf(const std::string& gitVersion);
+
 // Reconciles GpuWorkloads: read the caches, plan (core::planWorkload),
-// write the Deployments, record (core::recordWorkload): finalizers, status,
+// write the targets, record (core::recordWorkload): finalizers, status,
 // Events. Its own queue and workers; keys are GpuWorkloads.
 class WorkloadReconciler {
  public:
@@ -49,6 +60,8 @@ class WorkloadReconciler {
   // After a restart: moves this operator started that are still rolling
   // out hold their slots again. Before the workers start.
   void recoverRollouts();
+  // Before the workers start.
+  void setServer(ServerCapabilities server) { server_ = std::move(server); }
 
  private:
   // Copies of the cached objects one reconcile reads: the caches may
@@ -56,13 +69,13 @@ class WorkloadReconciler {
   struct Snapshot {
     std::optional<core::WorkloadObject> workload;
     std::string workloadResourceVersion;
-    std::optional<core::DeploymentState> target;
+    std::optional<core::TargetState> target;
     std::shared_ptr<const core::ClusterView> cluster;
     core::WorkloadInput input;  // points into the fields above
     Snapshot() = default;
     Snapshot(const Snapshot&) = delete;
   };
-  using PatchPlanner = std::function<core::PatchPlan(const core::DeploymentState&,
+  using PatchPlanner = std::function<core::PatchPlan(const core::TargetState&,
                                                      const std::string& resourceVersion)>;
   using Outcome = base::Result<core::TargetOutcome, std::string>;
 
@@ -71,14 +84,14 @@ class WorkloadReconciler {
   std::optional<runtime::ReconcileResult> cacheLag(const std::string& key);
   void read(const runtime::ObjectKey& key, Snapshot& snapshot) const;
   asio::awaitable<base::Result<base::Ok, std::string>> release(std::string ns,
-                                                               std::string deployment,
+                                                               core::TargetRef target,
                                                                std::string workload);
   asio::awaitable<Outcome> writeTarget(const runtime::ObjectKey& key, const Snapshot& snapshot,
                                        const core::WorkloadPlan& plan);
-  // Sends `plan`; on 409 reads the Deployment fresh and plans again.
-  asio::awaitable<Outcome> converge(std::string ns, std::string name, core::DeploymentState state,
-                                    std::string resourceVersion, core::PatchPlan plan,
-                                    PatchPlanner replan);
+  // Sends `plan`; on 409 reads the target fresh and plans again.
+  asio::awaitable<Outcome> converge(std::string ns, core::TargetRef target,
+                                    core::TargetState state, std::string resourceVersion,
+                                    core::PatchPlan plan, PatchPlanner replan);
   asio::awaitable<runtime::ReconcileResult> apply(const runtime::ObjectKey& key,
                                                   const Snapshot& snapshot,
                                                   core::WorkloadRecord record);
@@ -91,13 +104,13 @@ class WorkloadReconciler {
                         const nlohmann::json& stored, std::uint64_t storedDigest);
   void compareWithWhatWasWritten(const std::string& key, Snapshot& snapshot);
   void count(const core::WorkloadRecord& record, const core::WorkloadObject& workload);
-  // The Deployment's rollout slot is free: wake who waits for one.
-  void finishRollout(const std::string& deploymentKey);
+  // The target's rollout slot is free: wake who waits for one.
+  void finishRollout(const std::string& targetId);
 
   void onWorkload(const std::string& key, const CachedWorkload* previous,
                   const CachedWorkload* current);
-  void onDeployment(const std::string& key, const CachedDeployment* previous,
-                    const CachedDeployment* current);
+  void onTarget(core::TargetKind kind, const std::string& key, const CachedTarget* previous,
+                const CachedTarget* current);
   void registerGauges(MetricsRegistry& metrics, bool perWorkload);
 
   ObjectCaches& caches_;
@@ -107,6 +120,7 @@ class WorkloadReconciler {
   Logger& log_;
   const runtime::Clock& clock_;
   const bool useFinalizer_;
+  ServerCapabilities server_;
   WriteExpectations expectations_;
   RolloutTracker rollouts_;
   runtime::WorkQueue<runtime::ObjectKey> queue_;

@@ -160,8 +160,19 @@ void readUnschedulable(const json& object, PodView& pod) {
   const auto& owners = memberOf(memberOf(object, "metadata"), "ownerReferences");
   if (!pod.unschedulable.empty() && owners.is_array()) {
     for (const auto& owner : owners) {
-      if (stringMember(owner, "kind") == "ReplicaSet") {
-        pod.owner = stringMember(owner, "name");
+      const auto kind = stringMember(owner, "kind");
+      const auto name = stringMember(owner, "name");
+      if (kind == "ReplicaSet") {
+        // The Deployment: the ReplicaSet's name less the pod-template hash
+        // ("chat-7d9f8b6c5" -> "chat").
+        const auto dash = name.rfind('-');
+        if (dash != std::string::npos) {
+          pod.owner = name.substr(0, dash);
+        }
+      } else if (const auto target = targetKindNamed(kind);
+                 target && *target != TargetKind::Deployment) {
+        pod.ownerKind = *target;
+        pod.owner = name;
       }
     }
   }
@@ -171,7 +182,8 @@ void readUnschedulable(const json& object, PodView& pod) {
 
 bool PodView::operator==(const PodView& other) const {
   return node == other.node && devices == other.devices && finished == other.finished &&
-         owner == other.owner && unschedulable == other.unschedulable &&
+         ownerKind == other.ownerKind && owner == other.owner &&
+         unschedulable == other.unschedulable &&
          unschedulableSince == other.unschedulableSince &&
          (gated == other.gated || (gated && other.gated && *gated == *other.gated));
 }

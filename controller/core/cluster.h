@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/catalog.h"
+#include "core/target_kind.h"
 #include "core/types.h"
 
 // What the cluster has and can get, as far as placement cares: nodes (what
@@ -91,7 +92,10 @@ struct PodView {
   std::string node;           // spec.nodeName; empty while pending
   Devices devices;            // summed over its containers
   bool finished = false;      // Succeeded or Failed: holds nothing
-  std::string owner;          // the ReplicaSet it belongs to, while unschedulable
+  // While unschedulable: the target it belongs to (a ReplicaSet's
+  // Deployment, a StatefulSet, a Job).
+  TargetKind ownerKind = TargetKind::Deployment;
+  std::string owner;
   std::string unschedulable;  // PodScheduled=False, reason Unschedulable: the message
   std::string unschedulableSince;
   // Set only while the pod waits behind the operator's scheduling gate

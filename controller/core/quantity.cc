@@ -211,4 +211,14 @@ Result<std::int64_t> parseResourceMilli(std::string_view text) {
   return static_cast<std::int64_t>(milli);
 }
 
+std::string quantityTextOf(const nlohmann::json& value) {
+  if (value.is_string()) {
+    return value.get<std::string>();
+  }
+  if (value.is_number_integer()) {
+    return std::to_string(value.get<std::int64_t>());
+  }
+  return value.dump();
+}
+
 }  // namespace gpuplacement::core

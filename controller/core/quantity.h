@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "core/types.h"
 
 namespace gpuplacement::core {
@@ -25,5 +27,9 @@ std::string formatParameterCount(std::uint64_t count);
 // thousandths of its unit, rounded up as the API server rounds: CPUs in
 // millicores, memory in milli-bytes. Negative and absurd values are errors.
 Result<std::int64_t> parseResourceMilli(std::string_view text);
+
+// A quantity as an object carries it: its text ("16Gi"), or an integer's
+// digits (a manifest may write `nvidia.com/gpu: 1`).
+std::string quantityTextOf(const nlohmann::json& value);
 
 }  // namespace gpuplacement::core

@@ -1,6 +1,9 @@
 #include "core/reverts.h"
 
-#include "core/deployment.h"
+#include <algorithm>
+#include <cctype>
+
+#include "core/target.h"
 
 namespace gpuplacement::core {
 namespace {
@@ -66,20 +69,24 @@ RevertStep nextRevertStep(const RevertInput& input) {
   return step;
 }
 
-std::string describeStop(const RevertRecord& record, const std::string& deployment) {
+std::string describeStop(const RevertRecord& record, TargetKind kind, const std::string& name) {
   const std::string who =
       record.fieldManager.empty() ? "another writer" : "field manager " + record.fieldManager;
-  return joined(record.fields) + " of Deployment " + deployment + " taken back " +
+  std::string resource(base::nameOf(kind));
+  std::transform(resource.begin(), resource.end(), resource.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return joined(record.fields) + " of " + describeTarget(kind, name) + " taken back " +
          std::to_string(record.count) + " times since " + record.since + ", last by " + who +
          "; the operator stopped putting them back, so that the two do not fight. Fix: stop " +
          "that writer from setting these fields (remove them from the manifest it applies; "
          "Argo CD: ignoreDifferences with managedFieldsManagers [" +
          kFieldManager +
          "] and the sync option RespectIgnoreDifferences=true; no Replace=true), or set the "
-         "PlacementPolicy's placeAt: Pods; a change of the Deployment's pod template makes the "
-         "operator try once more, and a change of this spec starts afresh (kubectl rollout "
-         "restart deployment/" +
-         deployment + ")";
+         "PlacementPolicy's placeAt: Pods; a change of the " +
+         std::string(base::nameOf(kind)) +
+         "'s pod template makes the operator try once more, and a change of this spec starts "
+         "afresh (kubectl rollout restart " +
+         resource + "/" + name + ")";
 }
 
 }  // namespace gpuplacement::core

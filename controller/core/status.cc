@@ -161,9 +161,15 @@ WorkloadStatus workloadStatusFromJson(const json& status) {
   result.observedGeneration = integer(status, "observedGeneration");
   if (const auto it = status.find("applied"); it != status.end() && it->is_object()) {
     AppliedRecord applied;
-    applied.deployment = text(*it, "deployment");
+    // Statuses written before StatefulSets and Jobs name a Deployment.
+    applied.targetKind = targetKindNamed(text(*it, "targetKind")).value_or(TargetKind::Deployment);
+    applied.targetName = text(*it, "targetName");
+    applied.targetGeneration = integer(*it, "targetGeneration");
+    if (applied.targetName.empty()) {
+      applied.targetName = text(*it, "deployment");
+      applied.targetGeneration = integer(*it, "deploymentGeneration");
+    }
     readAppliedPlacement(*it, memberOf(status, "placement"), applied);
-    applied.deploymentGeneration = integer(*it, "deploymentGeneration");
     applied.specGeneration = integer(*it, "specGeneration");
     applied.time = text(*it, "time");
     applied.replacement =
@@ -191,6 +197,19 @@ WorkloadStatus workloadStatusFromJson(const json& status) {
     result.reverts = std::move(reverts);
   }
   result.unavailable = readUnavailable(status);
+  if (const auto it = status.find("run"); it != status.end() && it->is_object()) {
+    result.run = JobRunRecord{text(*it, "job"),
+                              text(*it, "startTime"),
+                              text(*it, "endTime"),
+                              integer(*it, "durationSeconds"),
+                              text(*it, "outcome"),
+                              text(*it, "instanceType"),
+                              text(*it, "capacityType") == "Spot" ? CapacityType::Spot
+                                                                  : CapacityType::OnDemand,
+                              static_cast<int>(integer(*it, "pods")),
+                              text(*it, "hourlyCost"),
+                              text(*it, "cost")};
+  }
   if (const auto it = status.find("conditions"); it != status.end() && it->is_array()) {
     for (const auto& item : *it) {
       if (!item.is_object()) {
@@ -234,12 +253,13 @@ json statusToJson(const StatusView& view) {
   }
   if (view.applied) {
     const auto& applied = *view.applied;
-    json record = {{"deployment", applied.deployment},
-                   {"deploymentGeneration", applied.deploymentGeneration},
+    json record = {{"targetKind", base::nameOf(applied.targetKind)},
+                   {"targetName", applied.targetName},
+                   {"targetGeneration", applied.targetGeneration},
                    {"specGeneration", applied.specGeneration},
                    {"time", applied.time},
                    {"replacement", applied.replacement}};
-    // Usually what the Deployment carries is the placement shown: said once.
+    // Usually what the target carries is the placement shown: said once.
     if (!view.placement || !samePlacement(applied, *view.placement)) {
       record["instanceType"] = applied.instanceType;
       record["tier"] = nameOf(applied.tier);
@@ -276,6 +296,19 @@ json statusToJson(const StatusView& view) {
   }
   if (!view.unavailable.empty()) {
     status["unavailable"] = unavailableJson(view.unavailable);
+  }
+  if (view.run) {
+    const auto& run = *view.run;
+    status["run"] = {{"job", run.job},
+                     {"startTime", run.startTime},
+                     {"endTime", run.endTime},
+                     {"durationSeconds", run.durationSeconds},
+                     {"outcome", run.outcome},
+                     {"instanceType", run.instanceType},
+                     {"capacityType", nameOf(run.capacityType)},
+                     {"pods", run.pods},
+                     {"hourlyCost", run.hourlyCost},
+                     {"cost", run.cost}};
   }
   status["policy"] = {{"name", view.policyName}};
   if (view.policyGeneration > 0) {

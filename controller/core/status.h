@@ -10,6 +10,7 @@
 #include "base/time_format.h"
 #include "core/engine.h"
 #include "core/fallback.h"
+#include "core/target.h"
 
 namespace gpuplacement::core {
 
@@ -30,15 +31,16 @@ struct Condition {
 void setCondition(std::vector<Condition>& conditions, Condition next, const std::string& now);
 const Condition* findCondition(const std::vector<Condition>& conditions, const std::string& type);
 
-// status.applied: what the operator last wrote to the Deployment.
+// status.applied: what the operator last wrote to the target.
 struct AppliedRecord {
-  std::string deployment;
+  TargetKind targetKind = TargetKind::Deployment;
+  std::string targetName;
   std::string instanceType;
   std::string accelerator;
   Tier tier = Tier::CPU;
   int acceleratorCount = 0;
   CapacityType capacityType = CapacityType::OnDemand;
-  std::int64_t deploymentGeneration = 0;  // the generation the patch produced
+  std::int64_t targetGeneration = 0;  // the generation the patch produced
   std::int64_t specGeneration = 0;        // the GpuWorkload generation it was decided for
   std::string time;
   bool replacement = false;  // moved by a price or rule change, not by the spec
@@ -78,6 +80,23 @@ struct RevertRecord {
   bool operator==(const RevertRecord&) const = default;
 };
 
+// status.run: a Job's run once it has ended, priced at the placement it
+// ran on (what the nodes its pods held cost for as long as it ran).
+struct JobRunRecord {
+  std::string job;
+  std::string startTime;
+  std::string endTime;
+  std::int64_t durationSeconds = 0;
+  std::string outcome;  // Complete or Failed
+  std::string instanceType;
+  CapacityType capacityType = CapacityType::OnDemand;
+  int pods = 1;            // run at once (the Job's parallelism)
+  std::string hourlyCost;  // decimal USD an hour for all of them
+  std::string cost;        // decimal USD for the run
+
+  bool operator==(const JobRunRecord&) const = default;
+};
+
 // The parts of a GpuWorkload's status the controller reads back.
 struct WorkloadStatus {
   std::int64_t observedGeneration = 0;
@@ -85,6 +104,7 @@ struct WorkloadStatus {
   std::optional<ReplacementRecord> lastReplacement;
   std::optional<RevertRecord> reverts;
   std::vector<UnavailableType> unavailable;
+  std::optional<JobRunRecord> run;
   std::vector<Condition> conditions;
 
   bool operator==(const WorkloadStatus&) const = default;
@@ -106,6 +126,7 @@ struct StatusView {
   std::optional<ReplacementRecord> lastReplacement;
   std::optional<RevertRecord> reverts;
   std::vector<UnavailableType> unavailable;  // left for lack of capacity
+  std::optional<JobRunRecord> run;
   std::string policyName;
   std::int64_t policyGeneration = 0;  // 0: the built-in policy
   std::vector<Condition> conditions;

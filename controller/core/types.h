@@ -40,7 +40,7 @@ enum class LabelScheme : std::uint8_t { InstanceType, Karpenter, GPUFeatureDisco
 // Where the node selector and tolerations go: the pod template, or each
 // pod as it is created (behind a scheduling gate). Auto: the pod template,
 // until an apply takes either field back whole (a GitOps tool re-applying
-// a manifest that sets its own), then the pods (core/deployment_patch.h).
+// a manifest that sets its own), then the pods (core/template_patch.h).
 enum class PlaceAt : std::uint8_t { Auto, PodTemplate, Pods };
 
 }  // namespace gpuplacement::core

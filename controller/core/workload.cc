@@ -121,7 +121,7 @@ namespace {
 Status readTarget(const ObjectReader& spec, TargetRef& ref) {
   const auto target = spec.child("targetRef");
   if (!spec.has("targetRef")) {
-    return Error{"spec.targetRef", "required: the Deployment to place"};
+    return Error{"spec.targetRef", "required: the Deployment, StatefulSet or Job to place"};
   }
   if (auto ok = target.requireObject(); !ok) {
     return ok.error();
@@ -139,11 +139,18 @@ Status readTarget(const ObjectReader& spec, TargetRef& ref) {
     }
   }
   ref.name = *name;
-  ref.kind = kind->value_or("Deployment");
-  ref.apiVersion = version->value_or("apps/v1");
-  if (ref.kind != "Deployment" || ref.apiVersion != "apps/v1") {
-    return Error{"spec.targetRef.kind", "only apps/v1 Deployment is supported so far, not " +
-                                            ref.apiVersion + " " + ref.kind};
+  const std::string kindName = kind->value_or("Deployment");
+  const auto known = targetKindNamed(kindName);
+  if (!known) {
+    return Error{"spec.targetRef.kind", base::quoted(kindName) +
+                                            " is not a kind the operator places; it places " +
+                                            supportedTargets()};
+  }
+  ref.kind = *known;
+  if (*version && **version != apiVersionOf(ref.kind)) {
+    return Error{"spec.targetRef.apiVersion",
+                 base::quoted(**version) + " does not serve " + kindName + ": use " +
+                     std::string(apiVersionOf(ref.kind)) + " (or leave it out)"};
   }
   return Ok{};
 }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/catalog.h"
+#include "core/target.h"
 #include "core/types.h"
 
 namespace gpuplacement::core {
@@ -56,13 +57,19 @@ struct EnumNames<core::PlacementMode> {
 
 namespace gpuplacement::core {
 
+// The object a GpuWorkload places, in its namespace; its apiVersion follows
+// from the kind.
 struct TargetRef {
-  std::string apiVersion = "apps/v1";
-  std::string kind = "Deployment";
+  TargetKind kind = TargetKind::Deployment;
   std::string name;
 
   bool operator==(const TargetRef&) const = default;
 };
+
+// "Job llama-training".
+inline std::string describeTarget(const TargetRef& target) {
+  return describeTarget(target.kind, target.name);
+}
 
 // A GpuWorkload's spec: the intent plus where to apply the placement.
 struct GpuWorkloadSpec {

@@ -5,6 +5,7 @@
 #include "base/decimal.h"
 #include "base/hash.h"
 #include "core/fallback.h"
+#include "core/job_plan.h"
 #include "core/reverts.h"
 
 namespace gpuplacement::core {
@@ -120,11 +121,13 @@ void planDeletion(const WorkloadObject& workload, WorkloadPlan& plan) {
     return;  // another finalizer holds it; nothing of ours is left
   }
   if (workload.status.applied) {
-    plan.release.push_back(workload.status.applied->deployment);
+    const auto& applied = *workload.status.applied;
+    plan.release.push_back({applied.targetKind, applied.targetName});
   }
-  if (!workload.targetName.empty() && std::find(plan.release.begin(), plan.release.end(),
-                                                workload.targetName) == plan.release.end()) {
-    plan.release.push_back(workload.targetName);
+  const TargetRef target{workload.targetKind, workload.targetName};
+  if (!target.name.empty() &&
+      std::find(plan.release.begin(), plan.release.end(), target) == plan.release.end()) {
+    plan.release.push_back(target);
   }
 }
 
@@ -154,8 +157,8 @@ GateInput gateInputFor(const WorkloadInput& input, const WorkloadObject& workloa
   return gate;
 }
 
-// Whether the decision moves the workload now, and what the Deployment
-// should carry meanwhile.
+// Whether the decision moves the workload now, and what the target should
+// carry meanwhile.
 void planMove(const WorkloadInput& input, const WorkloadObject& workload,
               const WorkloadIntent& intent, const PlacementEngine& engine,
               const ClusterContext& cluster, WorkloadPlan& plan) {
@@ -209,7 +212,7 @@ std::optional<PlaceAt> placeAtFor(const WorkloadInput& input, const Policy& poli
         ownership.form == OwnershipRecord::Form::Readable && ownership.fields.pods) {
       // Placed at the pods, and the pods are not known yet (the cache is
       // still filling after a start): moving the placement back into the
-      // template would roll the Deployment twice for nothing. Wait.
+      // template would roll the target twice for nothing. Wait.
       wakeAfter(plan.next, std::chrono::seconds(10));
       return std::nullopt;
     }
@@ -224,28 +227,43 @@ std::optional<PlaceAt> placeAtFor(const WorkloadInput& input, const Policy& poli
   return resolvePlaceAt(policy.placeAt, *input.target);
 }
 
-// The Deployment write for plan.wanted, under the labels the cluster's
-// nodes carry when there is a cluster view.
+// The target write for plan.wanted, under the labels the cluster's nodes
+// carry when there is a cluster view.
 void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
                const PlacementEngine& engine, StatusDraft& draft, WorkloadPlan& plan) {
   const auto placeAt = placeAtFor(input, engine.policy(), draft, plan);
   if (!placeAt) {
     return;
   }
-  TargetWrite write{
-      spec.targetRef.name,
+  TargetWrite write;
+  write.target = spec.targetRef;
+  write.scheduling =
       input.cluster
           ? renderScheduling(plan.wanted, engine.catalog(), engine.policy(), input.cluster->labels)
-          : renderScheduling(plan.wanted, engine.catalog(), engine.policy()),
-      spec.containers,
-      *placeAt,
-      {}};
-  write.patch = planDeploymentPatch(*input.target, &write.scheduling, write.containers, input.name,
-                                    input.targetResourceVersion, write.placeAt);
+          : renderScheduling(plan.wanted, engine.catalog(), engine.policy());
+  write.patchRequest.containers = spec.containers;
+  write.patchRequest.workload = input.name;
+  write.patchRequest.where = *placeAt;
+  // A Job another controller queues (Kueue, spec.managedBy) is resumed by it.
+  write.patchRequest.start = input.target->kind == TargetKind::Job &&
+                             !input.target->job.queuedElsewhere;
+  write.patch = planTemplatePatch(*input.target, write.request(input.targetResourceVersion));
   plan.write = std::move(write);
+  const auto& patch = plan.write->patch;
+  if (input.target->kind == TargetKind::Job && !input.jobResourcesMutable &&
+      patch.resourcesChanged && !patch.blocked()) {
+    // Refused whole by such a server: nothing is sent, the Job stays as it is.
+    const auto message = resourcesImmutableMessage(
+        spec.targetRef.name, input.serverVersion,
+        deviceContainer(*input.target, spec.containers), plan.write->scheduling, "");
+    plan.write.reset();
+    plan.view.applied.reset();
+    plan.view.placement = plan.wanted;
+    draft.notApplied("JobResourcesImmutable", message);
+  }
 }
 
-// Fields of the placement in force taken back from the Deployment: put
+// Fields of the placement in force taken back from the target: put
 // them back, or, when someone keeps taking them, stop and say who.
 void planReverts(const WorkloadInput& input, const WorkloadObject& workload, StatusDraft& draft,
                  WorkloadPlan& plan) {
@@ -265,10 +283,10 @@ void planReverts(const WorkloadInput& input, const WorkloadObject& workload, Sta
   auto step = nextRevertStep(reverts);
   plan.view.reverts = std::move(step.record);
   if (!step.write) {
-    const std::string deployment = plan.write->deployment;  // a copy: the write goes
+    const TargetRef target = plan.write->target;  // a copy: the write goes
     plan.write.reset();
     plan.view.placement = plan.wanted;
-    draft.notApplied("ManagerConflict", describeStop(*plan.view.reverts, deployment));
+    draft.notApplied("ManagerConflict", describeStop(*plan.view.reverts, target.kind, target.name));
   }
 }
 
@@ -316,7 +334,9 @@ void planFallback(const WorkloadInput& input, const WorkloadObject& workload,
   }
   if (step.left) {
     plan.events.push_back({"Warning", "FellBack",
-                           "pods of Deployment " + plan.view.applied->deployment +
+                           "pods of " +
+                               describeTarget(plan.view.applied->targetKind,
+                                              plan.view.applied->targetName) +
                                " could not be scheduled on " + step.left->instanceType + " for " +
                                std::to_string(engine.policy().capacity.fallbackAfter.count()) +
                                " s (" + step.left->message + "): it is left until " +
@@ -342,7 +362,7 @@ void notPlaceable(const Decision& decision, const std::vector<UnavailableType>& 
 
 // The spec's intent with what only the target knows: its replicas and the
 // CPU and memory its pods already request (a fit constraint).
-WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const DeploymentState* target) {
+WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const TargetState* target) {
   WorkloadIntent intent = spec.intent;
   intent.replicas = target ? target->replicas : 1;
   if (target) {
@@ -353,15 +373,92 @@ WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const DeploymentState* targ
   return intent;
 }
 
-// From a valid spec and an engine to the Deployment write (or the reason
+// A Job that started on the placement in force keeps it: what it carries,
+// its progress, the run once it has ended, and a better placement only as
+// a recommendation for its next run.
+void holdJob(const WorkloadInput& input, const WorkloadIntent& intent,
+             const PlacementEngine& engine, const ClusterContext& cluster, StatusDraft& draft,
+             WorkloadPlan& plan) {
+  const auto& applied = *plan.view.applied;
+  const TargetState& job = *input.target;
+  plan.wanted = placementInForce(applied, assessApplied(engine, intent, applied, cluster),
+                                 *plan.decision, engine, intent.replicas);
+  plan.view.placement = plan.wanted;
+  const Placement& best = *plan.decision->placement;
+  if (best.instanceType != applied.instanceType ||
+      best.acceleratorCount != applied.acceleratorCount ||
+      best.capacityType != applied.capacityType) {
+    plan.view.recommendation = best;
+    plan.view.recommendationNote = heldJobNote(job, applied.targetName);
+  }
+  draft.set("Applied", "True", "Applied",
+            "Job " + applied.targetName + " carries the placement (generation " +
+                std::to_string(applied.targetGeneration) + ")");
+  const auto ready = jobReadiness(job, applied.targetName, applied.instanceType,
+                                  input.pending.count, input.pending.message);
+  draft.set("Ready", ready.status, ready.reason, ready.message);
+  if (ready.reason == "Unschedulable") {
+    draft.report("Ready", ready.reason, "Warning", ready.message);
+  }
+  if (auto run = jobRun(job, applied.targetName, plan.wanted)) {
+    if (!plan.view.run || !(*plan.view.run == *run)) {
+      // One Event for the end, failed or not: its cost, and why it failed.
+      const bool complete = run->outcome == "Complete";
+      plan.events.push_back(
+          {complete ? "Normal" : "Warning", "JobEnded",
+           "Job " + run->job + (complete ? " completed" : " failed") + " after " +
+               base::formatDuration(std::chrono::seconds(run->durationSeconds)) + " on " +
+               run->instanceType + ": $" + run->cost + " at $" + run->hourlyCost + "/h" +
+               (complete || job.job.endReason.empty() ? "" : " (" + job.job.endReason + ")")});
+    }
+    plan.view.run = std::move(run);
+  }
+}
+
+// Whether the target is a Job that cannot take a placement now: held on
+// the one it started with, or started before any.
+bool jobCannotMove(const WorkloadInput& input, const WorkloadIntent& intent,
+                   const PlacementEngine& engine, const ClusterContext& cluster,
+                   StatusDraft& draft, WorkloadPlan& plan) {
+  if (input.target->kind != TargetKind::Job) {
+    return false;
+  }
+  switch (jobStep(*input.target, plan.view.applied.has_value())) {
+    case JobStep::Place:
+      return false;
+    case JobStep::Hold:
+      holdJob(input, intent, engine, cluster, draft, plan);
+      return true;
+    case JobStep::StartedUnplaced:
+      plan.view.placement = plan.decision->placement;
+      draft.notApplied("JobStartedUnplaced",
+                       startedUnplacedMessage(input.workload->targetName, input.name));
+      return true;
+  }
+  return false;
+}
+
+// What Recommend mode says of the target it leaves alone.
+std::string recommendOnlyMessage(const TargetRef& ref, const TargetState* target) {
+  std::string message = "mode is Recommend: " + describeTarget(ref) + " is not changed";
+  if (target && target->kind == TargetKind::Job && target->templateMutable() &&
+      !target->job.queuedElsewhere) {
+    message += "; it stays suspended, since only a placement resumes it (set mode Apply, or "
+               "resume it yourself)";
+  }
+  return message;
+}
+
+// From a valid spec and an engine to the target write (or the reason
 // there is none).
 void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
                    const PlacementEngine& engine, StatusDraft& draft, WorkloadPlan& plan) {
   const GpuWorkloadSpec& spec = *workload.spec;
-  const std::string& target = spec.targetRef.name;
-  if (plan.view.applied && plan.view.applied->deployment != target) {
+  const TargetRef& target = spec.targetRef;
+  if (plan.view.applied &&
+      TargetRef{plan.view.applied->targetKind, plan.view.applied->targetName} != target) {
     // The target changed: take our fields off the old one first.
-    plan.release.push_back(plan.view.applied->deployment);
+    plan.release.push_back({plan.view.applied->targetKind, plan.view.applied->targetName});
     plan.view.applied.reset();
   }
   WorkloadIntent intent = intentOf(spec, input.target);
@@ -386,16 +483,18 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
     }
     plan.view.applied.reset();
     plan.view.placement = decision.placement;
-    draft.set("Applied", "False", "RecommendOnly",
-              "mode is Recommend: the Deployment is not changed");
+    draft.set("Applied", "False", "RecommendOnly", recommendOnlyMessage(target, input.target));
     draft.set("Ready", "True", "Recommended", decision.reason);
     return;
   }
   if (!input.target) {
     plan.view.applied.reset();
     plan.view.placement = decision.placement;
-    draft.notApplied("TargetNotFound", "Deployment " + target + " does not exist in " + input.ns +
+    draft.notApplied("TargetNotFound", describeTarget(target) + " does not exist in " + input.ns +
                                            "; it is placed as soon as it appears");
+    return;
+  }
+  if (jobCannotMove(input, intent, engine, cluster, draft, plan)) {
     return;
   }
   planMove(input, workload, intent, engine, cluster, plan);
@@ -411,54 +510,65 @@ StatusView initialView(const WorkloadObject& workload) {
   view.applied = workload.status.applied;
   view.lastReplacement = workload.status.lastReplacement;
   view.reverts = workload.status.reverts;
+  view.run = workload.status.run;
   view.policyName = workload.policyName;
   return view;
 }
 
-// Ready, from the rollout of the Deployment that carries the placement
-// and from its pods the scheduler cannot place.
-void recordRollout(const DeploymentState& state, const std::string& target, const Placement& wanted,
+// Ready, from the rollout of the target that carries the placement (a
+// Job's run) and from its pods the scheduler cannot place.
+void recordRollout(const TargetState& state, const std::string& name, const Placement& wanted,
                    const PendingPods& pending, StatusDraft& draft) {
+  const std::string target = describeTarget(state.kind, name);
+  if (state.kind == TargetKind::Job) {
+    const auto ready =
+        jobReadiness(state, name, wanted.instanceType, pending.count, pending.message);
+    draft.set("Ready", ready.status, ready.reason, ready.message);
+    if (ready.reason == "Unschedulable") {
+      draft.report("Ready", ready.reason, "Warning", ready.message);
+    }
+    return;
+  }
   if (state.rolledOut()) {
     draft.set("Ready", "True", "RolloutComplete",
               std::to_string(state.availableReplicas) + " of " + std::to_string(state.replicas) +
                   " replicas updated and available");
   } else if (state.progressDeadlineExceeded) {
-    const std::string message = "the rollout of Deployment " + target +
+    const std::string message = "the rollout of " + target +
                                 " exceeded its progress deadline; is there capacity for " +
                                 wanted.instanceType + "?";
     draft.set("Ready", "False", "ProgressDeadlineExceeded", message);
     draft.report("Ready", "ProgressDeadlineExceeded", "Warning", message);
   } else if (pending.count > 0) {
     const std::string message = std::to_string(pending.count) +
-                                (pending.count == 1 ? " pod" : " pods") + " of Deployment " +
-                                target + " cannot be scheduled on " + wanted.instanceType + ": " +
+                                (pending.count == 1 ? " pod" : " pods") + " of " + target +
+                                " cannot be scheduled on " + wanted.instanceType + ": " +
                                 pending.message;
     draft.set("Ready", "False", "Unschedulable", message);
     draft.report("Ready", "Unschedulable", "Warning", message);
   } else {
     // No replica counts: each step of the rollout would be a status write
-    // (three more per placement on a real cluster); the Deployment's own
+    // (three more per placement on a real cluster); the target's own
     // status has them.
     draft.set("Ready", "False", "RolloutInProgress",
-              "Deployment " + target + " is rolling out onto " + wanted.instanceType +
+              target + " is rolling out onto " + wanted.instanceType +
                   "; its status shows the replicas updated and available");
   }
 }
 
-// The Deployment carries the placement: what the status and Events say.
+// The target carries the placement: what the status and Events say.
 void recordApplied(const WorkloadInput& input, const TargetOutcome& outcome, StatusDraft& draft,
                    WorkloadPlan& plan, WorkloadRecord& record) {
   const WorkloadObject& workload = *input.workload;
   if (input.useFinalizer && !workload.hasFinalizer()) {
     // Right after the first patch, not before it: the placement reaches the
-    // Deployment one round trip sooner, and a deletion in between is caught
+    // target one round trip sooner, and a deletion in between is caught
     // by the ownership record.
     record.finalizers = workload.finalizers;
     record.finalizers->push_back(kFinalizer);
   }
-  const DeploymentState& state = outcome.state;
-  const std::string& target = plan.write->deployment;
+  const TargetState& state = outcome.state;
+  const TargetRef& target = plan.write->target;
   const Placement& wanted = plan.wanted;
   const Gate& gate = plan.gate;
   auto& applied = plan.view.applied;
@@ -483,12 +593,19 @@ void recordApplied(const WorkloadInput& input, const TargetOutcome& outcome, Sta
                                  base::formatMoney(wanted.totalMonthlyCost) +
                                  "/month for all replicas): " + plan.decision->reason});
     }
-    applied = AppliedRecord{target,           wanted.instanceType,     wanted.accelerator,
-                            wanted.tier,      wanted.acceleratorCount, wanted.capacityType,
-                            state.generation, workload.generation,     draft.now(),
+    applied = AppliedRecord{target.kind,
+                            target.name,
+                            wanted.instanceType,
+                            wanted.accelerator,
+                            wanted.tier,
+                            wanted.acceleratorCount,
+                            wanted.capacityType,
+                            state.generation,
+                            workload.generation,
+                            draft.now(),
                             gate.replacement};
   } else if (outcome.kind == TargetOutcome::Kind::Written) {
-    applied->deploymentGeneration = state.generation;
+    applied->targetGeneration = state.generation;
     auto& reverts = plan.view.reverts;
     if (reverts && !outcome.templateWriter.empty()) {
       reverts->fieldManager = outcome.templateWriter;  // the answer names who wrote last
@@ -502,30 +619,45 @@ void recordApplied(const WorkloadInput& input, const TargetOutcome& outcome, Sta
                                       : "";
     plan.events.push_back(
         {"Normal", "Restored",
-         "put back " + joined(plan.write->patch.fields) + " of Deployment " + target + by + count});
+         "put back " + joined(plan.write->patch.fields) + " of " + describeTarget(target) + by +
+             count});
   }
   applied->specGeneration = workload.generation;  // a new spec may want the same placement
   plan.view.placement = wanted;
   draft.set("Applied", "True", "Applied",
-            "Deployment " + target + " carries the placement (generation " +
-                std::to_string(applied->deploymentGeneration) + ")");
-  recordRollout(state, target, wanted, input.pending, draft);
+            describeTarget(target) + " carries the placement (generation " +
+                std::to_string(applied->targetGeneration) + ")" +
+                (plan.write->patch.patch && plan.write->patchRequest.start &&
+                         outcome.kind == TargetOutcome::Kind::Written
+                     ? " and was resumed in the same write"
+                     : ""));
+  recordRollout(state, target.name, wanted, input.pending, draft);
   record.releaseSlot = state.rolledOut() || state.progressDeadlineExceeded;
 }
 
 // What the write to the target came to.
 void recordOutcome(const WorkloadInput& input, const TargetOutcome& outcome, StatusDraft& draft,
                    WorkloadPlan& plan, WorkloadRecord& record) {
-  const std::string& target = plan.write->deployment;
+  const TargetRef& target = plan.write->target;
   switch (outcome.kind) {
     case TargetOutcome::Kind::NotFound:
       plan.view.applied.reset();
       plan.view.placement = plan.decision->placement;
-      draft.notApplied("TargetNotFound", "Deployment " + target + " does not exist in " + input.ns);
+      draft.notApplied("TargetNotFound", describeTarget(target) + " does not exist in " + input.ns);
       break;
+    case TargetOutcome::Kind::JobResourcesImmutable: {
+      plan.view.applied.reset();
+      plan.view.placement = plan.decision->placement;
+      draft.notApplied("JobResourcesImmutable",
+                       resourcesImmutableMessage(
+                           target.name, input.serverVersion,
+                           deviceContainer(outcome.state, plan.write->patchRequest.containers),
+                           plan.write->scheduling, outcome.error));
+      break;
+    }
     case TargetOutcome::Kind::Blocked:
       // The team's own fields (or another GpuWorkload) stand in the way; the
-      // Deployment is not touched until they are resolved.
+      // target is not touched until they are resolved.
       plan.view.placement = plan.decision->placement;
       draft.notApplied(outcome.conflicts.empty() ? "InvalidTarget" : "Conflict",
                        outcome.conflicts.empty() ? outcome.error : joined(outcome.conflicts));
@@ -569,7 +701,7 @@ WorkloadPlan planWorkload(const WorkloadInput& input) {
     draft.set("Ready", "False", "InvalidSpec", "the spec must be fixed first");
     draft.report("Valid", "InvalidSpec", "Warning", "invalid spec: " + message);
     plan.next = {NextReconcile::Kind::Terminal, std::chrono::seconds(0), message};
-    return plan;  // the Deployment is left exactly as it is
+    return plan;  // the target is left exactly as it is
   }
   draft.set("Valid", "True", "Valid", "");
   if (!input.policy.engine) {
@@ -582,7 +714,7 @@ WorkloadPlan planWorkload(const WorkloadInput& input) {
 }
 
 std::optional<TargetOutcome> outcomeWithoutWrite(const TargetWrite& write,
-                                                 const DeploymentState& state) {
+                                                 const TargetState& state) {
   if (write.patch.blocked()) {
     return TargetOutcome{TargetOutcome::Kind::Blocked, state, write.patch.conflicts,
                          write.patch.error};

@@ -8,17 +8,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/deployment.h"
-#include "core/deployment_patch.h"
 #include "core/engine.h"
 #include "core/render.h"
 #include "core/replacement.h"
 #include "core/status.h"
+#include "core/target.h"
+#include "core/template_patch.h"
 #include "core/workload.h"
 
 // One reconcile of a GpuWorkload as two pure steps around the writes:
 //
-//   plan   = planWorkload(input)          what to write to Deployments
+//   plan   = planWorkload(input)          what to write to the target
 //   ...the caller releases plan.release, writes plan.write, notes the outcome...
 //   record = recordWorkload(input, plan, outcome)
 //                                         finalizers, status, Events, what next
@@ -40,7 +40,9 @@ struct WorkloadObject {
   std::vector<std::string> finalizers;
   std::optional<GpuWorkloadSpec> spec;
   Error specError;
-  std::string targetName;  // even when the spec is invalid, to index by target
+  // Even when the spec is invalid, to index by target.
+  TargetKind targetKind = TargetKind::Deployment;
+  std::string targetName;
   std::string policyName = "default";
   WorkloadStatus status;
   std::uint64_t statusHash = 0;
@@ -79,11 +81,11 @@ struct WorkloadInput {
   std::string ns;    // the GpuWorkload's namespace, and its target's
   std::string name;  // the GpuWorkload's name, as its ownership records carry it
   const WorkloadObject* workload = nullptr;  // null: gone from the cache
-  // When the workload is gone: Deployments whose ownership record still
-  // names it (deleted while no operator ran, or its finalizer removed by
-  // hand). Their fields are taken back.
-  std::vector<std::string> orphans;
-  const DeploymentState* target = nullptr;  // the cached target Deployment
+  // When the workload is gone: targets whose ownership record still names
+  // it (deleted while no operator ran, or its finalizer removed by hand).
+  // Their fields are taken back.
+  std::vector<TargetRef> orphans;
+  const TargetState* target = nullptr;  // the cached target
   std::string targetResourceVersion;
   PendingPods pending;  // of the target
   PolicyView policy;
@@ -99,9 +101,14 @@ struct WorkloadInput {
   // places in the pod template.
   bool podsPlaceable = false;
   // Hold each placed GpuWorkload with our finalizer (--finalizer). Off, the
-  // ownership record on the Deployment is what lets its fields be taken
-  // back after a deletion, and a finalizer left from before is removed.
+  // ownership record on the target is what lets its fields be taken back
+  // after a deletion, and a finalizer left from before is removed.
   bool useFinalizer = false;
+  // The API server lets a suspended Job's pod resources change (KEP-5440:
+  // on by default from Kubernetes 1.36). Without it a Job is placed only
+  // when its own device requests already match the decision.
+  bool jobResourcesMutable = true;
+  std::string serverVersion;  // "v1.34.10", for the message when it cannot
 };
 
 struct Event {
@@ -129,20 +136,28 @@ enum class RolloutStep {
 };
 
 struct TargetWrite {
-  std::string deployment;
+  TargetRef target;
   Scheduling scheduling;
-  std::vector<std::string> containers;
-  PlaceAt placeAt = PlaceAt::PodTemplate;  // PodTemplate or Pods
+  // What planTemplatePatch is asked (`desired` points at `scheduling`:
+  // request() sets it, so the struct may be copied and moved).
+  PatchRequest patchRequest;
   // Planned against the cached copy; after a 409 the caller plans it again
-  // (planDeploymentPatch) against the copy it reads fresh.
+  // against the copy it reads fresh.
   PatchPlan patch;
+
+  PatchRequest request(std::string resourceVersion) const {
+    PatchRequest copy = patchRequest;
+    copy.desired = &scheduling;
+    copy.resourceVersion = std::move(resourceVersion);
+    return copy;
+  }
 };
 
-// Step one: the Deployment writes. The rest of the struct carries what
-// step two needs and is not meant for callers.
+// Step one: the target writes. The rest of the struct carries what step
+// two needs and is not meant for callers.
 struct WorkloadPlan {
-  // Take this workload's fields off these Deployments (same namespace) first.
-  std::vector<std::string> release;
+  // Take this workload's fields off these targets (same namespace) first.
+  std::vector<TargetRef> release;
   std::optional<TargetWrite> write;
   RolloutStep rollout = RolloutStep::None;
 
@@ -162,14 +177,18 @@ WorkloadPlan planWorkload(const WorkloadInput& input);
 // What became of plan.write.
 struct TargetOutcome {
   enum class Kind {
-    Written,    // patched; `state` is the Deployment the server answered with
+    Written,    // patched; `state` is the target the server answered with
     Unchanged,  // it already carried the placement; `state` as it is
     Blocked,    // the team's fields (or a missing container) stand in the way
-    NotFound,   // the Deployment is gone
+    NotFound,   // the target is gone
     Forbidden,  // the server refused the operator the write (403); `error` says which
+    // The server refused to change a suspended Job's pod resources (a
+    // server before Kubernetes 1.36, or KEP-5440's gate off): nothing was
+    // written; `error` has the server's words.
+    JobResourcesImmutable,
   };
   Kind kind = Kind::Unchanged;
-  DeploymentState state;
+  TargetState state;
   std::vector<std::string> conflicts;  // Blocked
   std::string error;                   // Blocked without conflicts, Forbidden
   // Written: the last writer of the pod template other than the operator,
@@ -179,9 +198,9 @@ struct TargetOutcome {
 
 // The outcome when plan.write needs no request: its patch is empty or blocked.
 std::optional<TargetOutcome> outcomeWithoutWrite(const TargetWrite& write,
-                                                 const DeploymentState& state);
+                                                 const TargetState& state);
 
-// Step two: everything to record once the Deployment writes are done.
+// Step two: everything to record once the target writes are done.
 struct WorkloadRecord {
   std::optional<std::vector<std::string>> finalizers;  // to write, when they change
   std::optional<nlohmann::json> status;  // to write, when it differs from the stored one

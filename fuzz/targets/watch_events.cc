@@ -10,7 +10,7 @@
 #include <functional>
 
 #include "app/cached_objects.h"
-#include "core/deployment.h"
+#include "core/target.h"
 #include "fuzz_support.h"
 #include "kube/client.h"
 #include "kube/list_watch_client.h"
@@ -141,8 +141,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   feed<app::CachedWorkload>(lines, page, firstStatus, [&catalog](const nlohmann::json& object) {
     return app::packWorkload(object, catalog);
   });
-  feed<app::CachedDeployment>(lines, page, firstStatus, [](const nlohmann::json& object) {
-    return app::packDeployment(core::deploymentFromJson(object));
+  feed<app::CachedTarget>(lines, page, firstStatus, [](const nlohmann::json& object) {
+    return app::packTarget(core::targetFromJson(core::TargetKind::Deployment, object));
   });
   feed<app::PolicyObject>(lines, page, firstStatus, [&catalog](const nlohmann::json& object) {
     return app::projectPolicy(object, catalog, fuzz::rules());

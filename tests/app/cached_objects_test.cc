@@ -248,15 +248,15 @@ TEST_CASE("a packed Deployment unpacks to its projection, and compares as it doe
       {"rolling", rolling}};
   for (const auto& [name, object] : cases) {
     CAPTURE(std::string(name));
-    const auto state = core::deploymentFromJson(object);
-    const auto packed = packDeployment(state);
+    const auto state = core::targetFromJson(core::TargetKind::Deployment, object);
+    const auto packed = packTarget(state);
     CHECK(packed.unpack() == state);
-    CHECK(packed == packDeployment(core::deploymentFromJson(object)));
+    CHECK(packed == packTarget(core::targetFromJson(core::TargetKind::Deployment, object)));
   }
-  CHECK_FALSE(packDeployment(core::deploymentFromJson(placed)) ==
-              packDeployment(core::deploymentFromJson(plain)));
-  CHECK_FALSE(packDeployment(core::deploymentFromJson(placed)) ==
-              packDeployment(core::deploymentFromJson(rolling)));
+  CHECK_FALSE(packTarget(core::targetFromJson(core::TargetKind::Deployment, placed)) ==
+              packTarget(core::targetFromJson(core::TargetKind::Deployment, plain)));
+  CHECK_FALSE(packTarget(core::targetFromJson(core::TargetKind::Deployment, placed)) ==
+              packTarget(core::targetFromJson(core::TargetKind::Deployment, rolling)));
 }
 
 }  // namespace gpuplacement::app

@@ -145,9 +145,23 @@ TEST_CASE("a pod: the devices it holds, or why it waits") {
                           {"lastTransitionTime", "2026-11-22T12:00:00Z"}}}}};
   const auto waiting = podFromJson(pending);
   CHECK_FALSE(waiting.holdsDevices());
-  CHECK(waiting.owner == "chat-7d9f");
+  CHECK(waiting.ownerKind == TargetKind::Deployment);
+  CHECK(waiting.owner == "chat");  // the ReplicaSet's Deployment
   CHECK(waiting.unschedulable.find("Insufficient nvidia.com/gpu") != std::string::npos);
   CHECK(waiting.unschedulableSince == "2026-11-22T12:00:00Z");
+
+  // The other targets own their pods themselves.
+  for (const auto& [kind, expected] : {std::pair{"StatefulSet", TargetKind::StatefulSet},
+                                       std::pair{"Job", TargetKind::Job}}) {
+    CAPTURE(kind);
+    pending["metadata"]["ownerReferences"] = {{{"kind", kind}, {"name", "llama-training"}}};
+    const auto view = podFromJson(pending);
+    CHECK(view.ownerKind == expected);
+    CHECK(view.owner == "llama-training");
+  }
+  // Owners the operator does not place are not remembered.
+  pending["metadata"]["ownerReferences"] = {{{"kind", "DaemonSet"}, {"name", "agent"}}};
+  CHECK(podFromJson(pending).owner.empty());
 }
 
 TEST_CASE("the labels Karpenter gives an instance type") {

@@ -2,8 +2,8 @@
 
 #include <doctest/doctest.h>
 
-#include "core/deployment_patch.h"
-#include "support/deployment_patch.h"
+#include "core/template_patch.h"
+#include "support/template_patch.h"
 
 namespace gpuplacement::core {
 namespace {
@@ -15,15 +15,15 @@ const Toleration kGpu{"nvidia.com/gpu", "Exists", "", "NoSchedule"};
 const Toleration kTeams{"dedicated", "Equal", "ml", "NoSchedule"};
 const std::string kType = "node.kubernetes.io/instance-type";
 
-DeploymentState bareDeployment() {
-  DeploymentState state;
+TargetState bareDeployment() {
+  TargetState state;
   state.generation = 1;
   state.containers = {{"server", {}, {}}};
   return state;
 }
 
 // A team whose manifest sets a node selector and a toleration of its own.
-DeploymentState teamDeployment() {
+TargetState teamDeployment() {
   auto state = bareDeployment();
   state.nodeSelector = {{"team", "ml"}};
   state.tolerations = {kTeams};
@@ -43,14 +43,14 @@ Scheduling gpu(const std::string& type = "g5.xlarge") {
 TEST_CASE("Auto places in the template until an apply takes its selector or tolerations back") {
   struct Row {
     const char* name;
-    DeploymentState live;
+    TargetState live;
     PlaceAt setting;
     PlaceAt expected;
   };
   const auto desired = gpu();
   // The team's own fields and the operator's, in the template.
   const auto placed = applyPatch(
-      teamDeployment(), *planDeploymentPatch(teamDeployment(), &desired, {}, "w", "1").patch);
+      teamDeployment(), *testing::planPatch(teamDeployment(), &desired, {}, "w", "1").patch);
   // Server-side apply of the team's manifest: both fields back as git has them.
   auto applied = placed;
   applied.nodeSelector = teamDeployment().nodeSelector;
@@ -60,7 +60,7 @@ TEST_CASE("Auto places in the template until an apply takes its selector or tole
   clientSide.tolerations = teamDeployment().tolerations;
   // Placed at the pods once: it stays there.
   const auto atPods = applyPatch(
-      applied, *planDeploymentPatch(applied, &desired, {}, "w", "2", PlaceAt::Pods).patch);
+      applied, *testing::planPatch(applied, &desired, {}, "w", "2", PlaceAt::Pods).patch);
   // A device request taken back is not an atomic field: merged back where it was.
   auto devices = placed;
   devices.containers = teamDeployment().containers;
@@ -84,7 +84,7 @@ TEST_CASE("Auto places in the template until an apply takes its selector or tole
 TEST_CASE("at the pods, the template gets the gate, the annotation and the devices only") {
   const auto live = teamDeployment();
   const auto desired = gpu();
-  const auto plan = planDeploymentPatch(live, &desired, {}, "w", "7", PlaceAt::Pods);
+  const auto plan = testing::planPatch(live, &desired, {}, "w", "7", PlaceAt::Pods);
   REQUIRE_FALSE(plan.blocked());
   REQUIRE(plan.patch);
   const auto& templ = (*plan.patch)["spec"]["template"];
@@ -110,12 +110,12 @@ TEST_CASE("at the pods, the template gets the gate, the annotation and the devic
   CHECK(placed.gated);
   CHECK(placed.nodeSelector == live.nodeSelector);
   CHECK(placed.tolerations == live.tolerations);
-  CHECK_FALSE(planDeploymentPatch(placed, &desired, {}, "w", "8", PlaceAt::Pods).patch);
+  CHECK_FALSE(testing::planPatch(placed, &desired, {}, "w", "8", PlaceAt::Pods).patch);
   CHECK(resolvePlaceAt(PlaceAt::Auto, placed) == PlaceAt::Pods);  // it stays there
 
   SUBCASE("a move changes the annotation, which rolls the Deployment onto the new type") {
     const auto next = gpu("g6.xlarge");
-    const auto move = planDeploymentPatch(placed, &next, {}, "w", "9", PlaceAt::Pods);
+    const auto move = testing::planPatch(placed, &next, {}, "w", "9", PlaceAt::Pods);
     REQUIRE(move.patch);
     CHECK_FALSE((*move.patch)["spec"]["template"]
                     .value("spec", json::object())
@@ -125,7 +125,7 @@ TEST_CASE("at the pods, the template gets the gate, the annotation and the devic
           "g6.xlarge");
   }
   SUBCASE("releasing takes the gate, the annotation and the devices back") {
-    const auto release = planDeploymentPatch(placed, nullptr, {}, "w", "9");
+    const auto release = testing::planPatch(placed, nullptr, {}, "w", "9");
     REQUIRE(release.patch);
     CHECK((*release.patch)["spec"]["template"]["spec"]["schedulingGates"] ==
           json::array({{{"$patch", "delete"}, {"name", kSchedulingGate}}}));
@@ -139,7 +139,7 @@ TEST_CASE("at the pods, the template gets the gate, the annotation and the devic
   SUBCASE("a GitOps apply that drops the gate is repaired and the field named") {
     auto reverted = placed;
     reverted.gated = false;
-    const auto repair = planDeploymentPatch(reverted, &desired, {}, "w", "9", PlaceAt::Pods);
+    const auto repair = testing::planPatch(reverted, &desired, {}, "w", "9", PlaceAt::Pods);
     REQUIRE(repair.patch);
     CHECK(repair.fields == std::vector<std::string>{"spec.template.spec.schedulingGates"});
   }
@@ -149,14 +149,14 @@ TEST_CASE("moving between the template and the pods moves every entry, keeping t
   const auto desired = gpu();
   auto live = bareDeployment();
   const auto inTemplate =
-      applyPatch(live, *planDeploymentPatch(live, &desired, {}, "w", "1").patch);
+      applyPatch(live, *testing::planPatch(live, &desired, {}, "w", "1").patch);
   REQUIRE(inTemplate.nodeSelector.count(kType));
   // The team's next manifest sets a selector of its own, applied server-side:
   // it owns the field whole, and the operator's key is gone.
   auto withTeams = inTemplate;
   withTeams.nodeSelector = {{"team", "ml"}};
   REQUIRE(resolvePlaceAt(PlaceAt::Auto, withTeams) == PlaceAt::Pods);
-  const auto toPods = planDeploymentPatch(withTeams, &desired, {}, "w", "2", PlaceAt::Pods);
+  const auto toPods = testing::planPatch(withTeams, &desired, {}, "w", "2", PlaceAt::Pods);
   REQUIRE(toPods.patch);
   const auto atPods = applyPatch(withTeams, *toPods.patch);
   CHECK(atPods.nodeSelector == std::map<std::string, std::string>{{"team", "ml"}});
@@ -166,7 +166,7 @@ TEST_CASE("moving between the template and the pods moves every entry, keeping t
   CHECK(atPods.ownership.fields.tolerations.empty());
   // And back to the template when a policy says so.
   const auto back = applyPatch(
-      atPods, *planDeploymentPatch(atPods, &desired, {}, "w", "3", PlaceAt::PodTemplate).patch);
+      atPods, *testing::planPatch(atPods, &desired, {}, "w", "3", PlaceAt::PodTemplate).patch);
   CHECK_FALSE(back.gated);
   CHECK_FALSE(back.podScheduling);
   CHECK(back.nodeSelector.at(kType) == "g5.xlarge");
@@ -177,11 +177,11 @@ TEST_CASE("moving between the template and the pods moves every entry, keeping t
 TEST_CASE("moving to the pods, a key of the operator's that an apply rewrote is the team's") {
   const auto desired = gpu();
   const auto live = bareDeployment();
-  auto placed = applyPatch(live, *planDeploymentPatch(live, &desired, {}, "w", "1").patch);
+  auto placed = applyPatch(live, *testing::planPatch(live, &desired, {}, "w", "1").patch);
   // The apply that took the field set the operator's own key to its value.
   placed.nodeSelector = {{kType, "m5.large"}};
   REQUIRE(resolvePlaceAt(PlaceAt::Auto, placed) == PlaceAt::Pods);
-  const auto plan = planDeploymentPatch(placed, &desired, {}, "w", "2", PlaceAt::Pods);
+  const auto plan = testing::planPatch(placed, &desired, {}, "w", "2", PlaceAt::Pods);
   CHECK(plan.blocked());
   CHECK_FALSE(plan.patch);
   REQUIRE(plan.conflicts.size() == 1);
@@ -192,13 +192,13 @@ TEST_CASE("at the pods, a team's selector key of another value is still a confli
   auto live = teamDeployment();
   live.nodeSelector[kType] = "m5.large";
   const auto desired = gpu();
-  const auto plan = planDeploymentPatch(live, &desired, {}, "w", "1", PlaceAt::Pods);
+  const auto plan = testing::planPatch(live, &desired, {}, "w", "1", PlaceAt::Pods);
   CHECK(plan.blocked());
   CHECK_FALSE(plan.patch);
   SUBCASE("the same value is the team's: nothing of it goes to the pods") {
     live.nodeSelector[kType] = "g5.xlarge";
     live.tolerations.push_back(kGpu);
-    const auto same = planDeploymentPatch(live, &desired, {}, "w", "1", PlaceAt::Pods);
+    const auto same = testing::planPatch(live, &desired, {}, "w", "1", PlaceAt::Pods);
     REQUIRE_FALSE(same.blocked());
     // Nothing left to give the pods: no gate, only the devices.
     CHECK_FALSE(same.owned.pods);

@@ -98,7 +98,7 @@ TEST_CASE("the stop names the fields, the other field manager and the fix") {
   record.since = "2026-11-25T10:00:00Z";
   record.fields = {"spec.template.spec.nodeSelector", "spec.template.spec.tolerations"};
   record.fieldManager = "kustomize-controller (Apply)";
-  const auto message = describeStop(record, "llama-chat");
+  const auto message = describeStop(record, TargetKind::Deployment, "llama-chat");
   for (const char* part :
        {"spec.template.spec.nodeSelector, spec.template.spec.tolerations of Deployment llama-chat",
         "taken back 3 times", "field manager kustomize-controller (Apply)",
@@ -108,7 +108,7 @@ TEST_CASE("the stop names the fields, the other field manager and the fix") {
     CHECK(message.find(part) != std::string::npos);
   }
   record.fieldManager.clear();
-  CHECK(describeStop(record, "x").find("last by another writer") != std::string::npos);
+  CHECK(describeStop(record, TargetKind::Deployment, "x").find("last by another writer") != std::string::npos);
 }
 
 }  // namespace gpuplacement::core

@@ -27,7 +27,7 @@ TEST_CASE("the status the controller writes reads back the same") {
   view.observedGeneration = 4;
   view.mode = "Apply";
   view.applied =
-      AppliedRecord{"llama", "g6e.xlarge",           "L40S", Tier::NVIDIA, 1, CapacityType::Spot, 9,
+      AppliedRecord{TargetKind::Deployment, "llama", "g6e.xlarge",           "L40S", Tier::NVIDIA, 1, CapacityType::Spot, 9,
                     4,       "2026-11-22T10:00:00Z", true};
   view.lastReplacement = ReplacementRecord{"g5.12xlarge", "g6e.xlarge", "702.4",
                                            "2026-11-22T10:00:00Z", "prices changed"};
@@ -126,7 +126,7 @@ Placement placement(const char* type, double hourly, double performance) {
 
 TEST_CASE("the re-placement gate: hysteresis, cooldown, rollout slots, forced moves") {
   const auto now = Timestamp(std::chrono::hours(500000));
-  const AppliedRecord applied{"d", "g5.xlarge", "A10G", Tier::NVIDIA, 1, CapacityType::OnDemand,
+  const AppliedRecord applied{TargetKind::Deployment, "d", "g5.xlarge", "A10G", Tier::NVIDIA, 1, CapacityType::OnDemand,
                               5,   2,           "",     false};
   Assessment current;
   current.feasible = true;
@@ -272,7 +272,7 @@ TEST_CASE("the re-placement gate: hysteresis, cooldown, rollout slots, forced mo
 namespace gpuplacement::core {
 
 TEST_CASE("with a cluster view the gate weighs what the cluster pays more") {
-  const AppliedRecord applied{"d", "g6.xlarge", "L4", Tier::NVIDIA, 1, CapacityType::OnDemand,
+  const AppliedRecord applied{TargetKind::Deployment, "d", "g6.xlarge", "L4", Tier::NVIDIA, 1, CapacityType::OnDemand,
                               5,   2,           "",   false};
   Assessment aloneOnItsNode;  // a g6.xlarge only it uses: leaving lets it go
   aloneOnItsNode.feasible = true;
@@ -330,7 +330,7 @@ TEST_CASE("applied repeats the placement fields only when the Deployment carries
   shown.accelerator = "L4";
   shown.acceleratorCount = 1;
   AppliedRecord applied;
-  applied.deployment = "chat";
+  applied.targetName = "chat";
   applied.instanceType = "g6.xlarge";
   applied.accelerator = "L4";
   applied.tier = Tier::NVIDIA;
@@ -350,6 +350,51 @@ TEST_CASE("applied repeats the placement fields only when the Deployment carries
   REQUIRE(read.applied.has_value());
   CHECK(read.applied->instanceType == "g6.xlarge");
   CHECK(read.applied->tier == Tier::NVIDIA);
+}
+
+TEST_CASE("applied names the target's kind; a status written before Jobs names a Deployment") {
+  AppliedRecord applied;
+  applied.targetKind = TargetKind::Job;
+  applied.targetName = "llama-training";
+  applied.targetGeneration = 3;
+  applied.instanceType = "trn1.32xlarge";
+  StatusView view;
+  view.applied = applied;
+  const auto written = statusToJson(view);
+  CHECK(written["applied"]["targetKind"] == "Job");
+  CHECK(written["applied"]["targetName"] == "llama-training");
+  CHECK(written["applied"]["targetGeneration"] == 3);
+  CHECK_FALSE(written["applied"].contains("deployment"));
+  const auto read = workloadStatusFromJson(written);
+  REQUIRE(read.applied.has_value());
+  CHECK(read.applied->targetKind == TargetKind::Job);
+  CHECK(read.applied->targetName == "llama-training");
+  CHECK(read.applied->targetGeneration == 3);
+
+  const auto legacy = workloadStatusFromJson(
+      nlohmann::json::parse(R"({"applied": {"deployment": "chat", "deploymentGeneration": 7}})"));
+  REQUIRE(legacy.applied.has_value());
+  CHECK(legacy.applied->targetKind == TargetKind::Deployment);
+  CHECK(legacy.applied->targetName == "chat");
+  CHECK(legacy.applied->targetGeneration == 7);
+}
+
+TEST_CASE("a Job's run reads back as written") {
+  StatusView view;
+  view.run = JobRunRecord{"llama-training",
+                          "2026-11-25T10:00:00Z",
+                          "2026-11-25T12:30:00Z",
+                          9000,
+                          "Complete",
+                          "trn1.32xlarge",
+                          CapacityType::Spot,
+                          2,
+                          "16.9000",
+                          "42.2500"};
+  const auto written = statusToJson(view);
+  CHECK(written["run"]["cost"] == "42.2500");
+  CHECK(written["run"]["capacityType"] == "Spot");
+  CHECK(workloadStatusFromJson(written).run == view.run);
 }
 
 }  // namespace gpuplacement::core

@@ -9,214 +9,15 @@
 #include <doctest/doctest.h>
 
 #include "core/reverts.h"
-#include "support/cluster_fixture.h"
-#include "support/deployment_patch.h"
-#include "support/engine_fixture.h"
+#include "support/template_patch.h"
+#include "support/workload_world.h"
 
 namespace gpuplacement::core {
 namespace {
 
 using json = nlohmann::json;
 using namespace std::chrono_literals;
-
-const Timestamp kNow = *base::parseRfc3339("2026-11-22T12:00:00Z");
-
-json specJson() {
-  return {{"targetRef", {{"name", "chat"}}},
-          {"workload", {{"kind", "Inference"}}},
-          {"model", {{"parameters", "7B"}, {"precision", "fp16"}}},
-          {"objective", "CostOptimized"},
-          {"constraints", {{"tiers", {"NVIDIA"}}}}};
-}
-
-DeploymentState chatDeployment() {
-  DeploymentState state;
-  state.uid = "u-chat";
-  state.generation = 4;
-  state.observedGeneration = 4;
-  state.replicas = 1;
-  state.updatedReplicas = 1;
-  state.availableReplicas = 1;
-  state.statusReplicas = 1;
-  state.nodeSelector = {{"team", "ml"}};
-  state.containers = {{"server", {}, {}}};
-  return state;
-}
-
-// The cached world one reconcile reads.
-struct World {
-  Policy policy;
-  json spec = specJson();
-  bool gone = false;
-  bool deleting = false;
-  // Most rows are written for --finalizer; the rows that say "finalizer
-  // off" are the default.
-  bool useFinalizer = true;
-  std::vector<std::string> finalizers = {kFinalizer};
-  WorkloadStatus status;
-  std::optional<DeploymentState> target = chatDeployment();
-  std::string policyProblem;  // non-empty: no engine for the policy
-  RolloutView rollouts;
-  std::vector<std::string> orphans;
-  PendingPods pending;
-  bool podsPlaceable = false;
-  std::optional<testing::Cluster> cluster;  // none: no cluster view, as offline
-
-  std::shared_ptr<const PlacementEngine> engine;
-  WorkloadObject workload;
-  ClusterView view;
-
-  WorkloadInput input() {
-    engine = testing::shippedEngine(policy);
-    workload = WorkloadObject{};
-    workload.uid = "u-w";
-    workload.generation = 2;
-    workload.deleting = deleting;
-    workload.finalizers = finalizers;
-    workload.targetName = "chat";
-    auto parsed = parseGpuWorkloadSpec(spec, *testing::shippedCatalog());
-    if (parsed) {
-      workload.spec = *parsed;
-    } else {
-      workload.specError = parsed.error();
-    }
-    workload.status = status;
-    WorkloadInput input;
-    input.ns = "ml";
-    input.name = "w";
-    input.workload = gone ? nullptr : &workload;
-    input.orphans = orphans;
-    input.target = target ? &*target : nullptr;
-    input.targetResourceVersion = "41";
-    if (policyProblem.empty()) {
-      input.policy = PolicyView{engine.get(), 3, "", ""};
-    } else {
-      input.policy = PolicyView{nullptr, 0, "PolicyNotFound", policyProblem};
-    }
-    input.rollouts = rollouts;
-    input.pending = pending;
-    input.now = kNow;
-    input.useFinalizer = useFinalizer;
-    input.podsPlaceable = podsPlaceable;
-    if (cluster) {
-      view = clusterViewOf(cluster->state(), engine->catalog(), policy);
-      input.cluster = &view;
-    }
-    return input;
-  }
-
-  // What the engine decides for this workload now.
-  Placement best() {
-    input();
-    auto decision = engine->decide(workload.spec->intent);
-    REQUIRE(decision.placement.has_value());
-    return *decision.placement;
-  }
-
-  // A feasible NVIDIA type at least 1.5 times the best one's price: in force
-  // from an earlier price list, so a move to the best saves plenty.
-  void placedEarlierOnADearerType(std::chrono::seconds ago) {
-    const auto wanted = best();
-    const auto& intent = workload.spec->intent;
-    for (const auto& instance : engine->catalog().instances) {
-      const auto* accelerator = engine->catalog().acceleratorOf(instance);
-      if (!accelerator || instance.tier != Tier::NVIDIA || instance.acceleratorCount != 1) {
-        continue;
-      }
-      const auto current = engine->assess(intent, instance.type, 1, CapacityType::OnDemand);
-      if (current.feasible && current.hourlyCost > wanted.hourlyCost * 1.5) {
-        Placement inForce;
-        inForce.tier = Tier::NVIDIA;
-        inForce.accelerator = accelerator->name;
-        inForce.instanceType = instance.type;
-        inForce.acceleratorCount = 1;
-        const auto scheduling = renderScheduling(inForce, engine->catalog(), policy);
-        target = testing::applyPatch(
-            *target, *planDeploymentPatch(*target, &scheduling, {}, "w", "40").patch);
-        target->observedGeneration = target->generation;
-        status.applied = AppliedRecord{"chat",
-                                       instance.type,
-                                       accelerator->name,
-                                       Tier::NVIDIA,
-                                       1,
-                                       CapacityType::OnDemand,
-                                       target->generation,
-                                       2,
-                                       base::formatRfc3339(kNow - ago),
-                                       false};
-        return;
-      }
-    }
-    FAIL("no dearer feasible type in the catalog");
-  }
-
-  // The target already carries the best placement, as our patch left it.
-  void placedAndRolledOut() {
-    const auto wanted = best();
-    const auto scheduling = renderScheduling(wanted, engine->catalog(), policy);
-    auto plan = planDeploymentPatch(*target, &scheduling, {}, "w", "40");
-    REQUIRE(plan.patch.has_value());
-    target = testing::applyPatch(*target, *plan.patch);
-    target->observedGeneration = target->generation;
-    status.applied = AppliedRecord{"chat",
-                                   wanted.instanceType,
-                                   wanted.accelerator,
-                                   wanted.tier,
-                                   wanted.acceleratorCount,
-                                   wanted.capacityType,
-                                   target->generation,
-                                   2,
-                                   "2026-11-22T10:00:00Z",
-                                   false};
-  }
-};
-
-// What one reconcile wrote and recorded.
-struct Reconciled {
-  WorkloadPlan plan;
-  std::optional<TargetOutcome> outcome;
-  WorkloadRecord record;
-};
-
-Reconciled reconcile(World& world, std::optional<TargetOutcome::Kind> serverSays = {}) {
-  const auto input = world.input();
-  Reconciled result;
-  result.plan = planWorkload(input);
-  if (result.plan.write) {
-    const auto& write = *result.plan.write;
-    if (auto settled = outcomeWithoutWrite(write, *world.target)) {
-      result.outcome = *settled;
-    } else if (serverSays == TargetOutcome::Kind::NotFound) {
-      result.outcome = TargetOutcome{TargetOutcome::Kind::NotFound, {}, {}, ""};
-    } else {
-      result.outcome = TargetOutcome{TargetOutcome::Kind::Written,
-                                     testing::applyPatch(*world.target, *write.patch.patch),
-                                     {},
-                                     ""};
-    }
-  }
-  result.record = recordWorkload(input, result.plan, result.outcome ? &*result.outcome : nullptr);
-  return result;
-}
-
-std::map<std::string, std::string> conditionsOf(const WorkloadRecord& record) {
-  std::map<std::string, std::string> conditions;
-  if (record.status) {
-    for (const auto& item : (*record.status)["conditions"]) {
-      conditions[item["type"].get<std::string>()] =
-          item["status"].get<std::string>() + "/" + item["reason"].get<std::string>();
-    }
-  }
-  return conditions;
-}
-
-std::vector<std::string> eventReasons(const WorkloadRecord& record) {
-  std::vector<std::string> reasons;
-  for (const auto& event : record.events) {
-    reasons.push_back(event.reason);
-  }
-  return reasons;
-}
+using namespace planning;
 
 struct Row {
   const char* name;
@@ -249,7 +50,7 @@ const Row kRows[] = {
      NextReconcile::Kind::AwaitChange,
      [](const Reconciled& r) {
        REQUIRE(r.record.placedNow.has_value());
-       CHECK((*r.record.status)["applied"]["deploymentGeneration"] == 5);
+       CHECK((*r.record.status)["applied"]["targetGeneration"] == 5);
        CHECK(r.record.inForce.has_value());
      }},
     {"its pods cannot be scheduled: Ready says why, in the scheduler's words",
@@ -391,7 +192,7 @@ const Row kRows[] = {
      NextReconcile::Kind::AwaitChange,
      [](const Reconciled& r) {
        REQUIRE(r.plan.write);
-       CHECK(r.plan.write->placeAt == PlaceAt::Pods);
+       CHECK(r.plan.write->patchRequest.where == PlaceAt::Pods);
        CHECK(r.outcome->state.gated);
        CHECK(r.outcome->state.nodeSelector == std::map<std::string, std::string>{{"team", "ml"}});
      }},
@@ -401,7 +202,7 @@ const Row kRows[] = {
        const auto scheduling = renderScheduling(w.best(), w.engine->catalog(), w.policy);
        w.target = testing::applyPatch(
            *w.target,
-           *planDeploymentPatch(*w.target, &scheduling, {}, "w", "41", PlaceAt::Pods).patch);
+           *testing::planPatch(*w.target, &scheduling, {}, "w", "41", PlaceAt::Pods).patch);
        w.podsPlaceable = false;
      },
      {},
@@ -611,7 +412,7 @@ const Row kRows[] = {
     {"the target changed: our fields come off the old Deployment first",
      [](World& w) {
        w.placedAndRolledOut();
-       w.status.applied->deployment = "old-chat";
+       w.status.applied->targetName = "old-chat";
      },
      {},
      {"old-chat"},
@@ -706,7 +507,7 @@ TEST_CASE("planWorkload and recordWorkload: every branch of a reconcile") {
       row.arrange(world);
     }
     const auto result = reconcile(world, row.serverSays);
-    CHECK(result.plan.release == row.release);
+    CHECK(releasedNames(result.plan) == row.release);
     CHECK(result.plan.rollout == row.rollout);
     CHECK(result.plan.write.has_value() == row.outcome.has_value());
     if (row.outcome && result.outcome) {

@@ -47,6 +47,29 @@ TEST_CASE("a GpuWorkload spec reads into an intent") {
   CHECK(spec->mode == PlacementMode::Recommend);
 }
 
+TEST_CASE("the targets: Deployments, StatefulSets and Jobs, the apiVersion following the kind") {
+  struct Row {
+    json targetRef;
+    TargetKind kind;
+  };
+  const Row rows[] = {
+      {{{"name", "d"}}, TargetKind::Deployment},
+      {{{"kind", "StatefulSet"}, {"name", "d"}}, TargetKind::StatefulSet},
+      {{{"apiVersion", "apps/v1"}, {"kind", "StatefulSet"}, {"name", "d"}}, TargetKind::StatefulSet},
+      {{{"kind", "Job"}, {"name", "d"}}, TargetKind::Job},
+      {{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"name", "d"}}, TargetKind::Job},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.targetRef.dump());
+    json spec = fullSpec();
+    spec["targetRef"] = row.targetRef;
+    const auto parsed = parseGpuWorkloadSpec(spec, *testing::shippedCatalog());
+    REQUIRE_MESSAGE(parsed.ok(), gpuplacement::testing::whyNot(parsed));
+    CHECK(parsed->targetRef.kind == row.kind);
+    CHECK(parsed->targetRef.name == "d");
+  }
+}
+
 TEST_CASE("defaults and the forms parameters take") {
   const json minimal = json::parse(R"({"targetRef": {"name": "d"}, "workload": {"kind": "training"},
                                        "model": {"parameters": 7000000000}})");
@@ -78,8 +101,14 @@ TEST_CASE("bad specs: every error names its field") {
   };
   const Case cases[] = {
       {"no target", [](json& s) { s.erase("targetRef"); }, "spec.targetRef", "required"},
-      {"StatefulSet", [](json& s) { s["targetRef"]["kind"] = "StatefulSet"; },
-       "spec.targetRef.kind", "only apps/v1 Deployment"},
+      {"DaemonSet", [](json& s) { s["targetRef"]["kind"] = "DaemonSet"; }, "spec.targetRef.kind",
+       "places apps/v1 Deployment, apps/v1 StatefulSet and batch/v1 Job"},
+      {"a Job under apps/v1",
+       [](json& s) {
+         s["targetRef"]["kind"] = "Job";
+         s["targetRef"]["apiVersion"] = "apps/v1";
+       },
+       "spec.targetRef.apiVersion", "use batch/v1"},
       {"unknown kind", [](json& s) { s["workload"]["kind"] = "Serving"; }, "spec.workload.kind",
        "Training, FineTuning, Inference or BatchInference"},
       {"no kind", [](json& s) { s["workload"].erase("kind"); }, "spec.workload.kind", "required"},

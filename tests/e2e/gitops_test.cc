@@ -22,7 +22,7 @@
 #include <doctest/doctest.h>
 
 #include "base/json_access.h"
-#include "core/deployment.h"
+#include "core/target.h"
 #include "core/pod_scheduling.h"
 #include "support/cluster.h"
 #include "support/command.h"

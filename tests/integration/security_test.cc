@@ -152,12 +152,20 @@ std::set<Permission> granted(const std::vector<json>& roles) {
 const std::set<std::string> kCalls = {
     "watch gpuworkloads.gpuplacement.io",       // informers: streaming lists, then watches
     "watch placementpolicies.gpuplacement.io",  //   (runtime/informer.h)
-    "watch deployments.apps",                   //
+    "watch deployments.apps",                   //   and the targets: Deployments,
+    "watch statefulsets.apps",                  //   StatefulSets, Jobs
+    "watch jobs.batch",                         //
     "list gpuworkloads.gpuplacement.io",        // paged lists, where streaming lists are
     "list placementpolicies.gpuplacement.io",   //   refused or a stream was cut short
     "list deployments.apps",                    //   (kube/list_watch_client.cc)
+    "list statefulsets.apps",                   //
+    "list jobs.batch",                          //
     "get deployments.apps",                     // read again after a 409 (app/api_writes.cc)
+    "get statefulsets.apps",                    //
+    "get jobs.batch",                           //
     "patch deployments.apps",                   // the placement
+    "patch statefulsets.apps",                  //
+    "patch jobs.batch",                         //   (and a Job's resume, in the same patch)
     "patch gpuworkloads.gpuplacement.io",       // finalizers
     "patch gpuworkloads/status.gpuplacement.io",
     "patch placementpolicies/status.gpuplacement.io",
@@ -385,7 +393,7 @@ TEST_CASE(
   auto& c = cluster();
   json rules = operatorRules();
   for (auto& rule : rules) {
-    if (rule["resources"] == json::array({"deployments"})) {
+    if (rule["apiGroups"] == json::array({"apps"})) {
       rule["verbs"] = json::array({"get", "list", "watch"});
     }
   }

@@ -53,7 +53,7 @@ cluster (install, upgrade, template --validate): offline, lookup answers
 nothing and .Capabilities holds helm's default, not the cluster's version.
 */}}
 {{- define "gpu-placement.checkKubeVersion" -}}
-{{- if and (lookup "v1" "Namespace" "" "kube-system") (not (semverCompare ">=1.28.0-0" .Capabilities.KubeVersion.Version)) -}}
-{{- fail (printf "gpu-placement-operator needs Kubernetes 1.28 or newer (CEL validation rules in its CRDs); this cluster runs %s" .Capabilities.KubeVersion.Version) -}}
+{{- if and (lookup "v1" "Namespace" "" "kube-system") (not (semverCompare ">=1.30.0-0" .Capabilities.KubeVersion.Version)) -}}
+{{- fail (printf "gpu-placement-operator needs Kubernetes 1.30 or newer (CEL validation rules in its CRDs, ValidatingAdmissionPolicy v1 for Jobs); this cluster runs %s" .Capabilities.KubeVersion.Version) -}}
 {{- end -}}
 {{- end -}}

@@ -1,8 +1,8 @@
 #include <doctest/doctest.h>
 
 #include "base/hash.h"
-#include "core/deployment_patch.h"
-#include "support/deployment_patch.h"
+#include "core/template_patch.h"
+#include "support/template_patch.h"
 
 namespace gpuplacement::core {
 namespace {
@@ -19,8 +19,8 @@ const Toleration kGpu{"nvidia.com/gpu", "Exists", "", "NoSchedule"};
 const Toleration kNeuron{"aws.amazon.com/neuron", "Exists", "", "NoSchedule"};
 const Toleration kUsers{"dedicated", "Equal", "ml", "NoSchedule"};
 
-DeploymentState userDeployment() {
-  DeploymentState state;
+TargetState userDeployment() {
+  TargetState state;
   state.generation = 3;
   state.nodeSelector = {{"disk", "ssd"}};
   state.tolerations = {kUsers};
@@ -42,7 +42,7 @@ Scheduling gpuScheduling(const std::string& type = "g5.xlarge") {
 TEST_CASE("first placement adds only what it needs, next to the user's fields") {
   const auto live = userDeployment();
   const auto desired = gpuScheduling();
-  const auto plan = planDeploymentPatch(live, &desired, {}, "llama", "41");
+  const auto plan = testing::planPatch(live, &desired, {}, "llama", "41");
   REQUIRE_FALSE(plan.blocked());
   REQUIRE(plan.patch.has_value());
   const auto& patch = *plan.patch;
@@ -71,7 +71,7 @@ TEST_CASE("first placement adds only what it needs, next to the user's fields") 
   const auto placed = applyPatch(live, patch);
   CHECK(placed.nodeSelector.at("disk") == "ssd");
   CHECK(placed.containers[0].limits.at("example.com/fpga") == "1");
-  const auto again = planDeploymentPatch(placed, &desired, {}, "llama", "42");
+  const auto again = testing::planPatch(placed, &desired, {}, "llama", "42");
   CHECK_FALSE(again.blocked());
   CHECK_FALSE(again.patch.has_value());
 }
@@ -79,14 +79,14 @@ TEST_CASE("first placement adds only what it needs, next to the user's fields") 
 TEST_CASE("re-placement swaps our fields and the removal leaves only the user's") {
   const auto live = userDeployment();
   const auto gpu = gpuScheduling();
-  const auto placed = applyPatch(live, *planDeploymentPatch(live, &gpu, {}, "llama", "1").patch);
+  const auto placed = applyPatch(live, *testing::planPatch(live, &gpu, {}, "llama", "1").patch);
 
   Scheduling neuron;
   neuron.nodeSelector = {{"node.kubernetes.io/instance-type", "inf2.xlarge"},
                          {"karpenter.sh/capacity-type", "on-demand"}};
   neuron.tolerations = {kNeuron};
   neuron.resources = {{"aws.amazon.com/neuron", "1"}};
-  const auto move = planDeploymentPatch(placed, &neuron, {}, "llama", "2");
+  const auto move = testing::planPatch(placed, &neuron, {}, "llama", "2");
   REQUIRE(move.patch.has_value());
   const auto& podSpec = (*move.patch)["spec"]["template"]["spec"];
   CHECK(podSpec["nodeSelector"] == json{{"node.kubernetes.io/instance-type", "inf2.xlarge"}});
@@ -95,7 +95,7 @@ TEST_CASE("re-placement swaps our fields and the removal leaves only the user's"
   const auto moved = applyPatch(placed, *move.patch);
   CHECK(moved.tolerations == std::vector<Toleration>{kUsers, kNeuron});
 
-  const auto removal = planDeploymentPatch(moved, nullptr, {}, "llama", "3");
+  const auto removal = testing::planPatch(moved, nullptr, {}, "llama", "3");
   REQUIRE(removal.patch.has_value());
   CHECK((*removal.patch)["metadata"]["annotations"][kOwnedFieldsAnnotation].is_null());
   const auto cleaned = applyPatch(moved, *removal.patch);
@@ -104,18 +104,18 @@ TEST_CASE("re-placement swaps our fields and the removal leaves only the user's"
   CHECK(cleaned.containers[0].limits == live.containers[0].limits);
   CHECK(cleaned.containers[0].requests == live.containers[0].requests);
   CHECK(cleaned.ownership.form == OwnershipRecord::Form::Absent);
-  CHECK_FALSE(planDeploymentPatch(cleaned, nullptr, {}, "llama", "4").patch.has_value());
+  CHECK_FALSE(testing::planPatch(cleaned, nullptr, {}, "llama", "4").patch.has_value());
 }
 
 TEST_CASE("drift is repaired: fields we own that someone removed come back") {
   const auto live = userDeployment();
   const auto desired = gpuScheduling();
-  auto placed = applyPatch(live, *planDeploymentPatch(live, &desired, {}, "llama", "1").patch);
+  auto placed = applyPatch(live, *testing::planPatch(live, &desired, {}, "llama", "1").patch);
   // A `helm upgrade` of the app resets the pod template, keeping annotations.
   placed.nodeSelector = live.nodeSelector;
   placed.tolerations = live.tolerations;
   placed.containers = live.containers;
-  const auto repair = planDeploymentPatch(placed, &desired, {}, "llama", "5");
+  const auto repair = testing::planPatch(placed, &desired, {}, "llama", "5");
   REQUIRE(repair.patch.has_value());
   const auto repaired = applyPatch(placed, *repair.patch);
   CHECK(repaired.nodeSelector.at("node.kubernetes.io/instance-type") == "g5.xlarge");
@@ -128,7 +128,7 @@ TEST_CASE("a team's toleration keeps its tolerationSeconds through placing and r
   const Toleration timed{"node.kubernetes.io/unreachable", "Exists", "", "NoExecute", 60};
   live.tolerations.push_back(timed);
   const auto desired = gpuScheduling();
-  const auto plan = planDeploymentPatch(live, &desired, {}, "llama", "1");
+  const auto plan = testing::planPatch(live, &desired, {}, "llama", "1");
   REQUIRE(plan.patch);
   const auto& list = (*plan.patch)["spec"]["template"]["spec"]["tolerations"];
   REQUIRE(list.size() == 3);
@@ -136,7 +136,7 @@ TEST_CASE("a team's toleration keeps its tolerationSeconds through placing and r
   const auto placed = applyPatch(live, *plan.patch);
   CHECK(placed.tolerations == std::vector<Toleration>{kUsers, timed, kGpu});
   const auto removed =
-      applyPatch(placed, *planDeploymentPatch(placed, nullptr, {}, "llama", "2").patch);
+      applyPatch(placed, *testing::planPatch(placed, nullptr, {}, "llama", "2").patch);
   CHECK(removed.tolerations == std::vector<Toleration>{kUsers, timed});
 }
 
@@ -145,7 +145,7 @@ TEST_CASE("the user's own values are never overwritten: a conflict blocks the wh
   SUBCASE("node selector") {
     auto live = userDeployment();
     live.nodeSelector["node.kubernetes.io/instance-type"] = "m5.large";
-    const auto plan = planDeploymentPatch(live, &desired, {}, "llama", "1");
+    const auto plan = testing::planPatch(live, &desired, {}, "llama", "1");
     CHECK(plan.blocked());
     CHECK_FALSE(plan.patch.has_value());
     REQUIRE(plan.conflicts.size() == 1);
@@ -154,7 +154,7 @@ TEST_CASE("the user's own values are never overwritten: a conflict blocks the wh
   SUBCASE("device limit") {
     auto live = userDeployment();
     live.containers[0].limits["nvidia.com/gpu"] = "2"s;
-    const auto plan = planDeploymentPatch(live, &desired, {}, "llama", "1");
+    const auto plan = testing::planPatch(live, &desired, {}, "llama", "1");
     CHECK(plan.blocked());
     CHECK(plan.conflicts.at(0).find("containers[vllm].resources nvidia.com/gpu=2") !=
           std::string::npos);
@@ -165,7 +165,7 @@ TEST_CASE("the user's own values are never overwritten: a conflict blocks the wh
     live.tolerations.push_back(kGpu);
     live.containers[0].limits["nvidia.com/gpu"] = "1"s;
     live.containers[0].requests["nvidia.com/gpu"] = "1"s;
-    const auto plan = planDeploymentPatch(live, &desired, {}, "llama", "1");
+    const auto plan = testing::planPatch(live, &desired, {}, "llama", "1");
     REQUIRE_FALSE(plan.blocked());
     CHECK_FALSE(plan.owned.nodeSelector.count("karpenter.sh/capacity-type"));
     CHECK(plan.owned.tolerations.empty());
@@ -173,7 +173,7 @@ TEST_CASE("the user's own values are never overwritten: a conflict blocks the wh
     // Removing the placement later leaves all three in place.
     const auto placed = applyPatch(live, *plan.patch);
     const auto cleaned =
-        applyPatch(placed, *planDeploymentPatch(placed, nullptr, {}, "llama", "2").patch);
+        applyPatch(placed, *testing::planPatch(placed, nullptr, {}, "llama", "2").patch);
     CHECK(cleaned.nodeSelector.at("karpenter.sh/capacity-type") == "on-demand");
     CHECK(cleaned.tolerations == std::vector<Toleration>{kUsers, kGpu});
     CHECK(cleaned.containers[0].limits.at("nvidia.com/gpu") == "1");
@@ -186,19 +186,19 @@ TEST_CASE("a CPU placement sizes containers that set nothing; a team's own sizin
   cpu.resources = {{"cpu", "2"}, {"memory", "1792Mi"}};
   SUBCASE("unsized: requests = limits as the placement was priced, and quiet afterwards") {
     const auto live = userDeployment();
-    const auto plan = planDeploymentPatch(live, &cpu, {}, "embedder", "1");
+    const auto plan = testing::planPatch(live, &cpu, {}, "embedder", "1");
     REQUIRE_FALSE(plan.blocked());
     const auto& resources = (*plan.patch)["spec"]["template"]["spec"]["containers"][0]["resources"];
     CHECK(resources["requests"] == json{{"cpu", "2"}, {"memory", "1792Mi"}});
     CHECK(resources["limits"] == json{{"cpu", "2"}, {"memory", "1792Mi"}});
     CHECK(plan.owned.resources.at("vllm").at("memory") == "1792Mi");
     const auto placed = applyPatch(live, *plan.patch);
-    CHECK_FALSE(planDeploymentPatch(placed, &cpu, {}, "embedder", "2").patch.has_value());
+    CHECK_FALSE(testing::planPatch(placed, &cpu, {}, "embedder", "2").patch.has_value());
   }
   SUBCASE("sized by the team: kept, not a conflict, not ours") {
     auto live = userDeployment();
     live.containers[0].requests = {{"cpu", "4"}, {"memory", "8Gi"}};
-    const auto plan = planDeploymentPatch(live, &cpu, {}, "embedder", "1");
+    const auto plan = testing::planPatch(live, &cpu, {}, "embedder", "1");
     REQUIRE_FALSE(plan.blocked());
     CHECK(plan.owned.resources.empty());
     const auto placed = applyPatch(live, *plan.patch);
@@ -210,73 +210,91 @@ TEST_CASE("a CPU placement sizes containers that set nothing; a team's own sizin
 TEST_CASE("named containers, other owners and broken records") {
   const auto desired = gpuScheduling();
   auto live = userDeployment();
-  const auto both = planDeploymentPatch(live, &desired, {"vllm", "sidecar"}, "llama", "1");
+  const auto both = testing::planPatch(live, &desired, {"vllm", "sidecar"}, "llama", "1");
   REQUIRE(both.patch.has_value());
   CHECK((*both.patch)["spec"]["template"]["spec"]["containers"].size() == 2);
 
-  const auto missing = planDeploymentPatch(live, &desired, {"server"}, "llama", "1");
+  const auto missing = testing::planPatch(live, &desired, {"server"}, "llama", "1");
   CHECK(missing.error == "the Deployment has no container named server");
 
-  auto owned = applyPatch(live, *planDeploymentPatch(live, &desired, {}, "llama", "1").patch);
-  const auto other = planDeploymentPatch(owned, &desired, {}, "mistral", "2");
+  auto owned = applyPatch(live, *testing::planPatch(live, &desired, {}, "llama", "1").patch);
+  const auto other = testing::planPatch(owned, &desired, {}, "mistral", "2");
   CHECK(other.error == "the Deployment is already placed by GpuWorkload llama");
 
   owned.ownership = readOwnership(std::string("{broken"));
   CHECK(owned.ownership.form == OwnershipRecord::Form::Unreadable);
-  const auto broken = planDeploymentPatch(owned, &desired, {}, "llama", "3");
+  const auto broken = testing::planPatch(owned, &desired, {}, "llama", "3");
   CHECK(broken.error.find("gpuplacement.io/owned-fields") != std::string::npos);
 }
 
-TEST_CASE("reading a Deployment object") {
-  const auto state = deploymentFromJson(json::parse(R"({
-    "metadata": {"uid": "u1", "generation": 7,
-                 "annotations": {"gpuplacement.io/owned-fields": "{\"workload\":\"w\"}"}},
-    "spec": {"replicas": 3, "template": {"spec": {
-      "nodeSelector": {"disk": "ssd"},
-      "tolerations": [{"key": "a", "operator": "Exists"}],
-      "containers": [{"name": "c", "resources": {"limits": {"cpu": "2", "nvidia.com/gpu": 1,
-                                                            "ephemeral-storage": "1Gi"},
-                                                 "requests": {"memory": "1Gi"}}}]}}},
-    "status": {"observedGeneration": 7, "replicas": 3, "updatedReplicas": 3,
-               "availableReplicas": 3}})"));
-  CHECK(state.uid == "u1");
-  CHECK(state.replicas == 3);
-  CHECK(state.nodeSelector.at("disk") == "ssd");
-  CHECK(state.tolerations.at(0).op == "Exists");
-  // What placement may set: extended resources, cpu and memory.
-  CHECK(state.containers.at(0).limits ==
-        std::map<std::string, std::string>{{"cpu", "2"}, {"nvidia.com/gpu", "1"}});
-  CHECK(state.containers.at(0).requests == std::map<std::string, std::string>{{"memory", "1Gi"}});
-  CHECK(state.ownership.form == OwnershipRecord::Form::Readable);
-  CHECK(state.ownership.fields.workload == "w");
-  CHECK(state.ownership.digest == base::stableHash(R"({"workload":"w"})"));
-  CHECK(state.rolledOut());
-  auto rolling = state;
-  rolling.generation = 8;
-  CHECK_FALSE(rolling.rolledOut());
-  rolling.observedGeneration = 8;
-  rolling.availableReplicas = 2;
-  CHECK_FALSE(rolling.rolledOut());
-  // Nothing but garbage: defaults, no crash.
-  const auto empty = deploymentFromJson(json::parse(R"({"spec": "nope", "status": []})"));
-  CHECK(empty.replicas == 1);
-  CHECK(empty.containers.empty());
+TEST_CASE("a suspended Job is placed and resumed in one patch; a started one only released") {
+  TargetState job;
+  job.kind = TargetKind::Job;
+  job.generation = 1;
+  job.job.suspended = true;
+  job.containers = {{"train", {}, {}}};
+  Scheduling neuron;
+  neuron.nodeSelector = {{"node.kubernetes.io/instance-type", "trn1.32xlarge"}};
+  neuron.tolerations = {kNeuron};
+  neuron.resources = {{"aws.amazon.com/neuron", "16"}};
+
+  const auto plan = testing::planPatch(job, &neuron, {}, "llama", "9", PlaceAt::PodTemplate, true);
+  REQUIRE(plan.patch.has_value());
+  const auto& patch = *plan.patch;
+  CHECK(patch["spec"]["suspend"] == false);  // in the same write as the directives
+  CHECK(patch["spec"]["template"]["spec"]["nodeSelector"]["node.kubernetes.io/instance-type"] ==
+        "trn1.32xlarge");
+  CHECK(patch["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+             ["aws.amazon.com/neuron"] == "16");
+  CHECK(plan.resourcesChanged);
+  const auto placed = applyPatch(job, patch);
+  CHECK_FALSE(placed.job.suspended);
+
+  // Queued by another controller (Kueue): placed, its resume left to it.
+  const auto queued = testing::planPatch(job, &neuron, {}, "llama", "9");
+  REQUIRE(queued.patch.has_value());
+  CHECK_FALSE((*queued.patch)["spec"].contains("suspend"));
+
+  // Already carrying the placement, still suspended: the resume alone.
+  auto carrying = applyPatch(job, *queued.patch);
+  carrying.job.suspended = true;
+  const auto resume =
+      testing::planPatch(carrying, &neuron, {}, "llama", "10", PlaceAt::PodTemplate, true);
+  REQUIRE(resume.patch.has_value());
+  CHECK((*resume.patch)["spec"] == json{{"suspend", false}});
+  CHECK_FALSE(resume.resourcesChanged);
+
+  // A Job whose own requests match: nothing but the directives changes.
+  auto ownDevices = job;
+  ownDevices.containers = {{"train", {{"aws.amazon.com/neuron", "16"}}, {{"aws.amazon.com/neuron", "16"}}}};
+  CHECK_FALSE(
+      testing::planPatch(ownDevices, &neuron, {}, "llama", "9", PlaceAt::PodTemplate, true)
+          .resourcesChanged);
+
+  // Started: its template can no longer change. Placing it is refused;
+  // releasing it drops only the ownership record.
+  auto started = applyPatch(job, patch);
+  started.job.startTime = "2026-11-25T10:00:00Z";
+  const auto gpu = gpuScheduling();
+  const auto moved = testing::planPatch(started, &gpu, {}, "llama", "11");
+  CHECK(moved.error.find("the Job has started") != std::string::npos);
+  CHECK_FALSE(moved.patch.has_value());
+  const auto released = testing::planPatch(started, nullptr, {}, "llama", "11");
+  REQUIRE(released.patch.has_value());
+  CHECK_FALSE(released.patch->contains("spec"));
+  CHECK(released.patch->at("metadata").at("annotations").at(kOwnedFieldsAnnotation).is_null());
+  // A Job the operator's placement never reached: nothing to write.
+  started.ownership = {};
+  CHECK_FALSE(testing::planPatch(started, nullptr, {}, "llama", "11").patch.has_value());
 }
 
-TEST_CASE("the team's own pod requests: requests, else limits, summed, ours left out") {
-  DeploymentState state;
-  state.containers = {{"vllm", {{"memory", "32Gi"}}, {{"cpu", "4"}, {"memory", "32Gi"}}},
-                      {"sidecar", {{"cpu", "500m"}, {"memory", "512Mi"}}, {}},
-                      {"ours", {{"cpu", "2"}}, {{"cpu", "2"}, {"nvidia.com/gpu", "1"}}}};
-  auto pod = teamPodRequests(state);
-  CHECK(pod.cpu == doctest::Approx(6.5));
-  CHECK(pod.memoryGiB == doctest::Approx(32.5));
-  // What the ownership record says the operator set is not the team's.
-  state.ownership.form = OwnershipRecord::Form::Readable;
-  state.ownership.fields.resources["ours"] = {{"cpu", "2"}};
-  pod = teamPodRequests(state);
-  CHECK(pod.cpu == doctest::Approx(4.5));
-  CHECK(teamPodRequests(DeploymentState{}).cpu == 0);
+TEST_CASE("a Job's node selector and tolerations go into its template, never to its pods") {
+  TargetState job;
+  job.kind = TargetKind::Job;
+  job.ownership.form = OwnershipRecord::Form::Readable;
+  job.ownership.fields.pods = PodScheduling{};
+  CHECK(resolvePlaceAt(PlaceAt::Pods, job) == PlaceAt::PodTemplate);
+  CHECK(resolvePlaceAt(PlaceAt::Auto, job) == PlaceAt::PodTemplate);
 }
 
 }  // namespace gpuplacement::core

@@ -1,4 +1,4 @@
-#include "core/deployment_patch.h"
+#include "core/template_patch.h"
 
 #include <algorithm>
 
@@ -11,7 +11,7 @@ bool contains(const std::vector<Toleration>& list, const Toleration& toleration)
   return std::find(list.begin(), list.end(), toleration) != list.end();
 }
 
-const ContainerResources* findContainer(const DeploymentState& live, const std::string& name) {
+const ContainerResources* findContainer(const TargetState& live, const std::string& name) {
   for (const auto& container : live.containers) {
     if (container.name == name) {
       return &container;
@@ -27,7 +27,7 @@ std::string lookup(const std::map<std::string, std::string>& map, const std::str
 
 // The team's own tolerations: the template's, less those the record says
 // the operator added.
-std::vector<Toleration> teamTolerations(const DeploymentState& live, const OwnedFields& owned) {
+std::vector<Toleration> teamTolerations(const TargetState& live, const OwnedFields& owned) {
   std::vector<Toleration> users;
   for (const auto& toleration : live.tolerations) {
     if (!contains(owned.tolerations, toleration)) {
@@ -39,7 +39,7 @@ std::vector<Toleration> teamTolerations(const DeploymentState& live, const Owned
 
 // Whether a node-selector entry or a toleration the record says the
 // operator set in the template is gone from it: taken back.
-bool atomicFieldsTakenBack(const DeploymentState& live, const OwnedFields& owned) {
+bool atomicFieldsTakenBack(const TargetState& live, const OwnedFields& owned) {
   const bool selector =
       std::any_of(owned.nodeSelector.begin(), owned.nodeSelector.end(), [&live](const auto& entry) {
         return lookup(live.nodeSelector, entry.first) != entry.second;
@@ -52,7 +52,7 @@ bool atomicFieldsTakenBack(const DeploymentState& live, const OwnedFields& owned
 
 // The node selector: a map merged key by key; null removes a key. With
 // `pods`, what the placement adds goes there instead of the template.
-json planSelector(const DeploymentState& live, const Scheduling* desired, const OwnedFields& owned,
+json planSelector(const TargetState& live, const Scheduling* desired, const OwnedFields& owned,
                   PatchPlan& plan, PodScheduling* pods) {
   json patch = json::object();
   if (desired) {
@@ -62,7 +62,8 @@ json planSelector(const DeploymentState& live, const Scheduling* desired, const 
       if (!ours && current != live.nodeSelector.end()) {
         if (current->second != value) {
           plan.conflicts.push_back("nodeSelector " + key + "=" + current->second +
-                                   " is set on the Deployment; the placement needs " + value);
+                                   " is set on the " +
+                                   std::string(base::nameOf(live.kind)) + "; the placement needs " + value);
         }
         continue;  // the user's own, identical: leave it theirs
       }
@@ -72,7 +73,8 @@ json planSelector(const DeploymentState& live, const Scheduling* desired, const 
           // The operator's key, rewritten since by someone else (the same
           // apply that took the field): theirs now, and not the placement's.
           plan.conflicts.push_back("nodeSelector " + key + "=" + current->second +
-                                   " is set on the Deployment; the placement needs " + value);
+                                   " is set on the " +
+                                   std::string(base::nameOf(live.kind)) + "; the placement needs " + value);
           continue;
         }
         pods->nodeSelector[key] = value;
@@ -96,7 +98,7 @@ json planSelector(const DeploymentState& live, const Scheduling* desired, const 
 // The tolerations: an atomic list, replaced whole; the user's entries are
 // carried over untouched and in order. nullopt when unchanged; null when
 // nothing is left.
-std::optional<json> planTolerations(const DeploymentState& live, const Scheduling* desired,
+std::optional<json> planTolerations(const TargetState& live, const Scheduling* desired,
                                     const OwnedFields& owned, PatchPlan& plan,
                                     PodScheduling* pods) {
   const std::vector<Toleration> users = teamTolerations(live, owned);
@@ -137,13 +139,13 @@ void setRequestAndLimit(ContainerPatches& patches, const std::string& container,
 }
 
 // The device resources we want: requests and limits alike, per container.
-void planWantedResources(const DeploymentState& live, const Scheduling& desired,
+void planWantedResources(const TargetState& live, const Scheduling& desired,
                          const std::vector<std::string>& targets, const OwnedFields& owned,
                          ContainerPatches& patches, PatchPlan& plan) {
   for (const auto& name : targets) {
     const auto* container = findContainer(live, name);
     if (!container) {
-      plan.error = "the Deployment has no container named " + name;
+      plan.error = "the " + std::string(base::nameOf(live.kind)) + " has no container named " + name;
       return;
     }
     const auto ownedHere = owned.resources.find(name);
@@ -158,7 +160,8 @@ void planWantedResources(const DeploymentState& live, const Scheduling& desired,
         if (!sizing && (limit != value || request != value)) {
           plan.conflicts.push_back("containers[" + name + "].resources " + resource + "=" +
                                    (limit.empty() ? request : limit) +
-                                   " is set on the Deployment; the placement needs " + value);
+                                   " is set on the " +
+                                   std::string(base::nameOf(live.kind)) + "; the placement needs " + value);
         }
         continue;
       }
@@ -171,7 +174,7 @@ void planWantedResources(const DeploymentState& live, const Scheduling& desired,
 }
 
 // Device resources we set and no longer want, unless someone changed them.
-void planReleasedResources(const DeploymentState& live, const OwnedFields& owned,
+void planReleasedResources(const TargetState& live, const OwnedFields& owned,
                            ContainerPatches& patches, const PatchPlan& plan) {
   for (const auto& [name, resources] : owned.resources) {
     const auto* container = findContainer(live, name);
@@ -188,7 +191,7 @@ void planReleasedResources(const DeploymentState& live, const OwnedFields& owned
   }
 }
 
-std::optional<json> planResources(const DeploymentState& live, const Scheduling* desired,
+std::optional<json> planResources(const TargetState& live, const Scheduling* desired,
                                   const std::vector<std::string>& containers,
                                   const OwnedFields& owned, PatchPlan& plan) {
   std::vector<std::string> targets = containers;
@@ -210,7 +213,7 @@ std::optional<json> planResources(const DeploymentState& live, const Scheduling*
   return list;
 }
 
-// Whether another GpuWorkload's record is on the Deployment: an error
+// Whether another GpuWorkload's record is on the target: an error
 // when we would place it, nothing to do when we would clear it.
 bool ownedByAnother(const OwnedFields& owned, const std::string& workload) {
   return !owned.workload.empty() && owned.workload != workload && !owned.empty();
@@ -218,7 +221,7 @@ bool ownedByAnother(const OwnedFields& owned, const std::string& workload) {
 
 // The gate and the annotation that place the pods: present while the
 // placement is at the pods, gone otherwise. Adds to `podSpec` and `annotations`.
-void planPodGate(const DeploymentState& live, const OwnedFields& owned,
+void planPodGate(const TargetState& live, const OwnedFields& owned,
                  const std::optional<PodScheduling>& pods, PatchPlan& plan, json& podSpec,
                  json& annotations) {
   if (pods) {
@@ -245,7 +248,17 @@ void planPodGate(const DeploymentState& live, const OwnedFields& owned,
 
 }  // namespace
 
-PlaceAt resolvePlaceAt(PlaceAt setting, const DeploymentState& live) {
+std::string deviceContainer(const TargetState& live, const std::vector<std::string>& containers) {
+  if (!containers.empty()) {
+    return containers.front();
+  }
+  return live.containers.empty() ? std::string() : live.containers.front().name;
+}
+
+PlaceAt resolvePlaceAt(PlaceAt setting, const TargetState& live) {
+  if (live.kind == TargetKind::Job) {
+    return PlaceAt::PodTemplate;  // placed before its first pod, resumed in the same write
+  }
   if (setting != PlaceAt::Auto) {
     return setting;
   }
@@ -256,11 +269,9 @@ PlaceAt resolvePlaceAt(PlaceAt setting, const DeploymentState& live) {
   return owned.pods || atomicFieldsTakenBack(live, owned) ? PlaceAt::Pods : PlaceAt::PodTemplate;
 }
 
-PatchPlan planDeploymentPatch(const DeploymentState& live, const Scheduling* desired,
-                              const std::vector<std::string>& containers,
-                              const std::string& workload, const std::string& resourceVersion,
-                              PlaceAt where) {
+PatchPlan planTemplatePatch(const TargetState& live, const PatchRequest& request) {
   PatchPlan plan;
+  const std::string kind(base::nameOf(live.kind));
   if (live.ownership.form == OwnershipRecord::Form::Unreadable) {
     plan.error = std::string("metadata.annotations[") + kOwnedFieldsAnnotation +
                  "]: is not the operator's ownership record; remove it to let the operator "
@@ -268,44 +279,54 @@ PatchPlan planDeploymentPatch(const DeploymentState& live, const Scheduling* des
     return plan;
   }
   const OwnedFields& owned = live.ownership.fields;
-  if (ownedByAnother(owned, workload)) {
+  const Scheduling* desired = request.desired;
+  if (ownedByAnother(owned, request.workload)) {
     if (desired) {
-      plan.error = "the Deployment is already placed by GpuWorkload " + owned.workload;
+      plan.error = "the " + kind + " is already placed by GpuWorkload " + owned.workload;
     }
     return plan;
   }
-  plan.owned.workload = workload;
-  std::optional<PodScheduling> pods;
-  if (desired && where == PlaceAt::Pods) {
-    pods.emplace();
-  }
-  PodScheduling* atPods = pods ? &*pods : nullptr;
+  plan.owned.workload = request.workload;
   json podSpec = json::object();
   json annotations = json::object();
-  if (auto selector = planSelector(live, desired, owned, plan, atPods); !selector.empty()) {
-    podSpec["nodeSelector"] = std::move(selector);
+  if (live.templateMutable()) {
+    std::optional<PodScheduling> pods;
+    if (desired && request.where == PlaceAt::Pods) {
+      pods.emplace();
+    }
+    PodScheduling* atPods = pods ? &*pods : nullptr;
+    if (auto selector = planSelector(live, desired, owned, plan, atPods); !selector.empty()) {
+      podSpec["nodeSelector"] = std::move(selector);
+    }
+    if (auto tolerations = planTolerations(live, desired, owned, plan, atPods)) {
+      podSpec["tolerations"] = std::move(*tolerations);
+    }
+    if (auto resources = planResources(live, desired, request.containers, owned, plan)) {
+      podSpec["containers"] = std::move(*resources);
+      plan.resourcesChanged = true;
+    }
+    if (pods && *pods == PodScheduling{}) {
+      pods.reset();  // the team's template already has all of it: no gate
+    }
+    planPodGate(live, owned, pods, plan, podSpec, annotations);
+  } else if (desired) {
+    plan.error = "the " + kind + " has started: its pod template can no longer change";
+  } else {
+    plan.owned = OwnedFields{};  // released: the record goes, the pods keep what they run
   }
-  if (auto tolerations = planTolerations(live, desired, owned, plan, atPods)) {
-    podSpec["tolerations"] = std::move(*tolerations);
-  }
-  if (auto resources = planResources(live, desired, containers, owned, plan)) {
-    podSpec["containers"] = std::move(*resources);
-  }
-  if (pods && *pods == PodScheduling{}) {
-    pods.reset();  // the team's template already has all of it: no gate
-  }
-  planPodGate(live, owned, pods, plan, podSpec, annotations);
   if (plan.blocked()) {
     return plan;  // nothing half-applied
   }
+  const bool start = request.start && desired && live.kind == TargetKind::Job &&
+                     live.job.suspended && !live.job.started();
   const bool recorded = live.ownership.form != OwnershipRecord::Form::Absent;
   const bool ownershipChanged = plan.owned.empty() ? recorded : !(plan.owned == owned) || !recorded;
-  if (podSpec.empty() && annotations.empty() && !ownershipChanged) {
+  if (podSpec.empty() && annotations.empty() && !ownershipChanged && !start) {
     return plan;  // already as desired: no write
   }
   json patch = {
       {"metadata",
-       {{"resourceVersion", resourceVersion},
+       {{"resourceVersion", request.resourceVersion},
         {"annotations",
          {{kOwnedFieldsAnnotation,
            plan.owned.empty() ? json(nullptr) : json(serializeOwnedFields(plan.owned))}}}}}};
@@ -319,6 +340,9 @@ PatchPlan planDeploymentPatch(const DeploymentState& live, const Scheduling* des
   }
   if (!podSpec.empty()) {
     patch["spec"]["template"]["spec"] = std::move(podSpec);
+  }
+  if (start) {
+    patch["spec"]["suspend"] = false;
   }
   plan.patch = std::move(patch);
   return plan;

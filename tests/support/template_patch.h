@@ -3,13 +3,30 @@
 #include <nlohmann/json.hpp>
 
 #include "base/hash.h"
-#include "core/deployment.h"
+#include "core/target.h"
 #include "core/pod_scheduling.h"
+#include "core/template_patch.h"
 
 namespace gpuplacement::testing {
 
+// planTemplatePatch with its request spelled out, as the tables write it.
+inline core::PatchPlan planPatch(const core::TargetState& live, const core::Scheduling* desired,
+                                 std::vector<std::string> containers, std::string workload,
+                                 std::string resourceVersion,
+                                 core::PlaceAt where = core::PlaceAt::PodTemplate,
+                                 bool start = false) {
+  core::PatchRequest request;
+  request.desired = desired;
+  request.containers = std::move(containers);
+  request.workload = std::move(workload);
+  request.resourceVersion = std::move(resourceVersion);
+  request.where = where;
+  request.start = start;
+  return core::planTemplatePatch(live, request);
+}
+
 // What the API server does with our patch, for the fields we patch.
-inline core::DeploymentState applyPatch(core::DeploymentState state, const nlohmann::json& patch) {
+inline core::TargetState applyPatch(core::TargetState state, const nlohmann::json& patch) {
   using json = nlohmann::json;
   using core::Toleration;
   const auto& spec = patch.value("spec", json::object());
@@ -66,6 +83,9 @@ inline core::DeploymentState applyPatch(core::DeploymentState state, const nlohm
   }
   if (spec.contains("template")) {
     state.templateDigest = base::fnvAppend(state.templateDigest, spec["template"].dump());
+  }
+  if (spec.contains("suspend")) {
+    state.job.suspended = spec["suspend"].get<bool>();
   }
   const auto& annotation = patch["metadata"]["annotations"][core::kOwnedFieldsAnnotation];
   state.ownership = core::readOwnership(

@@ -1,0 +1,107 @@
+#include "core/job_plan.h"
+
+#include <chrono>
+
+#include "base/decimal.h"
+
+namespace gpuplacement::core {
+
+JobStep jobStep(const TargetState& job, bool placedHere) {
+  if (job.templateMutable()) {
+    return JobStep::Place;
+  }
+  return placedHere ? JobStep::Hold : JobStep::StartedUnplaced;
+}
+
+std::string heldJobNote(const TargetState& job, const std::string& name) {
+  return "Job " + name + " started" +
+         (job.job.startTime.empty() ? std::string() : " at " + job.job.startTime) +
+         " on the placement in force: a running Job is never moved; its next run (a new Job) "
+         "gets this placement";
+}
+
+std::string startedUnplacedMessage(const std::string& job, const std::string& workload) {
+  return "Job " + job +
+         " started before the operator placed it, and a started Job's pod template cannot "
+         "change. Create Jobs suspended: label the Job gpuplacement.io/workload=" +
+         workload +
+         " (the chart's admission policy then creates it with spec.suspend: true) or set "
+         "spec.suspend: true yourself; the operator places it and resumes it in one write";
+}
+
+std::string resourcesImmutableMessage(const std::string& job, const std::string& serverVersion,
+                                      const std::string& container, const Scheduling& scheduling,
+                                      const std::string& serverWords) {
+  std::string needs;
+  for (const auto& [name, value] : scheduling.resources) {
+    needs += (needs.empty() ? "" : ", ") + name + "=" + value;
+  }
+  return "the API server (" + (serverVersion.empty() ? std::string("version unknown") : serverVersion) +
+         ") does not let a suspended Job's pod resources change (KEP-5440, on by default from "
+         "Kubernetes 1.36), and the placement needs spec.template.spec.containers[" +
+         container + "].resources " + needs + " (requests and limits), which Job " + job +
+         " does not ask for. The Job stays suspended and unchanged: set these in its manifest "
+         "and create it again, or upgrade the control plane to 1.36" +
+         (serverWords.empty() ? std::string() : " (the server said: " + serverWords + ")");
+}
+
+Readiness jobReadiness(const TargetState& job, const std::string& name,
+                       const std::string& instanceType, int pendingPods,
+                       const std::string& pendingMessage) {
+  const auto& progress = job.job;
+  switch (progress.end) {
+    case JobProgress::End::Complete:
+      return {"True", "JobComplete", "Job " + name + " completed on " + instanceType};
+    case JobProgress::End::Failed:
+      return {"False", "JobFailed",
+              "Job " + name + " failed on " + instanceType +
+                  (progress.endReason.empty() ? std::string() : ": " + progress.endReason)};
+    case JobProgress::End::Running:
+      break;
+  }
+  if (pendingPods > 0) {
+    return {"False", "Unschedulable",
+            std::to_string(pendingPods) + (pendingPods == 1 ? " pod" : " pods") + " of Job " +
+                name + " cannot be scheduled on " + instanceType + ": " + pendingMessage};
+  }
+  if (progress.suspended && !progress.started()) {
+    return {"False", "JobSuspended",
+            "Job " + name + " carries the placement and is suspended: " +
+                (progress.queuedElsewhere ? "its queue (spec.managedBy or Kueue) starts it"
+                                          : "it starts when it is resumed")};
+  }
+  if (progress.active > 0) {
+    return {"True", "JobRunning",
+            "Job " + name + " runs " + std::to_string(progress.active) +
+                (progress.active == 1 ? " pod" : " pods") + " on " + instanceType};
+  }
+  return {"False", "JobStarting", "Job " + name + " is starting on " + instanceType};
+}
+
+std::optional<JobRunRecord> jobRun(const TargetState& job, const std::string& name,
+                                   const Placement& inForce) {
+  const auto& progress = job.job;
+  if (progress.end == JobProgress::End::Running || progress.startTime.empty()) {
+    return std::nullopt;
+  }
+  const auto start = base::parseRfc3339(progress.startTime);
+  const auto end = base::parseRfc3339(progress.endTime);
+  if (!start || !end || *end < *start) {
+    return std::nullopt;
+  }
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(*end - *start).count();
+  JobRunRecord run;
+  run.job = name;
+  run.startTime = progress.startTime;
+  run.endTime = progress.endTime;
+  run.durationSeconds = seconds;
+  run.outcome = progress.end == JobProgress::End::Complete ? "Complete" : "Failed";
+  run.instanceType = inForce.instanceType;
+  run.capacityType = inForce.capacityType;
+  run.pods = inForce.replicas;
+  run.hourlyCost = base::decimalString(inForce.totalHourlyCost, 4);
+  run.cost = base::decimalString(inForce.totalHourlyCost * static_cast<double>(seconds) / 3600, 4);
+  return run;
+}
+
+}  // namespace gpuplacement::core

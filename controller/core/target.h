@@ -1,0 +1,126 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/ownership.h"
+#include "core/target_kind.h"
+#include "core/types.h"
+
+namespace gpuplacement::core {
+
+struct ContainerResources {
+  std::string name;
+  // Only the resources placement sets: extended resources (names with a
+  // '/'), cpu and memory.
+  std::map<std::string, std::string> limits;
+  std::map<std::string, std::string> requests;
+
+  bool operator==(const ContainerResources&) const = default;
+};
+
+// How far a Job has got. A Job runs its pod template once: it is placed
+// while suspended and never started, and never moved after it starts.
+struct JobProgress {
+  bool suspended = false;  // spec.suspend
+  // spec.managedBy names another controller, or Kueue queues it (its label
+  // kueue.x-k8s.io/queue-name): that controller decides when it runs, so
+  // the operator places it and leaves spec.suspend alone.
+  bool queuedElsewhere = false;
+  std::string startTime;  // status.startTime: set once the Job has started
+  std::int32_t active = 0;
+  enum class End : std::uint8_t { Running, Complete, Failed };
+  End end = End::Running;
+  std::string endTime;    // Complete: status.completionTime; Failed: the condition's time
+  std::string endReason;  // Failed: the Failed condition's reason and message
+
+  bool started() const { return !startTime.empty() || active > 0; }
+  bool operator==(const JobProgress&) const = default;
+};
+
+}  // namespace gpuplacement::core
+
+namespace gpuplacement::base {
+template <>
+struct EnumNames<core::JobProgress::End> {
+  static constexpr std::string_view what = "Job end";
+  static constexpr auto names = std::to_array<std::string_view>({"Running", "Complete", "Failed"});
+};
+}  // namespace gpuplacement::base
+
+namespace gpuplacement::core {
+
+// The part of a target the controller reads: its pod template's scheduling
+// fields, the ownership record, and how far it has got running the
+// template (a rollout, or a Job's run).
+struct TargetState {
+  TargetKind kind = TargetKind::Deployment;
+  std::string uid;
+  std::int64_t generation = 0;
+  // Pods running the template at once: spec.replicas, or a Job's
+  // parallelism (no more than its completions).
+  std::int32_t replicas = 1;
+  std::map<std::string, std::string> nodeSelector;
+  std::vector<Toleration> tolerations;
+  std::vector<ContainerResources> containers;
+  bool gated = false;  // the template carries kSchedulingGate
+  // The template's kPodSchedulingAnnotation; nullopt: absent.
+  std::optional<std::string> podScheduling;
+  // Of spec.template as the server stores it: tells a new commit (or a
+  // rollout restart) from the same manifest applied again.
+  std::uint64_t templateDigest = 0;
+  OwnershipRecord ownership;
+  // The rollout (Deployment, StatefulSet).
+  std::int64_t observedGeneration = 0;
+  std::int32_t updatedReplicas = 0;
+  // Deployment: availableReplicas; StatefulSet: readyReplicas (what
+  // `kubectl rollout status` waits for).
+  std::int32_t availableReplicas = 0;
+  std::int32_t statusReplicas = 0;
+  // Deployment: Progressing=False with reason ProgressDeadlineExceeded.
+  bool progressDeadlineExceeded = false;
+  // StatefulSet: currentRevision differs from updateRevision.
+  bool revisionPending = false;
+  JobProgress job;  // Job only
+
+  bool operator==(const TargetState&) const = default;
+
+  // The current pod template runs everywhere it should: a finished
+  // rollout (every replica updated and available, as `kubectl rollout
+  // status` waits for), or a Job that has started.
+  bool rolledOut() const;
+  // The pod template may still change: always, but for a Job only while it
+  // is suspended and has never started (KEP-2926; KEP-5440 adds its pod
+  // resources from Kubernetes 1.36).
+  bool templateMutable() const;
+};
+
+// The cpu (vCPUs) and memory (GiB) one replica of the pod template asks
+// for by the team's own sizing: requests, or limits where a container sets
+// only those (the API server defaults one to the other), summed over the
+// containers; what the ownership record says the operator set is left out.
+struct PodRequests {
+  double cpu = 0;
+  double memoryGiB = 0;
+};
+PodRequests teamPodRequests(const TargetState& target);
+
+// Reads a Deployment, StatefulSet or Job object; tolerant of anything missing.
+TargetState targetFromJson(TargetKind kind, const nlohmann::json& object);
+
+// The field manager this operator writes as (the API server records it in
+// managedFields; GitOps tools are told to ignore what it owns).
+inline constexpr const char* kFieldManager = "gpu-placement-operator";
+
+// The last writer of a target's pod template other than `self`, from the
+// object's metadata.managedFields: "manager (Operation)"; empty when none
+// is recorded. Known only where an object is read with its managedFields
+// (a write's answer), never from the cache, which leaves them out.
+std::string lastTemplateWriter(const nlohmann::json& object, const std::string& self);
+
+}  // namespace gpuplacement::core

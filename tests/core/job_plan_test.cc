@@ -1,0 +1,282 @@
+// A Job as the target of a GpuWorkload, every branch: placed and resumed in
+// one write while it is suspended and has never started; refused whole
+// where the server will not change its pod resources; held once it has
+// started; its run priced when it ends.
+#include "core/job_plan.h"
+
+#include <doctest/doctest.h>
+
+#include "support/workload_world.h"
+
+namespace gpuplacement::core {
+namespace {
+
+using namespace planning;
+using json = nlohmann::json;
+
+// Seed 002's shape: a suspended Job, created by the chart's admission
+// policy, with one container and nothing placed yet.
+TargetState trainingJob() {
+  TargetState state;
+  state.kind = TargetKind::Job;
+  state.uid = "u-job";
+  state.generation = 1;
+  state.replicas = 1;
+  state.job.suspended = true;
+  state.containers = {{"train", {}, {}}};
+  return state;
+}
+
+World jobWorld() {
+  World world;
+  world.spec["targetRef"] = {{"kind", "Job"}, {"name", "chat"}};
+  world.target = trainingJob();
+  world.finalizers = {};
+  world.useFinalizer = false;
+  return world;
+}
+
+// The world after the operator placed and resumed the Job, and the Job
+// controller started it.
+void placedAndStarted(World& world) {
+  auto first = reconcile(world);
+  REQUIRE(first.outcome.has_value());
+  REQUIRE(first.outcome->kind == TargetOutcome::Kind::Written);
+  world.target = first.outcome->state;
+  world.target->job.startTime = "2026-11-22T11:00:00Z";
+  world.target->job.active = 1;
+  world.status = workloadStatusFromJson(*first.record.status);
+}
+
+struct JobRow {
+  const char* name;
+  std::function<void(World&)> arrange;
+  std::optional<TargetOutcome::Kind> serverSays;
+  // Expected:
+  bool writes;
+  std::map<std::string, std::string> conditions;  // type -> "Status/Reason"
+  std::vector<std::string> events;
+  std::function<void(const Reconciled&)> more;
+};
+
+const JobRow kJobRows[] = {
+    {"suspended, never started: placed and resumed in one patch",
+     [](World&) {},
+     {},
+     true,
+     {{"Applied", "True/Applied"}, {"Ready", "False/JobStarting"}},
+     {"Placed"},
+     [](const Reconciled& r) {
+       const auto& patch = *r.plan.write->patch.patch;
+       CHECK(patch["spec"]["suspend"] == false);
+       CHECK(patch["spec"]["template"]["spec"].contains("nodeSelector"));
+       CHECK(patch["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"].contains(
+           "nvidia.com/gpu"));
+       CHECK(conditionMessage(r.record, "Applied").find("resumed in the same write") !=
+             std::string::npos);
+       CHECK((*r.record.status)["applied"]["targetKind"] == "Job");
+     }},
+    {"queued by Kueue: placed, its resume left to Kueue",
+     [](World& w) { w.target->job.queuedElsewhere = true; },
+     {},
+     true,
+     {{"Applied", "True/Applied"}, {"Ready", "False/JobSuspended"}},
+     {"Placed"},
+     [](const Reconciled& r) { CHECK_FALSE((*r.plan.write->patch.patch)["spec"].contains("suspend")); }},
+    {"a 1.34 server, the Job asks for no devices: nothing written, the Job stays suspended",
+     [](World& w) {
+       w.jobResourcesMutable = false;
+       w.serverVersion = "v1.34.10";
+     },
+     {},
+     false,
+     {{"Placed", "True/Placed"}, {"Applied", "False/JobResourcesImmutable"}},
+     {"JobResourcesImmutable"},
+     [](const Reconciled& r) {
+       const auto message = conditionMessage(r.record, "Applied");
+       for (const char* part :
+            {"v1.34.10", "KEP-5440", "spec.template.spec.containers[train].resources",
+             "nvidia.com/gpu=1", "stays suspended", "upgrade the control plane to 1.36"}) {
+         CAPTURE(part);
+         CHECK(message.find(part) != std::string::npos);
+       }
+       CHECK_FALSE(r.record.status->contains("applied"));
+     }},
+    {"a 1.34 server, the Job's own requests match: the directives and the resume go through",
+     [](World& w) {
+       w.jobResourcesMutable = false;
+       w.serverVersion = "v1.34.10";
+       w.target->containers = {{"train", {{"nvidia.com/gpu", "1"}}, {{"nvidia.com/gpu", "1"}}}};
+     },
+     {},
+     true,
+     {{"Applied", "True/Applied"}},
+     {"Placed"},
+     [](const Reconciled& r) {
+       CHECK_FALSE(r.plan.write->patch.resourcesChanged);
+       CHECK((*r.plan.write->patch.patch)["spec"]["suspend"] == false);
+     }},
+    {"the server refuses the resources (a 1.36 with the gate off): said, with its words",
+     [](World&) {},
+     TargetOutcome::Kind::JobResourcesImmutable,
+     true,
+     {{"Applied", "False/JobResourcesImmutable"}},
+     {"JobResourcesImmutable"},
+     [](const Reconciled& r) {
+       CHECK(conditionMessage(r.record, "Applied").find("field is immutable") !=
+             std::string::npos);
+     }},
+    {"started before it was placed: never patched, said how to create it",
+     [](World& w) {
+       w.target->job.suspended = false;
+       w.target->job.startTime = "2026-11-22T11:00:00Z";
+     },
+     {},
+     false,
+     {{"Applied", "False/JobStartedUnplaced"}},
+     {"JobStartedUnplaced"},
+     [](const Reconciled& r) {
+       CHECK(conditionMessage(r.record, "Applied").find("gpuplacement.io/workload=w") !=
+             std::string::npos);
+     }},
+    {"started on its placement, prices moved: held, the better one a note for its next run",
+     [](World& w) {
+       placedAndStarted(w);
+       w.policy.prices[w.status.applied->instanceType] = {100.0, std::nullopt};
+     },
+     {},
+     false,
+     {{"Applied", "True/Applied"}, {"Ready", "True/JobRunning"}},
+     {},
+     [](const Reconciled& r) {
+       REQUIRE(r.record.status->contains("recommendation"));
+       CHECK((*r.record.status)["recommendation"]["note"].get<std::string>().find(
+                 "a running Job is never moved") != std::string::npos);
+     }},
+    {"started, its pods unschedulable: said, not moved",
+     [](World& w) {
+       placedAndStarted(w);
+       w.pending = {1, "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.", kNow};
+     },
+     {},
+     false,
+     {{"Ready", "False/Unschedulable"}},
+     {"Unschedulable"},
+     {}},
+    {"completed: the run priced at the placement it ran on",
+     [](World& w) {
+       placedAndStarted(w);
+       w.target->job.active = 0;
+       w.target->job.end = JobProgress::End::Complete;
+       w.target->job.endTime = "2026-11-22T13:30:00Z";  // 2 h 30 min
+     },
+     {},
+     false,
+     {{"Ready", "True/JobComplete"}},
+     {"JobEnded"},
+     [](const Reconciled& r) {
+       const auto& run = (*r.record.status)["run"];
+       CHECK(run["durationSeconds"] == 9000);
+       CHECK(run["outcome"] == "Complete");
+       const double hourly = std::stod(run["hourlyCost"].get<std::string>());
+       CHECK(std::stod(run["cost"].get<std::string>()) == doctest::Approx(hourly * 2.5).epsilon(1e-3));
+       CHECK(run["instanceType"] == (*r.record.status)["placement"]["instanceType"]);
+     }},
+    {"failed: the run priced, the reason said",
+     [](World& w) {
+       placedAndStarted(w);
+       w.target->job.active = 0;
+       w.target->job.end = JobProgress::End::Failed;
+       w.target->job.endTime = "2026-11-22T11:10:00Z";
+       w.target->job.endReason = "BackoffLimitExceeded: Job has reached the specified backoff limit";
+     },
+     {},
+     false,
+     {{"Ready", "False/JobFailed"}},
+     {"JobEnded"},
+     [](const Reconciled& r) {
+       CHECK((*r.record.status)["run"]["outcome"] == "Failed");
+       CHECK(conditionMessage(r.record, "Ready").find("BackoffLimitExceeded") != std::string::npos);
+     }},
+    {"Recommend mode: the Job is left suspended, and the status says so",
+     [](World& w) { w.spec["mode"] = "Recommend"; },
+     {},
+     false,
+     {{"Applied", "False/RecommendOnly"}},
+     {},
+     [](const Reconciled& r) {
+       CHECK(conditionMessage(r.record, "Applied").find("stays suspended") != std::string::npos);
+     }},
+};
+
+}  // namespace
+
+TEST_CASE("a Job: placed and resumed once, held once started, its run priced") {
+  for (const auto& row : kJobRows) {
+    CAPTURE(std::string(row.name));
+    World world = jobWorld();
+    row.arrange(world);
+    const auto result = reconcile(world, row.serverSays);
+    CHECK(result.plan.write.has_value() == row.writes);
+    const auto conditions = conditionsOf(result.record);
+    for (const auto& [type, expected] : row.conditions) {
+      CAPTURE(type);
+      REQUIRE(conditions.count(type) == 1);
+      CHECK(conditions.at(type) == expected);
+    }
+    CHECK(eventReasons(result.record) == row.events);
+    if (row.more) {
+      row.more(result);
+    }
+  }
+}
+
+TEST_CASE("a completed Job's run is recorded once: the next reconcile writes nothing") {
+  World world = jobWorld();
+  placedAndStarted(world);
+  world.target->job.active = 0;
+  world.target->job.end = JobProgress::End::Complete;
+  world.target->job.endTime = "2026-11-22T12:00:00Z";
+  const auto ended = reconcile(world);
+  REQUIRE(ended.record.status.has_value());
+  world.status = workloadStatusFromJson(*ended.record.status);
+  const auto input = world.input();
+  world.workload.statusHash = statusDigest(*ended.record.status);
+  const auto again = recordWorkload(input, planWorkload(input), nullptr);
+  CHECK_FALSE(again.status.has_value());
+  CHECK(again.events.empty());
+}
+
+TEST_CASE("deleting the GpuWorkload of a started Job releases it: the record goes, the pods run on") {
+  World world = jobWorld();
+  placedAndStarted(world);
+  world.deleting = true;
+  world.finalizers = {kFinalizer};
+  const auto result = reconcile(world);
+  CHECK(releasedNames(result.plan) == std::vector<std::string>{"Job chat"});
+  const auto release = testing::planPatch(*world.target, nullptr, {}, "w", "50");
+  REQUIRE(release.patch.has_value());
+  CHECK_FALSE(release.patch->contains("spec"));
+}
+
+TEST_CASE("the run's figures: what the nodes cost for as long as it ran") {
+  TargetState job = trainingJob();
+  job.job.startTime = "2026-11-25T10:00:00Z";
+  Placement placement;
+  placement.instanceType = "trn1.32xlarge";
+  placement.replicas = 2;
+  placement.totalHourlyCost = 2 * 21.50;
+  CHECK_FALSE(jobRun(job, "llama-training", placement).has_value());  // still running
+  job.job.end = JobProgress::End::Complete;
+  job.job.endTime = "2026-11-25T13:15:00Z";
+  const auto run = jobRun(job, "llama-training", placement);
+  REQUIRE(run.has_value());
+  CHECK(run->durationSeconds == 3 * 3600 + 15 * 60);
+  CHECK(run->pods == 2);
+  CHECK(run->hourlyCost == "43");
+  CHECK(run->cost == "139.75");  // 43 $/h x 3.25 h
+  job.job.endTime = "not a time";
+  CHECK_FALSE(jobRun(job, "llama-training", placement).has_value());
+}
+
+}  // namespace gpuplacement::core

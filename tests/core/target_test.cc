@@ -1,0 +1,157 @@
+// Reading the targets the operator places: a Deployment, a StatefulSet and
+// a Job, with how far each has got running its pod template.
+#include "core/target.h"
+
+#include <doctest/doctest.h>
+
+#include "base/hash.h"
+
+namespace gpuplacement::core {
+
+using json = nlohmann::json;
+
+TEST_CASE("reading a Deployment object") {
+  const auto state = targetFromJson(TargetKind::Deployment, json::parse(R"({
+    "metadata": {"uid": "u1", "generation": 7,
+                 "annotations": {"gpuplacement.io/owned-fields": "{\"workload\":\"w\"}"}},
+    "spec": {"replicas": 3, "template": {"spec": {
+      "nodeSelector": {"disk": "ssd"},
+      "tolerations": [{"key": "a", "operator": "Exists"}],
+      "containers": [{"name": "c", "resources": {"limits": {"cpu": "2", "nvidia.com/gpu": 1,
+                                                            "ephemeral-storage": "1Gi"},
+                                                 "requests": {"memory": "1Gi"}}}]}}},
+    "status": {"observedGeneration": 7, "replicas": 3, "updatedReplicas": 3,
+               "availableReplicas": 3}})"));
+  CHECK(state.uid == "u1");
+  CHECK(state.replicas == 3);
+  CHECK(state.nodeSelector.at("disk") == "ssd");
+  CHECK(state.tolerations.at(0).op == "Exists");
+  // What placement may set: extended resources, cpu and memory.
+  CHECK(state.containers.at(0).limits ==
+        std::map<std::string, std::string>{{"cpu", "2"}, {"nvidia.com/gpu", "1"}});
+  CHECK(state.containers.at(0).requests == std::map<std::string, std::string>{{"memory", "1Gi"}});
+  CHECK(state.ownership.form == OwnershipRecord::Form::Readable);
+  CHECK(state.ownership.fields.workload == "w");
+  CHECK(state.ownership.digest == base::stableHash(R"({"workload":"w"})"));
+  CHECK(state.rolledOut());
+  auto rolling = state;
+  rolling.generation = 8;
+  CHECK_FALSE(rolling.rolledOut());
+  rolling.observedGeneration = 8;
+  rolling.availableReplicas = 2;
+  CHECK_FALSE(rolling.rolledOut());
+  // Nothing but garbage: defaults, no crash.
+  const auto empty = targetFromJson(TargetKind::Deployment, json::parse(R"({"spec": "nope", "status": []})"));
+  CHECK(empty.replicas == 1);
+  CHECK(empty.containers.empty());
+}
+
+TEST_CASE("the team's own pod requests: requests, else limits, summed, ours left out") {
+  TargetState state;
+  state.containers = {{"vllm", {{"memory", "32Gi"}}, {{"cpu", "4"}, {"memory", "32Gi"}}},
+                      {"sidecar", {{"cpu", "500m"}, {"memory", "512Mi"}}, {}},
+                      {"ours", {{"cpu", "2"}}, {{"cpu", "2"}, {"nvidia.com/gpu", "1"}}}};
+  auto pod = teamPodRequests(state);
+  CHECK(pod.cpu == doctest::Approx(6.5));
+  CHECK(pod.memoryGiB == doctest::Approx(32.5));
+  // What the ownership record says the operator set is not the team's.
+  state.ownership.form = OwnershipRecord::Form::Readable;
+  state.ownership.fields.resources["ours"] = {{"cpu", "2"}};
+  pod = teamPodRequests(state);
+  CHECK(pod.cpu == doctest::Approx(4.5));
+  CHECK(teamPodRequests(TargetState{}).cpu == 0);
+}
+
+TEST_CASE("reading a StatefulSet: rolled out once every replica is ready on one revision") {
+  const auto state = targetFromJson(TargetKind::StatefulSet, json::parse(R"({
+    "metadata": {"uid": "u2", "generation": 2},
+    "spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "cache"}]}}},
+    "status": {"observedGeneration": 2, "replicas": 2, "updatedReplicas": 2,
+               "readyReplicas": 2, "availableReplicas": 1,
+               "currentRevision": "cache-6b9", "updateRevision": "cache-6b9"}})"));
+  CHECK(state.kind == TargetKind::StatefulSet);
+  CHECK(state.replicas == 2);
+  CHECK(state.availableReplicas == 2);  // readyReplicas, as kubectl rollout status reads it
+  CHECK(state.rolledOut());
+  CHECK(state.templateMutable());
+  auto rolling = state;
+  rolling.revisionPending = true;  // currentRevision behind updateRevision
+  CHECK_FALSE(rolling.rolledOut());
+  const auto behind = targetFromJson(TargetKind::StatefulSet, json::parse(R"({
+    "metadata": {"generation": 3}, "spec": {"replicas": 2},
+    "status": {"observedGeneration": 3, "updatedReplicas": 1, "readyReplicas": 2,
+               "currentRevision": "a", "updateRevision": "b"}})"));
+  CHECK(behind.revisionPending);
+  CHECK_FALSE(behind.rolledOut());
+}
+
+TEST_CASE("reading a Job: suspended, started, ended; its pods at once") {
+  const auto suspended = targetFromJson(TargetKind::Job, json::parse(R"({
+    "metadata": {"uid": "u3", "generation": 1},
+    "spec": {"suspend": true, "parallelism": 4, "completions": 2,
+             "template": {"spec": {"containers": [{"name": "train",
+               "resources": {"limits": {"aws.amazon.com/neuron": 16}}}]}}},
+    "status": {}})"));
+  CHECK(suspended.kind == TargetKind::Job);
+  CHECK(suspended.replicas == 2);  // parallelism, no more than completions
+  CHECK(suspended.job.suspended);
+  CHECK_FALSE(suspended.job.started());
+  CHECK(suspended.templateMutable());
+  CHECK_FALSE(suspended.rolledOut());
+  CHECK(suspended.containers.at(0).limits.at("aws.amazon.com/neuron") == "16");
+
+  const auto running = targetFromJson(TargetKind::Job, json::parse(R"({
+    "spec": {"suspend": false}, "status": {"startTime": "2026-11-25T10:00:00Z", "active": 1}})"));
+  CHECK(running.replicas == 1);  // parallelism defaults to 1
+  CHECK(running.job.started());
+  CHECK(running.rolledOut());
+  CHECK_FALSE(running.templateMutable());
+  CHECK(running.job.end == JobProgress::End::Running);
+
+  // Suspended again after it started (Kueue preempting, a person pausing):
+  // still started, never re-placed.
+  auto paused = running;
+  paused.job.suspended = true;
+  paused.job.active = 0;
+  CHECK_FALSE(paused.templateMutable());
+
+  const auto complete = targetFromJson(TargetKind::Job, json::parse(R"({
+    "status": {"startTime": "2026-11-25T10:00:00Z", "completionTime": "2026-11-25T12:30:00Z",
+               "conditions": [{"type": "SuccessCriteriaMet", "status": "True"},
+                              {"type": "Complete", "status": "True",
+                               "lastTransitionTime": "2026-11-25T12:30:01Z"}]}})"));
+  CHECK(complete.job.end == JobProgress::End::Complete);
+  CHECK(complete.job.endTime == "2026-11-25T12:30:00Z");
+
+  const auto failed = targetFromJson(TargetKind::Job, json::parse(R"({
+    "status": {"startTime": "2026-11-25T10:00:00Z",
+               "conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
+                               "message": "Job has reached the specified backoff limit",
+                               "lastTransitionTime": "2026-11-25T10:05:00Z"}]}})"));
+  CHECK(failed.job.end == JobProgress::End::Failed);
+  CHECK(failed.job.endTime == "2026-11-25T10:05:00Z");
+  CHECK(failed.job.endReason ==
+        "BackoffLimitExceeded: Job has reached the specified backoff limit");
+
+  // Another controller queues it: Kueue's label, or spec.managedBy.
+  CHECK(targetFromJson(TargetKind::Job, json::parse(R"({
+    "metadata": {"labels": {"kueue.x-k8s.io/queue-name": "team"}}, "spec": {"suspend": true}})"))
+            .job.queuedElsewhere);
+  CHECK(targetFromJson(TargetKind::Job, json::parse(R"({
+    "spec": {"suspend": true, "managedBy": "kueue.x-k8s.io/multikueue"}})"))
+            .job.queuedElsewhere);
+  CHECK_FALSE(targetFromJson(TargetKind::Job, json::parse(R"({
+    "spec": {"suspend": true, "managedBy": "kubernetes.io/job-controller"}})"))
+                  .job.queuedElsewhere);
+}
+
+TEST_CASE("the kinds, as the API names them") {
+  CHECK(targetKindNamed("StatefulSet") == TargetKind::StatefulSet);
+  CHECK_FALSE(targetKindNamed("statefulset").has_value());  // kinds are exact
+  CHECK(apiVersionOf(TargetKind::Job) == "batch/v1");
+  CHECK(resourceOf(TargetKind::StatefulSet) == "statefulsets");
+  CHECK(supportedTargets() == "apps/v1 Deployment, apps/v1 StatefulSet and batch/v1 Job");
+  CHECK(describeTarget(TargetKind::Job, "llama-training") == "Job llama-training");
+}
+
+}  // namespace gpuplacement::core

@@ -1,0 +1,258 @@
+#pragma once
+
+// The cached world one reconcile of a GpuWorkload reads, and one reconcile
+// of it: the "server" only applies the plan's patch as the API server
+// would. Shared by the tables of tests/core/workload_plan_test.cc and
+// tests/core/job_plan_test.cc.
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "core/workload_plan.h"
+#include "support/cluster_fixture.h"
+#include "support/engine_fixture.h"
+#include "support/template_patch.h"
+
+namespace gpuplacement::core::planning {
+
+using json = nlohmann::json;
+
+inline const Timestamp kNow = *base::parseRfc3339("2026-11-22T12:00:00Z");
+
+inline json specJson() {
+  return {{"targetRef", {{"name", "chat"}}},
+          {"workload", {{"kind", "Inference"}}},
+          {"model", {{"parameters", "7B"}, {"precision", "fp16"}}},
+          {"objective", "CostOptimized"},
+          {"constraints", {{"tiers", {"NVIDIA"}}}}};
+}
+
+inline TargetState chatDeployment() {
+  TargetState state;
+  state.uid = "u-chat";
+  state.generation = 4;
+  state.observedGeneration = 4;
+  state.replicas = 1;
+  state.updatedReplicas = 1;
+  state.availableReplicas = 1;
+  state.statusReplicas = 1;
+  state.nodeSelector = {{"team", "ml"}};
+  state.containers = {{"server", {}, {}}};
+  return state;
+}
+
+// The cached world one reconcile reads.
+struct World {
+  Policy policy;
+  json spec = specJson();
+  bool gone = false;
+  bool deleting = false;
+  // Most rows are written for --finalizer; the rows that say "finalizer
+  // off" are the default.
+  bool useFinalizer = true;
+  std::vector<std::string> finalizers = {kFinalizer};
+  WorkloadStatus status;
+  std::optional<TargetState> target = chatDeployment();
+  std::string policyProblem;  // non-empty: no engine for the policy
+  RolloutView rollouts;
+  std::vector<std::string> orphans;
+  PendingPods pending;
+  bool podsPlaceable = false;
+  std::optional<testing::Cluster> cluster;  // none: no cluster view, as offline
+  bool jobResourcesMutable = true;          // a 1.36 API server
+  std::string serverVersion = "v1.36.3";
+
+  std::shared_ptr<const PlacementEngine> engine;
+  WorkloadObject workload;
+  ClusterView view;
+
+  WorkloadInput input() {
+    engine = testing::shippedEngine(policy);
+    workload = WorkloadObject{};
+    workload.uid = "u-w";
+    workload.generation = 2;
+    workload.deleting = deleting;
+    workload.finalizers = finalizers;
+    workload.targetName = "chat";
+    auto parsed = parseGpuWorkloadSpec(spec, *testing::shippedCatalog());
+    if (parsed) {
+      workload.targetKind = parsed->targetRef.kind;
+      workload.spec = *parsed;
+    } else {
+      workload.specError = parsed.error();
+    }
+    workload.status = status;
+    WorkloadInput input;
+    input.ns = "ml";
+    input.name = "w";
+    input.workload = gone ? nullptr : &workload;
+    input.orphans.clear();
+    for (const auto& name : orphans) {
+      input.orphans.push_back({TargetKind::Deployment, name});
+    }
+    input.target = target ? &*target : nullptr;
+    input.targetResourceVersion = "41";
+    if (policyProblem.empty()) {
+      input.policy = PolicyView{engine.get(), 3, "", ""};
+    } else {
+      input.policy = PolicyView{nullptr, 0, "PolicyNotFound", policyProblem};
+    }
+    input.rollouts = rollouts;
+    input.pending = pending;
+    input.now = kNow;
+    input.useFinalizer = useFinalizer;
+    input.podsPlaceable = podsPlaceable;
+    input.jobResourcesMutable = jobResourcesMutable;
+    input.serverVersion = serverVersion;
+    if (cluster) {
+      view = clusterViewOf(cluster->state(), engine->catalog(), policy);
+      input.cluster = &view;
+    }
+    return input;
+  }
+
+  // What the engine decides for this workload now.
+  Placement best() {
+    input();
+    auto decision = engine->decide(workload.spec->intent);
+    REQUIRE(decision.placement.has_value());
+    return *decision.placement;
+  }
+
+  // A feasible NVIDIA type at least 1.5 times the best one's price: in force
+  // from an earlier price list, so a move to the best saves plenty.
+  void placedEarlierOnADearerType(std::chrono::seconds ago) {
+    const auto wanted = best();
+    const auto& intent = workload.spec->intent;
+    for (const auto& instance : engine->catalog().instances) {
+      const auto* accelerator = engine->catalog().acceleratorOf(instance);
+      if (!accelerator || instance.tier != Tier::NVIDIA || instance.acceleratorCount != 1) {
+        continue;
+      }
+      const auto current = engine->assess(intent, instance.type, 1, CapacityType::OnDemand);
+      if (current.feasible && current.hourlyCost > wanted.hourlyCost * 1.5) {
+        Placement inForce;
+        inForce.tier = Tier::NVIDIA;
+        inForce.accelerator = accelerator->name;
+        inForce.instanceType = instance.type;
+        inForce.acceleratorCount = 1;
+        const auto scheduling = renderScheduling(inForce, engine->catalog(), policy);
+        target = testing::applyPatch(
+            *target, *testing::planPatch(*target, &scheduling, {}, "w", "40").patch);
+        target->observedGeneration = target->generation;
+        status.applied = AppliedRecord{TargetKind::Deployment,
+                                       "chat",
+                                       instance.type,
+                                       accelerator->name,
+                                       Tier::NVIDIA,
+                                       1,
+                                       CapacityType::OnDemand,
+                                       target->generation,
+                                       2,
+                                       base::formatRfc3339(kNow - ago),
+                                       false};
+        return;
+      }
+    }
+    FAIL("no dearer feasible type in the catalog");
+  }
+
+  // The target already carries the best placement, as our patch left it.
+  void placedAndRolledOut() {
+    const auto wanted = best();
+    const auto scheduling = renderScheduling(wanted, engine->catalog(), policy);
+    auto plan = testing::planPatch(*target, &scheduling, {}, "w", "40");
+    REQUIRE(plan.patch.has_value());
+    target = testing::applyPatch(*target, *plan.patch);
+    target->observedGeneration = target->generation;
+    status.applied = AppliedRecord{TargetKind::Deployment,
+                                       "chat",
+                                   wanted.instanceType,
+                                   wanted.accelerator,
+                                   wanted.tier,
+                                   wanted.acceleratorCount,
+                                   wanted.capacityType,
+                                   target->generation,
+                                   2,
+                                   "2026-11-22T10:00:00Z",
+                                   false};
+  }
+};
+
+// What one reconcile wrote and recorded.
+struct Reconciled {
+  WorkloadPlan plan;
+  std::optional<TargetOutcome> outcome;
+  WorkloadRecord record;
+};
+
+// The targets a plan releases: a Deployment by its name, others by kind and name.
+inline std::vector<std::string> releasedNames(const WorkloadPlan& plan) {
+  std::vector<std::string> names;
+  for (const auto& target : plan.release) {
+    names.push_back(target.kind == TargetKind::Deployment ? target.name : describeTarget(target));
+  }
+  return names;
+}
+
+inline Reconciled reconcile(World& world, std::optional<TargetOutcome::Kind> serverSays = {}) {
+  const auto input = world.input();
+  Reconciled result;
+  result.plan = planWorkload(input);
+  if (result.plan.write) {
+    const auto& write = *result.plan.write;
+    if (auto settled = outcomeWithoutWrite(write, *world.target)) {
+      result.outcome = *settled;
+    } else if (serverSays == TargetOutcome::Kind::NotFound) {
+      result.outcome = TargetOutcome{TargetOutcome::Kind::NotFound, {}, {}, ""};
+    } else if (serverSays == TargetOutcome::Kind::JobResourcesImmutable) {
+      result.outcome = TargetOutcome{TargetOutcome::Kind::JobResourcesImmutable, *world.target, {},
+                                     "Job.batch \"chat\" is invalid: spec.template: Invalid "
+                                     "value: field is immutable"};
+    } else {
+      result.outcome = TargetOutcome{TargetOutcome::Kind::Written,
+                                     testing::applyPatch(*world.target, *write.patch.patch),
+                                     {},
+                                     ""};
+    }
+  }
+  result.record = recordWorkload(input, result.plan, result.outcome ? &*result.outcome : nullptr);
+  return result;
+}
+
+inline std::map<std::string, std::string> conditionsOf(const WorkloadRecord& record) {
+  std::map<std::string, std::string> conditions;
+  if (record.status) {
+    for (const auto& item : (*record.status)["conditions"]) {
+      conditions[item["type"].get<std::string>()] =
+          item["status"].get<std::string>() + "/" + item["reason"].get<std::string>();
+    }
+  }
+  return conditions;
+}
+
+// The message of a condition the record writes; empty when it writes none.
+inline std::string conditionMessage(const WorkloadRecord& record, const std::string& type) {
+  if (record.status) {
+    for (const auto& item : (*record.status)["conditions"]) {
+      if (item["type"] == type) {
+        return item["message"].get<std::string>();
+      }
+    }
+  }
+  return "";
+}
+
+inline std::vector<std::string> eventReasons(const WorkloadRecord& record) {
+  std::vector<std::string> reasons;
+  for (const auto& event : record.events) {
+    reasons.push_back(event.reason);
+  }
+  return reasons;
+}
+
+}  // namespace gpuplacement::core::planning
