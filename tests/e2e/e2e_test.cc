@@ -75,7 +75,9 @@ const Scheme& scheme() {
 }
 
 const bool kConfigured = [] {
-  ControlPlane::configure({.pools = scheme().pools});
+  testing::ControlPlaneOptions options;
+  options.pools = scheme().pools;
+  ControlPlane::configure(options);
   return true;
 }();
 
