@@ -38,7 +38,10 @@ using testing::OperatorProcess;
 using namespace std::chrono_literals;
 
 const bool kConfigured = [] {
-  ControlPlane::configure({.audit = true, .pools = "config/sim/e2e-gitops.yaml"});
+  testing::ControlPlaneOptions options;
+  options.audit = true;
+  options.pools = "config/sim/e2e-gitops.yaml";
+  ControlPlane::configure(options);
   return true;
 }();
 

@@ -31,7 +31,9 @@ using testing::json;
 using testing::OperatorProcess;
 
 const bool kConfigured = [] {
-  ControlPlane::configure({.audit = true});
+  testing::ControlPlaneOptions options;
+  options.audit = true;
+  ControlPlane::configure(options);
   return true;
 }();
 

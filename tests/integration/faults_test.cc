@@ -26,7 +26,9 @@ using namespace testing;
 using Clock = std::chrono::steady_clock;
 
 const bool kConfigured = [] {
-  ControlPlane::configure({.audit = true});
+  testing::ControlPlaneOptions options;
+  options.audit = true;
+  ControlPlane::configure(options);
   return true;
 }();
 

@@ -25,7 +25,9 @@ using testing::json;
 using testing::OperatorProcess;
 
 const bool kConfigured = [] {
-  ControlPlane::configure({.audit = true});  // the audit log counts the reviews
+  testing::ControlPlaneOptions options;
+  options.audit = true;  // the audit log counts the reviews
+  ControlPlane::configure(options);
   return true;
 }();
 

@@ -27,8 +27,10 @@ using testing::OperatorProcess;
 // No watch cache and frequent compaction, so a watch resumed from an old
 // resourceVersion gets 410 Gone from etcd, as it would after a long outage.
 const bool kConfigured = [] {
-  ControlPlane::configure(
-      {.audit = true, .apiServerFlags = {"--watch-cache=false", "--etcd-compaction-interval=2s"}});
+  testing::ControlPlaneOptions options;
+  options.audit = true;
+  options.apiServerFlags = {"--watch-cache=false", "--etcd-compaction-interval=2s"};
+  ControlPlane::configure(options);
   return true;
 }();
 
