@@ -157,7 +157,10 @@ void planWantedResources(const TargetState& live, const Scheduling& desired,
         // A team's own cpu or memory sizing stands: the placement's is
         // only a default for containers that set none.
         const bool sizing = resource == "cpu" || resource == "memory";
-        if (!sizing && (limit != value || request != value)) {
+        // A device given as a limit alone is requested at the limit (the
+        // API server defaults a pod's request to it): the same device.
+        const std::string& asked = limit.empty() ? request : limit;
+        if (!sizing && (asked != value || (!request.empty() && request != value))) {
           plan.conflicts.push_back("containers[" + name + "].resources " + resource + "=" +
                                    (limit.empty() ? request : limit) +
                                    " is set on the " +

@@ -264,6 +264,15 @@ TEST_CASE("a suspended Job is placed and resumed in one patch; a started one onl
   CHECK((*resume.patch)["spec"] == json{{"suspend", false}});
   CHECK_FALSE(resume.resourcesChanged);
 
+  // A Job whose own device limit matches (its request defaults to it): the
+  // team's, not a conflict, and not ours to change.
+  auto limitOnly = job;
+  limitOnly.containers = {{"train", {{"aws.amazon.com/neuron", "16"}}, {}}};
+  const auto asked =
+      testing::planPatch(limitOnly, &neuron, {}, "llama", "9", PlaceAt::PodTemplate, true);
+  CHECK(asked.conflicts.empty());
+  CHECK_FALSE(asked.resourcesChanged);
+  CHECK(asked.owned.resources.empty());
   // A Job whose own requests match: nothing but the directives changes.
   auto ownDevices = job;
   ownDevices.containers = {{"train", {{"aws.amazon.com/neuron", "16"}}, {{"aws.amazon.com/neuron", "16"}}}};

@@ -190,18 +190,25 @@ bool Cluster::waitFor(const std::function<bool()>& condition, std::chrono::milli
   return condition();
 }
 
-void Cluster::completeRollout(const std::string& ns, const std::string& name) {
-  const std::string path = pathOf("apps/v1", "Deployment", ns, name);
-  const auto deployment = mustGet(path);
-  const auto generation = base::integerMember(base::memberOf(deployment, "metadata"), "generation");
+void Cluster::completeRollout(const std::string& ns, const std::string& name,
+                              const std::string& kind) {
+  const std::string path = pathOf("apps/v1", kind, ns, name);
+  const auto object = mustGet(path);
+  const auto generation = base::integerMember(base::memberOf(object, "metadata"), "generation");
   const auto replicas =
-      base::integerOf(base::memberOf(base::memberOf(deployment, "spec"), "replicas"), 1);
-  auto written = patch(path + "/status", json{{"status",
-                                               {{"observedGeneration", generation},
-                                                {"replicas", replicas},
-                                                {"updatedReplicas", replicas},
-                                                {"readyReplicas", replicas},
-                                                {"availableReplicas", replicas}}}});
+      base::integerOf(base::memberOf(base::memberOf(object, "spec"), "replicas"), 1);
+  json status = {{"observedGeneration", generation},
+                 {"replicas", replicas},
+                 {"updatedReplicas", replicas},
+                 {"readyReplicas", replicas},
+                 {"availableReplicas", replicas}};
+  if (kind == "StatefulSet") {
+    const std::string revision = name + "-" + std::to_string(generation);
+    status["currentRevision"] = revision;
+    status["updateRevision"] = revision;
+    status["currentReplicas"] = replicas;
+  }
+  auto written = patch(path + "/status", json{{"status", status}});
   REQUIRE_MESSAGE(written.ok(), gpuplacement::testing::whyNot(written));
 }
 

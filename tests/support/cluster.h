@@ -54,9 +54,11 @@ class Cluster {
                std::chrono::milliseconds timeout = std::chrono::seconds(30),
                std::chrono::milliseconds every = std::chrono::milliseconds(100));
 
-  // Deployment status as a kube-controller-manager would write it, since
-  // none runs here: the rollout of the current generation is finished.
-  void completeRollout(const std::string& ns, const std::string& name);
+  // Deployment (or StatefulSet) status as a kube-controller-manager would
+  // write it, since none runs here: the rollout of the current generation
+  // is finished.
+  void completeRollout(const std::string& ns, const std::string& name,
+                       const std::string& kind = "Deployment");
 
   ControlPlane& plane() { return plane_; }
 

@@ -107,6 +107,11 @@ std::unique_ptr<kube::KubeClient> ControlPlane::adminClient(asio::any_io_executo
   return std::move(client).value();
 }
 
+CommandResult ControlPlane::withTools(const std::string& command) const {
+  return runCommand("eval \"$(" + repoRoot() + "/scripts/controlplane env " + dir_ + ")\" && " +
+                    command);
+}
+
 void ControlPlane::restartApiServer() {
   if (script("restart-apiserver " + dir_) != 0) {
     throw std::runtime_error("scripts/controlplane restart-apiserver failed; logs in " + dir_ +

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kube/client.h"
+#include "support/command.h"
 #include "kube/kubeconfig.h"
 #include "runtime/clock.h"
 
@@ -45,6 +46,9 @@ class ControlPlane {
                                                 kube::ClientOptions options = {}) const;
   // Runs scripts/controlplane with these arguments; returns its exit status.
   static int script(const std::string& arguments);
+  // A shell command with this control plane's kubectl, and the pinned helm
+  // and kube-score, on PATH and KUBECONFIG pointing at it.
+  CommandResult withTools(const std::string& command) const;
   // Stops and starts kube-apiserver (etcd keeps its data), for tests of
   // watch recovery across an API server restart.
   void restartApiServer();
