@@ -181,11 +181,12 @@ TEST_CASE("Kubernetes 1.34: the chart renders no mutating policy, and the valida
   const std::string render = "helm template gpo " + testing::repoRoot() +
                              "/charts/gpu-placement-operator --validate "
                              "--show-only templates/job-admission.yaml";
-  const auto rendered = plane.withTools(render);
+  const std::string file = plane.dir() + "/job-admission.yaml";
+  const auto rendered = plane.withTools(render + " > " + file + " && cat " + file);
   REQUIRE_MESSAGE(rendered.exitCode == 0, rendered.err);
   CHECK(rendered.out.find("kind: MutatingAdmissionPolicy") == std::string::npos);
   CHECK(rendered.out.find("kind: ValidatingAdmissionPolicy") != std::string::npos);
-  const auto applied = plane.withTools(render + " | kubectl apply -f -");
+  const auto applied = plane.withTools("kubectl apply -f " + file);
   REQUIRE_MESSAGE(applied.exitCode == 0, applied.err);
   std::string refusal;
   REQUIRE(c.waitFor(

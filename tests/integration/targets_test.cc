@@ -291,10 +291,11 @@ TEST_CASE("the chart's admission policies: labelled Jobs are created suspended, 
   const std::string render = "helm template gpo " + testing::repoRoot() +
                              "/charts/gpu-placement-operator --validate "
                              "--show-only templates/job-admission.yaml";
-  const auto rendered = plane.withTools(render);
+  const std::string file = plane.dir() + "/job-admission.yaml";
+  const auto rendered = plane.withTools(render + " > " + file + " && cat " + file);
   REQUIRE_MESSAGE(rendered.exitCode == 0, rendered.err);
   CHECK(rendered.out.find("kind: MutatingAdmissionPolicy") != std::string::npos);
-  const auto applied = plane.withTools(render + " | kubectl apply -f -");
+  const auto applied = plane.withTools("kubectl apply -f " + file);
   REQUIRE_MESSAGE(applied.exitCode == 0, applied.err);
 
   // A policy takes effect once the API server has loaded it: try until it has.
@@ -342,7 +343,7 @@ TEST_CASE("the chart's admission policies: labelled Jobs are created suspended, 
                  *base::parseYaml(trainingJob(ns, "suspended", true, "gpuplacement.io/workload: w"),
                                   "job"))
             .ok());
-  (void)plane.withTools(render + " | kubectl delete -f - --ignore-not-found");
+  (void)plane.withTools("kubectl delete -f " + file + " --ignore-not-found");
 }
 
 }  // namespace gpuplacement

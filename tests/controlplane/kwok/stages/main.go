@@ -24,9 +24,26 @@ func main() {
 		nodefast.DefaultNodeInit,
 		nodeheartbeat.DefaultNodeHeartbeatWithLease,
 		podfast.DefaultPodReady,
-		podfast.DefaultPodComplete,
+		withCompleteDelay(podfast.DefaultPodComplete),
 		podfast.DefaultPodDelete,
 	} {
 		fmt.Printf("---\n%s\n", strings.TrimSpace(doc))
 	}
+}
+
+// withCompleteDelay lets a Job's pod say how long it runs before kwok
+// completes it, with the annotation kwok's own general stages read
+// (pod-complete.stage.kwok.x-k8s.io/delay, e.g. "10m"); without it a Job's
+// pods complete as soon as they run, as in the fast stage. The e2e tests
+// use it for a training Job that is still running when prices change.
+func withCompleteDelay(stage string) string {
+	const delay = `  delay:
+    durationMilliseconds: 0
+    durationFrom:
+      expressionFrom: '.metadata.annotations["pod-complete.stage.kwok.x-k8s.io/delay"]'
+`
+	if !strings.Contains(stage, "\n  next:\n") {
+		panic("kwok's pod-complete stage has no next: the delay cannot be added")
+	}
+	return strings.Replace(stage, "\n  next:\n", "\n"+delay+"  next:\n", 1)
 }
