@@ -36,6 +36,9 @@ rules:
 - apiGroups: [apps]
   resources: [deployments]
   verbs: [patch]
+- apiGroups: [batch]
+  resources: [jobs]
+  verbs: [patch]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding

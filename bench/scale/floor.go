@@ -25,6 +25,7 @@ func runFloor(args []string) error {
 	namespace := flags.String("namespace", "", "namespace of the GpuWorkloads")
 	patchesFile := flags.String("patches", "",
 		"cluster mode: JSON object, a Deployment patch per value of the GpuWorkloads' "+kindLabel+" label")
+	jobs := flags.Bool("jobs", false, "the targets are suspended Jobs: patch each Job and resume it in the same patch")
 	flags.Parse(args)
 	patches, err := readPatches(*patchesFile)
 	if err != nil {
@@ -57,6 +58,9 @@ func runFloor(args []string) error {
 		"containers": []map[string]any{{"name": "server", "resources": map[string]any{
 			"limits": map[string]string{"nvidia.com/gpu": "1"}, "requests": map[string]string{"nvidia.com/gpu": "1"}}}},
 	}}}}
+	// A Job's: the same fields, and `suspend: false` in the same patch.
+	resumedJob := map[string]any{"spec": map[string]any{"suspend": false,
+		"template": fixed["spec"].(map[string]any)["template"]}}
 	// Each workload once: the watch is reopened whenever it ends (an API
 	// server restart, its timeout, EOF), and a relist after 410 Gone hands
 	// back workloads already seen, and any created while it was down.
@@ -84,6 +88,10 @@ func runFloor(args []string) error {
 			patch = fixed
 		}
 		path := "/apis/apps/v1/namespaces/" + *namespace + "/deployments/" + spec.TargetRef.Name
+		if *jobs {
+			patch = resumedJob
+			path = "/apis/batch/v1/namespaces/" + *namespace + "/jobs/" + spec.TargetRef.Name
+		}
 		go patchWithRetries(client, path, patch, spec.TargetRef.Name)
 	}
 	return client.Follow(context.Background(), workloads, resourceVersion,

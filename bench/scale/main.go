@@ -4,6 +4,7 @@
 //	bench-scale run --repo DIR --operator BIN [--sizes 100,1000,10000] [--quick] ...
 //	bench-scale floor --credentials FILE --namespace NS   (the floor reactor)
 //	bench-scale writecost --repo DIR --operator BIN [--n 1000] (the API server's CPU per write)
+//	bench-scale jobs --repo DIR --operator BIN [--n 1000] [--rate 20] (suspended Jobs placed and resumed)
 //	bench-scale plot RESULTS.json                          (redraws the PNG)
 //	bench-scale fleet [--size 10000]                       (cluster mode's pool file for a size)
 //	bench-scale failover --repo DIR --operator BIN [--size 1000] [--scenarios kill-leader,restart-apiserver]
@@ -16,7 +17,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench-scale run|floor|writecost|failover|fleet|plot ...")
+		fmt.Fprintln(os.Stderr, "usage: bench-scale run|floor|writecost|jobs|failover|fleet|plot ...")
 		os.Exit(2)
 	}
 	var err error
@@ -27,6 +28,8 @@ func main() {
 		err = runFloor(os.Args[2:])
 	case "writecost":
 		err = runWriteCost(os.Args[2:])
+	case "jobs":
+		err = runJobs(os.Args[2:])
 	case "failover":
 		err = runFailover(os.Args[2:])
 	case "fleet":
@@ -38,7 +41,7 @@ func main() {
 			err = replot(os.Args[2])
 		}
 	default:
-		err = fmt.Errorf("unknown command %q (run, floor, writecost, failover, fleet or plot)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (run, floor, writecost, jobs, failover, fleet or plot)", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench-scale:", err)

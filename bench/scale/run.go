@@ -482,14 +482,14 @@ func (r *Reactor) settle(limit time.Duration) (time.Time, error) {
 
 // startFloor starts the floor; patches, when not "", is its table of
 // patches by kind (cluster mode).
-func startFloor(self, credentials, patches, logPath string) (*Reactor, error) {
+func startFloor(self, credentials, patches, logPath string, extra ...string) (*Reactor, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	reactor := &Reactor{}
-	reactor.command = exec.Command(self, "floor", "--credentials", credentials, "--namespace", benchNamespace,
-		"--patches", patches)
+	reactor.command = exec.Command(self, append([]string{"floor", "--credentials", credentials,
+		"--namespace", benchNamespace, "--patches", patches}, extra...)...)
 	reactor.command.Stderr = logFile
 	stdout, err := reactor.command.StdoutPipe()
 	if err != nil {
