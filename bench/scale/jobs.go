@@ -74,7 +74,7 @@ func jobWorkloadManifest(i int) map[string]any {
 		"spec": map[string]any{
 			"targetRef": map[string]string{"kind": "Job", "name": trainingJobName(i)},
 			"workload":  map[string]any{"kind": "FineTuning"},
-			"model":     map[string]any{"parameters": "1B", "precision": "bf16"},
+			"model":     map[string]any{"parameters": "1B", "precision": "fp16"},
 			"objective": "CostOptimized",
 			"constraints": map[string]any{"tiers": []string{"NVIDIA"},
 				"instanceTypes": []string{"g4dn.xlarge"}},

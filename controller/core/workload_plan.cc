@@ -381,36 +381,45 @@ void holdJob(const WorkloadInput& input, const WorkloadIntent& intent,
              WorkloadPlan& plan) {
   const auto& applied = *plan.view.applied;
   const TargetState& job = *input.target;
-  plan.wanted = placementInForce(applied, assessApplied(engine, intent, applied, cluster),
-                                 *plan.decision, engine, intent.replicas);
-  plan.view.placement = plan.wanted;
   const Placement& best = *plan.decision->placement;
-  if (best.instanceType != applied.instanceType ||
-      best.acceleratorCount != applied.acceleratorCount ||
-      best.capacityType != applied.capacityType) {
+  if (best.instanceType == applied.instanceType &&
+      best.acceleratorCount == applied.acceleratorCount &&
+      best.capacityType == applied.capacityType) {
+    plan.wanted = best;  // the decision is what runs: described in full
+  } else {
+    plan.wanted = placementInForce(applied, assessApplied(engine, intent, applied, cluster),
+                                   *plan.decision, engine, intent.replicas);
     plan.view.recommendation = best;
     plan.view.recommendationNote = heldJobNote(job, applied.targetName);
   }
-  draft.set("Applied", "True", "Applied",
-            "Job " + applied.targetName + " carries the placement (generation " +
-                std::to_string(applied.targetGeneration) + ")");
+  plan.view.placement = plan.wanted;
+  // Said when it was placed (and resumed); said again in the same words,
+  // it would be one more status write per Job.
+  if (const auto* said = findCondition(plan.conditions, "Applied"); !said || said->status != "True") {
+    draft.set("Applied", "True", "Applied",
+              "Job " + applied.targetName + " carries the placement (generation " +
+                  std::to_string(applied.targetGeneration) + ")");
+  }
   const auto ready = jobReadiness(job, applied.targetName, applied.instanceType,
                                   input.pending.count, input.pending.message);
   draft.set("Ready", ready.status, ready.reason, ready.message);
   if (ready.reason == "Unschedulable") {
     draft.report("Ready", ready.reason, "Warning", ready.message);
   }
+  const auto& recorded = plan.view.run;
+  if (recorded && recorded->job == applied.targetName &&
+      recorded->startTime == job.job.startTime) {
+    return;  // this run is priced already: a later price change does not reprice it
+  }
   if (auto run = jobRun(job, applied.targetName, plan.wanted)) {
-    if (!plan.view.run || !(*plan.view.run == *run)) {
-      // One Event for the end, failed or not: its cost, and why it failed.
-      const bool complete = run->outcome == "Complete";
-      plan.events.push_back(
-          {complete ? "Normal" : "Warning", "JobEnded",
-           "Job " + run->job + (complete ? " completed" : " failed") + " after " +
-               base::formatDuration(std::chrono::seconds(run->durationSeconds)) + " on " +
-               run->instanceType + ": $" + run->cost + " at $" + run->hourlyCost + "/h" +
-               (complete || job.job.endReason.empty() ? "" : " (" + job.job.endReason + ")")});
-    }
+    // One Event for the end, failed or not: its cost, and why it failed.
+    const bool complete = run->outcome == "Complete";
+    plan.events.push_back(
+        {complete ? "Normal" : "Warning", "JobEnded",
+         "Job " + run->job + (complete ? " completed" : " failed") + " after " +
+             base::formatDuration(std::chrono::seconds(run->durationSeconds)) + " on " +
+             run->instanceType + ": $" + run->cost + " at $" + run->hourlyCost + "/h" +
+             (complete || job.job.endReason.empty() ? "" : " (" + job.job.endReason + ")")});
     plan.view.run = std::move(run);
   }
 }
@@ -748,7 +757,10 @@ WorkloadRecord recordWorkload(const WorkloadInput& input, WorkloadPlan plan,
     recordOutcome(input, *outcome, draft, plan, record);
   }
   plan.view.conditions = plan.conditions;
-  if (plan.view.applied && plan.view.placement) {
+  // What runs now, for the cost gauges: a Job that has ended holds nothing.
+  const bool ended = input.target && input.target->kind == TargetKind::Job &&
+                     input.target->job.end != JobProgress::End::Running;
+  if (plan.view.applied && plan.view.placement && !ended) {
     record.inForce = plan.view.placement;
   }
   plan.view.decision = plan.decision ? &*plan.decision : nullptr;

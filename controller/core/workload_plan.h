@@ -205,7 +205,7 @@ struct WorkloadRecord {
   std::optional<std::vector<std::string>> finalizers;  // to write, when they change
   std::optional<nlohmann::json> status;  // to write, when it differs from the stored one
   std::vector<Event> events;
-  std::optional<Placement> inForce;     // what runs now, for the cost gauges
+  std::optional<Placement> inForce;     // what runs now, for the cost gauges (not an ended Job)
   std::optional<Placement> placedNow;   // written by this reconcile
   std::optional<double> monthlySaving;  // of a re-placement written by this reconcile
   bool releaseSlot = false;             // the target's rollout slot may go to the next workload

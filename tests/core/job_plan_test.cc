@@ -231,20 +231,31 @@ TEST_CASE("a Job: placed and resumed once, held once started, its run priced") {
   }
 }
 
-TEST_CASE("a completed Job's run is recorded once: the next reconcile writes nothing") {
+TEST_CASE("a completed Job's run is recorded once, never repriced, and costs nothing from then") {
   World world = jobWorld();
   placedAndStarted(world);
+  CHECK(reconcile(world).record.inForce.has_value());  // running: counted in the cost gauges
   world.target->job.active = 0;
   world.target->job.end = JobProgress::End::Complete;
   world.target->job.endTime = "2026-11-22T12:00:00Z";
   const auto ended = reconcile(world);
   REQUIRE(ended.record.status.has_value());
+  CHECK_FALSE(ended.record.inForce.has_value());  // ended: it holds no node
+  const auto run = (*ended.record.status)["run"];
   world.status = workloadStatusFromJson(*ended.record.status);
-  const auto input = world.input();
-  world.workload.statusHash = statusDigest(*ended.record.status);
-  const auto again = recordWorkload(input, planWorkload(input), nullptr);
-  CHECK_FALSE(again.status.has_value());
-  CHECK(again.events.empty());
+  {
+    const auto input = world.input();
+    world.workload.statusHash = statusDigest(*ended.record.status);
+    const auto again = recordWorkload(input, planWorkload(input), nullptr);
+    CHECK_FALSE(again.status.has_value());
+    CHECK(again.events.empty());
+  }
+  // Prices change after the run: the run keeps the price it was priced at.
+  world.policy.prices[world.status.applied->instanceType] = {100.0, std::nullopt};
+  const auto later = reconcile(world);
+  REQUIRE(later.record.status.has_value());
+  CHECK((*later.record.status)["run"] == run);
+  CHECK(eventReasons(later.record).empty());
 }
 
 TEST_CASE("deleting the GpuWorkload of a started Job releases it: the record goes, the pods run on") {
@@ -277,6 +288,21 @@ TEST_CASE("the run's figures: what the nodes cost for as long as it ran") {
   CHECK(run->cost == "139.75");  // 43 $/h x 3.25 h
   job.job.endTime = "not a time";
   CHECK_FALSE(jobRun(job, "llama-training", placement).has_value());
+}
+
+TEST_CASE("after the resume, the Job's own change writes no status until it starts") {
+  World world = jobWorld();
+  auto first = reconcile(world);
+  REQUIRE(first.record.status.has_value());
+  world.target = first.outcome->state;  // resumed; the Job controller has not started it yet
+  world.status = workloadStatusFromJson(*first.record.status);
+  const auto input = world.input();
+  world.workload.statusHash = statusDigest(*first.record.status);
+  const auto next = recordWorkload(input, planWorkload(input), nullptr);
+  CHECK_MESSAGE(!next.status.has_value(),
+                (next.status ? nlohmann::json::diff(*first.record.status, *next.status).dump()
+                             : std::string()));
+  CHECK(next.events.empty());
 }
 
 }  // namespace gpuplacement::core
