@@ -127,8 +127,9 @@ int main(int argc, char** argv) {
               kPageSize);
   load("gpuworkloads", workloadPages, count, workloads,
        [&catalog](const json& object) { return app::packWorkload(object, catalog); });
-  load("deployments", deploymentPages, count, deployments,
-       [](const json& object) { return app::packTarget(core::targetFromJson(core::TargetKind::Deployment, object)); });
+  load("deployments", deploymentPages, count, deployments, [](const json& object) {
+    return app::packTarget(core::targetFromJson(core::TargetKind::Deployment, object));
+  });
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   const double rssLoaded = rssMiB();
   malloc_trim(0);

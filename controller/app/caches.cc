@@ -162,7 +162,8 @@ void ObjectCaches::indexPending(const std::string& pod, const core::PodView* pre
   if (!after.empty()) {
     pendingOf_.add(after, pod);
   }
-  for (const auto* view : {before.empty() ? nullptr : previous, after.empty() ? nullptr : current}) {
+  for (const auto* view :
+       {before.empty() ? nullptr : previous, after.empty() ? nullptr : current}) {
     if (view) {
       for (const auto& handler : pendingHandlers_) {
         handler(view->ownerKind, namespaceOf(pod) + "/" + view->owner);

@@ -23,8 +23,7 @@ class WriteExpectations {
   explicit WriteExpectations(const runtime::Clock& clock) : clock_(clock) {}
 
   void expectStatus(const std::string& workload, std::uint64_t statusHash);
-  void expectTarget(const std::string& target, std::int64_t generation,
-                        std::uint64_t ownedDigest);
+  void expectTarget(const std::string& target, std::int64_t generation, std::uint64_t ownedDigest);
   // Our finalizer is off; the deletion will follow and nothing is left to do.
   void expectDeletion(const std::string& workload) { released_.insert(workload); }
 

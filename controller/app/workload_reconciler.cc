@@ -83,10 +83,10 @@ WorkloadReconciler::WorkloadReconciler(asio::any_io_executor executor, ObjectCac
       controller_(
           executor, asyncQueue_, options.workers,
           [this](const runtime::ObjectKey& key) { return reconcile(key); }, clock),
-      placementsTotal_(
-          metrics.counter("gpu_placement_placements_total",
-                          "Placements written to targets (Deployments, StatefulSets, Jobs), by tier and instance type",
-                          {"tier", "instance_type"})),
+      placementsTotal_(metrics.counter("gpu_placement_placements_total",
+                                       "Placements written to targets (Deployments, StatefulSets, "
+                                       "Jobs), by tier and instance type",
+                                       {"tier", "instance_type"})),
       replacementsTotal_(metrics.counter("gpu_placement_replacements_total",
                                          "Workloads moved by a price or rule change", {"policy"})),
       replacementSavings_(metrics.counter(
@@ -254,8 +254,8 @@ asio::awaitable<base::Result<base::Ok, std::string>> WorkloadReconciler::release
     request.resourceVersion = version;
     return core::planTemplatePatch(live, request);
   };
-  auto outcome = co_await converge(ns, target, state, resourceVersion,
-                                   remove(state, resourceVersion), remove);
+  auto outcome =
+      co_await converge(ns, target, state, resourceVersion, remove(state, resourceVersion), remove);
   if (!outcome) {
     co_return outcome.error();
   }
@@ -330,8 +330,8 @@ asio::awaitable<WorkloadReconciler::Outcome> WorkloadReconciler::converge(
             "off or absent); Jobs are placed only where their own requests already match",
             {{"version", server_.version}, {"error", patched.error().describe()}});
       }
-      co_return core::TargetOutcome{Kind::JobResourcesImmutable, state, {},
-                                    patched.error().describe()};
+      co_return core::TargetOutcome{
+          Kind::JobResourcesImmutable, state, {}, patched.error().describe()};
     }
     if (auto refusal = refused(patched.error(), state, target)) {
       co_return *refusal;

@@ -75,8 +75,8 @@ class WorkloadReconciler {
     Snapshot() = default;
     Snapshot(const Snapshot&) = delete;
   };
-  using PatchPlanner = std::function<core::PatchPlan(const core::TargetState&,
-                                                     const std::string& resourceVersion)>;
+  using PatchPlanner =
+      std::function<core::PatchPlan(const core::TargetState&, const std::string& resourceVersion)>;
   using Outcome = base::Result<core::TargetOutcome, std::string>;
 
   asio::awaitable<runtime::ReconcileResult> reconcile(const runtime::ObjectKey& key);
@@ -89,9 +89,9 @@ class WorkloadReconciler {
   asio::awaitable<Outcome> writeTarget(const runtime::ObjectKey& key, const Snapshot& snapshot,
                                        const core::WorkloadPlan& plan);
   // Sends `plan`; on 409 reads the target fresh and plans again.
-  asio::awaitable<Outcome> converge(std::string ns, core::TargetRef target,
-                                    core::TargetState state, std::string resourceVersion,
-                                    core::PatchPlan plan, PatchPlanner replan);
+  asio::awaitable<Outcome> converge(std::string ns, core::TargetRef target, core::TargetState state,
+                                    std::string resourceVersion, core::PatchPlan plan,
+                                    PatchPlanner replan);
   asio::awaitable<runtime::ReconcileResult> apply(const runtime::ObjectKey& key,
                                                   const Snapshot& snapshot,
                                                   core::WorkloadRecord record);

@@ -183,8 +183,7 @@ void readUnschedulable(const json& object, PodView& pod) {
 bool PodView::operator==(const PodView& other) const {
   return node == other.node && devices == other.devices && finished == other.finished &&
          ownerKind == other.ownerKind && owner == other.owner &&
-         unschedulable == other.unschedulable &&
-         unschedulableSince == other.unschedulableSince &&
+         unschedulable == other.unschedulable && unschedulableSince == other.unschedulableSince &&
          (gated == other.gated || (gated && other.gated && *gated == *other.gated));
 }
 

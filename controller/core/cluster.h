@@ -89,9 +89,9 @@ NodeView nodeFromJson(const nlohmann::json& object);
 // A pod, as much as capacity needs: the devices it holds on its node, or,
 // while the scheduler cannot place it, why and since when.
 struct PodView {
-  std::string node;           // spec.nodeName; empty while pending
-  Devices devices;            // summed over its containers
-  bool finished = false;      // Succeeded or Failed: holds nothing
+  std::string node;       // spec.nodeName; empty while pending
+  Devices devices;        // summed over its containers
+  bool finished = false;  // Succeeded or Failed: holds nothing
   // While unschedulable: the target it belongs to (a ReplicaSet's
   // Deployment, a StatefulSet, a Job).
   TargetKind ownerKind = TargetKind::Deployment;

@@ -36,7 +36,8 @@ std::string resourcesImmutableMessage(const std::string& job, const std::string&
   for (const auto& [name, value] : scheduling.resources) {
     needs += (needs.empty() ? "" : ", ") + name + "=" + value;
   }
-  return "the API server (" + (serverVersion.empty() ? std::string("version unknown") : serverVersion) +
+  return "the API server (" +
+         (serverVersion.empty() ? std::string("version unknown") : serverVersion) +
          ") does not let a suspended Job's pod resources change (KEP-5440, on by default from "
          "Kubernetes 1.36), and the placement needs spec.template.spec.containers[" +
          container + "].resources " + needs + " (requests and limits), which Job " + job +

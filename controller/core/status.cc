@@ -198,17 +198,17 @@ WorkloadStatus workloadStatusFromJson(const json& status) {
   }
   result.unavailable = readUnavailable(status);
   if (const auto it = status.find("run"); it != status.end() && it->is_object()) {
-    result.run = JobRunRecord{text(*it, "job"),
-                              text(*it, "startTime"),
-                              text(*it, "endTime"),
-                              integer(*it, "durationSeconds"),
-                              text(*it, "outcome"),
-                              text(*it, "instanceType"),
-                              text(*it, "capacityType") == "Spot" ? CapacityType::Spot
-                                                                  : CapacityType::OnDemand,
-                              static_cast<int>(integer(*it, "pods")),
-                              text(*it, "hourlyCost"),
-                              text(*it, "cost")};
+    result.run = JobRunRecord{
+        text(*it, "job"),
+        text(*it, "startTime"),
+        text(*it, "endTime"),
+        integer(*it, "durationSeconds"),
+        text(*it, "outcome"),
+        text(*it, "instanceType"),
+        text(*it, "capacityType") == "Spot" ? CapacityType::Spot : CapacityType::OnDemand,
+        static_cast<int>(integer(*it, "pods")),
+        text(*it, "hourlyCost"),
+        text(*it, "cost")};
   }
   if (const auto it = status.find("conditions"); it != status.end() && it->is_array()) {
     for (const auto& item : *it) {

@@ -41,7 +41,7 @@ struct AppliedRecord {
   int acceleratorCount = 0;
   CapacityType capacityType = CapacityType::OnDemand;
   std::int64_t targetGeneration = 0;  // the generation the patch produced
-  std::int64_t specGeneration = 0;        // the GpuWorkload generation it was decided for
+  std::int64_t specGeneration = 0;    // the GpuWorkload generation it was decided for
   std::string time;
   bool replacement = false;  // moved by a price or rule change, not by the spec
 

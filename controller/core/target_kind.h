@@ -23,7 +23,8 @@ namespace gpuplacement::base {
 template <>
 struct EnumNames<core::TargetKind> {
   static constexpr std::string_view what = "target kind";
-  static constexpr auto names = std::to_array<std::string_view>({"Deployment", "StatefulSet", "Job"});
+  static constexpr auto names =
+      std::to_array<std::string_view>({"Deployment", "StatefulSet", "Job"});
 };
 }  // namespace gpuplacement::base
 

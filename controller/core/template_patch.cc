@@ -62,8 +62,8 @@ json planSelector(const TargetState& live, const Scheduling* desired, const Owne
       if (!ours && current != live.nodeSelector.end()) {
         if (current->second != value) {
           plan.conflicts.push_back("nodeSelector " + key + "=" + current->second +
-                                   " is set on the " +
-                                   std::string(base::nameOf(live.kind)) + "; the placement needs " + value);
+                                   " is set on the " + std::string(base::nameOf(live.kind)) +
+                                   "; the placement needs " + value);
         }
         continue;  // the user's own, identical: leave it theirs
       }
@@ -73,8 +73,8 @@ json planSelector(const TargetState& live, const Scheduling* desired, const Owne
           // The operator's key, rewritten since by someone else (the same
           // apply that took the field): theirs now, and not the placement's.
           plan.conflicts.push_back("nodeSelector " + key + "=" + current->second +
-                                   " is set on the " +
-                                   std::string(base::nameOf(live.kind)) + "; the placement needs " + value);
+                                   " is set on the " + std::string(base::nameOf(live.kind)) +
+                                   "; the placement needs " + value);
           continue;
         }
         pods->nodeSelector[key] = value;
@@ -145,7 +145,8 @@ void planWantedResources(const TargetState& live, const Scheduling& desired,
   for (const auto& name : targets) {
     const auto* container = findContainer(live, name);
     if (!container) {
-      plan.error = "the " + std::string(base::nameOf(live.kind)) + " has no container named " + name;
+      plan.error =
+          "the " + std::string(base::nameOf(live.kind)) + " has no container named " + name;
       return;
     }
     const auto ownedHere = owned.resources.find(name);
@@ -162,9 +163,9 @@ void planWantedResources(const TargetState& live, const Scheduling& desired,
         const std::string& asked = limit.empty() ? request : limit;
         if (!sizing && (asked != value || (!request.empty() && request != value))) {
           plan.conflicts.push_back("containers[" + name + "].resources " + resource + "=" +
-                                   (limit.empty() ? request : limit) +
-                                   " is set on the " +
-                                   std::string(base::nameOf(live.kind)) + "; the placement needs " + value);
+                                   (limit.empty() ? request : limit) + " is set on the " +
+                                   std::string(base::nameOf(live.kind)) + "; the placement needs " +
+                                   value);
         }
         continue;
       }

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/target.h"
 #include "core/render.h"
+#include "core/target.h"
 #include "core/types.h"
 
 namespace gpuplacement::core {
@@ -45,10 +45,10 @@ struct PatchPlan {
 };
 
 struct PatchRequest {
-  const Scheduling* desired = nullptr;  // null: take everything of ours back
-  std::vector<std::string> containers;  // that get the devices; empty: the first
-  std::string workload;                 // the GpuWorkload placing it
-  std::string resourceVersion;          // the precondition
+  const Scheduling* desired = nullptr;   // null: take everything of ours back
+  std::vector<std::string> containers;   // that get the devices; empty: the first
+  std::string workload;                  // the GpuWorkload placing it
+  std::string resourceVersion;           // the precondition
   PlaceAt where = PlaceAt::PodTemplate;  // PodTemplate or Pods (resolvePlaceAt)
   // A Job: set spec.suspend false in the same patch, so that its first pod
   // is created from the placed template (the KEP-2926 advice: change the

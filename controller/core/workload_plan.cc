@@ -3,104 +3,19 @@
 #include <algorithm>
 
 #include "base/decimal.h"
-#include "base/hash.h"
 #include "core/fallback.h"
 #include "core/job_plan.h"
 #include "core/reverts.h"
+#include "core/status_draft.h"
 
 namespace gpuplacement::core {
 namespace {
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string text;
-  for (const auto& item : items) {
-    text += (text.empty() ? "" : "; ") + item;
-  }
-  return text;
-}
+using reconcile::assessApplied;
+using reconcile::placementInForce;
+using reconcile::StatusDraft;
+using reconcile::wakeAfter;
 
-// The next reconcile at the earlier of what is planned and `after`.
-void wakeAfter(NextReconcile& next, std::chrono::seconds after) {
-  if (next.kind != NextReconcile::Kind::After || after < next.after) {
-    next = {NextReconcile::Kind::After, after, ""};
-  }
-}
-
-// Conditions and Events as a reconcile sets them.
-class StatusDraft {
- public:
-  StatusDraft(const WorkloadObject& workload, const WorkloadInput& input, WorkloadPlan& plan)
-      : workload_(workload), now_(base::formatRfc3339(input.now)), plan_(plan) {}
-
-  void set(const std::string& type, const std::string& status, const std::string& reason,
-           const std::string& message) {
-    setCondition(plan_.conditions, {type, status, reason, message, "", workload_.generation}, now_);
-  }
-  // An Event for a condition that has just become this reason: not again
-  // on every resync.
-  void report(const std::string& type, const std::string& reason, const std::string& eventType,
-              const std::string& message) {
-    const auto* before = findCondition(workload_.status.conditions, type);
-    if (!before || before->reason != reason) {
-      plan_.events.push_back({eventType, reason, message});
-    }
-  }
-  // Placed=False and Ready=False for one reason, reported once.
-  void notPlaced(const std::string& reason, const std::string& message,
-                 const std::string& eventMessage) {
-    set("Placed", "False", reason, message);
-    set("Ready", "False", reason, message);
-    report("Placed", reason, "Warning", eventMessage);
-  }
-  // Applied=False and Ready=False for one reason, reported once.
-  void notApplied(const std::string& reason, const std::string& message) {
-    set("Applied", "False", reason, message);
-    set("Ready", "False", reason, message);
-    report("Applied", reason, "Warning", message);
-  }
-  const std::string& now() const { return now_; }
-
- private:
-  const WorkloadObject& workload_;
-  std::string now_;
-  WorkloadPlan& plan_;
-};
-
-// The placement in force, described with today's prices.
-Placement placementInForce(const AppliedRecord& applied, const Assessment& current,
-                           const Decision& decision, const PlacementEngine& engine, int replicas) {
-  Placement placement;
-  placement.tier = applied.tier;
-  placement.accelerator = applied.accelerator;
-  placement.instanceType = applied.instanceType;
-  placement.acceleratorCount = applied.acceleratorCount;
-  placement.capacityType = applied.capacityType;
-  if (const auto* instance = engine.catalog().find(applied.instanceType)) {
-    placement.acceleratorsPerInstance = instance->acceleratorCount;
-    if (const auto* accelerator = engine.catalog().acceleratorOf(*instance)) {
-      placement.availableMemoryGiB = accelerator->memoryGiB * applied.acceleratorCount;
-    }
-  }
-  const double hoursPerMonth = engine.policy().hoursPerMonth;
-  placement.hourlyCost = current.hourlyCost;
-  placement.clusterHourlyCost = current.clusterHourlyCost;
-  placement.monthlyCost = current.hourlyCost * hoursPerMonth;
-  placement.replicas = replicas;
-  placement.totalHourlyCost = current.hourlyCost * replicas;
-  placement.totalMonthlyCost = placement.monthlyCost * replicas;
-  placement.requiredMemoryGiB = decision.memory.requiredGiB;
-  placement.performance = current.performance;
-  return placement;
-}
-
-Assessment assessApplied(const PlacementEngine& engine, const WorkloadIntent& intent,
-                         const AppliedRecord& applied, const ClusterContext& cluster) {
-  return engine.assess(intent, applied.instanceType, applied.acceleratorCount, applied.capacityType,
-                       &cluster);
-}
-
-// The cluster as this workload's decision sees it: its own scheduled
-// replicas' devices count as idle to it.
 ClusterContext clusterContextFor(const WorkloadInput& input, const WorkloadPlan& plan,
                                  const PlacementEngine& engine) {
   ClusterContext context;
@@ -245,17 +160,17 @@ void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
   write.patchRequest.workload = input.name;
   write.patchRequest.where = *placeAt;
   // A Job another controller queues (Kueue, spec.managedBy) is resumed by it.
-  write.patchRequest.start = input.target->kind == TargetKind::Job &&
-                             !input.target->job.queuedElsewhere;
+  write.patchRequest.start =
+      input.target->kind == TargetKind::Job && !input.target->job.queuedElsewhere;
   write.patch = planTemplatePatch(*input.target, write.request(input.targetResourceVersion));
   plan.write = std::move(write);
   const auto& patch = plan.write->patch;
   if (input.target->kind == TargetKind::Job && !input.jobResourcesMutable &&
       patch.resourcesChanged && !patch.blocked()) {
     // Refused whole by such a server: nothing is sent, the Job stays as it is.
-    const auto message = resourcesImmutableMessage(
-        spec.targetRef.name, input.serverVersion,
-        deviceContainer(*input.target, spec.containers), plan.write->scheduling, "");
+    const auto message = resourcesImmutableMessage(spec.targetRef.name, input.serverVersion,
+                                                   deviceContainer(*input.target, spec.containers),
+                                                   plan.write->scheduling, "");
     plan.write.reset();
     plan.view.applied.reset();
     plan.view.placement = plan.wanted;
@@ -333,14 +248,13 @@ void planFallback(const WorkloadInput& input, const WorkloadObject& workload,
     intent.constraints.excludedInstanceTypes.push_back(entry.instanceType);
   }
   if (step.left) {
-    plan.events.push_back({"Warning", "FellBack",
-                           "pods of " +
-                               describeTarget(plan.view.applied->targetKind,
-                                              plan.view.applied->targetName) +
-                               " could not be scheduled on " + step.left->instanceType + " for " +
-                               std::to_string(engine.policy().capacity.fallbackAfter.count()) +
-                               " s (" + step.left->message + "): it is left until " +
-                               step.left->until + "; placing on the next-best type"});
+    plan.events.push_back(
+        {"Warning", "FellBack",
+         "pods of " + describeTarget(plan.view.applied->targetKind, plan.view.applied->targetName) +
+             " could not be scheduled on " + step.left->instanceType + " for " +
+             std::to_string(engine.policy().capacity.fallbackAfter.count()) + " s (" +
+             step.left->message + "): it is left until " + step.left->until +
+             "; placing on the next-best type"});
   }
   if (step.recheckAfter) {
     wakeAfter(plan.next, *step.recheckAfter);
@@ -395,7 +309,8 @@ void holdJob(const WorkloadInput& input, const WorkloadIntent& intent,
   plan.view.placement = plan.wanted;
   // Said when it was placed (and resumed); said again in the same words,
   // it would be one more status write per Job.
-  if (const auto* said = findCondition(plan.conditions, "Applied"); !said || said->status != "True") {
+  if (const auto* said = findCondition(plan.conditions, "Applied");
+      !said || said->status != "True") {
     draft.set("Applied", "True", "Applied",
               "Job " + applied.targetName + " carries the placement (generation " +
                   std::to_string(applied.targetGeneration) + ")");
@@ -407,8 +322,7 @@ void holdJob(const WorkloadInput& input, const WorkloadIntent& intent,
     draft.report("Ready", ready.reason, "Warning", ready.message);
   }
   const auto& recorded = plan.view.run;
-  if (recorded && recorded->job == applied.targetName &&
-      recorded->startTime == job.job.startTime) {
+  if (recorded && recorded->job == applied.targetName && recorded->startTime == job.job.startTime) {
     return;  // this run is priced already: a later price change does not reprice it
   }
   if (auto run = jobRun(job, applied.targetName, plan.wanted)) {
@@ -427,8 +341,8 @@ void holdJob(const WorkloadInput& input, const WorkloadIntent& intent,
 // Whether the target is a Job that cannot take a placement now: held on
 // the one it started with, or started before any.
 bool jobCannotMove(const WorkloadInput& input, const WorkloadIntent& intent,
-                   const PlacementEngine& engine, const ClusterContext& cluster,
-                   StatusDraft& draft, WorkloadPlan& plan) {
+                   const PlacementEngine& engine, const ClusterContext& cluster, StatusDraft& draft,
+                   WorkloadPlan& plan) {
   if (input.target->kind != TargetKind::Job) {
     return false;
   }
@@ -452,8 +366,9 @@ std::string recommendOnlyMessage(const TargetRef& ref, const TargetState* target
   std::string message = "mode is Recommend: " + describeTarget(ref) + " is not changed";
   if (target && target->kind == TargetKind::Job && target->templateMutable() &&
       !target->job.queuedElsewhere) {
-    message += "; it stays suspended, since only a placement resumes it (set mode Apply, or "
-               "resume it yourself)";
+    message +=
+        "; it stays suspended, since only a placement resumes it (set mode Apply, or "
+        "resume it yourself)";
   }
   return message;
 }
@@ -526,165 +441,6 @@ StatusView initialView(const WorkloadObject& workload) {
 
 // Ready, from the rollout of the target that carries the placement (a
 // Job's run) and from its pods the scheduler cannot place.
-void recordRollout(const TargetState& state, const std::string& name, const Placement& wanted,
-                   const PendingPods& pending, StatusDraft& draft) {
-  const std::string target = describeTarget(state.kind, name);
-  if (state.kind == TargetKind::Job) {
-    const auto ready =
-        jobReadiness(state, name, wanted.instanceType, pending.count, pending.message);
-    draft.set("Ready", ready.status, ready.reason, ready.message);
-    if (ready.reason == "Unschedulable") {
-      draft.report("Ready", ready.reason, "Warning", ready.message);
-    }
-    return;
-  }
-  if (state.rolledOut()) {
-    draft.set("Ready", "True", "RolloutComplete",
-              std::to_string(state.availableReplicas) + " of " + std::to_string(state.replicas) +
-                  " replicas updated and available");
-  } else if (state.progressDeadlineExceeded) {
-    const std::string message = "the rollout of " + target +
-                                " exceeded its progress deadline; is there capacity for " +
-                                wanted.instanceType + "?";
-    draft.set("Ready", "False", "ProgressDeadlineExceeded", message);
-    draft.report("Ready", "ProgressDeadlineExceeded", "Warning", message);
-  } else if (pending.count > 0) {
-    const std::string message = std::to_string(pending.count) +
-                                (pending.count == 1 ? " pod" : " pods") + " of " + target +
-                                " cannot be scheduled on " + wanted.instanceType + ": " +
-                                pending.message;
-    draft.set("Ready", "False", "Unschedulable", message);
-    draft.report("Ready", "Unschedulable", "Warning", message);
-  } else {
-    // No replica counts: each step of the rollout would be a status write
-    // (three more per placement on a real cluster); the target's own
-    // status has them.
-    draft.set("Ready", "False", "RolloutInProgress",
-              target + " is rolling out onto " + wanted.instanceType +
-                  "; its status shows the replicas updated and available");
-  }
-}
-
-// The target carries the placement: what the status and Events say.
-void recordApplied(const WorkloadInput& input, const TargetOutcome& outcome, StatusDraft& draft,
-                   WorkloadPlan& plan, WorkloadRecord& record) {
-  const WorkloadObject& workload = *input.workload;
-  if (input.useFinalizer && !workload.hasFinalizer()) {
-    // Right after the first patch, not before it: the placement reaches the
-    // target one round trip sooner, and a deletion in between is caught
-    // by the ownership record.
-    record.finalizers = workload.finalizers;
-    record.finalizers->push_back(kFinalizer);
-  }
-  const TargetState& state = outcome.state;
-  const TargetRef& target = plan.write->target;
-  const Placement& wanted = plan.wanted;
-  const Gate& gate = plan.gate;
-  auto& applied = plan.view.applied;
-  if (gate.verdict == GateVerdict::Apply || !applied) {
-    record.placedNow = wanted;
-    if (gate.replacement && applied) {
-      plan.view.lastReplacement =
-          ReplacementRecord{applied->instanceType, wanted.instanceType,
-                            base::decimalString(gate.monthlySaving, 2), draft.now(), gate.message};
-      record.monthlySaving = gate.monthlySaving;
-      plan.events.push_back(
-          {"Normal", "Replaced",
-           "moved from " + applied->instanceType + " to " + describePlacement(wanted) +
-               (gate.monthlySaving >= 0
-                    ? ", saving " + base::formatMoney(gate.monthlySaving)
-                    : ", costing " + base::formatMoney(-gate.monthlySaving) + " more") +
-               "/month: " + gate.message});
-    } else {
-      plan.events.push_back({"Normal", "Placed",
-                             "placed on " + describePlacement(wanted) + " at " +
-                                 base::formatMoney(wanted.hourlyCost) + "/h (" +
-                                 base::formatMoney(wanted.totalMonthlyCost) +
-                                 "/month for all replicas): " + plan.decision->reason});
-    }
-    applied = AppliedRecord{target.kind,
-                            target.name,
-                            wanted.instanceType,
-                            wanted.accelerator,
-                            wanted.tier,
-                            wanted.acceleratorCount,
-                            wanted.capacityType,
-                            state.generation,
-                            workload.generation,
-                            draft.now(),
-                            gate.replacement};
-  } else if (outcome.kind == TargetOutcome::Kind::Written) {
-    applied->targetGeneration = state.generation;
-    auto& reverts = plan.view.reverts;
-    if (reverts && !outcome.templateWriter.empty()) {
-      reverts->fieldManager = outcome.templateWriter;  // the answer names who wrote last
-    }
-    const std::string by = reverts && !reverts->fieldManager.empty()
-                               ? " (last written by " + reverts->fieldManager + ")"
-                               : "";
-    const std::string count = reverts ? "; taken back " + std::to_string(reverts->count) + " of " +
-                                            std::to_string(kStopAfterReverts) +
-                                            " times before the operator stops"
-                                      : "";
-    plan.events.push_back(
-        {"Normal", "Restored",
-         "put back " + joined(plan.write->patch.fields) + " of " + describeTarget(target) + by +
-             count});
-  }
-  applied->specGeneration = workload.generation;  // a new spec may want the same placement
-  plan.view.placement = wanted;
-  draft.set("Applied", "True", "Applied",
-            describeTarget(target) + " carries the placement (generation " +
-                std::to_string(applied->targetGeneration) + ")" +
-                (plan.write->patch.patch && plan.write->patchRequest.start &&
-                         outcome.kind == TargetOutcome::Kind::Written
-                     ? " and was resumed in the same write"
-                     : ""));
-  recordRollout(state, target.name, wanted, input.pending, draft);
-  record.releaseSlot = state.rolledOut() || state.progressDeadlineExceeded;
-}
-
-// What the write to the target came to.
-void recordOutcome(const WorkloadInput& input, const TargetOutcome& outcome, StatusDraft& draft,
-                   WorkloadPlan& plan, WorkloadRecord& record) {
-  const TargetRef& target = plan.write->target;
-  switch (outcome.kind) {
-    case TargetOutcome::Kind::NotFound:
-      plan.view.applied.reset();
-      plan.view.placement = plan.decision->placement;
-      draft.notApplied("TargetNotFound", describeTarget(target) + " does not exist in " + input.ns);
-      break;
-    case TargetOutcome::Kind::JobResourcesImmutable: {
-      plan.view.applied.reset();
-      plan.view.placement = plan.decision->placement;
-      draft.notApplied("JobResourcesImmutable",
-                       resourcesImmutableMessage(
-                           target.name, input.serverVersion,
-                           deviceContainer(outcome.state, plan.write->patchRequest.containers),
-                           plan.write->scheduling, outcome.error));
-      break;
-    }
-    case TargetOutcome::Kind::Blocked:
-      // The team's own fields (or another GpuWorkload) stand in the way; the
-      // target is not touched until they are resolved.
-      plan.view.placement = plan.decision->placement;
-      draft.notApplied(outcome.conflicts.empty() ? "InvalidTarget" : "Conflict",
-                       outcome.conflicts.empty() ? outcome.error : joined(outcome.conflicts));
-      break;
-    case TargetOutcome::Kind::Forbidden:
-      // RBAC out of date: nothing was written; the caller retries.
-      plan.view.placement = plan.decision->placement;
-      draft.notApplied("Forbidden", outcome.error);
-      break;
-    case TargetOutcome::Kind::Written:
-    case TargetOutcome::Kind::Unchanged:
-      recordApplied(input, outcome, draft, plan, record);
-      break;
-  }
-  if (plan.rollout == RolloutStep::Reserve && outcome.kind != TargetOutcome::Kind::Written) {
-    record.releaseSlot = true;  // the move did not start
-  }
-}
 
 }  // namespace
 
@@ -720,73 +476,6 @@ WorkloadPlan planWorkload(const WorkloadInput& input) {
   plan.view.policyGeneration = input.policy.generation;
   planPlacement(input, workload, *input.policy.engine, draft, plan);
   return plan;
-}
-
-std::optional<TargetOutcome> outcomeWithoutWrite(const TargetWrite& write,
-                                                 const TargetState& state) {
-  if (write.patch.blocked()) {
-    return TargetOutcome{TargetOutcome::Kind::Blocked, state, write.patch.conflicts,
-                         write.patch.error};
-  }
-  if (!write.patch.patch) {
-    return TargetOutcome{TargetOutcome::Kind::Unchanged, state, {}, ""};
-  }
-  return std::nullopt;
-}
-
-WorkloadRecord recordWorkload(const WorkloadInput& input, WorkloadPlan plan,
-                              const TargetOutcome* outcome) {
-  WorkloadRecord record;
-  if (!input.workload) {
-    return record;  // the orphans' fields are taken back; nothing else is left
-  }
-  const WorkloadObject& workload = *input.workload;
-  if (plan.deletion) {
-    if (workload.hasFinalizer()) {
-      record.finalizers = workload.finalizers;
-      std::erase(*record.finalizers, std::string(kFinalizer));
-    }
-    return record;
-  }
-  if (!input.useFinalizer && workload.hasFinalizer()) {
-    record.finalizers = workload.finalizers;  // held by a run with --finalizer
-    std::erase(*record.finalizers, std::string(kFinalizer));
-  }
-  StatusDraft draft(workload, input, plan);
-  if (plan.write && outcome) {
-    recordOutcome(input, *outcome, draft, plan, record);
-  }
-  plan.view.conditions = plan.conditions;
-  // What runs now, for the cost gauges: a Job that has ended holds nothing.
-  const bool ended = input.target && input.target->kind == TargetKind::Job &&
-                     input.target->job.end != JobProgress::End::Running;
-  if (plan.view.applied && plan.view.placement && !ended) {
-    record.inForce = plan.view.placement;
-  }
-  plan.view.decision = plan.decision ? &*plan.decision : nullptr;
-  auto status = statusToJson(plan.view);
-  if (statusDigest(status) != workload.statusHash) {
-    record.status = std::move(status);
-  }
-  record.events = std::move(plan.events);
-  record.next = plan.next;
-  return record;
-}
-
-bool WorkloadObject::hasFinalizer() const {
-  return std::find(finalizers.begin(), finalizers.end(), kFinalizer) != finalizers.end();
-}
-
-std::uint64_t statusDigest(const nlohmann::json& status) {
-  return status.is_null() ? 0 : base::jsonDigest(status);
-}
-
-std::string describePlacement(const Placement& placement) {
-  return placement.instanceType +
-         (placement.accelerator.empty() ? " (CPU)"
-                                        : " (" + std::to_string(placement.acceleratorCount) + "x " +
-                                              placement.accelerator + ")") +
-         (placement.capacityType == CapacityType::Spot ? " spot" : "");
 }
 
 }  // namespace gpuplacement::core

@@ -151,8 +151,8 @@ TEST_CASE("a pod: the devices it holds, or why it waits") {
   CHECK(waiting.unschedulableSince == "2026-11-22T12:00:00Z");
 
   // The other targets own their pods themselves.
-  for (const auto& [kind, expected] : {std::pair{"StatefulSet", TargetKind::StatefulSet},
-                                       std::pair{"Job", TargetKind::Job}}) {
+  for (const auto& [kind, expected] :
+       {std::pair{"StatefulSet", TargetKind::StatefulSet}, std::pair{"Job", TargetKind::Job}}) {
     CAPTURE(kind);
     pending["metadata"]["ownerReferences"] = {{{"kind", kind}, {"name", "llama-training"}}};
     const auto view = podFromJson(pending);

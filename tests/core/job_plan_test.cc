@@ -82,7 +82,9 @@ const JobRow kJobRows[] = {
      true,
      {{"Applied", "True/Applied"}, {"Ready", "False/JobSuspended"}},
      {"Placed"},
-     [](const Reconciled& r) { CHECK_FALSE((*r.plan.write->patch.patch)["spec"].contains("suspend")); }},
+     [](const Reconciled& r) {
+       CHECK_FALSE((*r.plan.write->patch.patch)["spec"].contains("suspend"));
+     }},
     {"a 1.34 server, the Job asks for no devices: nothing written, the Job stays suspended",
      [](World& w) {
        w.jobResourcesMutable = false;
@@ -123,8 +125,7 @@ const JobRow kJobRows[] = {
      {{"Applied", "False/JobResourcesImmutable"}},
      {"JobResourcesImmutable"},
      [](const Reconciled& r) {
-       CHECK(conditionMessage(r.record, "Applied").find("field is immutable") !=
-             std::string::npos);
+       CHECK(conditionMessage(r.record, "Applied").find("field is immutable") != std::string::npos);
      }},
     {"started before it was placed: never patched, said how to create it",
      [](World& w) {
@@ -179,7 +180,8 @@ const JobRow kJobRows[] = {
        CHECK(run["durationSeconds"] == 9000);
        CHECK(run["outcome"] == "Complete");
        const double hourly = std::stod(run["hourlyCost"].get<std::string>());
-       CHECK(std::stod(run["cost"].get<std::string>()) == doctest::Approx(hourly * 2.5).epsilon(1e-3));
+       CHECK(std::stod(run["cost"].get<std::string>()) ==
+             doctest::Approx(hourly * 2.5).epsilon(1e-3));
        CHECK(run["instanceType"] == (*r.record.status)["placement"]["instanceType"]);
      }},
     {"failed: the run priced, the reason said",
@@ -188,7 +190,8 @@ const JobRow kJobRows[] = {
        w.target->job.active = 0;
        w.target->job.end = JobProgress::End::Failed;
        w.target->job.endTime = "2026-11-22T11:10:00Z";
-       w.target->job.endReason = "BackoffLimitExceeded: Job has reached the specified backoff limit";
+       w.target->job.endReason =
+           "BackoffLimitExceeded: Job has reached the specified backoff limit";
      },
      {},
      false,
@@ -258,7 +261,8 @@ TEST_CASE("a completed Job's run is recorded once, never repriced, and costs not
   CHECK(eventReasons(later.record).empty());
 }
 
-TEST_CASE("deleting the GpuWorkload of a started Job releases it: the record goes, the pods run on") {
+TEST_CASE(
+    "deleting the GpuWorkload of a started Job releases it: the record goes, the pods run on") {
   World world = jobWorld();
   placedAndStarted(world);
   world.deleting = true;

@@ -148,8 +148,7 @@ TEST_CASE("at the pods, the template gets the gate, the annotation and the devic
 TEST_CASE("moving between the template and the pods moves every entry, keeping the team's") {
   const auto desired = gpu();
   auto live = bareDeployment();
-  const auto inTemplate =
-      applyPatch(live, *testing::planPatch(live, &desired, {}, "w", "1").patch);
+  const auto inTemplate = applyPatch(live, *testing::planPatch(live, &desired, {}, "w", "1").patch);
   REQUIRE(inTemplate.nodeSelector.count(kType));
   // The team's next manifest sets a selector of its own, applied server-side:
   // it owns the field whole, and the operator's key is gone.

@@ -108,7 +108,8 @@ TEST_CASE("the stop names the fields, the other field manager and the fix") {
     CHECK(message.find(part) != std::string::npos);
   }
   record.fieldManager.clear();
-  CHECK(describeStop(record, TargetKind::Deployment, "x").find("last by another writer") != std::string::npos);
+  CHECK(describeStop(record, TargetKind::Deployment, "x").find("last by another writer") !=
+        std::string::npos);
 }
 
 }  // namespace gpuplacement::core

@@ -26,9 +26,17 @@ TEST_CASE("the status the controller writes reads back the same") {
   StatusView view;
   view.observedGeneration = 4;
   view.mode = "Apply";
-  view.applied =
-      AppliedRecord{TargetKind::Deployment, "llama", "g6e.xlarge",           "L40S", Tier::NVIDIA, 1, CapacityType::Spot, 9,
-                    4,       "2026-11-22T10:00:00Z", true};
+  view.applied = AppliedRecord{TargetKind::Deployment,
+                               "llama",
+                               "g6e.xlarge",
+                               "L40S",
+                               Tier::NVIDIA,
+                               1,
+                               CapacityType::Spot,
+                               9,
+                               4,
+                               "2026-11-22T10:00:00Z",
+                               true};
   view.lastReplacement = ReplacementRecord{"g5.12xlarge", "g6e.xlarge", "702.4",
                                            "2026-11-22T10:00:00Z", "prices changed"};
   view.conditions = {{"Ready", "True", "RolloutComplete", "done", "2026-11-22T10:05:00Z", 4}};
@@ -126,8 +134,8 @@ Placement placement(const char* type, double hourly, double performance) {
 
 TEST_CASE("the re-placement gate: hysteresis, cooldown, rollout slots, forced moves") {
   const auto now = Timestamp(std::chrono::hours(500000));
-  const AppliedRecord applied{TargetKind::Deployment, "d", "g5.xlarge", "A10G", Tier::NVIDIA, 1, CapacityType::OnDemand,
-                              5,   2,           "",     false};
+  const AppliedRecord applied{TargetKind::Deployment, "d", "g5.xlarge", "A10G", Tier::NVIDIA, 1,
+                              CapacityType::OnDemand, 5,   2,           "",     false};
   Assessment current;
   current.feasible = true;
   current.hourlyCost = 1.0;
@@ -272,8 +280,8 @@ TEST_CASE("the re-placement gate: hysteresis, cooldown, rollout slots, forced mo
 namespace gpuplacement::core {
 
 TEST_CASE("with a cluster view the gate weighs what the cluster pays more") {
-  const AppliedRecord applied{TargetKind::Deployment, "d", "g6.xlarge", "L4", Tier::NVIDIA, 1, CapacityType::OnDemand,
-                              5,   2,           "",   false};
+  const AppliedRecord applied{TargetKind::Deployment, "d", "g6.xlarge", "L4", Tier::NVIDIA, 1,
+                              CapacityType::OnDemand, 5,   2,           "",   false};
   Assessment aloneOnItsNode;  // a g6.xlarge only it uses: leaving lets it go
   aloneOnItsNode.feasible = true;
   aloneOnItsNode.hourlyCost = 0.8048;

@@ -41,7 +41,8 @@ TEST_CASE("reading a Deployment object") {
   rolling.availableReplicas = 2;
   CHECK_FALSE(rolling.rolledOut());
   // Nothing but garbage: defaults, no crash.
-  const auto empty = targetFromJson(TargetKind::Deployment, json::parse(R"({"spec": "nope", "status": []})"));
+  const auto empty =
+      targetFromJson(TargetKind::Deployment, json::parse(R"({"spec": "nope", "status": []})"));
   CHECK(empty.replicas == 1);
   CHECK(empty.containers.empty());
 }

@@ -1,7 +1,8 @@
+#include "core/template_patch.h"
+
 #include <doctest/doctest.h>
 
 #include "base/hash.h"
-#include "core/template_patch.h"
 #include "support/template_patch.h"
 
 namespace gpuplacement::core {
@@ -275,10 +276,10 @@ TEST_CASE("a suspended Job is placed and resumed in one patch; a started one onl
   CHECK(asked.owned.resources.empty());
   // A Job whose own requests match: nothing but the directives changes.
   auto ownDevices = job;
-  ownDevices.containers = {{"train", {{"aws.amazon.com/neuron", "16"}}, {{"aws.amazon.com/neuron", "16"}}}};
-  CHECK_FALSE(
-      testing::planPatch(ownDevices, &neuron, {}, "llama", "9", PlaceAt::PodTemplate, true)
-          .resourcesChanged);
+  ownDevices.containers = {
+      {"train", {{"aws.amazon.com/neuron", "16"}}, {{"aws.amazon.com/neuron", "16"}}}};
+  CHECK_FALSE(testing::planPatch(ownDevices, &neuron, {}, "llama", "9", PlaceAt::PodTemplate, true)
+                  .resourcesChanged);
 
   // Started: its template can no longer change. Placing it is refused;
   // releasing it drops only the ownership record.

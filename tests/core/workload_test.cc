@@ -55,7 +55,8 @@ TEST_CASE("the targets: Deployments, StatefulSets and Jobs, the apiVersion follo
   const Row rows[] = {
       {{{"name", "d"}}, TargetKind::Deployment},
       {{{"kind", "StatefulSet"}, {"name", "d"}}, TargetKind::StatefulSet},
-      {{{"apiVersion", "apps/v1"}, {"kind", "StatefulSet"}, {"name", "d"}}, TargetKind::StatefulSet},
+      {{{"apiVersion", "apps/v1"}, {"kind", "StatefulSet"}, {"name", "d"}},
+       TargetKind::StatefulSet},
       {{{"kind", "Job"}, {"name", "d"}}, TargetKind::Job},
       {{{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"name", "d"}}, TargetKind::Job},
   };

@@ -46,8 +46,8 @@ const bool kConfigured = [] {
 }();
 
 const std::string kChart = repoRoot() + "/charts/gpu-placement-operator";
-const std::string kAdmission = "helm template gpo " + kChart +
-                               " --validate --show-only templates/job-admission.yaml";
+const std::string kAdmission =
+    "helm template gpo " + kChart + " --validate --show-only templates/job-admission.yaml";
 
 Cluster& cluster() {
   return Cluster::withCrds();
@@ -149,8 +149,7 @@ std::vector<std::string> operatorPatchesOf(const std::string& ns, const std::str
     const auto& ref = base::memberOf(event, "objectRef");
     if (base::stringMember(event, "stage") == "ResponseComplete" &&
         base::stringMember(event, "verb") == "patch" &&
-        base::stringMember(base::memberOf(event, "user"), "username") ==
-            cluster().operatorUser() &&
+        base::stringMember(base::memberOf(event, "user"), "username") == cluster().operatorUser() &&
         base::stringMember(ref, "resource") == "jobs" &&
         base::stringMember(ref, "namespace") == ns && base::stringMember(ref, "name") == job &&
         base::integerMember(base::memberOf(event, "responseStatus"), "code") == 200) {
@@ -265,16 +264,19 @@ std::string fixed(double value, int digits) {
 
 }  // namespace
 
-TEST_CASE("seed 002's training Job: suspended by the chart, placed and resumed in one write, run "
-          "on trn1 with its Neuron devices, no pod from an unplaced template, its run priced") {
+TEST_CASE(
+    "seed 002's training Job: suspended by the chart, placed and resumed in one write, run "
+    "on trn1 with its Neuron devices, no pod from an unplaced template, its run priced") {
   auto& f = fixture();
   auto& c = cluster();
   const std::string ns = "research";
   const auto start = std::chrono::steady_clock::now();
-  REQUIRE_MESSAGE(c.waitFor([&] {
-    return conditionText(workloadPath(ns, "llama-training"), "Applied") == "True/Applied";
-  },
-                            std::chrono::seconds(60)),
+  REQUIRE_MESSAGE(c.waitFor(
+                      [&] {
+                        return conditionText(workloadPath(ns, "llama-training"), "Applied") ==
+                               "True/Applied";
+                      },
+                      std::chrono::seconds(60)),
                   f.op->log());
   const auto placedAfter = std::chrono::steady_clock::now() - start;
   const auto status = c.mustGet(workloadPath(ns, "llama-training"))["status"];
@@ -310,14 +312,15 @@ TEST_CASE("seed 002's training Job: suspended by the chart, placed and resumed i
   }
 
   // kwok runs its pod to completion: the run is priced at the placement.
-  REQUIRE_MESSAGE(c.waitFor([&] {
-    return conditionText(workloadPath(ns, "llama-training"), "Ready") == "True/JobComplete";
-  },
-                            std::chrono::seconds(60)),
+  REQUIRE_MESSAGE(c.waitFor(
+                      [&] {
+                        return conditionText(workloadPath(ns, "llama-training"), "Ready") ==
+                               "True/JobComplete";
+                      },
+                      std::chrono::seconds(60)),
                   f.op->log());
-  CHECK(c.waitFor([&] {
-    return c.mustGet(workloadPath(ns, "llama-training"))["status"].contains("run");
-  }));
+  CHECK(c.waitFor(
+      [&] { return c.mustGet(workloadPath(ns, "llama-training"))["status"].contains("run"); }));
   const auto run = c.mustGet(workloadPath(ns, "llama-training"))["status"]["run"];
   CHECK(run["outcome"] == "Complete");
   CHECK(run["instanceType"] == "trn1.32xlarge");
@@ -327,9 +330,9 @@ TEST_CASE("seed 002's training Job: suspended by the chart, placed and resumed i
         doctest::Approx(hourly * run["durationSeconds"].get<double>() / 3600).epsilon(0.01));
   MESSAGE("llama-training: placed " << fixed(std::chrono::duration<double>(placedAfter).count(), 1)
                                     << " s after the test began; " << creations.size()
-                                    << " pod(s) created, the first "
-                                    << creations.front().time << ", after the operator's patch at "
-                                    << patches.front() << "; run " << run.dump());
+                                    << " pod(s) created, the first " << creations.front().time
+                                    << ", after the operator's patch at " << patches.front()
+                                    << "; run " << run.dump());
 }
 
 TEST_CASE("the fine-tune Job gets its eight GPUs from the operator, on the placed p4d") {
@@ -351,10 +354,12 @@ TEST_CASE("a StatefulSet's pods run on nodes of the placed type; Ready from its 
   REQUIRE_MESSAGE(c.waitFor([&] { return podsRanOn("ml-serving", "reranker", "g4dn.xlarge"); },
                             std::chrono::seconds(60)),
                   f.op->log());
-  CHECK(c.waitFor([&] {
-    return conditionText(workloadPath("ml-serving", "reranker"), "Ready") == "True/RolloutComplete";
-  },
-                  std::chrono::seconds(60)));
+  CHECK(c.waitFor(
+      [&] {
+        return conditionText(workloadPath("ml-serving", "reranker"), "Ready") ==
+               "True/RolloutComplete";
+      },
+      std::chrono::seconds(60)));
   CHECK(c.mustGet(workloadPath("ml-serving", "reranker"))["status"]["applied"]["targetKind"] ==
         "StatefulSet");
 }
@@ -388,25 +393,32 @@ spec:
   objective: CostOptimized
   constraints: {tiers: [Trainium, NVIDIA]}
 )");
-  REQUIRE_MESSAGE(c.waitFor([&] {
-    return conditionText(workloadPath(ns, "long-train"), "Ready") == "True/JobRunning";
-  },
-                            std::chrono::seconds(60)),
+  REQUIRE_MESSAGE(c.waitFor(
+                      [&] {
+                        return conditionText(workloadPath(ns, "long-train"), "Ready") ==
+                               "True/JobRunning";
+                      },
+                      std::chrono::seconds(60)),
                   f.op->log());
-  const std::string type = c.mustGet(workloadPath(ns, "long-train"))["status"]["placement"]
-                                ["instanceType"];
+  const std::string type =
+      c.mustGet(workloadPath(ns, "long-train"))["status"]["placement"]["instanceType"];
   REQUIRE(podsRanOn(ns, "long-train", type));
-  const std::string node = base::stringMember(podsOf(ns, "long-train").front().pod["spec"], "nodeName");
+  const std::string node =
+      base::stringMember(podsOf(ns, "long-train").front().pod["spec"], "nodeName");
 
   // Its type becomes five times dearer: a pending workload would move.
-  c.apply("apiVersion: gpuplacement.io/v1alpha1\nkind: PlacementPolicy\nmetadata: {name: default}\n"
-          "spec:\n  replacement: {cooldown: 0s, minSavingsPercent: 1}\n  prices:\n"
-          "  - {instanceType: " + type + ", onDemand: \"107.50\"}\n");
-  REQUIRE_MESSAGE(c.waitFor([&] {
-    return c.mustGet(workloadPath(ns, "long-train"))["status"].contains("recommendation");
-  },
-                            std::chrono::seconds(60)),
-                  f.op->log());
+  c.apply(
+      "apiVersion: gpuplacement.io/v1alpha1\nkind: PlacementPolicy\nmetadata: {name: default}\n"
+      "spec:\n  replacement: {cooldown: 0s, minSavingsPercent: 1}\n  prices:\n"
+      "  - {instanceType: " +
+      type + ", onDemand: \"107.50\"}\n");
+  REQUIRE_MESSAGE(
+      c.waitFor(
+          [&] {
+            return c.mustGet(workloadPath(ns, "long-train"))["status"].contains("recommendation");
+          },
+          std::chrono::seconds(60)),
+      f.op->log());
   const auto status = c.mustGet(workloadPath(ns, "long-train"))["status"];
   CHECK(status["placement"]["instanceType"] == type);
   CHECK(status["recommendation"]["instanceType"] != type);
@@ -420,17 +432,17 @@ spec:
   MESSAGE("long-train held on " << type << " (" << node << "); recommended "
                                 << status["recommendation"]["instanceType"]);
   REQUIRE(c.remove(jobPath(ns, "long-train") + "?propagationPolicy=Background").ok());
-  REQUIRE(c.remove(Cluster::pathOf("gpuplacement.io/v1alpha1", "PlacementPolicy", "", "default"))
-              .ok());
+  REQUIRE(
+      c.remove(Cluster::pathOf("gpuplacement.io/v1alpha1", "PlacementPolicy", "", "default")).ok());
 }
 
 TEST_CASE("without the mutating policy, a labelled Job created unsuspended is refused") {
   fixture();
   auto& c = cluster();
   auto& plane = c.plane();
-  const auto removed =
-      plane.withTools("kubectl delete mutatingadmissionpolicybinding,mutatingadmissionpolicy "
-                      "gpo-gpu-placement-operator-suspend-jobs");
+  const auto removed = plane.withTools(
+      "kubectl delete mutatingadmissionpolicybinding,mutatingadmissionpolicy "
+      "gpo-gpu-placement-operator-suspend-jobs");
   REQUIRE_MESSAGE(removed.exitCode == 0, removed.err);
   const auto job = *base::parseYaml(R"(apiVersion: batch/v1
 kind: Job

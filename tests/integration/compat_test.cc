@@ -62,8 +62,8 @@ std::string conditionText(const std::string& path, const std::string& type) {
 std::size_t operatorPatches(const std::string& ns, const std::string& name) {
   std::size_t count = 0;
   for (const auto& entry : testing::readAudit(cluster().plane(), cluster().operatorUser())) {
-    if (entry.verb == "patch" && entry.resource == "jobs" && entry.ns == ns &&
-        entry.name == name && entry.stage == "ResponseComplete") {
+    if (entry.verb == "patch" && entry.resource == "jobs" && entry.ns == ns && entry.name == name &&
+        entry.stage == "ResponseComplete") {
       ++count;
     }
   }
@@ -72,9 +72,9 @@ std::size_t operatorPatches(const std::string& ns, const std::string& name) {
 
 std::string job(const std::string& name, const std::string& resources, bool suspend = true,
                 const std::string& labels = "") {
-  return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: " + name +
-         ", namespace: compat" + (labels.empty() ? "" : ", labels: {" + labels + "}") +
-         "}\nspec:\n" + (suspend ? "  suspend: true\n" : "") + R"(  template:
+  return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: " + name + ", namespace: compat" +
+         (labels.empty() ? "" : ", labels: {" + labels + "}") + "}\nspec:\n" +
+         (suspend ? "  suspend: true\n" : "") + R"(  template:
     spec:
       restartPolicy: Never
       containers:
@@ -84,9 +84,9 @@ std::string job(const std::string& name, const std::string& resources, bool susp
 }
 
 void workload(const std::string& name, const std::string& kind, const std::string& target) {
-  cluster().apply("apiVersion: gpuplacement.io/v1alpha1\nkind: GpuWorkload\nmetadata: {name: " +
-                  name + ", namespace: compat}\nspec:\n  targetRef: {kind: " + kind +
-                  ", name: " + target + R"(}
+  cluster().apply(
+      "apiVersion: gpuplacement.io/v1alpha1\nkind: GpuWorkload\nmetadata: {name: " + name +
+      ", namespace: compat}\nspec:\n  targetRef: {kind: " + kind + ", name: " + target + R"(}
   workload: {kind: Training}
   model: {parameters: 7B, precision: bf16}
   objective: CostOptimized
@@ -127,9 +127,10 @@ spec:
   model: {parameters: 7B}
   constraints: {tiers: [NVIDIA]}
 )");
-  REQUIRE_MESSAGE(
-      c.waitFor([&] { return conditionText(workloadPath("compat", "chat"), "Applied") == "True/Applied"; }),
-      op.log());
+  REQUIRE_MESSAGE(c.waitFor([&] {
+    return conditionText(workloadPath("compat", "chat"), "Applied") == "True/Applied";
+  }),
+                  op.log());
   const auto deployment = c.mustGet(Cluster::pathOf("apps/v1", "Deployment", "compat", "chat"));
   CHECK(deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
                   ["nvidia.com/gpu"] == "1");

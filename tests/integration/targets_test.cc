@@ -109,8 +109,8 @@ std::size_t operatorCalls(const std::string& verb, const std::string& resource,
                           const std::string& ns, const std::string& name) {
   std::size_t count = 0;
   for (const auto& entry : testing::readAudit(cluster().plane(), cluster().operatorUser())) {
-    if (entry.verb == verb && entry.resource == resource && entry.ns == ns &&
-        entry.name == name && entry.subresource.empty() && entry.stage == "ResponseComplete") {
+    if (entry.verb == verb && entry.resource == resource && entry.ns == ns && entry.name == name &&
+        entry.subresource.empty() && entry.stage == "ResponseComplete") {
       ++count;
     }
   }
@@ -119,9 +119,9 @@ std::size_t operatorCalls(const std::string& verb, const std::string& resource,
 
 // What the Job controller writes when it starts a Job, since none runs here.
 void markStarted(const std::string& ns, const std::string& name) {
-  auto written = cluster().patch(
-      jobPath(ns, name) + "/status",
-      json{{"status", {{"startTime", "2026-11-25T10:00:00Z"}, {"active", 1}}}});
+  auto written =
+      cluster().patch(jobPath(ns, name) + "/status",
+                      json{{"status", {{"startTime", "2026-11-25T10:00:00Z"}, {"active", 1}}}});
   REQUIRE_MESSAGE(written.ok(), gpuplacement::testing::whyNot(written));
 }
 
@@ -179,9 +179,8 @@ spec:
   // What the StatefulSet controller reports once both pods run the new
   // revision: the rollout is followed through its own status.
   c.completeRollout(ns, "cache", "StatefulSet");
-  CHECK(c.waitFor([&] {
-    return conditionText(workloadPath(ns, "cache"), "Ready") == "True/RolloutComplete";
-  }));
+  CHECK(c.waitFor(
+      [&] { return conditionText(workloadPath(ns, "cache"), "Ready") == "True/RolloutComplete"; }));
 
   REQUIRE(c.remove(workloadPath(ns, "cache")).ok());
   CHECK_MESSAGE(c.waitFor([&] {
@@ -234,9 +233,10 @@ TEST_CASE("a suspended Job: placed and resumed in one patch, held once it runs, 
     return conditionText(workloadPath(ns, "llama-training"), "Ready") == "True/JobRunning";
   }));
   const std::string price = status["placement"]["nodeHourlyCost"];
-  c.apply("apiVersion: gpuplacement.io/v1alpha1\nkind: PlacementPolicy\nmetadata: {name: "
-          "default}\nspec:\n  prices:\n  - {instanceType: " +
-          type + ", onDemand: \"" + std::to_string(std::stod(price) * 10) + "\"}\n");
+  c.apply(
+      "apiVersion: gpuplacement.io/v1alpha1\nkind: PlacementPolicy\nmetadata: {name: "
+      "default}\nspec:\n  prices:\n  - {instanceType: " +
+      type + ", onDemand: \"" + std::to_string(std::stod(price) * 10) + "\"}\n");
   REQUIRE_MESSAGE(c.waitFor([&] {
     auto current = c.get(workloadPath(ns, "llama-training"));
     return current && (*current)["status"].contains("recommendation");
@@ -258,8 +258,8 @@ TEST_CASE("a suspended Job: placed and resumed in one patch, held once it runs, 
                 op.log());
   CHECK(c.mustGet(jobPath(ns, "llama-training"))["spec"]["template"]["spec"]["nodeSelector"] ==
         pod["nodeSelector"]);
-  REQUIRE(c.remove(Cluster::pathOf("gpuplacement.io/v1alpha1", "PlacementPolicy", "", "default"))
-              .ok());
+  REQUIRE(
+      c.remove(Cluster::pathOf("gpuplacement.io/v1alpha1", "PlacementPolicy", "", "default")).ok());
   CHECK(op.stop() == 0);
 }
 
@@ -304,8 +304,8 @@ TEST_CASE("the chart's admission policies: labelled Jobs are created suspended, 
   REQUIRE(c.waitFor(
       [&] {
         (void)c.remove(jobPath(ns, "labelled") + "?propagationPolicy=Background");
-        auto made = c.create(Cluster::pathOf("batch/v1", "Job", ns),
-                             *base::parseYaml(labelled, "job"));
+        auto made =
+            c.create(Cluster::pathOf("batch/v1", "Job", ns), *base::parseYaml(labelled, "job"));
         if (!made) {
           return false;
         }
@@ -318,9 +318,9 @@ TEST_CASE("the chart's admission policies: labelled Jobs are created suspended, 
   // Without the mutating policy (a server before 1.36, or the value off),
   // the validating one refuses a labelled Job created unsuspended, and
   // says why; an unlabelled Job is none of its business.
-  const auto removed =
-      plane.withTools("kubectl delete mutatingadmissionpolicybinding,mutatingadmissionpolicy "
-                      "gpo-gpu-placement-operator-suspend-jobs");
+  const auto removed = plane.withTools(
+      "kubectl delete mutatingadmissionpolicybinding,mutatingadmissionpolicy "
+      "gpo-gpu-placement-operator-suspend-jobs");
   REQUIRE_MESSAGE(removed.exitCode == 0, removed.err);
   std::string refusal;
   REQUIRE(c.waitFor(

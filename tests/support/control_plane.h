@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "kube/client.h"
-#include "support/command.h"
 #include "kube/kubeconfig.h"
 #include "runtime/clock.h"
+#include "support/command.h"
 
 namespace gpuplacement::testing {
 

@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/hash.h"
-#include "core/target.h"
 #include "core/pod_scheduling.h"
+#include "core/target.h"
 #include "core/template_patch.h"
 
 namespace gpuplacement::testing {

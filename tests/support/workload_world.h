@@ -170,7 +170,7 @@ struct World {
     target = testing::applyPatch(*target, *plan.patch);
     target->observedGeneration = target->generation;
     status.applied = AppliedRecord{TargetKind::Deployment,
-                                       "chat",
+                                   "chat",
                                    wanted.instanceType,
                                    wanted.accelerator,
                                    wanted.tier,
@@ -210,7 +210,9 @@ inline Reconciled reconcile(World& world, std::optional<TargetOutcome::Kind> ser
     } else if (serverSays == TargetOutcome::Kind::NotFound) {
       result.outcome = TargetOutcome{TargetOutcome::Kind::NotFound, {}, {}, ""};
     } else if (serverSays == TargetOutcome::Kind::JobResourcesImmutable) {
-      result.outcome = TargetOutcome{TargetOutcome::Kind::JobResourcesImmutable, *world.target, {},
+      result.outcome = TargetOutcome{TargetOutcome::Kind::JobResourcesImmutable,
+                                     *world.target,
+                                     {},
                                      "Job.batch \"chat\" is invalid: spec.template: Invalid "
                                      "value: field is immutable"};
     } else {
