@@ -165,6 +165,58 @@ spec:
   CHECK(result.out.empty());  // nothing half-written
 }
 
+TEST_CASE("recommend -f reads the targets next to their GpuWorkloads, as the operator reads them") {
+  // The samples: seed 002's training Job, a fine-tune Job, a StatefulSet.
+  const auto samples = runJson("recommend -f " + repo() + "/config/samples/jobs.yaml -o json");
+  REQUIRE(samples.size() == 3);
+  CHECK(samples[0]["workload"] == "research/llama-training");
+  CHECK(samples[0]["placement"]["instanceType"] == "trn1.32xlarge");
+  CHECK(samples[0]["placement"]["acceleratorCount"] == 16);  // as the Job itself asks
+
+  // A Job's parallelism is its replicas; its pod template's own cpu and
+  // memory keep it off nodes that cannot hold them. The same GpuWorkload
+  // without the Job in the file sizes for one pod and nothing of its own.
+  TempDir dir;
+  const std::string workload = R"(apiVersion: gpuplacement.io/v1alpha1
+kind: GpuWorkload
+metadata: {name: tune, namespace: ml}
+spec:
+  targetRef: {kind: Job, name: tune}
+  workload: {kind: FineTuning}
+  model: {parameters: 7B, precision: bf16}
+  constraints: {tiers: [NVIDIA]}
+)";
+  const std::string job = R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: tune, namespace: ml}
+spec:
+  parallelism: 3
+  template:
+    spec:
+      containers:
+      - name: tune
+        resources:
+          requests: {cpu: "30", memory: 200Gi}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: unrelated, namespace: ml}
+)";
+  // One workload answers with one object.
+  const auto alone = runJson("recommend -f " + dir.write("alone.yaml", workload) + " -o json");
+  const auto together =
+      runJson("recommend -f " + dir.write("together.yaml", workload + "---\n" + job) + " -o json");
+  CHECK(alone["placement"]["replicas"] == 1);
+  CHECK(together["placement"]["replicas"] == 3);
+  CHECK(together["placement"]["instanceType"] != alone["placement"]["instanceType"]);
+  // A Job of another namespace is not this GpuWorkload's.
+  std::string other = job;
+  other.replace(other.find("namespace: ml"), 13, "namespace: other");
+  const auto elsewhere = runJson(
+      "recommend -f " + dir.write("elsewhere.yaml", workload + "---\n" + other) + " -o json");
+  CHECK(elsewhere["placement"]["replicas"] == 1);
+}
+
 TEST_CASE("-o yaml reads back as the same document as -o json") {
   const std::string arguments = "recommend --kind FineTuning --params 7B --objective Balanced";
   const auto asJson = runJson(arguments + " -o json");
