@@ -212,6 +212,7 @@ void unpackSpec(Unpacker& in, core::WorkloadObject& workload) {
 void packApplied(Packer& out, const core::AppliedRecord& applied) {
   packEnum(out, applied.targetKind);
   out.word(applied.targetName);
+  out.uid(applied.targetUid);
   out.word(applied.instanceType);
   out.word(applied.accelerator);
   packEnum(out, applied.tier);
@@ -227,6 +228,7 @@ core::AppliedRecord unpackApplied(Unpacker& in) {
   core::AppliedRecord applied;
   applied.targetKind = unpackEnum<core::TargetKind>(in);
   applied.targetName = in.word();
+  applied.targetUid = in.uid();
   applied.instanceType = in.word();
   applied.accelerator = in.word();
   applied.tier = unpackEnum<core::Tier>(in);
@@ -522,6 +524,7 @@ void packJob(Packer& out, const core::JobProgress& job) {
   packEnum(out, job.end);
   out.timestamp(job.endTime);
   out.string(job.endReason);
+  out.word(job.waitsFor);
 }
 
 core::JobProgress unpackJob(Unpacker& in) {
@@ -533,6 +536,7 @@ core::JobProgress unpackJob(Unpacker& in) {
   job.end = unpackEnum<core::JobProgress::End>(in);
   job.endTime = in.timestamp();
   job.endReason = in.string();
+  job.waitsFor = in.word();
   return job;
 }
 
@@ -571,6 +575,10 @@ CachedTarget packTarget(const core::TargetState& state) {
   if (state.kind == core::TargetKind::Job) {
     packJob(out, state.job);
   }
+  if (state.kind == core::TargetKind::StatefulSet) {
+    out.boolean(state.onDelete);
+    out.integer(state.partition);
+  }
   cached.packed = out.take();
   cached.packed.shrink_to_fit();
   return cached;
@@ -606,6 +614,10 @@ core::TargetState CachedTarget::unpack() const {
   state.ownership = unpackOwnership(in);
   if (kind == core::TargetKind::Job) {
     state.job = unpackJob(in);
+  }
+  if (kind == core::TargetKind::StatefulSet) {
+    state.onDelete = in.boolean();
+    state.partition = static_cast<std::int32_t>(in.integer());
   }
   return state;
 }

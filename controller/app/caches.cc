@@ -238,23 +238,31 @@ void ObjectCaches::onPolicy(Handler<PolicyObject> handler) {
   policies_->addHandler(std::move(handler));
 }
 
-// The caches the operator cannot work without.
+// The caches the operator cannot work without: its own resources and
+// Deployments.
 template <typename F>
 void ObjectCaches::forEachInformer(F&& visit) const {
   visit(*policies_);
   for (const auto& informer : workloads_) {
     visit(*informer);
   }
-  for (const auto& informers : targets_) {
-    for (const auto& informer : informers) {
-      visit(*informer);
-    }
+  for (const auto& informer : targets_[indexOf(core::TargetKind::Deployment)]) {
+    visit(*informer);
   }
 }
 
-// The cluster view's caches.
+// The caches it places without, and says so: the other target kinds (a
+// ClusterRole from before them refuses them, and Deployments are placed
+// all the same) and the cluster view.
 template <typename F>
 void ObjectCaches::forEachOptional(F&& visit) const {
+  for (const auto kind : core::kTargetKinds) {
+    if (kind != core::TargetKind::Deployment) {
+      for (const auto& informer : targets_[indexOf(kind)]) {
+        visit(*informer);
+      }
+    }
+  }
   visit(*nodes_);
   visit(*pods_);
   if (nodePools_) {
@@ -289,12 +297,10 @@ asio::awaitable<void> ObjectCaches::waitForSync() {
   for (auto& informer : workloads_) {
     co_await informer->waitForSync();
   }
-  for (auto& informers : targets_) {
-    for (auto& informer : informers) {
-      co_await informer->waitForSync();
-    }
+  for (auto& informer : targets_[indexOf(core::TargetKind::Deployment)]) {
+    co_await informer->waitForSync();
   }
-  // The cluster view: full, or known to be refused (checked as its first
+  // StatefulSets, Jobs and the cluster view: full, or known to be refused (checked as its first
   // attempts come back; start-up only), or, like controller-runtime's
   // cache-sync timeout, given up on after two minutes: placement then goes
   // on without it until it fills.
@@ -472,6 +478,21 @@ void ObjectCaches::indexTarget(core::TargetKind kind, const std::string& key,
   if (current && !current->owner.empty()) {
     ownedBy_.add(ns + "/" + current->owner, id);
   }
+}
+
+std::string ObjectCaches::targetsUnreadable(core::TargetKind kind) const {
+  for (const auto& informer : targets_[indexOf(kind)]) {
+    if (!informer->synced()) {
+      const auto failure = informer->state().lastFailure();
+      return "the operator cannot list " + informer->options().resource +
+             (failure ? " (HTTP " + std::to_string(*failure) + ")" : std::string(" yet")) +
+             (failure && *failure == 403
+                  ? ": give its ClusterRole get, list, watch and patch on " +
+                        std::string(core::resourceOf(kind)) + " (the chart's has them)"
+                  : std::string());
+    }
+  }
+  return "";
 }
 
 std::vector<core::TargetRef> ObjectCaches::targetsOwnedBy(const std::string& workloadKey) const {

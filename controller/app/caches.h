@@ -91,6 +91,9 @@ class ObjectCaches {
   std::vector<std::string> workloadsTargeting(core::TargetKind kind, const std::string& key) const {
     return byTarget_.of(targetId(kind, key));
   }
+  // Why targets of this kind cannot be read (their informer refused or not
+  // synced); empty when they can.
+  std::string targetsUnreadable(core::TargetKind kind) const;
   // The targets (same namespace) whose ownership record names a GpuWorkload.
   std::vector<core::TargetRef> targetsOwnedBy(const std::string& workloadKey) const;
   std::size_t workloadsOfPolicy(const std::string& policy) const;

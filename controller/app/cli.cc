@@ -180,8 +180,10 @@ struct RecommendCommand {
     const auto& [placement, format] = *loaded;
     std::vector<NamedIntent> intents;
     if (!manifests.empty()) {
-      auto fromFile =
-          intentsFromManifests(manifests, placement->catalog(), workload.flags.replicas);
+      auto fromFile = intentsFromManifests(manifests, placement->catalog(),
+                                           workload.given("--replicas")
+                                               ? std::optional<int>(workload.flags.replicas)
+                                               : std::nullopt);
       if (!fromFile) {
         return badInput(fromFile.error());
       }
@@ -333,8 +335,8 @@ CLI::App* addRunCommand(CLI::App& cli, RunFlags& flags) {
       ->delimiter(',');
   run->add_option("--workers", flags.workers, "Concurrent reconciles")->capture_default_str();
   run->add_flag("--finalizer", flags.finalizer,
-                "Hold each placed GpuWorkload with a finalizer until its Deployment is given "
-                "back (off: the ownership record on the Deployment does that, and a deletion "
+                "Hold each placed GpuWorkload with a finalizer until its target is given "
+                "back (off: the ownership record on the target does that, and a deletion "
                 "never waits for the operator)");
   run->add_option("--per-workload-metrics", flags.perWorkloadMetrics,
                   "Export a cost and an idle-devices series per placed GpuWorkload (false: only "

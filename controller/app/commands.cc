@@ -291,8 +291,7 @@ Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& catalo
   intent.constraints.instanceTypes = instanceTypes;
   intent.constraints.excludedInstanceTypes = excludedInstanceTypes;
   if (replicas < 1) {
-    return Error{"--replicas",
-                 "must be at least 1 (a Deployment scaled to zero needs no placement)"};
+    return Error{"--replicas", "must be at least 1 (a target scaled to zero needs no placement)"};
   }
   intent.replicas = replicas;
   if (auto ok = core::validateIntent(intent, catalog); !ok) {
@@ -321,7 +320,7 @@ std::string manifestTargetKey(core::TargetKind kind, const std::string& name) {
 // A GpuWorkload document as the operator would place it: with its
 // target's replicas and pod requests when the file holds the target.
 Result<NamedIntent> intentOfManifest(const json& document, const std::string& where,
-                                     const core::Catalog& catalog, int replicas,
+                                     const core::Catalog& catalog, std::optional<int> replicas,
                                      const ManifestTargets& targets) {
   if (base::stringMember(document, "apiVersion") != "gpuplacement.io/v1alpha1") {
     return Error{where + ": apiVersion", "expected gpuplacement.io/v1alpha1"};
@@ -336,13 +335,15 @@ Result<NamedIntent> intentOfManifest(const json& document, const std::string& wh
     return Error{where + " (" + name + "): " + parsed.error().field, parsed.error().message};
   }
   auto& intent = parsed->intent;
-  intent.replicas = replicas;
+  intent.replicas = replicas.value_or(1);
   const auto ns = base::stringMember(base::memberOf(document, "metadata"), "namespace");
   const auto& ref = parsed->targetRef;
   if (const auto target =
           targets.find(manifestTargetKey(ref.kind, (ns.empty() ? "" : ns + "/") + ref.name));
       target != targets.end()) {
-    intent.replicas = std::max(1, target->second.replicas);
+    if (!replicas) {
+      intent.replicas = std::max(1, target->second.replicas);
+    }
     const auto pod = core::teamPodRequests(target->second);
     intent.podCpu = pod.cpu;
     intent.podMemoryGiB = pod.memoryGiB;
@@ -363,7 +364,8 @@ Result<NamedIntent> intentOfManifest(const json& document, const std::string& wh
 }  // namespace
 
 Result<std::vector<NamedIntent>> intentsFromManifests(const std::string& path,
-                                                      const core::Catalog& catalog, int replicas) {
+                                                      const core::Catalog& catalog,
+                                                      std::optional<int> replicas) {
   auto text = readTextFile(path);
   if (!text) {
     return Error{"-f", text.error().field + ": " + text.error().message};

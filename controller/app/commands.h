@@ -53,9 +53,11 @@ inline constexpr const char* kRationaleAnnotation = "gpuplacement.io/rationale";
 // pod template's own cpu and memory requests count, as the operator counts
 // them; other documents (Services, ConfigMaps) are not read. Errors name
 // the document and the field.
+// Replicas: a GpuWorkload's gpuplacement.io/replicas annotation, else
+// `replicas` (--replicas, when given), else its target's, else 1.
 base::Result<std::vector<NamedIntent>> intentsFromManifests(const std::string& path,
                                                             const core::Catalog& catalog,
-                                                            int replicas);
+                                                            std::optional<int> replicas);
 
 // One what-if of `analyze --scenarios FILE` (config/examples/*.yaml).
 struct Scenario {

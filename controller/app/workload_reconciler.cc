@@ -227,6 +227,8 @@ void WorkloadReconciler::read(const runtime::ObjectKey& key, Snapshot& snapshot)
     input.target = &*snapshot.target;
     input.targetResourceVersion = caches_.targetResourceVersion(kind, target);
     input.pending = caches_.pendingPodsOf(kind, target);
+  } else {
+    input.targetUnreadable = caches_.targetsUnreadable(kind);
   }
   const auto& policy = snapshot.workload->policyName;
   input.policy = engines_.view(policy, caches_.policy(policy));
@@ -260,7 +262,8 @@ asio::awaitable<base::Result<base::Ok, std::string>> WorkloadReconciler::release
     co_return outcome.error();
   }
   if ((outcome->kind == core::TargetOutcome::Kind::Blocked && !outcome->error.empty()) ||
-      outcome->kind == core::TargetOutcome::Kind::Forbidden) {
+      outcome->kind == core::TargetOutcome::Kind::Forbidden ||
+      outcome->kind == core::TargetOutcome::Kind::JobResourcesImmutable) {
     co_return outcome->error;  // a record that cannot be read, or a refused patch
   }
   finishRollout(id);

@@ -1,6 +1,7 @@
 #include "core/job_plan.h"
 
 #include <chrono>
+#include <cstdio>
 
 #include "base/decimal.h"
 
@@ -20,7 +21,14 @@ std::string heldJobNote(const TargetState& job, const std::string& name) {
          "gets this placement";
 }
 
-std::string startedUnplacedMessage(const std::string& job, const std::string& workload) {
+std::string startedUnplacedMessage(const std::string& job, const std::string& workload,
+                                   bool queued) {
+  if (queued) {
+    return "Job " + job +
+           " was started by its queue (Kueue, or the controller its spec.managedBy names) before "
+           "the operator placed it, and a started Job's pod template cannot change: create the "
+           "GpuWorkload before the Job, so that it is placed while it waits to be admitted";
+  }
   return "Job " + job +
          " started before the operator placed it, and a started Job's pod template cannot "
          "change. Create Jobs suspended: label the Job gpuplacement.io/workload=" +
@@ -36,17 +44,26 @@ std::string resourcesImmutableMessage(const std::string& job, const std::string&
   for (const auto& [name, value] : scheduling.resources) {
     needs += (needs.empty() ? "" : ", ") + name + "=" + value;
   }
+  // A 1.36 server that refuses has the gate turned off; an older one has
+  // no such gate on by default.
+  unsigned major = 0;
+  unsigned minor = 0;
+  const bool gateOff = std::sscanf(serverVersion.c_str(), "v%u.%u", &major, &minor) == 2 &&
+                       (major > 1 || minor >= 36);
   return "the API server (" +
          (serverVersion.empty() ? std::string("version unknown") : serverVersion) +
          ") does not let a suspended Job's pod resources change (KEP-5440, on by default from "
          "Kubernetes 1.36), and the placement needs spec.template.spec.containers[" +
          container + "].resources " + needs + " (requests and limits), which Job " + job +
          " does not ask for. The Job stays suspended and unchanged: set these in its manifest "
-         "and create it again, or upgrade the control plane to 1.36" +
+         "and create it again, or " +
+         (gateOff ? std::string("turn on the API server's feature gate "
+                                "MutablePodResourcesForSuspendedJobs")
+                  : std::string("upgrade the control plane to 1.36")) +
          (serverWords.empty() ? std::string() : " (the server said: " + serverWords + ")");
 }
 
-Readiness jobReadiness(const TargetState& job, const std::string& name,
+Readiness jobReadiness(const TargetState& job, const std::string& name, const std::string& workload,
                        const std::string& instanceType, int pendingPods,
                        const std::string& pendingMessage) {
   const auto& progress = job.job;
@@ -63,18 +80,30 @@ Readiness jobReadiness(const TargetState& job, const std::string& name,
   if (pendingPods > 0) {
     return {"False", "Unschedulable",
             std::to_string(pendingPods) + (pendingPods == 1 ? " pod" : " pods") + " of Job " +
-                name + " cannot be scheduled on " + instanceType + ": " + pendingMessage};
+                name + " cannot be scheduled on " + instanceType + ": " + pendingMessage +
+                (progress.started()
+                     ? "; a started Job is not moved: to place it anew, delete it and create it "
+                       "again, suspended"
+                     : "")};
   }
-  if (progress.suspended && !progress.started()) {
+  if (progress.suspended) {
+    std::string why;
+    if (progress.started()) {
+      why = "it was suspended after it started, and goes on when it is resumed";
+    } else if (progress.queuedElsewhere) {
+      why = "its queue (spec.managedBy or Kueue) starts it";
+    } else if (progress.waitsFor == workload) {
+      why = "the operator resumes it";
+    } else {
+      why = "it is not labelled " + std::string(kWorkloadLabel) +
+            " for this GpuWorkload, so whoever suspended it resumes it";
+    }
     return {"False", "JobSuspended",
-            "Job " + name + " carries the placement and is suspended: " +
-                (progress.queuedElsewhere ? "its queue (spec.managedBy or Kueue) starts it"
-                                          : "it starts when it is resumed")};
+            "Job " + name + " carries the placement and is suspended: " + why};
   }
   if (progress.active > 0) {
-    return {"True", "JobRunning",
-            "Job " + name + " runs " + std::to_string(progress.active) +
-                (progress.active == 1 ? " pod" : " pods") + " on " + instanceType};
+    // No pod count: each change of it would be one more status write.
+    return {"True", "JobRunning", "Job " + name + " runs on " + instanceType};
   }
   return {"False", "JobStarting", "Job " + name + " is starting on " + instanceType};
 }

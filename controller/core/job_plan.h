@@ -27,8 +27,10 @@ JobStep jobStep(const TargetState& job, bool placedHere);
 // The recommendation note of a Job held on its placement.
 std::string heldJobNote(const TargetState& job, const std::string& name);
 
-// Applied=False, reason JobStartedUnplaced.
-std::string startedUnplacedMessage(const std::string& job, const std::string& workload);
+// Applied=False, reason JobStartedUnplaced. `queued`: its queue (Kueue,
+// spec.managedBy) started it.
+std::string startedUnplacedMessage(const std::string& job, const std::string& workload,
+                                   bool queued);
 
 // Applied=False, reason JobResourcesImmutable: the server will not take
 // the resources the placement needs; names the server version, the field,
@@ -39,13 +41,14 @@ std::string resourcesImmutableMessage(const std::string& job, const std::string&
                                       const std::string& serverWords);
 
 // Ready for a Job: pending, running, complete (True) or failed. `pending`:
-// its pods the scheduler cannot place, and the scheduler's message.
+// its pods the scheduler cannot place, and the scheduler's message;
+// `workload`: the GpuWorkload placing it.
 struct Readiness {
   std::string status;  // True or False
   std::string reason;
   std::string message;
 };
-Readiness jobReadiness(const TargetState& job, const std::string& name,
+Readiness jobReadiness(const TargetState& job, const std::string& name, const std::string& workload,
                        const std::string& instanceType, int pendingPods,
                        const std::string& pendingMessage);
 

@@ -85,8 +85,10 @@ std::string describeStop(const RevertRecord& record, TargetKind kind, const std:
          "PlacementPolicy's placeAt: Pods; a change of the " +
          std::string(base::nameOf(kind)) +
          "'s pod template makes the operator try once more, and a change of this spec starts "
-         "afresh (kubectl rollout restart " +
-         resource + "/" + name + ")";
+         "afresh (" +
+         (kind == TargetKind::Job ? "create the Job again"
+                                  : "kubectl rollout restart " + resource + "/" + name) +
+         ")";
 }
 
 }  // namespace gpuplacement::core

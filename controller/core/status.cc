@@ -164,6 +164,7 @@ WorkloadStatus workloadStatusFromJson(const json& status) {
     // Statuses written before StatefulSets and Jobs name a Deployment.
     applied.targetKind = targetKindNamed(text(*it, "targetKind")).value_or(TargetKind::Deployment);
     applied.targetName = text(*it, "targetName");
+    applied.targetUid = text(*it, "targetUid");
     applied.targetGeneration = integer(*it, "targetGeneration");
     if (applied.targetName.empty()) {
       applied.targetName = text(*it, "deployment");
@@ -255,6 +256,7 @@ json statusToJson(const StatusView& view) {
     const auto& applied = *view.applied;
     json record = {{"targetKind", base::nameOf(applied.targetKind)},
                    {"targetName", applied.targetName},
+                   {"targetUid", applied.targetUid},
                    {"targetGeneration", applied.targetGeneration},
                    {"specGeneration", applied.specGeneration},
                    {"time", applied.time},

@@ -35,6 +35,10 @@ const Condition* findCondition(const std::vector<Condition>& conditions, const s
 struct AppliedRecord {
   TargetKind targetKind = TargetKind::Deployment;
   std::string targetName;
+  // The target object's uid: a Job deleted and created again under the
+  // same name is another Job, not the one placed. Empty in statuses
+  // written before it was recorded.
+  std::string targetUid;
   std::string instanceType;
   std::string accelerator;
   Tier tier = Tier::CPU;
@@ -60,7 +64,7 @@ struct ReplacementRecord {
 };
 
 // status.reverts: someone keeps taking back the fields the operator wrote
-// to the Deployment (a GitOps tool re-applying, another controller
+// to the target (a GitOps tool re-applying, another controller
 // replacing the pod template). core/reverts.h decides what it does.
 struct RevertRecord {
   int count = 0;                    // takings-back in this series
@@ -68,7 +72,7 @@ struct RevertRecord {
   std::string last;                 // the latest
   std::vector<std::string> fields;  // what was taken, the last time
   std::string fieldManager;         // the last other writer of the template, when known
-  // The Deployment's generation when the operator stopped putting the
+  // The target's generation when the operator stopped putting the
   // fields back; 0 while it still does.
   std::int64_t stoppedAtGeneration = 0;
   // Its pod template's digest then: the operator tries again once the

@@ -114,9 +114,12 @@ void readDeploymentStatus(const json& status, TargetState& state) {
   }
 }
 
-void readStatefulSetStatus(const json& status, TargetState& state) {
+void readStatefulSet(const json& object, const json& status, TargetState& state) {
   state.availableReplicas = int32Of(memberOf(status, "readyReplicas"));
   const auto update = stringMember(status, "updateRevision");
+  const auto& strategy = memberOf(memberOf(object, "spec"), "updateStrategy");
+  state.onDelete = stringMember(strategy, "type") == "OnDelete";
+  state.partition = int32Of(memberOf(memberOf(strategy, "rollingUpdate"), "partition"));
   state.revisionPending = !update.empty() && stringMember(status, "currentRevision") != update;
 }
 
@@ -135,9 +138,11 @@ void readJob(const json& object, TargetState& state) {
   auto& job = state.job;
   job.suspended = memberOf(spec, "suspend") == json(true);
   const auto managedBy = stringMember(spec, "managedBy");
-  job.queuedElsewhere =
-      (!managedBy.empty() && managedBy != kJobController) ||
-      memberOf(memberOf(memberOf(object, "metadata"), "labels"), kKueueQueueLabel).is_string();
+  const auto& metadata = memberOf(object, "metadata");
+  job.queuedElsewhere = (!managedBy.empty() && managedBy != kJobController) ||
+                        memberOf(memberOf(metadata, "labels"), kKueueQueueLabel).is_string() ||
+                        memberOf(memberOf(metadata, "annotations"), kKueueQueueLabel).is_string();
+  job.waitsFor = stringMember(memberOf(metadata, "labels"), kWorkloadLabel);
   const auto& status = memberOf(object, "status");
   job.startTime = stringMember(status, "startTime");
   job.active = int32Of(memberOf(status, "active"));
@@ -164,8 +169,11 @@ bool TargetState::rolledOut() const {
     case TargetKind::Job:
       return job.started();
     case TargetKind::StatefulSet:
-      return observedGeneration >= generation && updatedReplicas >= replicas &&
-             availableReplicas >= replicas && !revisionPending;
+      // OnDelete: nothing rolls until pods are deleted; a partition keeps
+      // the pods below it on the old template, and the revisions apart.
+      return observedGeneration >= generation &&
+             (onDelete || (updatedReplicas >= replicas - partition &&
+                           availableReplicas >= replicas && (partition > 0 || !revisionPending)));
     case TargetKind::Deployment:
       break;
   }
@@ -200,7 +208,7 @@ TargetState targetFromJson(TargetKind kind, const json& object) {
       break;
     case TargetKind::StatefulSet:
       state.replicas = int32Of(memberOf(spec, "replicas"), 1);
-      readStatefulSetStatus(status, state);
+      readStatefulSet(object, status, state);
       break;
     case TargetKind::Job:
       readJob(object, state);

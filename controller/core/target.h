@@ -24,14 +24,23 @@ struct ContainerResources {
   bool operator==(const ContainerResources&) const = default;
 };
 
+// The label that asks for a Job to be created suspended (the chart's
+// admission policy) and resumed by the operator once placed: its value
+// names the GpuWorkload.
+inline constexpr const char* kWorkloadLabel = "gpuplacement.io/workload";
+
 // How far a Job has got. A Job runs its pod template once: it is placed
 // while suspended and never started, and never moved after it starts.
 struct JobProgress {
   bool suspended = false;  // spec.suspend
-  // spec.managedBy names another controller, or Kueue queues it (its label
-  // kueue.x-k8s.io/queue-name): that controller decides when it runs, so
-  // the operator places it and leaves spec.suspend alone.
+  // spec.managedBy names another controller, or Kueue queues it (its
+  // kueue.x-k8s.io/queue-name label or annotation): that controller decides
+  // when it runs, so the operator places it and leaves spec.suspend alone.
   bool queuedElsewhere = false;
+  // Its label gpuplacement.io/workload: the GpuWorkload it waits suspended
+  // for. Only such a Job is resumed by the operator; another suspended Job
+  // (a person's pause) is placed and left suspended.
+  std::string waitsFor;
   std::string startTime;  // status.startTime: set once the Job has started
   std::int32_t active = 0;
   enum class End : std::uint8_t { Running, Complete, Failed };
@@ -86,6 +95,11 @@ struct TargetState {
   bool progressDeadlineExceeded = false;
   // StatefulSet: currentRevision differs from updateRevision.
   bool revisionPending = false;
+  // StatefulSet: updateStrategy OnDelete (its pods take a new template only
+  // when they are deleted), and a RollingUpdate partition (pods with a
+  // lower ordinal keep the old one).
+  bool onDelete = false;
+  std::int32_t partition = 0;
   JobProgress job;  // Job only
 
   bool operator==(const TargetState&) const = default;

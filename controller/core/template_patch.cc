@@ -314,7 +314,8 @@ PatchPlan planTemplatePatch(const TargetState& live, const PatchRequest& request
     }
     planPodGate(live, owned, pods, plan, podSpec, annotations);
   } else if (desired) {
-    plan.error = "the " + kind + " has started: its pod template can no longer change";
+    plan.error = "the " + kind +
+                 " has started, or is no longer suspended: its pod template can no longer change";
   } else {
     plan.owned = OwnedFields{};  // released: the record goes, the pods keep what they run
   }

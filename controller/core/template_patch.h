@@ -27,7 +27,7 @@ PlaceAt resolvePlaceAt(PlaceAt setting, const TargetState& live);
 // nothing of ours), touching only what the operator owns.
 struct PatchPlan {
   // A strategic merge patch with a resourceVersion precondition; empty when
-  // the Deployment already matches.
+  // the target already matches.
   std::optional<nlohmann::json> patch;
   OwnedFields owned;  // the ownership record after the patch
   // The pod-template fields the patch sets or removes ("spec.template.spec.

@@ -64,8 +64,9 @@ GateInput gateInputFor(const WorkloadInput& input, const WorkloadObject& workloa
       gate.lastMove = *time;
     }
   }
+  // A Job is placed before it runs: nothing rolls out, no slot is taken.
   gate.rolloutSlotFree =
-      input.rollouts.holdsSlot ||
+      input.rollouts.holdsSlot || (input.target && input.target->kind == TargetKind::Job) ||
       input.rollouts.inFlight < static_cast<std::size_t>(settings.maxConcurrentRollouts);
   gate.hoursPerMonth = engine.policy().hoursPerMonth;
   gate.replicas = intent.replicas;
@@ -94,7 +95,8 @@ void planMove(const WorkloadInput& input, const WorkloadObject& workload,
   plan.wanted = best;
   switch (plan.gate.verdict) {
     case GateVerdict::Apply:
-      if (plan.gate.replacement && !input.rollouts.holdsSlot) {
+      if (plan.gate.replacement && !input.rollouts.holdsSlot &&
+          input.target->kind != TargetKind::Job) {
         plan.rollout = RolloutStep::Reserve;
       }
       break;
@@ -159,9 +161,12 @@ void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
   write.patchRequest.containers = spec.containers;
   write.patchRequest.workload = input.name;
   write.patchRequest.where = *placeAt;
-  // A Job another controller queues (Kueue, spec.managedBy) is resumed by it.
+  // Resumed only when it waits suspended for this GpuWorkload (its label):
+  // a Job another controller queues (Kueue, spec.managedBy) is resumed by
+  // it, and one suspended by a person stays so.
+  const auto& job = input.target->job;
   write.patchRequest.start =
-      input.target->kind == TargetKind::Job && !input.target->job.queuedElsewhere;
+      input.target->kind == TargetKind::Job && !job.queuedElsewhere && job.waitsFor == input.name;
   write.patch = planTemplatePatch(*input.target, write.request(input.targetResourceVersion));
   plan.write = std::move(write);
   const auto& patch = plan.write->patch;
@@ -315,7 +320,7 @@ void holdJob(const WorkloadInput& input, const WorkloadIntent& intent,
               "Job " + applied.targetName + " carries the placement (generation " +
                   std::to_string(applied.targetGeneration) + ")");
   }
-  const auto ready = jobReadiness(job, applied.targetName, applied.instanceType,
+  const auto ready = jobReadiness(job, applied.targetName, input.name, applied.instanceType,
                                   input.pending.count, input.pending.message);
   draft.set("Ready", ready.status, ready.reason, ready.message);
   if (ready.reason == "Unschedulable") {
@@ -355,10 +360,41 @@ bool jobCannotMove(const WorkloadInput& input, const WorkloadIntent& intent,
     case JobStep::StartedUnplaced:
       plan.view.placement = plan.decision->placement;
       draft.notApplied("JobStartedUnplaced",
-                       startedUnplacedMessage(input.workload->targetName, input.name));
+                       startedUnplacedMessage(input.workload->targetName, input.name,
+                                              input.target->job.queuedElsewhere));
       return true;
   }
   return false;
+}
+
+// A Job of this name that is not the one placed (deleted and created
+// again): the record of the other one is dropped, and this one is placed
+// afresh while it can be.
+void forgetAnotherJob(const WorkloadInput& input, WorkloadPlan& plan) {
+  const auto& applied = plan.view.applied;
+  if (applied && input.target && input.target->kind == TargetKind::Job &&
+      !applied->targetUid.empty() && applied->targetUid != input.target->uid) {
+    plan.view.applied.reset();
+  }
+}
+
+// The Job placed is gone (its ttlSecondsAfterFinished, or by hand): its run
+// stays recorded, and nothing is wrong.
+void recordJobGone(const TargetRef& target, StatusDraft& draft, WorkloadPlan& plan) {
+  const auto& run = plan.view.run;
+  const bool priced = run && run->job == target.name;
+  draft.set("Applied", "False", "JobDeleted",
+            describeTarget(target) + " is deleted" +
+                (priced ? "; its run is in status.run" : ", before the operator saw it end"));
+  if (priced) {
+    draft.set("Ready", run->outcome == "Complete" ? "True" : "False",
+              run->outcome == "Complete" ? "JobComplete" : "JobFailed",
+              describeTarget(target) + " ran " +
+                  base::formatDuration(std::chrono::seconds(run->durationSeconds)) + " on " +
+                  run->instanceType + " and is deleted");
+  } else {
+    draft.set("Ready", "False", "JobDeleted", describeTarget(target) + " is deleted");
+  }
 }
 
 // What Recommend mode says of the target it leaves alone.
@@ -385,8 +421,15 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
     plan.release.push_back({plan.view.applied->targetKind, plan.view.applied->targetName});
     plan.view.applied.reset();
   }
+  forgetAnotherJob(input, plan);
   WorkloadIntent intent = intentOf(spec, input.target);
-  planFallback(input, workload, engine, plan, intent);
+  // A Job that has started keeps its placement whatever the capacity: no
+  // type is left for another while its pods wait.
+  const bool jobPinned = input.target && input.target->kind == TargetKind::Job &&
+                         jobStep(*input.target, plan.view.applied.has_value()) != JobStep::Place;
+  if (!jobPinned) {
+    planFallback(input, workload, engine, plan, intent);
+  }
   const ClusterContext cluster = clusterContextFor(input, plan, engine);
   plan.decision = engine.decide(intent, cluster);
   const Decision& decision = *plan.decision;
@@ -409,6 +452,18 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
     plan.view.placement = decision.placement;
     draft.set("Applied", "False", "RecommendOnly", recommendOnlyMessage(target, input.target));
     draft.set("Ready", "True", "Recommended", decision.reason);
+    return;
+  }
+  if (!input.target && target.kind == TargetKind::Job && plan.view.applied) {
+    plan.view.placement = placementInForce(
+        *plan.view.applied, assessApplied(engine, intent, *plan.view.applied, cluster), decision,
+        engine, intent.replicas);
+    recordJobGone(target, draft, plan);
+    return;
+  }
+  if (!input.target && !input.targetUnreadable.empty()) {
+    plan.view.placement = decision.placement;  // the record stays: nothing is known to be gone
+    draft.notApplied("TargetUnreadable", input.targetUnreadable);
     return;
   }
   if (!input.target) {

@@ -87,6 +87,8 @@ struct WorkloadInput {
   std::vector<TargetRef> orphans;
   const TargetState* target = nullptr;  // the cached target
   std::string targetResourceVersion;
+  // No target because targets of its kind cannot be read (RBAC): why.
+  std::string targetUnreadable;
   PendingPods pending;  // of the target
   PolicyView policy;
   // What the policy sees of the cluster (candidates, idle devices, node

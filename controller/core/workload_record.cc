@@ -14,19 +14,25 @@ namespace {
 using reconcile::joined;
 using reconcile::StatusDraft;
 
-void recordRollout(const TargetState& state, const std::string& name, const Placement& wanted,
-                   const PendingPods& pending, StatusDraft& draft) {
+void recordRollout(const TargetState& state, const std::string& name, const std::string& workload,
+                   const Placement& wanted, const PendingPods& pending, StatusDraft& draft) {
   const std::string target = describeTarget(state.kind, name);
   if (state.kind == TargetKind::Job) {
     const auto ready =
-        jobReadiness(state, name, wanted.instanceType, pending.count, pending.message);
+        jobReadiness(state, name, workload, wanted.instanceType, pending.count, pending.message);
     draft.set("Ready", ready.status, ready.reason, ready.message);
     if (ready.reason == "Unschedulable") {
       draft.report("Ready", ready.reason, "Warning", ready.message);
     }
     return;
   }
-  if (state.rolledOut()) {
+  if (state.kind == TargetKind::StatefulSet && state.onDelete &&
+      state.observedGeneration >= state.generation && state.revisionPending) {
+    draft.set("Ready", "False", "OnDelete",
+              target +
+                  " has updateStrategy OnDelete: each pod takes the placement when it is "
+                  "deleted (kubectl delete pod), not before");
+  } else if (state.rolledOut()) {
     draft.set("Ready", "True", "RolloutComplete",
               std::to_string(state.availableReplicas) + " of " + std::to_string(state.replicas) +
                   " replicas updated and available");
@@ -89,10 +95,20 @@ void recordApplied(const WorkloadInput& input, const TargetOutcome& outcome, Sta
                                  base::formatMoney(wanted.totalMonthlyCost) +
                                  "/month for all replicas): " + plan.decision->reason});
     }
-    applied = AppliedRecord{target.kind,         target.name,      wanted.instanceType,
-                            wanted.accelerator,  wanted.tier,      wanted.acceleratorCount,
-                            wanted.capacityType, state.generation, workload.generation,
-                            draft.now(),         gate.replacement};
+    AppliedRecord record;
+    record.targetKind = target.kind;
+    record.targetName = target.name;
+    record.targetUid = state.uid;
+    record.instanceType = wanted.instanceType;
+    record.accelerator = wanted.accelerator;
+    record.tier = wanted.tier;
+    record.acceleratorCount = wanted.acceleratorCount;
+    record.capacityType = wanted.capacityType;
+    record.targetGeneration = state.generation;
+    record.specGeneration = workload.generation;
+    record.time = draft.now();
+    record.replacement = gate.replacement;
+    applied = std::move(record);
   } else if (outcome.kind == TargetOutcome::Kind::Written) {
     applied->targetGeneration = state.generation;
     auto& reverts = plan.view.reverts;
@@ -119,7 +135,7 @@ void recordApplied(const WorkloadInput& input, const TargetOutcome& outcome, Sta
                          outcome.kind == TargetOutcome::Kind::Written
                      ? " and was resumed in the same write"
                      : ""));
-  recordRollout(state, target.name, wanted, input.pending, draft);
+  recordRollout(state, target.name, input.name, wanted, input.pending, draft);
   record.releaseSlot = state.rolledOut() || state.progressDeadlineExceeded;
 }
 
@@ -165,6 +181,20 @@ void recordOutcome(const WorkloadInput& input, const TargetOutcome& outcome, Sta
   }
 }
 
+// What runs now, for the cost gauges: a Job holds nodes only from its
+// start to its end (not while it waits suspended or queued, nor once gone).
+bool costsNow(const WorkloadInput& input, const WorkloadPlan& plan) {
+  if (!plan.view.applied || !plan.view.placement) {
+    return false;
+  }
+  if (plan.view.applied->targetKind != TargetKind::Job) {
+    return true;
+  }
+  const TargetState* job = input.target;
+  return job && job->kind == TargetKind::Job && job->job.started() && !job->job.suspended &&
+         job->job.end == JobProgress::End::Running;
+}
+
 }  // namespace
 
 std::optional<TargetOutcome> outcomeWithoutWrite(const TargetWrite& write,
@@ -202,10 +232,7 @@ WorkloadRecord recordWorkload(const WorkloadInput& input, WorkloadPlan plan,
     recordOutcome(input, *outcome, draft, plan, record);
   }
   plan.view.conditions = plan.conditions;
-  // What runs now, for the cost gauges: a Job that has ended holds nothing.
-  const bool ended = input.target && input.target->kind == TargetKind::Job &&
-                     input.target->job.end != JobProgress::End::Running;
-  if (plan.view.applied && plan.view.placement && !ended) {
+  if (costsNow(input, plan)) {
     record.inForce = plan.view.placement;
   }
   plan.view.decision = plan.decision ? &*plan.decision : nullptr;

@@ -23,6 +23,7 @@ TargetState trainingJob() {
   state.generation = 1;
   state.replicas = 1;
   state.job.suspended = true;
+  state.job.waitsFor = "w";  // labelled gpuplacement.io/workload=w, the GpuWorkload of the world
   state.containers = {{"train", {}, {}}};
   return state;
 }
@@ -200,6 +201,82 @@ const JobRow kJobRows[] = {
      [](const Reconciled& r) {
        CHECK((*r.record.status)["run"]["outcome"] == "Failed");
        CHECK(conditionMessage(r.record, "Ready").find("BackoffLimitExceeded") != std::string::npos);
+     }},
+    {"suspended but not labelled for this GpuWorkload (a person's pause): placed, not resumed",
+     [](World& w) { w.target->job.waitsFor.clear(); },
+     {},
+     true,
+     {{"Applied", "True/Applied"}, {"Ready", "False/JobSuspended"}},
+     {"Placed"},
+     [](const Reconciled& r) {
+       CHECK_FALSE((*r.plan.write->patch.patch)["spec"].contains("suspend"));
+       CHECK(conditionMessage(r.record, "Ready").find("whoever suspended it resumes it") !=
+             std::string::npos);
+     }},
+    {"started, its pods unschedulable past fallbackAfter: no type left for another, not moved",
+     [](World& w) {
+       placedAndStarted(w);
+       w.pending = {1, "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.",
+                    kNow - std::chrono::hours(1)};
+     },
+     {},
+     false,
+     {{"Ready", "False/Unschedulable"}},
+     {"Unschedulable"},
+     [](const Reconciled& r) {
+       CHECK_FALSE(r.record.status->contains("unavailable"));
+       CHECK(conditionMessage(r.record, "Ready").find("delete it and create it again") !=
+             std::string::npos);
+     }},
+    {"a Job of the same name created again (another uid): placed afresh, not held",
+     [](World& w) {
+       placedAndStarted(w);
+       w.target = trainingJob();
+       w.target->uid = "u-job-2";
+     },
+     {},
+     true,
+     {{"Applied", "True/Applied"}},
+     {"Placed"},
+     [](const Reconciled& r) {
+       CHECK((*r.plan.write->patch.patch)["spec"]["suspend"] == false);
+       CHECK((*r.record.status)["applied"]["targetUid"] == "u-job-2");
+     }},
+    {"deleted after its run was priced (ttlSecondsAfterFinished): nothing wrong, no Warning",
+     [](World& w) {
+       placedAndStarted(w);
+       w.target->job.active = 0;
+       w.target->job.end = JobProgress::End::Complete;
+       w.target->job.endTime = "2026-11-22T11:30:00Z";
+       const auto ended = reconcile(w);
+       w.status = workloadStatusFromJson(*ended.record.status);
+       w.target.reset();
+     },
+     {},
+     false,
+     {{"Applied", "False/JobDeleted"}, {"Ready", "True/JobComplete"}},
+     {},
+     [](const Reconciled& r) {
+       CHECK(r.record.status->contains("run"));
+       CHECK_FALSE(r.record.inForce.has_value());
+     }},
+    {"a price change for a placed Job its queue has not started: moved, without a rollout slot",
+     [](World& w) {
+       w.target->job.queuedElsewhere = true;
+       auto first = reconcile(w);
+       w.target = first.outcome->state;  // placed, still suspended: Kueue has not admitted it
+       w.status = workloadStatusFromJson(*first.record.status);
+       w.policy.prices[w.status.applied->instanceType] = {100.0, std::nullopt};
+       w.policy.replacement.cooldown = std::chrono::seconds(0);
+       w.rollouts.inFlight = 99;  // every slot taken by Deployments
+     },
+     {},
+     true,
+     {{"Applied", "True/Applied"}},
+     {"Replaced"},
+     [](const Reconciled& r) {
+       CHECK(r.plan.rollout == RolloutStep::None);
+       CHECK_FALSE(r.record.inForce.has_value());  // queued: it holds no node yet
      }},
     {"Recommend mode: the Job is left suspended, and the status says so",
      [](World& w) { w.spec["mode"] = "Recommend"; },

@@ -28,6 +28,7 @@ TEST_CASE("the status the controller writes reads back the same") {
   view.mode = "Apply";
   view.applied = AppliedRecord{TargetKind::Deployment,
                                "llama",
+                               "5f1c2d9e-8a4b-4e3a-9f0e-1d2c3b4a5f6e",
                                "g6e.xlarge",
                                "L40S",
                                Tier::NVIDIA,
@@ -134,8 +135,8 @@ Placement placement(const char* type, double hourly, double performance) {
 
 TEST_CASE("the re-placement gate: hysteresis, cooldown, rollout slots, forced moves") {
   const auto now = Timestamp(std::chrono::hours(500000));
-  const AppliedRecord applied{TargetKind::Deployment, "d", "g5.xlarge", "A10G", Tier::NVIDIA, 1,
-                              CapacityType::OnDemand, 5,   2,           "",     false};
+  const AppliedRecord applied{TargetKind::Deployment, "d", "", "g5.xlarge", "A10G", Tier::NVIDIA, 1,
+                              CapacityType::OnDemand, 5,   2,  "",          false};
   Assessment current;
   current.feasible = true;
   current.hourlyCost = 1.0;
@@ -280,8 +281,8 @@ TEST_CASE("the re-placement gate: hysteresis, cooldown, rollout slots, forced mo
 namespace gpuplacement::core {
 
 TEST_CASE("with a cluster view the gate weighs what the cluster pays more") {
-  const AppliedRecord applied{TargetKind::Deployment, "d", "g6.xlarge", "L4", Tier::NVIDIA, 1,
-                              CapacityType::OnDemand, 5,   2,           "",   false};
+  const AppliedRecord applied{TargetKind::Deployment, "d", "", "g6.xlarge", "L4", Tier::NVIDIA, 1,
+                              CapacityType::OnDemand, 5,   2,  "",          false};
   Assessment aloneOnItsNode;  // a g6.xlarge only it uses: leaving lets it go
   aloneOnItsNode.feasible = true;
   aloneOnItsNode.hourlyCost = 0.8048;

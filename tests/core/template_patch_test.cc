@@ -284,10 +284,11 @@ TEST_CASE("a suspended Job is placed and resumed in one patch; a started one onl
   // Started: its template can no longer change. Placing it is refused;
   // releasing it drops only the ownership record.
   auto started = applyPatch(job, patch);
+  started.job.suspended = true;  // paused after it started: started all the same
   started.job.startTime = "2026-11-25T10:00:00Z";
   const auto gpu = gpuScheduling();
   const auto moved = testing::planPatch(started, &gpu, {}, "llama", "11");
-  CHECK(moved.error.find("the Job has started") != std::string::npos);
+  CHECK(moved.error.find("the Job has started, or is no longer suspended") != std::string::npos);
   CHECK_FALSE(moved.patch.has_value());
   const auto released = testing::planPatch(started, nullptr, {}, "llama", "11");
   REQUIRE(released.patch.has_value());

@@ -758,4 +758,39 @@ TEST_CASE("fallback in the plan: left after fallbackAfter, the next-best type, N
   }
 }
 
+TEST_CASE("targets of a kind the operator may not read: said, nothing written, nothing forgotten") {
+  World world;
+  world.placedAndRolledOut();  // an earlier placement, recorded
+  world.target.reset();        // not in the cache: its informer is refused
+  auto input = world.input();
+  input.targetUnreadable = "the operator cannot list deployments (HTTP 403)";
+  const auto plan = planWorkload(input);
+  const auto record = recordWorkload(input, plan, nullptr);
+  CHECK_FALSE(plan.write.has_value());
+  CHECK(plan.release.empty());
+  CHECK(conditionsOf(record).at("Applied") == "False/TargetUnreadable");
+  CHECK(conditionMessage(record, "Applied").find("HTTP 403") != std::string::npos);
+  CHECK((*record.status).contains("applied"));
+}
+
+TEST_CASE("a StatefulSet with updateStrategy OnDelete: its slot is free, Ready says how it moves") {
+  World world;
+  world.spec["targetRef"] = {{"kind", "StatefulSet"}, {"name", "chat"}};
+  world.target->kind = TargetKind::StatefulSet;
+  world.target->onDelete = true;
+  world.finalizers = {};
+  auto first = reconcile(world);
+  REQUIRE(first.outcome.has_value());
+  auto state = first.outcome->state;
+  state.observedGeneration = state.generation;
+  state.revisionPending = true;  // its pods still run the old revision
+  CHECK(state.rolledOut());      // nothing rolls: the slot is not held
+  world.target = state;
+  world.status = workloadStatusFromJson(*first.record.status);
+  const auto next = reconcile(world);
+  CHECK(conditionsOf(next.record).at("Ready") == "False/OnDelete");
+  CHECK(conditionMessage(next.record, "Ready").find("kubectl delete pod") != std::string::npos);
+  CHECK(next.record.releaseSlot);
+}
+
 }  // namespace gpuplacement::core

@@ -112,7 +112,7 @@ spec:
       containers:
       - {name: server, image: vllm/vllm-openai:v0.6.3}
 )");
-  c.apply(job("bare", ""));
+  c.apply(job("bare", "", true, "gpuplacement.io/workload: bare"));
   OperatorProcess op(c.operatorKubeconfig());
   REQUIRE(op.waitReady());
   CHECK(op.log().find("immutable (before 1.36)") != std::string::npos);
@@ -154,13 +154,29 @@ spec:
   CHECK(message.find("set these in its manifest") != std::string::npos);
   CHECK(c.mustGet(jobPath("compat", "bare"))["spec"]["suspend"] == true);
   CHECK(operatorPatches("compat", "bare") == 0);
+  // What the operator would have met, had it sent the devices (a 1.36 with
+  // the gate off answers the same): the words it recognizes a refusal by.
+  auto refused = c.patch(
+      jobPath("compat", "bare"),
+      json{{"spec",
+            {{"template",
+              {{"spec",
+                {{"containers",
+                  json::array(
+                      {{{"name", "train"},
+                        {"resources", {{"limits", {{"aws.amazon.com/neuron", "1"}}}}}}})}}}}}}}},
+      kube::PatchType::Strategic);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().status == 422);
+  CHECK(refused.error().describe().find("spec.template") != std::string::npos);
+  CHECK(refused.error().describe().find("immutable") != std::string::npos);
 
   // The same Job asking for the devices the placement needs: the node
   // selector, tolerations and resume go through in one patch (KEP-2926).
   const int chips = bare["status"]["placement"]["acceleratorCount"];
   const std::string devices = "        resources:\n          limits: {aws.amazon.com/neuron: \"" +
                               std::to_string(chips) + "\"}\n";
-  c.apply(job("ready", devices));
+  c.apply(job("ready", devices, true, "gpuplacement.io/workload: ready"));
   workload("ready", "Job", "ready");
   REQUIRE_MESSAGE(c.waitFor([&] {
     return conditionText(workloadPath("compat", "ready"), "Applied") == "True/Applied";

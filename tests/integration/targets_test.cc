@@ -198,7 +198,7 @@ TEST_CASE("a suspended Job: placed and resumed in one patch, held once it runs, 
   auto& c = cluster();
   const std::string ns = "jobs";
   createNamespace(ns);
-  c.apply(trainingJob(ns, "llama-training", true));
+  c.apply(trainingJob(ns, "llama-training", true, "gpuplacement.io/workload: llama-training"));
   OperatorProcess op(c.operatorKubeconfig());
   REQUIRE(op.waitReady());
   createWorkload(ns, "llama-training", "Job", "llama-training", kTraining);

@@ -146,6 +146,7 @@ struct World {
         target->observedGeneration = target->generation;
         status.applied = AppliedRecord{TargetKind::Deployment,
                                        "chat",
+                                       target->uid,
                                        instance.type,
                                        accelerator->name,
                                        Tier::NVIDIA,
@@ -171,6 +172,7 @@ struct World {
     target->observedGeneration = target->generation;
     status.applied = AppliedRecord{TargetKind::Deployment,
                                    "chat",
+                                   target->uid,
                                    wanted.instanceType,
                                    wanted.accelerator,
                                    wanted.tier,
