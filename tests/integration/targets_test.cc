@@ -190,7 +190,8 @@ spec:
                 op.log());
   const auto released = c.mustGet(statefulSetPath(ns, "cache"));
   CHECK(released["spec"]["template"]["spec"]["containers"] == original["containers"]);
-  CHECK_FALSE(released["metadata"]["annotations"].contains("gpuplacement.io/owned-fields"));
+  CHECK_FALSE(
+      base::memberOf(released["metadata"], "annotations").contains("gpuplacement.io/owned-fields"));
   CHECK(op.stop() == 0);
 }
 
@@ -252,8 +253,8 @@ TEST_CASE("a suspended Job: placed and resumed in one patch, held once it runs, 
   // the ownership record goes, and the pods run on as placed.
   REQUIRE(c.remove(workloadPath(ns, "llama-training")).ok());
   CHECK_MESSAGE(c.waitFor([&] {
-    return !c.mustGet(jobPath(ns, "llama-training"))["metadata"]["annotations"].contains(
-        "gpuplacement.io/owned-fields");
+    const auto job = c.mustGet(jobPath(ns, "llama-training"));
+    return !base::memberOf(job["metadata"], "annotations").contains("gpuplacement.io/owned-fields");
   }),
                 op.log());
   CHECK(c.mustGet(jobPath(ns, "llama-training"))["spec"]["template"]["spec"]["nodeSelector"] ==
