@@ -141,9 +141,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   feed<app::CachedWorkload>(lines, page, firstStatus, [&catalog](const nlohmann::json& object) {
     return app::packWorkload(object, catalog);
   });
-  feed<app::CachedTarget>(lines, page, firstStatus, [](const nlohmann::json& object) {
-    return app::packTarget(core::targetFromJson(core::TargetKind::Deployment, object));
-  });
+  // Each kind of target read from the same stream, packed, and unpacked
+  // back (the unpack must give what was packed).
+  for (const auto kind : core::kTargetKinds) {
+    feed<app::CachedTarget>(lines, page, firstStatus, [kind](const nlohmann::json& object) {
+      const auto state = core::targetFromJson(kind, object);
+      auto packed = app::packTarget(state);
+      if (!(packed.unpack() == state)) {
+        __builtin_trap();
+      }
+      return packed;
+    });
+  }
   feed<app::PolicyObject>(lines, page, firstStatus, [&catalog](const nlohmann::json& object) {
     return app::projectPolicy(object, catalog, fuzz::rules());
   });

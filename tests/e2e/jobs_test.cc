@@ -308,7 +308,8 @@ TEST_CASE(
   for (const auto& creation : creations) {
     CAPTURE(creation.time);
     CHECK(*base::parseRfc3339(creation.time) > *base::parseRfc3339(patches.front()));
-    CHECK(creation.requested["spec"]["nodeSelector"] == placedSelector);
+    CHECK(base::memberOf(base::memberOf(creation.requested, "spec"), "nodeSelector") ==
+          placedSelector);
   }
 
   // kwok runs its pod to completion: the run is priced at the placement.
