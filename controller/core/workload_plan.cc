@@ -300,16 +300,19 @@ void holdJob(const WorkloadInput& input, const WorkloadIntent& intent,
              WorkloadPlan& plan) {
   const auto& applied = *plan.view.applied;
   const TargetState& job = *input.target;
-  const Placement& best = *plan.decision->placement;
-  if (best.instanceType == applied.instanceType &&
-      best.acceleratorCount == applied.acceleratorCount &&
-      best.capacityType == applied.capacityType) {
-    plan.wanted = best;  // the decision is what runs: described in full
+  // The decision for a new run: none when nothing could be placed now.
+  const auto& best = plan.decision->placement;
+  if (best && best->instanceType == applied.instanceType &&
+      best->acceleratorCount == applied.acceleratorCount &&
+      best->capacityType == applied.capacityType) {
+    plan.wanted = *best;  // the decision is what runs: described in full
   } else {
     plan.wanted = placementInForce(applied, assessApplied(engine, intent, applied, cluster),
                                    *plan.decision, engine, intent.replicas);
-    plan.view.recommendation = best;
-    plan.view.recommendationNote = heldJobNote(job, applied.targetName);
+    if (best) {
+      plan.view.recommendation = *best;
+      plan.view.recommendationNote = heldJobNote(job, applied.targetName);
+    }
   }
   plan.view.placement = plan.wanted;
   // Said when it was placed (and resumed); said again in the same words,
@@ -435,6 +438,10 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
   const Decision& decision = *plan.decision;
   if (!decision.placement) {
     notPlaceable(decision, plan.view.unavailable, draft);
+    if (jobPinned && plan.view.applied) {
+      holdJob(input, intent, engine, cluster, draft, plan);  // it runs on, and ends, all the same
+      return;
+    }
     if (plan.view.applied && input.target) {
       // What runs keeps running; nothing better exists to move it to.
       plan.view.placement = placementInForce(
@@ -454,16 +461,16 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
     draft.set("Ready", "True", "Recommended", decision.reason);
     return;
   }
+  if (!input.target && !input.targetUnreadable.empty()) {
+    plan.view.placement = decision.placement;  // the record stays: nothing is known to be gone
+    draft.notApplied("TargetUnreadable", input.targetUnreadable);
+    return;
+  }
   if (!input.target && target.kind == TargetKind::Job && plan.view.applied) {
     plan.view.placement = placementInForce(
         *plan.view.applied, assessApplied(engine, intent, *plan.view.applied, cluster), decision,
         engine, intent.replicas);
     recordJobGone(target, draft, plan);
-    return;
-  }
-  if (!input.target && !input.targetUnreadable.empty()) {
-    plan.view.placement = decision.placement;  // the record stays: nothing is known to be gone
-    draft.notApplied("TargetUnreadable", input.targetUnreadable);
     return;
   }
   if (!input.target) {

@@ -278,6 +278,32 @@ const JobRow kJobRows[] = {
        CHECK(r.plan.rollout == RolloutStep::None);
        CHECK_FALSE(r.record.inForce.has_value());  // queued: it holds no node yet
      }},
+    {"running when nothing can be placed any more (its type disabled): its run is priced all "
+     "the same",
+     [](World& w) {
+       placedAndStarted(w);
+       w.policy.disabledInstanceTypes.insert(w.status.applied->instanceType);
+       w.spec["constraints"]["instanceTypes"] = {w.status.applied->instanceType};
+       w.target->job.active = 0;
+       w.target->job.end = JobProgress::End::Complete;
+       w.target->job.endTime = "2026-11-22T12:00:00Z";
+     },
+     {},
+     false,
+     {{"Placed", "False/CannotPlace"}, {"Ready", "True/JobComplete"}},
+     {"CannotPlace", "JobEnded"},
+     [](const Reconciled& r) { CHECK(r.record.status->contains("run")); }},
+    {"its Jobs unreadable (RBAC): said, not taken for deleted",
+     [](World& w) {
+       placedAndStarted(w);
+       w.target.reset();
+       w.targetUnreadable = "the operator cannot list jobs (HTTP 403)";
+     },
+     {},
+     false,
+     {{"Applied", "False/TargetUnreadable"}},
+     {"TargetUnreadable"},
+     {}},
     {"Recommend mode: the Job is left suspended, and the status says so",
      [](World& w) { w.spec["mode"] = "Recommend"; },
      {},

@@ -64,6 +64,7 @@ struct World {
   bool podsPlaceable = false;
   std::optional<testing::Cluster> cluster;  // none: no cluster view, as offline
   bool jobResourcesMutable = true;          // a 1.36 API server
+  std::string targetUnreadable;             // its kind cannot be listed
   std::string serverVersion = "v1.36.3";
 
   std::shared_ptr<const PlacementEngine> engine;
@@ -107,6 +108,7 @@ struct World {
     input.useFinalizer = useFinalizer;
     input.podsPlaceable = podsPlaceable;
     input.jobResourcesMutable = jobResourcesMutable;
+    input.targetUnreadable = targetUnreadable;
     input.serverVersion = serverVersion;
     if (cluster) {
       view = clusterViewOf(cluster->state(), engine->catalog(), policy);
