@@ -135,8 +135,8 @@ void WorkloadReconciler::recoverRollouts() {
     }
     const auto workload = cached.unpack();
     const auto& applied = workload.status.applied;
-    if (!applied || !applied->replacement) {
-      return;
+    if (!applied || !applied->replacement || applied->targetKind == core::TargetKind::Job) {
+      return;  // a Job is placed before it runs: nothing rolls out
     }
     const std::string targetKey = namespaceOf(key) + "/" + applied->targetName;
     const auto* target = caches_.target(applied->targetKind, targetKey);
