@@ -60,23 +60,8 @@ std::string jobPath(const std::string& ns, const std::string& name) {
   return Cluster::pathOf("batch/v1", "Job", ns, name);
 }
 
-const json* condition(const json& object, const std::string& type) {
-  for (const auto& item : base::memberOf(base::memberOf(object, "status"), "conditions")) {
-    if (base::stringMember(item, "type") == type) {
-      return &item;
-    }
-  }
-  return nullptr;
-}
-
 std::string conditionText(const std::string& path, const std::string& type) {
-  auto object = cluster().get(path);
-  if (!object) {
-    return "";
-  }
-  const auto* found = condition(*object, type);
-  return found ? base::stringMember(*found, "status") + "/" + base::stringMember(*found, "reason")
-               : "";
+  return cluster().conditionOf(path, type);
 }
 
 // The pods of an app label, and the instance type of the node each runs on.

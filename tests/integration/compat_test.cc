@@ -40,34 +40,12 @@ std::string jobPath(const std::string& ns, const std::string& name) {
   return Cluster::pathOf("batch/v1", "Job", ns, name);
 }
 
-const json* condition(const json& object, const std::string& type) {
-  for (const auto& item : base::memberOf(base::memberOf(object, "status"), "conditions")) {
-    if (base::stringMember(item, "type") == type) {
-      return &item;
-    }
-  }
-  return nullptr;
-}
-
 std::string conditionText(const std::string& path, const std::string& type) {
-  auto object = cluster().get(path);
-  if (!object) {
-    return "";
-  }
-  const auto* found = condition(*object, type);
-  return found ? base::stringMember(*found, "status") + "/" + base::stringMember(*found, "reason")
-               : "";
+  return cluster().conditionOf(path, type);
 }
 
 std::size_t operatorPatches(const std::string& ns, const std::string& name) {
-  std::size_t count = 0;
-  for (const auto& entry : testing::readAudit(cluster().plane(), cluster().operatorUser())) {
-    if (entry.verb == "patch" && entry.resource == "jobs" && entry.ns == ns && entry.name == name &&
-        entry.stage == "ResponseComplete") {
-      ++count;
-    }
-  }
-  return count;
+  return cluster().writesBy(cluster().operatorUser(), "patch", "jobs", ns, name);
 }
 
 std::string job(const std::string& name, const std::string& resources, bool suspend = true,
@@ -145,9 +123,7 @@ spec:
   }),
                   op.log());
   const auto bare = c.mustGet(workloadPath("compat", "bare"));
-  const auto* applied = condition(bare, "Applied");
-  REQUIRE(applied != nullptr);
-  const std::string message = base::stringMember(*applied, "message");
+  const std::string message = c.conditionMessageOf(workloadPath("compat", "bare"), "Applied");
   CHECK(message.find(ControlPlane::pinnedVersion("1.34")) != std::string::npos);
   CHECK(message.find("spec.template.spec.containers[train].resources") != std::string::npos);
   CHECK(message.find("aws.amazon.com/neuron=") != std::string::npos);

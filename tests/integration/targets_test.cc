@@ -79,42 +79,16 @@ const char* kTraining = R"(  workload: {kind: Training}
   constraints: {tiers: [Trainium]}
 )";
 
-const json* condition(const json& object, const std::string& type) {
-  for (const auto& item : base::memberOf(base::memberOf(object, "status"), "conditions")) {
-    if (base::stringMember(item, "type") == type) {
-      return &item;
-    }
-  }
-  return nullptr;
-}
-
 std::string conditionText(const std::string& path, const std::string& type) {
-  auto object = cluster().get(path);
-  if (!object) {
-    return "";
-  }
-  const auto* found = condition(*object, type);
-  return found ? base::stringMember(*found, "status") + "/" + base::stringMember(*found, "reason")
-               : "";
+  return cluster().conditionOf(path, type);
 }
-
 std::string conditionMessage(const std::string& path, const std::string& type) {
-  const auto object = cluster().mustGet(path);
-  const auto* found = condition(object, type);
-  return found ? base::stringMember(*found, "message") : "";
+  return cluster().conditionMessageOf(path, type);
 }
-
-// The operator's requests of one verb on one object, by the audit log.
+// The operator's writes of one verb to one object, by the audit log.
 std::size_t operatorCalls(const std::string& verb, const std::string& resource,
                           const std::string& ns, const std::string& name) {
-  std::size_t count = 0;
-  for (const auto& entry : testing::readAudit(cluster().plane(), cluster().operatorUser())) {
-    if (entry.verb == verb && entry.resource == resource && entry.ns == ns && entry.name == name &&
-        entry.subresource.empty() && entry.stage == "ResponseComplete") {
-      ++count;
-    }
-  }
-  return count;
+  return cluster().writesBy(cluster().operatorUser(), verb, resource, ns, name);
 }
 
 // What the Job controller writes when it starts a Job, since none runs here.

@@ -190,6 +190,45 @@ bool Cluster::waitFor(const std::function<bool()>& condition, std::chrono::milli
   return condition();
 }
 
+namespace {
+
+const json* conditionIn(const json& object, const std::string& type) {
+  for (const auto& item : base::memberOf(base::memberOf(object, "status"), "conditions")) {
+    if (base::stringMember(item, "type") == type) {
+      return &item;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string Cluster::conditionOf(const std::string& path, const std::string& type) {
+  const auto object = get(path);
+  const json* found = object ? conditionIn(*object, type) : nullptr;
+  return found ? base::stringMember(*found, "status") + "/" + base::stringMember(*found, "reason")
+               : "";
+}
+
+std::string Cluster::conditionMessageOf(const std::string& path, const std::string& type) {
+  const auto object = get(path);
+  const json* found = object ? conditionIn(*object, type) : nullptr;
+  return found ? base::stringMember(*found, "message") : "";
+}
+
+std::size_t Cluster::writesBy(const std::string& user, const std::string& verb,
+                              const std::string& resource, const std::string& ns,
+                              const std::string& name) {
+  std::size_t count = 0;
+  for (const auto& entry : readAudit(plane_, user)) {
+    if (entry.verb == verb && entry.resource == resource && entry.ns == ns && entry.name == name &&
+        entry.subresource.empty() && entry.stage == "ResponseComplete" && entry.code < 300) {
+      ++count;
+    }
+  }
+  return count;
+}
+
 void Cluster::completeRollout(const std::string& ns, const std::string& name,
                               const std::string& kind) {
   const std::string path = pathOf("apps/v1", kind, ns, name);

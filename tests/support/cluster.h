@@ -54,6 +54,15 @@ class Cluster {
                std::chrono::milliseconds timeout = std::chrono::seconds(30),
                std::chrono::milliseconds every = std::chrono::milliseconds(100));
 
+  // A GpuWorkload's condition of `type` as "Status/Reason", and its
+  // message; empty when the object or the condition is not there.
+  std::string conditionOf(const std::string& path, const std::string& type);
+  std::string conditionMessageOf(const std::string& path, const std::string& type);
+  // The successful writes (`verb`: patch, create...) `user` made to one
+  // object, counted in the audit log (the control plane's --audit).
+  std::size_t writesBy(const std::string& user, const std::string& verb,
+                       const std::string& resource, const std::string& ns, const std::string& name);
+
   // Deployment (or StatefulSet) status as a kube-controller-manager would
   // write it, since none runs here: the rollout of the current generation
   // is finished.
