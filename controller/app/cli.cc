@@ -57,11 +57,14 @@ struct WorkloadOptions {
     add("--params", flags.parameters, "Model parameters: 7B, 1.3B, 350M, 7e9");
     add("--precision", flags.precision, "fp32, fp16, bf16, fp8, int8 or int4")
         ->capture_default_str();
-    add("--framework", flags.framework, "PyTorch, TensorFlow, JAX, ONNX, Other")
+    add("--framework", flags.framework,
+        "PyTorch, TensorFlow, JAX, ONNX, Other, vLLM or Triton (sets the runtime's host memory)")
         ->capture_default_str();
     add("--architecture", flags.architecture, "Transformer, Diffusion, CNN, Speech, Other")
         ->capture_default_str();
-    add("--latency-ms", latencyMs, "Latency target in ms");
+    add("--latency-ms", latencyMs,
+        "Latency target in ms per output token (Transformer), per denoising step (Diffusion) "
+        "or per request (CNN: one image; Speech: one 30-second window; Other: one pass)");
     add("--objective", flags.objective, "CostOptimized, Balanced or MaxPerformance")
         ->capture_default_str();
     add("--tiers", flags.tiers, "Allowed tiers: NVIDIA,Trainium,Inferentia,CPU")->delimiter(',');

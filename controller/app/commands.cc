@@ -96,10 +96,17 @@ void printPlacement(const core::Placement& placement, double hoursPerMonth, std:
       << base::formatMoney(placement.totalMonthlyCost) << "/month\n";
   out << "NODE         " << placement.costNote << " (" << core::nameOf(placement.costModel)
       << ")\n";
-  if (placement.tokenLatencyMs) {
-    out << "LATENCY      at least " << base::formatFixed(*placement.tokenLatencyMs, 1)
-        << " ms per forward pass, i.e. per generated token or diffusion step (a lower bound: "
-           "every weight read once at the replica's memory bandwidth)\n";
+  if (placement.latencyMs) {
+    out << "LATENCY      at least " << base::formatFixed(*placement.latencyMs, 1) << " ms per "
+        << core::latencyUnitName(placement.latencyUnit)
+        << (placement.latencyComputeBound
+                ? " (compute-bound: its FLOPs at 40% of the devices' dense peak)\n"
+                : " (memory-bound: every weight read once at the devices' peak bandwidth)\n");
+  }
+  if (placement.memoryRequestGiB > 0 && placement.tier != core::Tier::CPU) {
+    out << "HOST MEMORY  " << base::formatGiB(placement.memoryRequestGiB)
+        << " GiB per replica (the runtime and one checkpoint shard to load through), "
+           "counted against the node's allocatable\n";
   }
 }
 
@@ -173,8 +180,10 @@ std::vector<std::string> markdownRow(const std::string& name, const core::Worklo
                        capacityText(placement.capacityType) + "; " +
                        base::formatGiB(placement.requiredMemoryGiB) + " of " +
                        base::formatGiB(placement.availableMemoryGiB) + " GiB";
-  if (placement.tokenLatencyMs) {
-    answer += "; >= " + base::formatFixed(*placement.tokenLatencyMs, 1) + " ms/token";
+  if (placement.latencyMs) {
+    answer += "; >= " + base::formatFixed(*placement.latencyMs, 1) + " ms/" +
+              core::latencyUnitName(placement.latencyUnit) +
+              (placement.latencyComputeBound ? " (compute)" : "");
   }
   if (decision.latencyTargetUnreachable) {
     answer += " (**LatencyTargetUnreachable**)";

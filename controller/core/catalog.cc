@@ -40,9 +40,10 @@ Result<AcceleratorSpec> parseAccelerator(const json& value, std::size_t index) {
   }
   // From here on, errors name the accelerator rather than its position.
   ObjectReader entry(value, "accelerators[" + *name + "]");
-  if (auto ok = entry.onlyKeys({"name", "vendor", "generation", "memoryGiB", "ec2MemoryMiB",
-                                "fp16Tflops", "memoryBandwidthGBs", "precisions", "fractional",
-                                "karpenterName", "gpuProduct", "sources"});
+  if (auto ok =
+          entry.onlyKeys({"name", "vendor", "generation", "memoryGiB", "ec2MemoryMiB", "fp16Tflops",
+                          "fp32Tflops", "fp8Tflops", "memoryBandwidthGBs", "precisions",
+                          "fractional", "karpenterName", "gpuProduct", "sources"});
       !ok) {
     return ok.error();
   }
@@ -53,6 +54,8 @@ Result<AcceleratorSpec> parseAccelerator(const json& value, std::size_t index) {
   auto memory = entry.number("memoryGiB", 0.5, 4096);
   auto ec2Memory = entry.optionalInteger("ec2MemoryMiB", 512, 4'194'304);
   auto tflops = entry.number("fp16Tflops", 0.001, 1e6);
+  auto fp32 = entry.optionalNumber("fp32Tflops", 0.001, 1e6);
+  auto fp8 = entry.optionalNumber("fp8Tflops", 0.001, 1e6);
   auto bandwidth = entry.number("memoryBandwidthGBs", 1, 1e6);
   auto precisions = parsePrecisions(entry);
   auto fractional = entry.optionalBool("fractional");
@@ -61,7 +64,8 @@ Result<AcceleratorSpec> parseAccelerator(const json& value, std::size_t index) {
   for (const Error* error :
        {vendor ? nullptr : &vendor.error(), generation ? nullptr : &generation.error(),
         memory ? nullptr : &memory.error(), ec2Memory ? nullptr : &ec2Memory.error(),
-        tflops ? nullptr : &tflops.error(), bandwidth ? nullptr : &bandwidth.error(),
+        tflops ? nullptr : &tflops.error(), fp32 ? nullptr : &fp32.error(),
+        fp8 ? nullptr : &fp8.error(), bandwidth ? nullptr : &bandwidth.error(),
         precisions ? nullptr : &precisions.error(), fractional ? nullptr : &fractional.error(),
         karpenter ? nullptr : &karpenter.error(), product ? nullptr : &product.error()}) {
     if (error) {
@@ -73,6 +77,8 @@ Result<AcceleratorSpec> parseAccelerator(const json& value, std::size_t index) {
   spec.memoryGiB = *memory;
   spec.ec2MemoryMiB = static_cast<int>(ec2Memory->value_or(0));
   spec.fp16Tflops = *tflops;
+  spec.fp32Tflops = fp32->value_or(0);
+  spec.fp8Tflops = *fp8;
   spec.memoryBandwidthGBs = *bandwidth;
   spec.precisions = *precisions;
   spec.fractional = fractional->value_or(false);
@@ -219,8 +225,8 @@ Result<InstanceType> parseInstance(const json& value, std::size_t index, const C
   }
   ObjectReader entry(value, "instances[" + *type + "]");
   if (auto ok = entry.onlyKeys({"type", "tier", "accelerator", "acceleratorCount",
-                                "allowedAcceleratorCounts", "vcpus", "memoryGiB", "onDemand",
-                                "spot", "fp16Tflops", "memoryBandwidthGBs", "sources"});
+                                "allowedAcceleratorCounts", "interconnect", "vcpus", "memoryGiB",
+                                "onDemand", "spot", "fp16Tflops", "memoryBandwidthGBs", "sources"});
       !ok) {
     return ok.error();
   }
@@ -236,10 +242,32 @@ Result<InstanceType> parseInstance(const json& value, std::size_t index, const C
   if (!shaped) {
     return shaped.error();
   }
+  // Unset on a multi-device type: PCIe, the slowest link such a type has.
+  auto link = entry.optionalEnum<Interconnect>("interconnect");
+  if (!link) {
+    return link.error();
+  }
+  instance.interconnect =
+      link->value_or(instance.acceleratorCount > 1 ? Interconnect::PCIe : Interconnect::None);
   return instance;
 }
 
 }  // namespace
+
+double denseTflops(const AcceleratorSpec& spec, Precision precision) {
+  switch (precision) {
+    case Precision::FP32:
+      return spec.fp32Tflops > 0 ? spec.fp32Tflops : spec.fp16Tflops;
+    case Precision::FP8:
+      return spec.fp8Tflops.value_or(spec.fp16Tflops);
+    case Precision::FP16:
+    case Precision::BF16:
+    case Precision::INT8:
+    case Precision::INT4:
+      break;
+  }
+  return spec.fp16Tflops;
+}
 
 Allocatable allocatableOf(int vcpus, double memoryGiB) {
   // kube-reserved CPU in millicores: 60 for the first core, 10 for the

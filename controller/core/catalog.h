@@ -20,6 +20,8 @@ struct AcceleratorSpec {
   double memoryGiB = 0;
   int ec2MemoryMiB = 0;   // EC2 GpuInfo per device: Karpenter's instance-gpu-memory; 0 unknown
   double fp16Tflops = 0;  // dense FP16/BF16 per accelerator
+  double fp32Tflops = 0;  // dense FP32 (what an fp32 model gets by default); 0: as fp16
+  std::optional<double> fp8Tflops;  // dense FP8, where the accelerator runs it
   double memoryBandwidthGBs = 0;
   EnumSet<Precision> precisions;  // the precisions it runs natively (never empty)
   std::string karpenterName;      // karpenter.k8s.aws/instance-gpu-name or -accelerator-name
@@ -42,6 +44,7 @@ struct InstanceType {
   // (tensor parallelism) and what the device plugin schedules. Catalog data
   // for Neuron; powers of two up to acceleratorCount when not given.
   std::vector<int> allowedAcceleratorCounts;
+  Interconnect interconnect = Interconnect::None;  // between this type's devices
   int vcpus = 0;
   double memoryGiB = 0;
   // What pods can request on a node of this type (EKS reservations taken
@@ -54,6 +57,10 @@ struct InstanceType {
   double cpuTflops = 0;
   double cpuMemoryBandwidthGBs = 0;
 };
+
+// Dense throughput at a precision: int8 and int4 are weight-only
+// quantization (W8A16, W4A16), so their arithmetic runs at fp16.
+double denseTflops(const AcceleratorSpec& spec, Precision precision);
 
 struct Catalog {
   std::string region;

@@ -52,12 +52,21 @@ json toJson(const Placement& placement) {
       {"memoryFillLimitPercent", std::round(placement.memoryFillLimit * 100)},
       {"performance", std::round(placement.performance * 100) / 100},
       {"performanceUnit", placement.performanceUnit},
-      {"tokenLatencyMs", placement.tokenLatencyMs
-                             ? json(std::round(*placement.tokenLatencyMs * 100) / 100)
-                             : json(nullptr)}};
+      {"latencyMs",
+       placement.latencyMs ? json(std::round(*placement.latencyMs * 100) / 100) : json(nullptr)}};
+  if (placement.latencyMs) {
+    result["latencyPer"] = latencyUnitName(placement.latencyUnit);
+    result["latencyBound"] = placement.latencyComputeBound ? "compute" : "memory";
+  }
+  if (placement.neededAccelerators > 0) {
+    result["neededAccelerators"] = placement.neededAccelerators;
+  }
   if (placement.tier == Tier::CPU) {
     result["cpuRequest"] = placement.cpuRequest;
-    result["memoryRequestGiB"] = roundGiB(placement.memoryRequestGiB);
+  }
+  if (placement.memoryRequestGiB > 0) {
+    result[placement.tier == Tier::CPU ? "memoryRequestGiB" : "hostMemoryGiB"] =
+        roundGiB(placement.memoryRequestGiB);
   }
   return result;
 }

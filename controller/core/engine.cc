@@ -21,6 +21,8 @@ constexpr std::size_t kRunnersUp = 3;
 constexpr std::size_t kMaxAlternatives = 6;
 // Money closer than this is the same price.
 constexpr double kSamePrice = 5e-5;
+// Ranks MaxPerformance options that pay for idle devices after all others.
+constexpr double kIdlePenalty = 1e15;
 
 const char* capacityLabel(CapacityType capacity) {
   return capacity == CapacityType::Spot ? "spot" : "on-demand";
@@ -86,8 +88,32 @@ MemoryEstimate estimateMemory(const WorkloadIntent& intent, const MemoryOverhead
   memory.bytesPerParameter = bytesPerParameter(intent.precision);
   memory.overhead = overheads.forKind(intent.kind);
   memory.weightsGiB = static_cast<double>(intent.parameters) * memory.bytesPerParameter / kGiB;
-  memory.requiredGiB = memory.weightsGiB * memory.overhead;
+  memory.method = methodOf(intent);
+  // Full training keeps 16-bit weights and gradients, fp32 master weights
+  // and Adam's moments whatever the storage format: the overhead applies to
+  // 2 bytes a parameter (8 of them: 16 bytes), activations on top.
+  const double basisGiB = intent.kind == WorkloadKind::Training
+                              ? static_cast<double>(intent.parameters) * 2 / kGiB
+                              : memory.weightsGiB;
+  memory.requiredGiB = basisGiB * memory.overhead;
+  memory.runtimeGiB = overheads.runtimeGiB(intent.framework);
   return memory;
+}
+
+const char* methodOf(const WorkloadIntent& intent) {
+  switch (intent.kind) {
+    case WorkloadKind::Training:
+      return "full training with Adam";
+    case WorkloadKind::FineTuning:
+      return intent.precision == Precision::INT4 || intent.precision == Precision::INT8
+                 ? "QLoRA (adapters over a quantized base)"
+                 : "LoRA (adapters over a frozen base)";
+    case WorkloadKind::Inference:
+      return "online inference";
+    case WorkloadKind::BatchInference:
+      break;
+  }
+  return "batch inference";
 }
 
 std::size_t sizeBucketIndex(const RuleKnobs& knobs, std::uint64_t parameters) {
@@ -135,6 +161,7 @@ struct PlacementEngine::Evaluation {
   bool anyPriced = false;
   bool anyRunnable = false;  // some candidate's hardware runs the precision
   bool anyFits = false;
+  bool spotWithheld = false;  // spot offered nothing: online serving without the policy's consent
   double largestGiB = 0;
   int largestInstance = -1;  // offers the most usable memory of the runnable candidates
   bool largestFits = false;
@@ -167,6 +194,9 @@ struct PlacementEngine::Request {
   Requirement need;
   const Capacity* capacity = nullptr;  // null or source None: every type is offered
   int replicas = 1;                    // for pricing: at least one
+  // Online serving asked for Any capacity and the policy does not allow
+  // spot for it: only on-demand is priced.
+  bool spotWithheld = false;
   unsigned neuronBlocked = 0;
   std::size_t bucket = 0;
   LatencyClass latency = LatencyClass::Relaxed;
@@ -240,16 +270,23 @@ PlacementEngine::Request PlacementEngine::requestFor(const WorkloadIntent& inten
   auto& need = request.need;
   need.requiredGiB = memory.requiredGiB;
   need.weightsGiB = memory.weightsGiB;
+  need.parameters = intent.parameters;
+  need.architecture = intent.architecture;
   need.precision = intent.precision;
   need.training = isTraining(intent.kind);
   need.inference = !need.training;
+  need.batch = intent.kind == WorkloadKind::BatchInference;
   need.latencyTargetMs = need.inference ? intent.latencyTargetMs : std::nullopt;
   need.fillLimit = policy_.memoryFillLimit;
   need.karpenter = (view ? view->labels.scheme : defaultScheme_) == LabelScheme::Karpenter;
-  need.fastest = intent.objective == Objective::MaxPerformance;
+  need.runtimeGiB = memory.runtimeGiB;
+  need.stagingGiB = std::min(memory.weightsGiB, kLoadShardGiB);
   need.podCpu = intent.podCpu;
   need.podMemoryGiB = intent.podMemoryGiB;
   request.replicas = std::max(intent.replicas, 1);
+  request.spotWithheld = intent.kind == WorkloadKind::Inference &&
+                         intent.constraints.capacityType == CapacityType::Any &&
+                         !policy_.capacity.spotForServing;
   const auto& frameworks = knobs_.neuronFrameworks;
   const auto& architectures = knobs_.neuronArchitectures;
   const bool neuronSoftware =
@@ -403,6 +440,9 @@ void PlacementEngine::evaluateInstance(int index, const Request& request,
   }
   evaluation.anyFits = true;
   addOptions(index, fit, request, evaluation);
+  if (const auto scaled = scaledFit(*catalog_, instance, request.need, fit)) {
+    addOptions(index, *scaled, request, evaluation);
+  }
 }
 
 // Prices a fitting replica shape at each capacity type asked for.
@@ -411,6 +451,10 @@ void PlacementEngine::addOptions(int index, const Fit& fit, const Request& reque
   const auto& constraints = request.intent.constraints;
   for (CapacityType capacity : {CapacityType::OnDemand, CapacityType::Spot}) {
     if (constraints.capacityType != CapacityType::Any && constraints.capacityType != capacity) {
+      continue;
+    }
+    if (capacity == CapacityType::Spot && request.spotWithheld) {
+      evaluation.spotWithheld = true;
       continue;
     }
     const auto nodeHourly = price(index, capacity);
@@ -473,7 +517,10 @@ void PlacementEngine::rankOf(Option& option, const Request& request) const {
       }
       break;
     case Objective::MaxPerformance:
-      primary = -performance;
+      // The fastest, among options that leave no device they pay for idle
+      // when there is one: a small model is not put on an eight-GPU node
+      // for one device's speed; with enough replicas to fill it, it is.
+      primary = (idleDevicesOf(option, request) > 0 ? kIdlePenalty : 0) - performance;
       secondary = cost;
       break;
   }
@@ -484,6 +531,19 @@ void PlacementEngine::rankOf(Option& option, const Request& request) const {
                  option.fit.devices,
                  static_cast<int>(option.capacity),
                  option.instance};
+}
+
+int PlacementEngine::idleDevicesOf(const Option& option, const Request& request) const {
+  const int perNode = catalog_->instances[option.instance].acceleratorCount;
+  const auto& cost = option.cost;
+  if (cost.basis == CostModel::AcceleratorShare || perNode == 0) {
+    return 0;  // a share of a node: the rest is not this workload's to pay
+  }
+  if (cost.cluster) {
+    return std::max(0, (cost.newNodes + cost.ownNodes) * perNode -
+                           (request.replicas - cost.replicasOnIdle) * option.fit.devices);
+  }
+  return std::max(0, cost.nodes * perNode - request.replicas * option.fit.devices);
 }
 
 bool PlacementEngine::better(const Option& a, const Option& b) {
@@ -525,24 +585,46 @@ Decision PlacementEngine::decideWith(const WorkloadIntent& intent, const NodeCos
   decision.latency = request.latency;
 
   Evaluation evaluation;
-  evaluation.feasible.reserve(2 * catalog_->instances.size());
+  evaluation.feasible.reserve(4 * catalog_->instances.size());
   std::vector<std::size_t> matched;
+  // A rule whose candidates all miss the latency target gives way to the
+  // next matching rule, so a target decides by what the hardware can do,
+  // not by which side of a class boundary it falls. When no rule meets it,
+  // the fastest of their answers is placed.
+  std::optional<Decision> fastestMiss;
+  const auto settle = [&](Decision& attempt) {
+    if (!attempt.latencyTargetUnreachable) {
+      return true;
+    }
+    if (!fastestMiss || *attempt.placement->latencyMs < *fastestMiss->placement->latencyMs) {
+      fastestMiss = std::move(attempt);
+    }
+    return false;
+  };
   for (std::size_t r = 0; r < rules_->rules.size(); ++r) {
     const auto& rule = rules_->rules[r];
     if (disabledRules_[r] || !matches(rule, intent, request.bucket, request.latency)) {
       continue;
     }
     matched.push_back(r);
-    if (tryRule(rule, request, evaluation, decision)) {
-      return decision;
+    Decision attempt = decision;
+    if (tryRule(rule, request, evaluation, attempt) && settle(attempt)) {
+      return attempt;
     }
   }
   // The tiers a workload names are the user's decision: when no matching
   // rule offers them, place on them directly, hardware checks and all.
-  if (userTiersUnoffered(intent, matched) &&
-      tryRule(userTiersRule_, request, evaluation, decision)) {
-    decision.ruleSource += "; " + userTiersNote(intent, request.bucket, request.latency);
-    return decision;
+  if (userTiersUnoffered(intent, matched)) {
+    Decision attempt = decision;
+    if (tryRule(userTiersRule_, request, evaluation, attempt)) {
+      attempt.ruleSource += "; " + userTiersNote(intent, request.bucket, request.latency);
+      if (settle(attempt)) {
+        return attempt;
+      }
+    }
+  }
+  if (fastestMiss) {
+    return std::move(*fastestMiss);
   }
   explainFailure(request, matched, decision);
   return decision;
@@ -619,6 +701,11 @@ void PlacementEngine::choose(const Rule& rule, const Request& request, Evaluatio
   decision.placement = placementOf(best, request);
   decision.latencyTargetUnreachable = request.need.latencyTargetMs && !best.fit.meetsLatency;
   explainChoice(rule, best, request, decision);
+  if (evaluation.spotWithheld) {
+    decision.reason +=
+        "; spot not considered: online serving on spot needs the policy's consent "
+        "(PlacementPolicy spec.capacity.spotForServing)";
+  }
   listRunnersUp(best, request, evaluation, decision);
   listUnoffered(&best, evaluation, decision);
   listRuledOut(request, evaluation, decision);
@@ -629,6 +716,7 @@ Placement PlacementEngine::placementOf(const Option& option, const Request& requ
   const auto* accelerator = catalog_->acceleratorOf(instance);
   const auto& fit = option.fit;
   Placement placement;
+  placement.latencyUnit = latencyUnitOf(request.intent.architecture);
   placement.tier = instance.tier;
   placement.accelerator = accelerator ? accelerator->name : "";
   placement.instanceType = instance.type;
@@ -644,7 +732,11 @@ Placement PlacementEngine::placementOf(const Option& option, const Request& requ
   placement.availableMemoryGiB = fit.availableGiB;
   placement.memoryFillLimit = request.need.fillLimit;
   placement.performance = fit.performance;
-  placement.performanceUnit = request.need.training ? "FP16 TFLOPS" : "GB/s memory bandwidth";
+  placement.performanceUnit =
+      request.need.training || request.need.batch           ? "sustained TFLOPS"
+      : placement.latencyUnit == LatencyUnit::OutputToken   ? "output tokens/s at batch 1"
+      : placement.latencyUnit == LatencyUnit::DiffusionStep ? "diffusion steps/s at batch 1"
+                                                            : "requests/s at batch 1";
   placement.costModel = option.cost.basis;
   placement.nodeHourlyCost = option.nodeHourly;
   placement.nodes = option.cost.nodes;
@@ -653,17 +745,13 @@ Placement PlacementEngine::placementOf(const Option& option, const Request& requ
   if (option.cost.cluster) {
     placement.clusterHourlyCost = option.cost.marginalHourly;
   }
-  placement.idleAccelerators =
-      std::max(0, (option.cost.newNodes + option.cost.ownNodes) * instance.acceleratorCount -
-                      (request.replicas - option.cost.replicasOnIdle) * fit.devices);
-  if (!option.cost.cluster) {
-    placement.idleAccelerators =
-        std::max(0, option.cost.nodes * instance.acceleratorCount - request.replicas * fit.devices);
-  }
+  placement.idleAccelerators = idleDevicesOf(option, request);
   placement.cpuRequest = fit.cpuRequest;
   placement.memoryRequestGiB = fit.memoryRequestGiB;
+  placement.neededAccelerators = fit.neededDevices;
   if (request.need.inference) {
-    placement.tokenLatencyMs = fit.latencyMs;
+    placement.latencyMs = fit.latencyMs;
+    placement.latencyComputeBound = fit.roofline.computeBound();
   }
   placement.costNote = costNote(option, placement);
   return placement;
@@ -756,16 +844,34 @@ void PlacementEngine::explainChoice(const Rule& rule, const Option& best, const 
                     ", " + capacityLabel(best.capacity) + ", is " + superlative + " that holds " +
                     formatGiB(request.need.requiredGiB) + " GiB at " +
                     formatMoney(best.cost.perReplicaHourly) + "/h per replica";
+  const auto& placement = *decision.placement;
+  if (request.need.training && placement.acceleratorCount > placement.neededAccelerators &&
+      placement.neededAccelerators > 0) {
+    decision.reason += "; data-parallel across all " + std::to_string(placement.acceleratorCount) +
+                       " " + placement.accelerator + " (the model needs " +
+                       std::to_string(placement.neededAccelerators) +
+                       "): the node is paid whole and the run is shorter";
+  }
+  if (best.capacity == CapacityType::Spot && request.intent.kind == WorkloadKind::Inference) {
+    decision.reason += "; on spot, replicas can be interrupted with two minutes' notice: " +
+                       std::string(request.intent.constraints.capacityType == CapacityType::Spot
+                                       ? "the workload asks for spot"
+                                       : "the policy allows spot for serving");
+  }
   if (!request.need.latencyTargetMs) {
     return;
   }
-  const std::string estimate = "at least " + milliseconds(best.fit.latencyMs) + " per token";
+  const char* unit = latencyUnitName(placement.latencyUnit);
+  const std::string estimate = "at least " + milliseconds(best.fit.latencyMs) + " per " + unit;
+  const std::string bound = best.fit.roofline.computeBound()
+                                ? " (its arithmetic at the stated utilization binds)"
+                                : " (weights read once per " + std::string(unit) + ")";
   const std::string target = milliseconds(*request.need.latencyTargetMs);
   if (decision.latencyTargetUnreachable) {
     decision.reason += "; LatencyTargetUnreachable: no option meets " + target +
-                       "; this is the fastest, " + estimate + " (weights read once per token)";
+                       "; this is the fastest, " + estimate + bound;
   } else {
-    decision.reason += "; " + estimate + ", within the " + target + " target";
+    decision.reason += "; " + estimate + bound + ", within the " + target + " target";
   }
 }
 
@@ -801,7 +907,8 @@ std::optional<double> PlacementEngine::valueLoss(const Option& option, const Opt
 std::string PlacementEngine::lostBecause(const Option& option, const Option& best,
                                          const Request& request) const {
   if (request.need.latencyTargetMs && best.fit.meetsLatency != option.fit.meetsLatency) {
-    return "at least " + milliseconds(option.fit.latencyMs) + " per token, above the " +
+    return "at least " + milliseconds(option.fit.latencyMs) + " per " +
+           latencyUnitName(latencyUnitOf(request.intent.architecture)) + ", above the " +
            milliseconds(*request.need.latencyTargetMs) + " target";
   }
   const double cost = option.cost.perReplicaHourly;

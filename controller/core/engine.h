@@ -24,11 +24,19 @@ struct MemoryEstimate {
   Precision precision = Precision::FP16;
   double bytesPerParameter = 0;
   double overhead = 0;
-  double weightsGiB = 0;   // parameters x bytes per parameter
-  double requiredGiB = 0;  // weights x overhead
+  double weightsGiB = 0;    // parameters x bytes per parameter
+  double requiredGiB = 0;   // weights x overhead; training: 2 bytes a parameter x overhead
+  double runtimeGiB = 0;    // host memory of the framework's process, on top
+  const char* method = "";  // "full training with Adam", "QLoRA (...)", ...
 };
 
 MemoryEstimate estimateMemory(const WorkloadIntent& intent, const MemoryOverheads& overheads);
+// How the work uses memory: full training, LoRA or QLoRA, serving.
+const char* methodOf(const WorkloadIntent& intent);
+
+// The host memory a GPU replica loads its weights through: one checkpoint
+// shard (Hugging Face's default max_shard_size, 5 GB).
+inline constexpr double kLoadShardGiB = 5e9 / (1024.0 * 1024.0 * 1024.0);
 
 struct Placement {
   Tier tier = Tier::CPU;
@@ -61,10 +69,16 @@ struct Placement {
   std::string costNote;      // "1 of 16 Trainium on one trn1.32xlarge at $3.91/h; 15 idle"
   // CPU placements: what each replica requests (and is limited to).
   double cpuRequest = 0;
+  // Host memory per replica: CPU the model and its runtime; GPU and Neuron
+  // the runtime and the shard its weights load through.
   double memoryRequestGiB = 0;
-  // Inference: the least time a generated token can take here (weights read
-  // once at the replica's aggregate memory bandwidth).
-  std::optional<double> tokenLatencyMs;
+  int neededAccelerators = 0;  // the fewest that hold the model; fewer than
+                               // acceleratorCount when training data-parallel
+  // Inference: the least time a unit of work (latencyUnit) can take here,
+  // by the roofline (core/performance_model.h), and whether compute binds.
+  std::optional<double> latencyMs;
+  LatencyUnit latencyUnit = LatencyUnit::OutputToken;
+  bool latencyComputeBound = false;
 };
 
 // An option that lost, and why.
@@ -175,6 +189,7 @@ class PlacementEngine {
   void evaluateInstance(int index, const Request& request, Evaluation& evaluation) const;
   void addOptions(int index, const Fit& fit, const Request& request, Evaluation& evaluation) const;
   void rankOf(Option& option, const Request& request) const;
+  int idleDevicesOf(const Option& option, const Request& request) const;
   static bool better(const Option& a, const Option& b);
   Placement placementOf(const Option& option, const Request& request) const;
   std::string costNote(const Option& option, const Placement& placement) const;

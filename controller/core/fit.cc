@@ -11,6 +11,14 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kEpsilon = 1e-9;
 
+// How long one unit of work takes on `devices` of this accelerator.
+Roofline rooflineOn(const AcceleratorSpec& spec, const InstanceType& instance,
+                    const Requirement& need, int devices) {
+  return rooflineOf(workOf(need.architecture, need.parameters, need.weightsGiB * kGiB),
+                    need.parameters, denseTflops(spec, need.precision), spec.memoryBandwidthGBs,
+                    devices, instance.interconnect);
+}
+
 // Fills in what follows from a device count on an accelerated instance.
 void describeDevices(const AcceleratorSpec& spec, const InstanceType& instance,
                      const Requirement& need, int devices, Fit& fit) {
@@ -18,9 +26,18 @@ void describeDevices(const AcceleratorSpec& spec, const InstanceType& instance,
   fit.replicasPerNode = instance.acceleratorCount / devices;
   fit.share = static_cast<double>(devices) / instance.acceleratorCount;
   fit.availableGiB = devices * spec.memoryGiB;
-  fit.performance = devices * (need.training ? spec.fp16Tflops : spec.memoryBandwidthGBs);
+  fit.memoryRequestGiB = hostMemoryRequestGiB(need);
+  if (need.training) {
+    fit.performance =
+        trainingTflops(denseTflops(spec, need.precision), devices, instance.interconnect);
+  }
   if (need.inference) {
-    fit.latencyMs = tokenLatencyMs(need.weightsGiB, devices * spec.memoryBandwidthGBs);
+    fit.roofline = rooflineOn(spec, instance, need, devices);
+    fit.latencyMs = fit.roofline.ms();
+    fit.performance = need.batch ? trainingTflops(denseTflops(spec, need.precision), devices,
+                                                  instance.interconnect)
+                      : fit.latencyMs > 0 ? 1000 / fit.latencyMs
+                                          : 0;
     fit.meetsLatency = !need.latencyTargetMs || fit.latencyMs <= *need.latencyTargetMs;
   }
 }
@@ -37,16 +54,19 @@ Misfit unusable(const AcceleratorSpec& spec, const Requirement& need) {
 }
 
 // Replicas one node holds by the pod template's own cpu and memory requests.
-int replicasByPodRequests(const InstanceType& instance, const Requirement& need) {
+// The host memory counts the larger of the team's request and the
+// placement's (the runtime), as the pod will ask for.
+int replicasByPodRequests(const InstanceType& instance, const Requirement& need,
+                          double hostMemoryGiB) {
   int replicas = std::numeric_limits<int>::max();
   if (need.podCpu > 0) {
     replicas = std::min(
         replicas, static_cast<int>(std::floor(instance.allocatableCpu / need.podCpu + kEpsilon)));
   }
-  if (need.podMemoryGiB > 0) {
+  const double memory = std::max(need.podMemoryGiB, hostMemoryGiB);
+  if (memory > 0) {
     replicas = std::min(
-        replicas,
-        static_cast<int>(std::floor(instance.allocatableMemoryGiB / need.podMemoryGiB + kEpsilon)));
+        replicas, static_cast<int>(std::floor(instance.allocatableMemoryGiB / memory + kEpsilon)));
   }
   return replicas;
 }
@@ -56,7 +76,7 @@ int replicasByPodRequests(const InstanceType& instance, const Requirement& need)
 // 4-CPU, 32Gi vLLM container on a g6e.xlarge, 3.92 CPUs and 27.6 GiB
 // allocatable), and holds fewer replicas than it has devices for.
 void limitByPodRequests(const InstanceType& instance, const Requirement& need, Fit& fit) {
-  const int replicas = replicasByPodRequests(instance, need);
+  const int replicas = replicasByPodRequests(instance, need, fit.memoryRequestGiB);
   if (replicas < 1) {
     fit.misfit = Misfit::Pod;
     return;
@@ -83,17 +103,25 @@ Fit fitAccelerated(const AcceleratorSpec& spec, const InstanceType& instance,
     fit.misfit = Misfit::Memory;
     return fit;
   }
-  int devices = need.fastest ? allowed.back() : *holds;
-  if (need.inference && need.latencyTargetMs && !need.fastest) {
+  int devices = *holds;
+  if (need.inference && need.latencyTargetMs) {
     // More devices read the weights in parallel: the first count that meets
-    // the target, or the fastest this node has.
-    const auto meets = std::find_if(holds, allowed.end(), [&](int count) {
-      return tokenLatencyMs(need.weightsGiB, count * spec.memoryBandwidthGBs) <=
-             *need.latencyTargetMs;
-    });
-    devices = meets == allowed.end() ? allowed.back() : *meets;
+    // the target, or the fastest when none does.
+    double fastestMs = std::numeric_limits<double>::max();
+    for (auto count = holds; count != allowed.end(); ++count) {
+      const double ms = rooflineOn(spec, instance, need, *count).ms();
+      if (ms <= *need.latencyTargetMs) {
+        devices = *count;
+        break;
+      }
+      if (ms < fastestMs - kEpsilon) {
+        fastestMs = ms;
+        devices = *count;
+      }
+    }
   }
   describeDevices(spec, instance, need, devices, fit);
+  fit.neededDevices = *holds;
   limitByPodRequests(instance, need, fit);
   return fit;
 }
@@ -101,8 +129,8 @@ Fit fitAccelerated(const AcceleratorSpec& spec, const InstanceType& instance,
 Fit fitCpu(const InstanceType& instance, const Requirement& need) {
   Fit fit;
   fit.cpuRequest = kCpuRequestVcpus;
-  fit.memoryRequestGiB = cpuMemoryRequestGiB(need.requiredGiB, need.fillLimit);
-  fit.offeredGiB = instance.allocatableMemoryGiB * need.fillLimit;
+  fit.memoryRequestGiB = cpuMemoryRequestGiB(need.requiredGiB, need.fillLimit, need.runtimeGiB);
+  fit.offeredGiB = std::max(instance.allocatableMemoryGiB - need.runtimeGiB, 0.0) * need.fillLimit;
   // A team's own cpu and memory sizing stands where it is set (the
   // placement's request is a default for containers without one), so a
   // replica takes the larger of the two.
@@ -119,12 +147,21 @@ Fit fitCpu(const InstanceType& instance, const Requirement& need) {
   }
   const double cpuShare = fit.cpuRequest / instance.vcpus;
   fit.share = std::min(1.0, std::max(cpuShare, fit.memoryRequestGiB / instance.memoryGiB));
-  fit.availableGiB = fit.memoryRequestGiB;
-  fit.performance =
-      cpuShare * (need.training ? instance.cpuTflops : instance.cpuMemoryBandwidthGBs);
+  fit.availableGiB = fit.memoryRequestGiB - need.runtimeGiB;
+  // The replica computes on its own cores and reads memory at its cores'
+  // share of the node's bandwidth (the catalog's figure is per vCPU x vCPUs).
+  const double tflops = cpuShare * instance.cpuTflops;
+  if (need.training) {
+    fit.performance = trainingTflops(tflops, 1, Interconnect::None);
+  }
   if (need.inference) {
-    // The whole node's bandwidth: a bound the replica cannot beat.
-    fit.latencyMs = tokenLatencyMs(need.weightsGiB, instance.cpuMemoryBandwidthGBs);
+    fit.roofline = rooflineOf(workOf(need.architecture, need.parameters, need.weightsGiB * kGiB),
+                              need.parameters, tflops, cpuShare * instance.cpuMemoryBandwidthGBs, 1,
+                              Interconnect::None);
+    fit.latencyMs = fit.roofline.ms();
+    fit.performance = need.batch          ? trainingTflops(tflops, 1, Interconnect::None)
+                      : fit.latencyMs > 0 ? 1000 / fit.latencyMs
+                                          : 0;
     fit.meetsLatency = !need.latencyTargetMs || fit.latencyMs <= *need.latencyTargetMs;
   }
   return fit;
@@ -136,9 +173,14 @@ double tokenLatencyMs(double weightsGiB, double bandwidthGBs) {
   return bandwidthGBs > 0 ? weightsGiB * kGiB / (bandwidthGBs * 1e9) * 1000 : 0;
 }
 
-double cpuMemoryRequestGiB(double requiredGiB, double fillLimit) {
-  const double quarters = std::ceil(requiredGiB / fillLimit * 4 - kEpsilon);
+double cpuMemoryRequestGiB(double requiredGiB, double fillLimit, double runtimeGiB) {
+  const double quarters = std::ceil((requiredGiB / fillLimit + runtimeGiB) * 4 - kEpsilon);
   return std::max(quarters, 1.0) / 4;
+}
+
+double hostMemoryRequestGiB(const Requirement& need) {
+  const double host = need.runtimeGiB + need.stagingGiB;
+  return host > 0 ? std::ceil(host * 4 - kEpsilon) / 4 : 0;
 }
 
 Fit fitReplica(const Catalog& catalog, const InstanceType& instance, const Requirement& need) {
@@ -167,8 +209,40 @@ Fit fitWithDevices(const Catalog& catalog, const InstanceType& instance, const R
     return fit;
   }
   describeDevices(*spec, instance, need, devices, fit);
+  fit.neededDevices = devices;
   limitByPodRequests(instance, need, fit);
   return fit;
+}
+
+std::optional<Fit> scaledFit(const Catalog& catalog, const InstanceType& instance,
+                             const Requirement& need, const Fit& base) {
+  const auto* spec = catalog.acceleratorOf(instance);
+  // Online serving splits only Transformers across devices (tensor
+  // parallelism); a diffusion, CNN or speech model, or a batch job, on more
+  // devices is more replicas.
+  const bool splits =
+      need.training || (!need.batch && need.architecture == Architecture::Transformer);
+  if (!spec || !base.fits() || !splits) {
+    return std::nullopt;
+  }
+  std::optional<Fit> best;
+  double performance = base.performance;
+  for (int count : instance.allowedAcceleratorCounts) {
+    if (count <= base.devices) {
+      continue;
+    }
+    Fit fit;
+    fit.offeredGiB = base.offeredGiB;
+    describeDevices(*spec, instance, need, count, fit);
+    fit.neededDevices = base.neededDevices;
+    limitByPodRequests(instance, need, fit);
+    if (!fit.fits() || fit.performance < performance * kWorthwhileGain) {
+      break;
+    }
+    performance = fit.performance;
+    best = fit;
+  }
+  return best;
 }
 
 }  // namespace gpuplacement::core

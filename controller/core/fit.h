@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/catalog.h"
+#include "core/performance_model.h"
 #include "core/types.h"
 
 namespace gpuplacement::core {
@@ -14,17 +15,21 @@ inline constexpr double kCpuRequestVcpus = 2;
 
 // What one replica needs, from the intent, the memory model and the policy.
 struct Requirement {
-  double requiredGiB = 0;  // weights x overhead
-  double weightsGiB = 0;   // read once per generated token
+  double requiredGiB = 0;  // device memory: weights x overhead (training: its state)
+  double weightsGiB = 0;   // read once per unit of work
+  std::uint64_t parameters = 0;
+  Architecture architecture = Architecture::Transformer;
   Precision precision = Precision::FP16;
   bool training = false;
-  bool inference = false;                 // a latency estimate applies
+  bool inference = false;  // a latency estimate applies
+  bool batch = false;      // batch inference: measured by throughput, not by one unit's latency
   std::optional<double> latencyTargetMs;  // inference kinds only
   double fillLimit = 0.9;                 // of the memory a replica is given
   bool karpenter = false;                 // Karpenter launches the nodes
-  bool fastest = false;                   // MaxPerformance: every device a replica may use
-  double podCpu = 0;                      // the pod template's own requests per replica,
-  double podMemoryGiB = 0;                // which the node's allocatable must hold too
+  double runtimeGiB = 0;    // host memory of the framework's process before a model loads
+  double stagingGiB = 0;    // host memory a GPU replica loads its weights through
+  double podCpu = 0;        // the pod template's own requests per replica,
+  double podMemoryGiB = 0;  // which the node's allocatable must hold too
 };
 
 // Why a replica cannot run on an instance type, hardware-wise.
@@ -46,32 +51,49 @@ struct Fit {
   double share = 0;             // the fraction of the node one replica uses
   double availableGiB = 0;      // device memory (CPU: memory request) the replica gets
   double offeredGiB = 0;        // the most one replica could fill here, after the fill limit
+  int neededDevices = 0;        // the fewest that hold the model (devices may be more)
   double cpuRequest = 0;        // CPU placements
-  double memoryRequestGiB = 0;  // CPU placements
-  double performance = 0;       // TFLOPS (training) or GB/s (inference) of the replica
-  double latencyMs = 0;         // lower bound per generated token; 0 when not estimated
-  bool meetsLatency = true;     // no target, or the estimate is within it
+  double memoryRequestGiB = 0;  // host memory: the model and runtime (CPU), the runtime (GPU)
+  // Training and batch inference: sustained TFLOPS of the replica (large
+  // batches are compute-bound). Online inference: units of work a second at
+  // batch 1 (1,000 / latencyMs), so it saturates as latency does.
+  double performance = 0;
+  Roofline roofline;         // inference: the estimate per unit, and what bounds it
+  double latencyMs = 0;      // roofline.ms(); 0 when not estimated
+  bool meetsLatency = true;  // no target, or the estimate is within it
 
   bool fits() const { return misfit == Misfit::None; }
 };
 
 // The fewest devices (CPU: the request) that hold the model under the fill
 // limit, raised to the first count that meets the latency target when one
-// is given (or to the fastest count when none does), or for MaxPerformance
-// the most devices one replica may use.
+// is given (or to the fastest count when none does).
 Fit fitReplica(const Catalog& catalog, const InstanceType& instance, const Requirement& need);
+
+// The same replica on more devices, while each step up the allowed counts
+// makes it at least kWorthwhileGain faster: what MaxPerformance picks, and
+// any objective when whole paid nodes make the devices free (training then
+// runs data-parallel on every device it pays for). Nullopt when no
+// larger count pays, and for serving anything but a Transformer (other
+// models are not split across devices: more devices are more replicas).
+std::optional<Fit> scaledFit(const Catalog& catalog, const InstanceType& instance,
+                             const Requirement& need, const Fit& base);
+inline constexpr double kWorthwhileGain = 1.10;
 
 // The same for a given device count (a placement already in force).
 Fit fitWithDevices(const Catalog& catalog, const InstanceType& instance, const Requirement& need,
                    int devices);
 
-// Time to generate one token can be no shorter than reading every weight
-// once: weight bytes / aggregate memory bandwidth. A lower bound: it ignores
-// compute, KV-cache reads, interconnect and batching.
+// A unit of work can be no shorter than reading every weight once: weight
+// bytes / aggregate memory bandwidth (the memory side of the roofline).
 double tokenLatencyMs(double weightsGiB, double bandwidthGBs);
 
 // A CPU replica's memory request for a model that needs `requiredGiB`: the
-// need over the fill limit, rounded up to 256 MiB.
-double cpuMemoryRequestGiB(double requiredGiB, double fillLimit);
+// need over the fill limit plus the runtime, rounded up to 256 MiB.
+double cpuMemoryRequestGiB(double requiredGiB, double fillLimit, double runtimeGiB = 0);
+
+// A GPU or Neuron replica's host memory request: the runtime plus what its
+// weights are loaded through, rounded up to 256 MiB.
+double hostMemoryRequestGiB(const Requirement& need);
 
 }  // namespace gpuplacement::core

@@ -296,9 +296,15 @@ Status parseCapacity(const ObjectReader& spec, Policy& policy) {
   if (auto ok = capacity.requireObject(true); !ok) {
     return ok.error();
   }
-  if (auto ok = capacity.onlyKeys({"source", "fallbackAfter", "retryAfter"}); !ok) {
+  if (auto ok = capacity.onlyKeys({"source", "fallbackAfter", "retryAfter", "spotForServing"});
+      !ok) {
     return ok.error();
   }
+  auto spot = capacity.optionalBool("spotForServing");
+  if (!spot) {
+    return spot.error();
+  }
+  policy.capacity.spotForServing = spot->value_or(policy.capacity.spotForServing);
   auto source = capacity.optionalEnum<CapacitySource>("source");
   if (!source) {
     return source.error();
@@ -340,9 +346,28 @@ Status parseMemoryOverheads(const ObjectReader& spec, Policy& policy) {
   if (auto ok = overheads.requireObject(true); !ok) {
     return ok.error();
   }
-  if (auto ok = overheads.onlyKeys({"training", "fineTuning", "inference", "batchInference"});
+  if (auto ok = overheads.onlyKeys(
+          {"training", "fineTuning", "inference", "batchInference", "runtimeGiB"});
       !ok) {
     return ok.error();
+  }
+  // runtimeGiB: {PyTorch: 1.5, vLLM: 3}, by framework name.
+  const auto runtime = overheads.child("runtimeGiB");
+  if (auto ok = runtime.requireObject(true); !ok) {
+    return ok.error();
+  }
+  if (overheads.has("runtimeGiB")) {
+    for (const auto& [name, value] : overheads.at("runtimeGiB").items()) {
+      auto framework = parseEnum<Framework>(name);
+      if (!framework) {
+        return Error{runtime.fieldPath(name), framework.error().message};
+      }
+      auto gib = runtime.number(name, 0, 64);
+      if (!gib) {
+        return gib.error();
+      }
+      policy.memoryOverheads.runtime[static_cast<std::size_t>(*framework)] = *gib;
+    }
   }
   for (auto [key, target] : {std::pair{"training", &policy.memoryOverheads.training},
                              std::pair{"fineTuning", &policy.memoryOverheads.fineTuning},

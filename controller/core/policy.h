@@ -38,20 +38,32 @@ Toleration tolerationFromJson(const nlohmann::json& item);
 
 // Memory needed = parameters x bytes per parameter x overhead. The defaults
 // and why:
-//   training 8.0: Adam in mixed precision keeps 2-byte weights, 2-byte
-//     gradients, 4-byte fp32 master weights and 8 bytes of moments: 16 bytes
-//     per parameter, 8x the 2-byte weights. Activations come on top; raise it
-//     for long sequences, lower it (4.0) for pure fp32 training.
-//   fineTuning 1.5: parameter-efficient fine-tuning (LoRA): frozen weights,
-//     small adapters with their optimizer state, and activations; the seeds'
-//     training figure. Full fine-tuning is training.
+//   training 9.0, applied to 2 bytes a parameter whatever the storage
+//     precision: Adam keeps 16-bit weights and gradients (4 bytes), fp32
+//     master weights (4) and two fp32 moments (8), 16 bytes a parameter
+//     (ZeRO, Rajbhandari et al. 2019), plus activations, taken as 2 bytes a
+//     parameter with activation checkpointing (an assumption; raise it for
+//     long sequences or large micro-batches). Full training at int8 or int4
+//     is refused: quantized bases are trained through adapters (QLoRA).
+//   fineTuning 1.5: parameter-efficient fine-tuning (LoRA, or QLoRA over an
+//     int8/int4 base): frozen weights, small adapters with their optimizer
+//     state, and activations; the seeds' figure. Full fine-tuning is training.
 //   inference and batchInference 1.2: weights plus KV cache and activations
 //     (seed 004).
+//   runtime: host memory of the serving or training process before a
+//     model loads (interpreter, framework, CUDA or Neuron runtime), added
+//     to every pod's memory request. Assumptions, overridable per framework.
 struct MemoryOverheads {
-  double training = 8.0;
+  double training = 9.0;
   double fineTuning = 1.5;
   double inference = 1.2;
   double batchInference = 1.2;
+  // GiB by Framework: PyTorch, TensorFlow, JAX, ONNX, Other, vLLM, Triton.
+  std::array<double, 7> runtime = {1.0, 2.0, 1.0, 1.0, 1.0, 6.0, 1.5};
+
+  double runtimeGiB(Framework framework) const {
+    return runtime[static_cast<std::size_t>(framework)];
+  }
 
   double forKind(WorkloadKind kind) const {
     switch (kind) {
@@ -101,6 +113,9 @@ struct CapacitySettings {
   CapacitySource source = CapacitySource::Auto;
   std::chrono::seconds fallbackAfter{std::chrono::minutes(5)};
   std::chrono::seconds retryAfter{std::chrono::minutes(30)};
+  // Online serving (kind Inference) asking for Any capacity may run on spot:
+  // off by default, since an interruption drops requests (seed 004).
+  bool spotForServing = false;
 };
 
 // Everything a PlacementPolicy can set; the defaults are the built-in policy.

@@ -46,8 +46,16 @@ json placementJson(const Placement& placement) {
   if (!placement.accelerator.empty()) {
     result["accelerator"] = placement.accelerator;
   }
-  if (placement.tokenLatencyMs) {
-    result["tokenLatencyMs"] = decimalString(*placement.tokenLatencyMs, 2);
+  if (placement.latencyMs) {
+    result["latencyMs"] = decimalString(*placement.latencyMs, 2);
+    result["latencyPer"] = latencyUnitName(placement.latencyUnit);
+    result["latencyBound"] = placement.latencyComputeBound ? "compute" : "memory";
+  }
+  if (placement.memoryRequestGiB > 0) {
+    // CPU: the request written; GPU and Neuron: the host memory the node
+    // must hold for it, counted when fitting (not written to the template).
+    result[placement.tier == Tier::CPU ? "memoryRequestGiB" : "hostMemoryGiB"] =
+        decimalString(placement.memoryRequestGiB, 2);
   }
   return result;
 }
@@ -63,7 +71,9 @@ void addDecision(const Decision& decision, json& status) {
   status["memory"] = {{"parameters", formatParameterCount(memory.parameters)},
                       {"precision", nameOf(memory.precision)},
                       {"overhead", decimalString(memory.overhead, 3)},
-                      {"requiredGiB", decimalString(memory.requiredGiB, 2)}};
+                      {"requiredGiB", decimalString(memory.requiredGiB, 2)},
+                      {"method", memory.method},
+                      {"runtimeGiB", decimalString(memory.runtimeGiB, 2)}};
   json alternatives = json::array();
   for (const auto& alternative : decision.alternatives) {
     json item = {{"tier", nameOf(alternative.tier)}, {"rejected", alternative.rejected}};

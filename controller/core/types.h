@@ -29,7 +29,9 @@ using base::Timestamp;
 enum class Tier : std::uint8_t { NVIDIA, Trainium, Inferentia, CPU };
 enum class WorkloadKind : std::uint8_t { Training, FineTuning, Inference, BatchInference };
 enum class Precision : std::uint8_t { FP32, FP16, BF16, FP8, INT8, INT4 };
-enum class Framework : std::uint8_t { PyTorch, TensorFlow, JAX, ONNX, Other };
+// vLLM and Triton are serving runtimes, named for their memory (runtime
+// baselines), appended so stored values keep their meaning.
+enum class Framework : std::uint8_t { PyTorch, TensorFlow, JAX, ONNX, Other, vLLM, Triton };
 enum class Architecture : std::uint8_t { Transformer, Diffusion, CNN, Speech, Other };
 enum class Objective : std::uint8_t { CostOptimized, Balanced, MaxPerformance };
 enum class CapacityType : std::uint8_t { OnDemand, Spot, Any };
@@ -42,6 +44,9 @@ enum class LabelScheme : std::uint8_t { InstanceType, Karpenter, GPUFeatureDisco
 // until an apply takes either field back whole (a GitOps tool re-applying
 // a manifest that sets its own), then the pods (core/template_patch.h).
 enum class PlaceAt : std::uint8_t { Auto, PodTemplate, Pods };
+// The link between the devices of one instance, which bounds how well a
+// replica split across them scales (core/performance_model.h).
+enum class Interconnect : std::uint8_t { None, PCIe, NVLink, NVSwitch, NeuronLink };
 
 }  // namespace gpuplacement::core
 
@@ -59,7 +64,7 @@ GPUPLACEMENT_ENUM_NAMES(core::WorkloadKind, "workload kind", "Training", "FineTu
 GPUPLACEMENT_ENUM_NAMES(core::Precision, "precision", "fp32", "fp16", "bf16", "fp8", "int8",
                         "int4");
 GPUPLACEMENT_ENUM_NAMES(core::Framework, "framework", "PyTorch", "TensorFlow", "JAX", "ONNX",
-                        "Other");
+                        "Other", "vLLM", "Triton");
 GPUPLACEMENT_ENUM_NAMES(core::Architecture, "architecture", "Transformer", "Diffusion", "CNN",
                         "Speech", "Other");
 GPUPLACEMENT_ENUM_NAMES(core::Objective, "objective", "CostOptimized", "Balanced",
@@ -69,6 +74,8 @@ GPUPLACEMENT_ENUM_NAMES(core::CostModel, "cost model", "AcceleratorShare", "Whol
 GPUPLACEMENT_ENUM_NAMES(core::LabelScheme, "label scheme", "InstanceType", "Karpenter",
                         "GPUFeatureDiscovery", "Auto");
 GPUPLACEMENT_ENUM_NAMES(core::PlaceAt, "place at", "Auto", "PodTemplate", "Pods");
+GPUPLACEMENT_ENUM_NAMES(core::Interconnect, "interconnect", "None", "PCIe", "NVLink", "NVSwitch",
+                        "NeuronLink");
 
 #undef GPUPLACEMENT_ENUM_NAMES
 

@@ -80,6 +80,15 @@ Status validateIntent(const WorkloadIntent& intent, const Catalog& catalog) {
   if (intent.replicas < 0) {
     return Error{"replicas", "must not be negative"};
   }
+  if (intent.kind == WorkloadKind::Training &&
+      (intent.precision == Precision::INT8 || intent.precision == Precision::INT4)) {
+    return Error{"spec.model.precision",
+                 std::string(nameOf(intent.precision)) +
+                     " cannot be fully trained: training keeps 16-bit weights and gradients, "
+                     "fp32 master weights and optimizer state whatever the storage format. To "
+                     "train adapters over a quantized base (QLoRA), use workload.kind FineTuning; "
+                     "to train every weight, use bf16, fp16 or fp8"};
+  }
   const auto checkTypes = [&](const std::vector<std::string>& types, const char* field) -> Status {
     for (std::size_t i = 0; i < types.size(); ++i) {
       if (!catalog.find(types[i])) {

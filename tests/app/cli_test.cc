@@ -35,10 +35,26 @@ TEST_CASE("recommend -o json has the documented shape") {
       "recommend --kind inference --params 13B --precision FP16 --latency-ms 50 "
       "--objective costoptimized --capacity on-demand -o json");
   const auto& placement = result.at("placement");
-  for (const char* key :
-       {"tier", "accelerator", "instanceType", "acceleratorCount", "capacityType", "hourlyCost",
-        "monthlyCost", "requiredMemoryGiB", "availableMemoryGiB", "costModel", "nodeHourlyCost",
-        "nodes", "idleAccelerators", "costNote", "memoryFillPercent", "tokenLatencyMs"}) {
+  for (const char* key : {"tier",
+                          "accelerator",
+                          "instanceType",
+                          "acceleratorCount",
+                          "capacityType",
+                          "hourlyCost",
+                          "monthlyCost",
+                          "requiredMemoryGiB",
+                          "availableMemoryGiB",
+                          "costModel",
+                          "nodeHourlyCost",
+                          "nodes",
+                          "idleAccelerators",
+                          "costNote",
+                          "memoryFillPercent",
+                          "latencyMs",
+                          "latencyPer",
+                          "latencyBound",
+                          "neededAccelerators",
+                          "hostMemoryGiB"}) {
     CAPTURE(std::string(key));
     CHECK(placement.contains(key));
   }
@@ -71,12 +87,12 @@ TEST_CASE("cannot place exits 1 with placement null and the reason") {
   CHECK(result.at("placement").is_null());
   CHECK(result.at("cannotPlace")
             .get<std::string>()
-            .find("cannot place on one node: needs 5,216 GiB") == 0);
+            .find("cannot place on one node: needs 5,868 GiB") == 0);
   CHECK(result.at("placedReason") == "CannotPlace");
   const auto table =
       runCommand(binary() + " recommend --kind Training --params 350B --precision bf16");
   CHECK(table.exitCode == 1);
-  CHECK(table.out.find("PLACEMENT    none: cannot place on one node: needs 5,216 GiB") !=
+  CHECK(table.out.find("PLACEMENT    none: cannot place on one node: needs 5,868 GiB") !=
         std::string::npos);
 }
 
@@ -265,16 +281,17 @@ spec: {costModel: AcceleratorShare}
 
   // Accelerators are counted with a ceiling: 29.1 GiB on 22.35 GiB A10Gs is
   // 2 (seed 004's floor + 1 also says 2 here, but 3 for 44.7 GiB, where the
-  // ceiling says 2).
+  // ceiling says 2). A lone replica then uses all four it pays for.
   const auto a10g = runJson(
       "analyze --current g5.12xlarge --current-accelerators 4 --kind Inference --params 13B "
       "--precision fp16 --instance-types g5.12xlarge -o json");
-  CHECK(a10g.at("recommended").at("acceleratorCount") == 2);
+  CHECK(a10g.at("recommended").at("neededAccelerators") == 2);
+  CHECK(a10g.at("recommended").at("acceleratorCount") == 4);
   const auto l40s = runJson(
       "recommend --kind Inference --params 31B --precision int8 --instance-types g6e.12xlarge -o "
       "json");
   CHECK(l40s.at("memory").at("requiredGiB").get<double>() > 34.6);
-  CHECK(l40s.at("placement").at("acceleratorCount") == 1);
+  CHECK(l40s.at("placement").at("neededAccelerators") == 1);
 }
 
 TEST_CASE("analyze --scenarios runs seed 004's seven scenarios") {

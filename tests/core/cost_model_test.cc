@@ -90,11 +90,13 @@ TEST_CASE("issue cases: what a lone workload pays") {
       // not 1/16 of a trn1.32xlarge ($0.2441/h) that nobody else fills.
       {"mistral-finetune", finetune, Policy{}, "trn1.2xlarge", 1, 0.365, 0.365, 0,
        "1 of 1 Trainium on one trn1.2xlarge at $0.365/h"},
-      // The big node alone: the whole $3.91/h, 15 devices idle.
-      {"on trn1.32xlarge", only(finetune, {"trn1.32xlarge"}), Policy{}, "trn1.32xlarge", 1, 3.9051,
-       3.9051, 15, "1 of 16 Trainium on one trn1.32xlarge at $3.91/h; 15 Trainium idle"},
-      // AcceleratorShare, chosen explicitly, prices the share and says so.
-      {"shared nodes", finetune, sharePolicy(), "trn1.32xlarge", 1, 3.9051 / 16, 3.9051, 15,
+      // The big node alone: the whole $3.91/h, so the job trains
+      // data-parallel on all sixteen chips rather than leave fifteen idle.
+      {"on trn1.32xlarge", only(finetune, {"trn1.32xlarge"}), Policy{}, "trn1.32xlarge", 16, 3.9051,
+       3.9051, 0, "16 of 16 Trainium on one trn1.32xlarge at $3.91/h"},
+      // AcceleratorShare, chosen explicitly, prices the share and says so;
+      // the rest of the node is others' to pay for, so none of it is idle.
+      {"shared nodes", finetune, sharePolicy(), "trn1.32xlarge", 1, 3.9051 / 16, 3.9051, 0,
        "6% of a trn1.32xlarge at $3.91/h, assuming other workloads pay for the rest "
        "(AcceleratorShare)"},
       // sdxl-batch: one B200 of eight is a $113.93/h node (spot $19.09).
@@ -127,7 +129,14 @@ TEST_CASE("replicas pack onto nodes of the chosen type") {
     int replicas;
     int nodes;
   };
-  for (const Row row : {Row{1, 1}, Row{8, 1}, Row{9, 2}, Row{16, 2}, Row{17, 3}}) {
+  // (One replica alone on the node is split across all eight instead: it
+  // pays for them, and they make it faster.)
+  const auto alone =
+      shippedEngine()->decide(IntentBuilder(K::Inference, "13B").only({"p4de.24xlarge"}));
+  REQUIRE(alone.placement);
+  CHECK(alone.placement->acceleratorCount == 8);
+  CHECK(alone.placement->idleAccelerators == 0);
+  for (const Row row : {Row{8, 1}, Row{9, 2}, Row{16, 2}, Row{17, 3}}) {
     CAPTURE(row.replicas);
     const auto decision = shippedEngine()->decide(
         IntentBuilder(K::Inference, "13B").only({"p4de.24xlarge"}).replicas(row.replicas));

@@ -77,13 +77,14 @@ TEST_CASE("usable memory and the fill limit: no placement is filled to the brim"
       // 559 GiB: seven A100-80GBs would be 99.8% full; eight is the split.
       {"1T int4", IntentBuilder(K::Inference, "1T").precision(P::INT4).objective(O::CostOptimized),
        "p4de.24xlarge", 8, 87.3},
-      // 1,044 GiB: six B200s offered 1,075 GiB, nothing left for activations.
+      // 1,174 GiB (16 bytes of Adam state and 2 of activations a
+      // parameter): seven B200s would offer 1,128 GiB at 90%; eight.
       {"70B training",
        IntentBuilder(K::Training, "70B")
            .precision(P::BF16)
            .objective(O::CostOptimized)
            .capacity(C::Spot),
-       "p6-b200.48xlarge", 8, 72.9},
+       "p6-b200.48xlarge", 8, 81.9},
   };
   for (const auto& row : rows) {
     CAPTURE(std::string(row.label));
@@ -119,7 +120,9 @@ TEST_CASE("the fill limit is policy") {
   const auto tight = shippedEngine(strict)->decide(intent);
   REQUIRE(tight.placement);
   CHECK(tight.placement->instanceType == "g5.12xlarge");
-  CHECK(tight.placement->acceleratorCount == 2);
+  // Two hold it; the lone replica is split across all four it pays for.
+  CHECK(tight.placement->neededAccelerators == 2);
+  CHECK(tight.placement->acceleratorCount == 4);
   CHECK(tight.placement->memoryFillLimit == 0.6);
 }
 
@@ -127,12 +130,12 @@ TEST_CASE("training that cannot fit one node says how many nodes it needs") {
   const auto decision = shippedEngine()->decide(
       IntentBuilder(K::Training, "175B").precision(P::BF16).objective(O::CostOptimized));
   REQUIRE_FALSE(decision.placement);
-  // 175B x 2 B x 8; eight B200s hold 8 x 179.06 x 90% each node.
-  const double needed = 175e9 * 2 * 8 / kGiB;
+  // 175B x 2 B x 9; eight B200s hold 8 x 179.06 x 90% each node.
+  const double needed = 175e9 * 2 * 9 / kGiB;
   const double perNode = 8 * 179.06 * 0.9;
   const int nodes = static_cast<int>(std::ceil(needed / perNode));
   CHECK(nodes == 3);
-  CHECK(decision.cannotPlace.find("cannot place on one node: needs 2,608 GiB") == 0);
+  CHECK(decision.cannotPlace.find("cannot place on one node: needs 2,934 GiB") == 0);
   CHECK(decision.cannotPlace.find("it takes " + std::to_string(nodes) +
                                   " nodes of p6-b200.48xlarge") != std::string::npos);
 }
@@ -261,25 +264,36 @@ TEST_CASE("latency: time per token is at least weight bytes over aggregate bandw
   const auto met = engine->decide(IntentBuilder(K::Inference, "70B").latency(8));
   REQUIRE(met.placement);
   CHECK(std::string(met.placedReason()) == "Placed");
-  CHECK(*met.placement->tokenLatencyMs <= 8);
+  CHECK(*met.placement->latencyMs <= 8);
+  CHECK(met.placement->latencyUnit == LatencyUnit::OutputToken);
+  CHECK_FALSE(met.placement->latencyComputeBound);
   const auto* instance = engine->catalog().find(met.placement->instanceType);
   const auto* spec = engine->catalog().acceleratorOf(*instance);
-  CHECK(*met.placement->tokenLatencyMs ==
-        doctest::Approx(tokenLatencyMs(
-            met.memory.weightsGiB, met.placement->acceleratorCount * spec->memoryBandwidthGBs)));
+  // Weights over the devices' bandwidth, plus two all-reduces a layer.
+  const double allReduces =
+      2.0 * layersOf(70'000'000'000) * allReduceMicroseconds(instance->interconnect) / 1000;
+  const int devices = met.placement->acceleratorCount;
+  CHECK(*met.placement->latencyMs ==
+        doctest::Approx(tokenLatencyMs(met.memory.weightsGiB,
+                                       devices * spec->memoryBandwidthGBs *
+                                           scalingEfficiency(devices, instance->interconnect)) +
+                        allReduces));
   CHECK(met.reason.find("within the 8.0 ms target") != std::string::npos);
   // More devices than memory needs, when that is what meets the target:
-  // a 7B model on four A10Gs at 8 ms.
-  const auto split =
-      engine->decide(IntentBuilder(K::Inference, "7B").latency(8).objective(O::CostOptimized));
+  // a 7B model on four A10Gs at 11 ms (10.6 ms, PCIe all-reduces included).
+  const auto split = engine->decide(IntentBuilder(K::Inference, "7B")
+                                        .latency(11)
+                                        .objective(O::CostOptimized)
+                                        .tiers({Tier::NVIDIA}));
   REQUIRE(split.placement);
   CHECK(split.placement->instanceType == "g5.12xlarge");
   CHECK(split.placement->acceleratorCount == 4);
+  CHECK(split.placement->neededAccelerators == 1);
   // Cheaper options that miss the target lose, and say so.
   bool explained = false;
   for (const auto& alternative : split.alternatives) {
     if (alternative.hourlyCost && *alternative.hourlyCost < split.placement->hourlyCost) {
-      CHECK(alternative.rejected.find("above the 8.0 ms target") != std::string::npos);
+      CHECK(alternative.rejected.find("above the 11.0 ms target") != std::string::npos);
       explained = true;
     }
   }
@@ -294,11 +308,14 @@ TEST_CASE("a latency target no option meets: the fastest, marked LatencyTargetUn
   CHECK(std::string(decision.placedReason()) == "LatencyTargetUnreachable");
   CHECK(decision.placement->instanceType == "p6-b200.48xlarge");
   CHECK(decision.placement->acceleratorCount == 8);
-  const double estimate = tokenLatencyMs(decision.memory.weightsGiB, 8 * 8000);
-  CHECK(*decision.placement->tokenLatencyMs == doctest::Approx(estimate));
+  const double estimate =
+      tokenLatencyMs(decision.memory.weightsGiB,
+                     8 * 8000 * scalingEfficiency(8, Interconnect::NVSwitch)) +
+      2.0 * layersOf(405'000'000'000) * allReduceMicroseconds(Interconnect::NVSwitch) / 1000;
+  CHECK(*decision.placement->latencyMs == doctest::Approx(estimate));
   CHECK(decision.reason.find("LatencyTargetUnreachable: no option meets 2.0 ms") !=
         std::string::npos);
-  CHECK(decision.reason.find("at least 12.7 ms per token") != std::string::npos);
+  CHECK(decision.reason.find("at least 18.7 ms per output token") != std::string::npos);
 }
 
 TEST_CASE("CPU placements: requests sized to the model on a node that matches them") {
@@ -310,17 +327,18 @@ TEST_CASE("CPU placements: requests sized to the model on a node that matches th
     const char* memory;  // the request written, in canonical form
   };
   const Row rows[] = {
-      // 0.25 GiB needed: a 512Mi request; two vCPUs need a 4-vCPU node.
+      // 0.25 GiB needed: 0.27 at the fill limit plus PyTorch's 1 GiB of
+      // runtime, 1.5 GiB; two vCPUs need a 4-vCPU node.
       {"110M", IntentBuilder(K::Inference, "110M").objective(O::CostOptimized), "c5.xlarge",
-       "512Mi"},
-      // 1.56 GiB needed: 1.75 GiB at the 90% fill limit.
+       "1536Mi"},
+      // 1.56 GiB needed: 1.74 GiB at the 90% fill limit, plus the runtime.
       {"350M fp32",
        IntentBuilder(K::Inference, "350M").precision(P::FP32).objective(O::CostOptimized),
-       "c5.xlarge", "1792Mi"},
-      // The user's tiers: 15.65 GiB needs 17.5 GiB; a 32 GiB node.
+       "c5.xlarge", "2816Mi"},
+      // The user's tiers: 15.65 GiB needs 17.4 GiB and the runtime; a 32 GiB node.
       {"7B on CPU",
        IntentBuilder(K::Inference, "7B").objective(O::CostOptimized).tiers({Tier::CPU}),
-       "r5.xlarge", "17920Mi"},
+       "r5.xlarge", "18944Mi"},
   };
   for (const auto& row : rows) {
     CAPTURE(std::string(row.label));
@@ -329,7 +347,9 @@ TEST_CASE("CPU placements: requests sized to the model on a node that matches th
     const auto& placement = *decision.placement;
     CHECK(placement.instanceType == row.instanceType);
     CHECK(placement.cpuRequest == kCpuRequestVcpus);
-    CHECK(placement.memoryRequestGiB * 0.9 >= decision.memory.requiredGiB);
+    CHECK((placement.memoryRequestGiB - decision.memory.runtimeGiB) * 0.9 >=
+          decision.memory.requiredGiB);
+    CHECK(decision.memory.runtimeGiB == 1.0);  // PyTorch's
     const auto* instance = engine->catalog().find(placement.instanceType);
     CHECK(placement.memoryRequestGiB <= instance->allocatableMemoryGiB);
     CHECK(placement.cpuRequest <= instance->allocatableCpu);

@@ -81,7 +81,7 @@ TEST_CASE("an empty spec is the default policy") {
       parsePolicySpec(json::object(), *testing::shippedCatalog(), *testing::shippedRules());
   REQUIRE(policy.ok());
   CHECK(policy->hoursPerMonth == 730);
-  CHECK(policy->memoryOverheads.training == 8);
+  CHECK(policy->memoryOverheads.training == 9);
   CHECK(policy->replacement.minSavingsPercent == 10);
   // Detected from the cluster's nodes; InstanceType without a cluster.
   CHECK(policy->labelScheme == LabelScheme::Auto);

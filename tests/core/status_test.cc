@@ -97,8 +97,13 @@ TEST_CASE("status shows the node behind the price and the latency estimate, as t
   CHECK(placement.at("acceleratorsPerNode") == 8);
   CHECK(placement.at("idleAccelerators") == 0);
   CHECK(placement.at("costNote").get<std::string>().find("8 of 8 B200") == 0);
-  CHECK(placement.at("tokenLatencyMs") == "12.66");
-  CHECK(status.at("ruleSource").get<std::string>().find("seed 002 L1") == 0);
+  CHECK(placement.at("latencyMs") == "18.72");
+  CHECK(placement.at("latencyPer") == "output token");
+  CHECK(placement.at("latencyBound") == "memory");
+  CHECK(placement.at("hostMemoryGiB") == "5.75");  // PyTorch's 1 GiB and a 5 GB shard
+  CHECK(status.at("memory").at("method") == "online inference");
+  CHECK(status.at("memory").at("runtimeGiB") == "1");
+  CHECK(status.at("ruleSource").get<std::string>().find("seed 002 I1") == 0);
   CHECK(std::string(decision.placedReason()) == "LatencyTargetUnreachable");
 
   const std::string path =
