@@ -162,6 +162,7 @@ struct PlacementEngine::Evaluation {
   bool anyRunnable = false;  // some candidate's hardware runs the precision
   bool anyFits = false;
   bool spotWithheld = false;  // spot offered nothing: online serving without the policy's consent
+  double bestMs = 0;          // tryRule: the best option's latency when all miss the target
   double largestGiB = 0;
   int largestInstance = -1;  // offers the most usable memory of the runnable candidates
   bool largestFits = false;
@@ -171,6 +172,7 @@ struct PlacementEngine::Evaluation {
   std::uint64_t precisionBlocked = 0;  // bit per accelerator that cannot run the precision
   std::uint64_t karpenterBlocked = 0;  // bit per fractional accelerator under Karpenter
   std::vector<Option> unoffered;       // would run, but no node or NodePool offers them
+  FitChoices fits;                     // scratch for one instance type's choices
 
   // Forgets everything but the storage of the options and their ranking.
   void reset() {
@@ -243,6 +245,15 @@ Result<std::shared_ptr<const PlacementEngine>> PlacementEngine::create(
   knobs.neuronArchitectures = effective.neuronArchitectures.value_or(knobs.neuronArchitectures);
   for (const auto& rule : engine->rules_->rules) {
     engine->disabledRules_.push_back(effective.disabledRules.count(rule.name) > 0);
+    CandidateMask mask;
+    mask.tiers = rule.tiers.any() ? ~0U : rule.tiers.bits;
+    if (!rule.accelerators.empty()) {
+      mask.accelerators = 0;
+      for (int accelerator : rule.accelerators) {
+        mask.accelerators |= 1ULL << accelerator;
+      }
+    }
+    engine->candidateMasks_.push_back(mask);
   }
   for (const auto& instance : instances) {
     if (instance.accelerator >= 0) {
@@ -272,6 +283,7 @@ PlacementEngine::Request PlacementEngine::requestFor(const WorkloadIntent& inten
   need.weightsGiB = memory.weightsGiB;
   need.parameters = intent.parameters;
   need.architecture = intent.architecture;
+  need.work = workOf(intent.architecture, intent.parameters, memory.weightsGiB * kGiB);
   need.precision = intent.precision;
   need.training = isTraining(intent.kind);
   need.inference = !need.training;
@@ -421,7 +433,9 @@ void PlacementEngine::evaluateInstance(int index, const Request& request,
     return;
   }
   evaluation.anyPriced = true;
-  const Fit fit = fitReplica(*catalog_, instance, request.need);
+  auto& fits = evaluation.fits;
+  const int choices = fitChoices(*catalog_, instance, request.need, fits);
+  const Fit& fit = fits[0];
   const std::uint64_t acceleratorBit = instance.accelerator >= 0 ? 1ULL << instance.accelerator : 0;
   if (fit.misfit == Misfit::Precision || fit.misfit == Misfit::Karpenter) {
     (fit.misfit == Misfit::Precision ? evaluation.precisionBlocked : evaluation.karpenterBlocked) |=
@@ -439,9 +453,8 @@ void PlacementEngine::evaluateInstance(int index, const Request& request,
     return;
   }
   evaluation.anyFits = true;
-  addOptions(index, fit, request, evaluation);
-  if (const auto scaled = scaledFit(*catalog_, instance, request.need, fit)) {
-    addOptions(index, *scaled, request, evaluation);
+  for (int i = 0; i < choices; ++i) {
+    addOptions(index, fits[i], request, evaluation);
   }
 }
 
@@ -590,56 +603,77 @@ Decision PlacementEngine::decideWith(const WorkloadIntent& intent, const NodeCos
   // A rule whose candidates all miss the latency target gives way to the
   // next matching rule, so a target decides by what the hardware can do,
   // not by which side of a class boundary it falls. When no rule meets it,
-  // the fastest of their answers is placed.
-  std::optional<Decision> fastestMiss;
-  const auto settle = [&](Decision& attempt) {
-    if (!attempt.latencyTargetUnreachable) {
+  // the rule with the fastest answer places it. Rules are weighed without
+  // words; only the one that decides is explained.
+  const Rule* fastestMiss = nullptr;
+  double fastestMissMs = 0;
+  const auto settle = [&](const Rule& rule) {
+    const auto weighed = tryRule(rule, request, evaluation);
+    if (weighed == RuleOutcome::Meets) {
+      choose(rule, request, evaluation, decision);
       return true;
     }
-    if (!fastestMiss || *attempt.placement->latencyMs < *fastestMiss->placement->latencyMs) {
-      fastestMiss = std::move(attempt);
+    if (weighed == RuleOutcome::Misses && (!fastestMiss || evaluation.bestMs < fastestMissMs)) {
+      fastestMiss = &rule;
+      fastestMissMs = evaluation.bestMs;
     }
     return false;
   };
+  // A rule whose candidates are among those of a rule already weighed and
+  // passed over can place nothing that one could not: it is not weighed.
+  std::vector<CandidateMask> passed;
   for (std::size_t r = 0; r < rules_->rules.size(); ++r) {
     const auto& rule = rules_->rules[r];
     if (disabledRules_[r] || !matches(rule, intent, request.bucket, request.latency)) {
       continue;
     }
     matched.push_back(r);
-    Decision attempt = decision;
-    if (tryRule(rule, request, evaluation, attempt) && settle(attempt)) {
-      return attempt;
+    const auto& mask = candidateMasks_[r];
+    if (std::any_of(passed.begin(), passed.end(),
+                    [&](const CandidateMask& wider) { return mask.within(wider); })) {
+      continue;
     }
+    if (settle(rule)) {
+      return decision;
+    }
+    passed.push_back(mask);
   }
   // The tiers a workload names are the user's decision: when no matching
   // rule offers them, place on them directly, hardware checks and all.
-  if (userTiersUnoffered(intent, matched)) {
-    Decision attempt = decision;
-    if (tryRule(userTiersRule_, request, evaluation, attempt)) {
-      attempt.ruleSource += "; " + userTiersNote(intent, request.bucket, request.latency);
-      if (settle(attempt)) {
-        return attempt;
-      }
-    }
+  const bool userTiers = userTiersUnoffered(intent, matched);
+  if (userTiers && settle(userTiersRule_)) {
+    decision.ruleSource += "; " + userTiersNote(intent, request.bucket, request.latency);
+    return decision;
   }
   if (fastestMiss) {
-    return std::move(*fastestMiss);
+    tryRule(*fastestMiss, request, evaluation);
+    choose(*fastestMiss, request, evaluation, decision);
+    if (fastestMiss == &userTiersRule_) {
+      decision.ruleSource += "; " + userTiersNote(intent, request.bucket, request.latency);
+    }
+    return decision;
   }
   explainFailure(request, matched, decision);
   return decision;
 }
 
-// Places the workload under `rule` if any candidate can run it.
-bool PlacementEngine::tryRule(const Rule& rule, const Request& request, Evaluation& evaluation,
-                              Decision& decision) const {
+// Weighs the candidates of `rule`: none can run the workload (the next
+// matching rule may), the best meets the latency target (or there is none),
+// or all miss it (evaluation.bestMs: the fastest of them).
+PlacementEngine::RuleOutcome PlacementEngine::tryRule(const Rule& rule, const Request& request,
+                                                      Evaluation& evaluation) const {
   evaluation.reset();
   evaluateRule(rule, request, evaluation);
-  if (evaluation.feasible.empty()) {
-    return false;  // this rule cannot place it; the next matching rule may
+  const auto& feasible = evaluation.feasible;
+  if (feasible.empty()) {
+    return RuleOutcome::None;
   }
-  choose(rule, request, evaluation, decision);
-  return true;
+  if (!request.need.latencyTargetMs) {
+    return RuleOutcome::Meets;
+  }
+  const auto best = std::min_element(feasible.begin(), feasible.end(), better);
+  evaluation.bestMs = best->fit.latencyMs;
+  return best->fit.meetsLatency ? RuleOutcome::Meets : RuleOutcome::Misses;
 }
 
 bool PlacementEngine::userTiersUnoffered(const WorkloadIntent& intent,
@@ -659,7 +693,7 @@ bool PlacementEngine::userTiersUnoffered(const WorkloadIntent& intent,
 }
 
 // Which rules offer the workload's tiers and why none of them matched:
-// "simple-model-cpu offers CPU for sizes small only (this workload: large)".
+// "small-model-inference offers CPU for sizes small only (this workload: large)".
 std::string PlacementEngine::userTiersNote(const WorkloadIntent& intent, std::size_t bucket,
                                            LatencyClass latency) const {
   std::string note;

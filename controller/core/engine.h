@@ -195,8 +195,8 @@ class PlacementEngine {
   std::string costNote(const Option& option, const Placement& placement) const;
   std::string clusterCostNote(const Option& option, const Placement& placement,
                               const std::string& shape, const std::string& price) const;
-  bool tryRule(const Rule& rule, const Request& request, Evaluation& evaluation,
-               Decision& decision) const;
+  enum class RuleOutcome : std::uint8_t { None, Meets, Misses };
+  RuleOutcome tryRule(const Rule& rule, const Request& request, Evaluation& evaluation) const;
   void choose(const Rule& rule, const Request& request, Evaluation& evaluation,
               Decision& decision) const;
   void explainChoice(const Rule& rule, const Option& best, const Request& request,
@@ -234,6 +234,15 @@ class PlacementEngine {
   std::vector<std::optional<double>> onDemand_;  // effective prices by instance index
   std::vector<std::optional<double>> spot_;
   std::vector<bool> disabledRules_;
+  // The candidates each rule names, as bits: tiers, and accelerators.
+  struct CandidateMask {
+    std::uint32_t tiers = ~0U;
+    std::uint64_t accelerators = ~0ULL;
+    bool within(const CandidateMask& wider) const {
+      return (tiers & ~wider.tiers) == 0 && (accelerators & ~wider.accelerators) == 0;
+    }
+  };
+  std::vector<CandidateMask> candidateMasks_;
   Rule userTiersRule_;  // places on the tiers a workload names when no matching rule offers them
   std::array<std::uint64_t, 4> acceleratorsOfTier_{};      // bit per accelerator, by Tier
   std::string fillLimitText_;                              // "90%"

@@ -14,9 +14,34 @@ constexpr double kEpsilon = 1e-9;
 // How long one unit of work takes on `devices` of this accelerator.
 Roofline rooflineOn(const AcceleratorSpec& spec, const InstanceType& instance,
                     const Requirement& need, int devices) {
-  return rooflineOf(workOf(need.architecture, need.parameters, need.weightsGiB * kGiB),
-                    need.parameters, denseTflops(spec, need.precision), spec.memoryBandwidthGBs,
-                    devices, instance.interconnect);
+  return rooflineOf(need.work, denseTflops(spec, need.precision), spec.memoryBandwidthGBs, devices,
+                    instance.interconnect);
+}
+
+// How fast a replica runs on `devices` of an accelerated instance.
+struct Speed {
+  Roofline roofline;  // inference
+  double latencyMs = 0;
+  double performance = 0;
+  bool meetsLatency = true;
+};
+
+Speed speedOn(const AcceleratorSpec& spec, const InstanceType& instance, const Requirement& need,
+              int devices) {
+  Speed speed;
+  if (need.training || need.batch) {
+    speed.performance =
+        trainingTflops(denseTflops(spec, need.precision), devices, instance.interconnect);
+  }
+  if (need.inference) {
+    speed.roofline = rooflineOn(spec, instance, need, devices);
+    speed.latencyMs = speed.roofline.ms();
+    if (!need.batch) {
+      speed.performance = speed.latencyMs > 0 ? 1000 / speed.latencyMs : 0;
+    }
+    speed.meetsLatency = !need.latencyTargetMs || speed.latencyMs <= *need.latencyTargetMs;
+  }
+  return speed;
 }
 
 // Fills in what follows from a device count on an accelerated instance.
@@ -27,19 +52,11 @@ void describeDevices(const AcceleratorSpec& spec, const InstanceType& instance,
   fit.share = static_cast<double>(devices) / instance.acceleratorCount;
   fit.availableGiB = devices * spec.memoryGiB;
   fit.memoryRequestGiB = hostMemoryRequestGiB(need);
-  if (need.training) {
-    fit.performance =
-        trainingTflops(denseTflops(spec, need.precision), devices, instance.interconnect);
-  }
-  if (need.inference) {
-    fit.roofline = rooflineOn(spec, instance, need, devices);
-    fit.latencyMs = fit.roofline.ms();
-    fit.performance = need.batch ? trainingTflops(denseTflops(spec, need.precision), devices,
-                                                  instance.interconnect)
-                      : fit.latencyMs > 0 ? 1000 / fit.latencyMs
-                                          : 0;
-    fit.meetsLatency = !need.latencyTargetMs || fit.latencyMs <= *need.latencyTargetMs;
-  }
+  const Speed speed = speedOn(spec, instance, need, devices);
+  fit.roofline = speed.roofline;
+  fit.latencyMs = speed.latencyMs;
+  fit.performance = speed.performance;
+  fit.meetsLatency = speed.meetsLatency;
 }
 
 // Hardware that cannot run the workload at all, whatever the count.
@@ -87,43 +104,129 @@ void limitByPodRequests(const InstanceType& instance, const Requirement& need, F
   }
 }
 
-Fit fitAccelerated(const AcceleratorSpec& spec, const InstanceType& instance,
-                   const Requirement& need) {
-  Fit fit;
+// Work that a replica splits across devices: training (data and model
+// parallel) and serving a Transformer online (tensor parallel). Anything
+// else on more devices is more replicas.
+bool splits(const Requirement& need) {
+  return need.training || (!need.batch && need.architecture == Architecture::Transformer);
+}
+
+// The fewest allowed devices that hold the model, or misfit. Written in
+// place: a Fit is copied often enough on the hot path as it is.
+void leastDevices(const AcceleratorSpec& spec, const InstanceType& instance,
+                  const Requirement& need, Fit& fit) {
+  fit = Fit{};
   const auto& allowed = instance.allowedAcceleratorCounts;
   const double perDevice = spec.memoryGiB * need.fillLimit;
   fit.offeredGiB = perDevice * allowed.back();
   if (fit.misfit = unusable(spec, need); !fit.fits()) {
-    return fit;
+    return;
   }
   const auto holds = std::find_if(allowed.begin(), allowed.end(), [&](int count) {
     return count * perDevice + kEpsilon >= need.requiredGiB;
   });
   if (holds == allowed.end()) {
     fit.misfit = Misfit::Memory;
-    return fit;
+    return;
   }
-  int devices = *holds;
-  if (need.inference && need.latencyTargetMs) {
-    // More devices read the weights in parallel: the first count that meets
-    // the target, or the fastest when none does.
-    double fastestMs = std::numeric_limits<double>::max();
-    for (auto count = holds; count != allowed.end(); ++count) {
-      const double ms = rooflineOn(spec, instance, need, *count).ms();
-      if (ms <= *need.latencyTargetMs) {
-        devices = *count;
-        break;
-      }
-      if (ms < fastestMs - kEpsilon) {
-        fastestMs = ms;
-        devices = *count;
-      }
-    }
-  }
-  describeDevices(spec, instance, need, devices, fit);
+  describeDevices(spec, instance, need, *holds, fit);
   fit.neededDevices = *holds;
   limitByPodRequests(instance, need, fit);
-  return fit;
+}
+
+void withDevices(const AcceleratorSpec& spec, const InstanceType& instance, const Requirement& need,
+                 const Fit& least, int devices, Fit& fit) {
+  fit = Fit{};
+  fit.offeredGiB = least.offeredGiB;
+  describeDevices(spec, instance, need, devices, fit);
+  fit.neededDevices = least.neededDevices;
+  limitByPodRequests(instance, need, fit);
+}
+
+Fit fitAccelerated(const AcceleratorSpec& spec, const InstanceType& instance,
+                   const Requirement& need) {
+  Fit least;
+  leastDevices(spec, instance, need, least);
+  if (!least.fits() || !splits(need) || !need.latencyTargetMs || least.meetsLatency) {
+    return least;
+  }
+  // More devices read the weights in parallel: the first count that meets
+  // the target, or the fastest when none does.
+  Fit fastest = least;
+  for (int count : instance.allowedAcceleratorCounts) {
+    if (count <= least.devices) {
+      continue;
+    }
+    Fit fit;
+    withDevices(spec, instance, need, least, count, fit);
+    if (fit.fits() && fit.meetsLatency) {
+      return fit;
+    }
+    if (fit.fits() && fit.latencyMs < fastest.latencyMs - kEpsilon) {
+      fastest = fit;
+    }
+  }
+  return fastest;
+}
+
+int choicesAccelerated(const AcceleratorSpec& spec, const InstanceType& instance,
+                       const Requirement& need, FitChoices& out) {
+  leastDevices(spec, instance, need, out[0]);
+  if (!out[0].fits()) {
+    return 0;
+  }
+  if (!splits(need)) {
+    return 1;
+  }
+  // Up the allowed counts, by speed alone (the pod's room does not depend
+  // on the count): where the walk stops paying, the first count that meets
+  // the target when the fewest devices do not, and the fastest when none
+  // does. Only those become fits.
+  const bool seeking = need.latencyTargetMs && !out[0].meetsLatency;
+  int walked = out[0].devices;
+  double walkedPerformance = out[0].performance;
+  bool walking = true;
+  int meeting = 0;
+  int fastest = out[0].devices;
+  double fastestMs = out[0].latencyMs;
+  for (int devices : instance.allowedAcceleratorCounts) {
+    if (devices <= out[0].devices) {
+      continue;
+    }
+    const Speed speed = speedOn(spec, instance, need, devices);
+    walking = walking && speed.performance >= walkedPerformance * kWorthwhileGain;
+    if (walking) {
+      walked = devices;
+      walkedPerformance = speed.performance;
+    }
+    if (seeking && meeting == 0 && speed.meetsLatency) {
+      meeting = devices;
+    }
+    if (speed.latencyMs < fastestMs - kEpsilon) {
+      fastest = devices;
+      fastestMs = speed.latencyMs;
+    }
+    if (!walking && (!seeking || meeting != 0)) {
+      break;
+    }
+  }
+  int count = 1;
+  const auto add = [&](int devices) {
+    for (int i = 0; i < count; ++i) {
+      if (out[i].devices == devices) {
+        return;
+      }
+    }
+    withDevices(spec, instance, need, out[0], devices, out[count]);
+    ++count;
+  };
+  if (meeting != 0) {
+    add(meeting);
+  } else if (seeking) {
+    add(fastest);
+  }
+  add(walked);
+  return count;
 }
 
 Fit fitCpu(const InstanceType& instance, const Requirement& need) {
@@ -155,8 +258,7 @@ Fit fitCpu(const InstanceType& instance, const Requirement& need) {
     fit.performance = trainingTflops(tflops, 1, Interconnect::None);
   }
   if (need.inference) {
-    fit.roofline = rooflineOf(workOf(need.architecture, need.parameters, need.weightsGiB * kGiB),
-                              need.parameters, tflops, cpuShare * instance.cpuMemoryBandwidthGBs, 1,
+    fit.roofline = rooflineOf(need.work, tflops, cpuShare * instance.cpuMemoryBandwidthGBs, 1,
                               Interconnect::None);
     fit.latencyMs = fit.roofline.ms();
     fit.performance = need.batch          ? trainingTflops(tflops, 1, Interconnect::None)
@@ -214,35 +316,14 @@ Fit fitWithDevices(const Catalog& catalog, const InstanceType& instance, const R
   return fit;
 }
 
-std::optional<Fit> scaledFit(const Catalog& catalog, const InstanceType& instance,
-                             const Requirement& need, const Fit& base) {
+int fitChoices(const Catalog& catalog, const InstanceType& instance, const Requirement& need,
+               FitChoices& out) {
   const auto* spec = catalog.acceleratorOf(instance);
-  // Online serving splits only Transformers across devices (tensor
-  // parallelism); a diffusion, CNN or speech model, or a batch job, on more
-  // devices is more replicas.
-  const bool splits =
-      need.training || (!need.batch && need.architecture == Architecture::Transformer);
-  if (!spec || !base.fits() || !splits) {
-    return std::nullopt;
+  if (spec) {
+    return choicesAccelerated(*spec, instance, need, out);
   }
-  std::optional<Fit> best;
-  double performance = base.performance;
-  for (int count : instance.allowedAcceleratorCounts) {
-    if (count <= base.devices) {
-      continue;
-    }
-    Fit fit;
-    fit.offeredGiB = base.offeredGiB;
-    describeDevices(*spec, instance, need, count, fit);
-    fit.neededDevices = base.neededDevices;
-    limitByPodRequests(instance, need, fit);
-    if (!fit.fits() || fit.performance < performance * kWorthwhileGain) {
-      break;
-    }
-    performance = fit.performance;
-    best = fit;
-  }
-  return best;
+  out[0] = fitCpu(instance, need);
+  return out[0].fits() ? 1 : 0;
 }
 
 }  // namespace gpuplacement::core

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 
@@ -19,6 +20,7 @@ struct Requirement {
   double weightsGiB = 0;   // read once per unit of work
   std::uint64_t parameters = 0;
   Architecture architecture = Architecture::Transformer;
+  Work work;  // one unit of work: workOf(architecture, parameters, weights)
   Precision precision = Precision::FP16;
   bool training = false;
   bool inference = false;  // a latency estimate applies
@@ -70,14 +72,17 @@ struct Fit {
 // is given (or to the fastest count when none does).
 Fit fitReplica(const Catalog& catalog, const InstanceType& instance, const Requirement& need);
 
-// The same replica on more devices, while each step up the allowed counts
-// makes it at least kWorthwhileGain faster: what MaxPerformance picks, and
-// any objective when whole paid nodes make the devices free (training then
-// runs data-parallel on every device it pays for). Nullopt when no
-// larger count pays, and for serving anything but a Transformer (other
-// models are not split across devices: more devices are more replicas).
-std::optional<Fit> scaledFit(const Catalog& catalog, const InstanceType& instance,
-                             const Requirement& need, const Fit& base);
+// The ways one replica may sit on an instance type that any objective could
+// want, the same set whatever the objective: the fewest devices that hold
+// the model and, for work split across devices (training; serving a
+// Transformer online), the count where more devices stop paying (each step
+// up the allowed counts must make the replica kWorthwhileGain faster), and
+// the first count that meets the latency target when the fewest do not (or
+// the fastest, when none does). Returns how many; out[0] says why when none
+// fits (0).
+using FitChoices = std::array<Fit, 4>;
+int fitChoices(const Catalog& catalog, const InstanceType& instance, const Requirement& need,
+               FitChoices& out);
 inline constexpr double kWorthwhileGain = 1.10;
 
 // The same for a given device count (a placement already in force).

@@ -1,5 +1,6 @@
 #include "core/performance_model.h"
 
+#include <array>
 #include <cmath>
 
 namespace gpuplacement::core {
@@ -83,11 +84,11 @@ Work workOf(Architecture architecture, std::uint64_t parameters, double weightsB
     case Architecture::Other:
       break;
   }
-  return Work{weightsBytes, p * perParameter};
+  return Work{weightsBytes, p * perParameter, layersOf(parameters)};
 }
 
-Roofline rooflineOf(const Work& work, std::uint64_t parameters, double tflopsPerDevice,
-                    double bandwidthGBsPerDevice, int devices, Interconnect link) {
+Roofline rooflineOf(const Work& work, double tflopsPerDevice, double bandwidthGBsPerDevice,
+                    int devices, Interconnect link) {
   Roofline roofline;
   const int n = std::max(devices, 1);
   // A smaller share of the model per device is read and computed less
@@ -101,13 +102,30 @@ Roofline rooflineOf(const Work& work, std::uint64_t parameters, double tflopsPer
         work.flops / (scaled * tflopsPerDevice * kComputeUtilization * 1e12) * 1000;
   }
   if (n > 1) {
-    roofline.communicationMs = 2.0 * layersOf(parameters) * allReduceMicroseconds(link) / 1000;
+    roofline.communicationMs = 2.0 * work.layers * allReduceMicroseconds(link) / 1000;
   }
   return roofline;
 }
 
 double scalingEfficiency(int devices, Interconnect link) {
-  return std::pow(scalingPerDoubling(link), std::log2(static_cast<double>(std::max(devices, 1))));
+  // A table, as it is asked for every device count of every candidate.
+  constexpr int kTabled = 64;
+  constexpr auto kLinks = enumCount<Interconnect>();
+  static const auto table = [] {
+    std::array<std::array<double, kTabled + 1>, kLinks> values{};
+    for (std::size_t link = 0; link < kLinks; ++link) {
+      for (int n = 1; n <= kTabled; ++n) {
+        values[link][n] = std::pow(scalingPerDoubling(static_cast<Interconnect>(link)),
+                                   std::log2(static_cast<double>(n)));
+      }
+    }
+    return values;
+  }();
+  const int n = std::max(devices, 1);
+  if (n <= kTabled) {
+    return table[static_cast<std::size_t>(link)][n];
+  }
+  return std::pow(scalingPerDoubling(link), std::log2(static_cast<double>(n)));
 }
 
 double trainingTflops(double tflopsPerDevice, int devices, Interconnect link) {

@@ -48,10 +48,11 @@ double allReduceMicroseconds(Interconnect link);
 // (Llama: 1B 16, 7B 32, 13B 40, 70B 80, 405B 126).
 int layersOf(std::uint64_t parameters);
 
-// The work of one unit at batch 1.
+// The work of one unit at batch 1, worked out once per decision.
 struct Work {
   double bytes = 0;  // every weight read once
   double flops = 0;
+  int layers = 0;  // layersOf(parameters): the all-reduces of a split replica
 };
 Work workOf(Architecture architecture, std::uint64_t parameters, double weightsBytes);
 
@@ -65,8 +66,8 @@ struct Roofline {
 
 // One unit on `devices` devices of this throughput and bandwidth each (CPU:
 // devices 1 with the replica's share of the node).
-Roofline rooflineOf(const Work& work, std::uint64_t parameters, double tflopsPerDevice,
-                    double bandwidthGBsPerDevice, int devices, Interconnect link);
+Roofline rooflineOf(const Work& work, double tflopsPerDevice, double bandwidthGBsPerDevice,
+                    int devices, Interconnect link);
 
 // Sustained training throughput of one replica across `devices`.
 double trainingTflops(double tflopsPerDevice, int devices, Interconnect link);

@@ -129,17 +129,19 @@ TEST_CASE("replicas pack onto nodes of the chosen type") {
     int replicas;
     int nodes;
   };
-  // (One replica alone on the node is split across all eight instead: it
-  // pays for them, and they make it faster.)
-  const auto alone =
-      shippedEngine()->decide(IntentBuilder(K::Inference, "13B").only({"p4de.24xlarge"}));
+  // The cheapest: one replica alone on the node is split across all eight
+  // instead (it pays for them, and they make it faster).
+  const auto alone = shippedEngine()->decide(
+      IntentBuilder(K::Inference, "13B").objective(O::CostOptimized).only({"p4de.24xlarge"}));
   REQUIRE(alone.placement);
   CHECK(alone.placement->acceleratorCount == 8);
   CHECK(alone.placement->idleAccelerators == 0);
   for (const Row row : {Row{8, 1}, Row{9, 2}, Row{16, 2}, Row{17, 3}}) {
     CAPTURE(row.replicas);
-    const auto decision = shippedEngine()->decide(
-        IntentBuilder(K::Inference, "13B").only({"p4de.24xlarge"}).replicas(row.replicas));
+    const auto decision = shippedEngine()->decide(IntentBuilder(K::Inference, "13B")
+                                                      .objective(O::CostOptimized)
+                                                      .only({"p4de.24xlarge"})
+                                                      .replicas(row.replicas));
     REQUIRE(decision.placement);
     const auto& placement = *decision.placement;
     CHECK(placement.acceleratorCount == 1);

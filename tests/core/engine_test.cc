@@ -118,7 +118,7 @@ TEST_CASE("seed 002 decision trees, rule by rule") {
        "mixed-model-inference", "g6.xlarge", 1},
       // I4: simple models -> CPU.
       {"I4 simple model", IntentBuilder(K::Inference, "110M").objective(O::CostOptimized),
-       "simple-model-cpu", "c5.xlarge", 0},
+       "small-model-inference", "c5.xlarge", 0},
       // L1: sub-10 ms -> four A10Gs read 14 GB of weights in 5.8 ms but pay
       // 2.6 ms of PCIe all-reduces (8.4 ms); six Inferentia2 over NeuronLink
       // take 4.1 ms for $6.49/h, less than one H100 (4.2 ms, $6.88/h).
@@ -332,7 +332,7 @@ TEST_CASE("cannot place names the binding constraint") {
       {"CPU too small", IntentBuilder(K::Inference, "405B").tiers({Tier::CPU}),
        "cannot place on one node: needs 906 GiB; the largest eligible node, r5.8xlarge"},
       {"CPU rule limit", IntentBuilder(K::Inference, "405B").tiers({Tier::CPU}),
-       "simple-model-cpu offers CPU for sizes small only (this workload: ultra)"},
+       "small-model-inference offers CPU for sizes small only (this workload: ultra)"},
   };
   for (const auto& row : rows) {
     CAPTURE(std::string(row.label));
@@ -499,7 +499,7 @@ TEST_CASE("policy prices and disabled types change the answer; Neuron is never a
   CHECK(without.placement->instanceType == "g6.xlarge");
 
   Policy noCpuRule;
-  noCpuRule.disabledRules = {"simple-model-cpu"};
+  noCpuRule.disabledRules = {"small-model-inference"};
   const auto gpu = shippedEngine(noCpuRule)->decide(
       IntentBuilder(K::Inference, "110M").objective(O::CostOptimized));
   REQUIRE(gpu.placement);

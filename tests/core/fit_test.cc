@@ -378,7 +378,7 @@ TEST_CASE("the tiers a workload names are the user's decision, and are explained
   REQUIRE(decision.placement);
   CHECK(decision.placement->tier == Tier::CPU);
   CHECK(decision.rule == "constraints.tiers");
-  CHECK(decision.ruleSource.find("simple-model-cpu offers CPU for sizes small only (this "
+  CHECK(decision.ruleSource.find("small-model-inference offers CPU for sizes small only (this "
                                  "workload: large)") != std::string::npos);
   // Every decision that names a rule names its source.
   for (const auto& intent : sweep(400)) {

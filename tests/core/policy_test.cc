@@ -23,7 +23,7 @@ json fullPolicy() {
     "memoryFillPercent": 85,
     "memoryOverheads": {"training": "4", "fineTuning": 1.6, "inference": "1.25"},
     "rules": {"lowLatencyBelowMs": 5, "realtimeBelowMs": 200,
-              "neuronFrameworks": ["PyTorch", "JAX"], "disabled": ["simple-model-cpu"]},
+              "neuronFrameworks": ["PyTorch", "JAX"], "disabled": ["small-model-inference"]},
     "nodeLabels": {"scheme": "Karpenter",
                    "capacityType": {"key": "eks.amazonaws.com/capacityType",
                                     "onDemand": "ON_DEMAND", "spot": "SPOT"}},
@@ -52,7 +52,7 @@ TEST_CASE("a PlacementPolicy spec sets every knob") {
   CHECK(policy->memoryOverheads.batchInference == doctest::Approx(1.2));  // default kept
   CHECK(*policy->lowLatencyBelowMs == 5);
   CHECK(policy->neuronFrameworks->size() == 2);
-  CHECK(policy->disabledRules.count("simple-model-cpu"));
+  CHECK(policy->disabledRules.count("small-model-inference"));
   CHECK(policy->labelScheme == LabelScheme::Karpenter);
   CHECK(policy->capacityTypeLabel.spot == "SPOT");
   CHECK(policy->tier(Tier::NVIDIA).tolerations.at(0).value == "true");

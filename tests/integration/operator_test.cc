@@ -182,7 +182,7 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
   OperatorProcess op(c.operatorKubeconfig());
   REQUIRE(op.waitReady());
 
-  createWorkload(ns, "llm", "llm", R"(  workload: {kind: Inference, latencyTargetMs: 50}
+  createWorkload(ns, "llm", "llm", R"(  workload: {kind: Inference, latencyTargetMs: 1000}
   model: {parameters: 13B, precision: fp16, architecture: Diffusion}
   objective: CostOptimized
 )");
@@ -195,7 +195,7 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
   CHECK(status["placement"]["acceleratorCount"] == 1);
   CHECK(status["placement"]["hourlyCost"] == "1.861");
   CHECK(status["placement"]["replicas"] == 2);
-  CHECK(status["rule"] == "realtime-inference");
+  CHECK(status["rule"] == "mixed-model-inference");
   CHECK(status["alternatives"].size() >= 3);
   CHECK(status["observedGeneration"] == workload["metadata"]["generation"]);
   CHECK(conditionIs(workloadsPath(ns, "llm"), "Valid", "True"));
