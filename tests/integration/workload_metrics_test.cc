@@ -109,12 +109,14 @@ TEST_CASE("a cost and an idle-accelerators series per placed GpuWorkload: placed
     CHECK(before.find(kCost, {{"namespace", "cost-b"}}).empty());
   }
 
-  // One L4 of a g6.xlarge for llm; embed pinned to a g6.12xlarge, whose
-  // other three L4 are paid for and idle.
+  // One L4 of a g6.xlarge for llm; embed, a diffusion model (never split
+  // across devices: more devices are more replicas), pinned to a
+  // g6.12xlarge, whose other three L4 are paid for and idle.
   REQUIRE(c.create(testing::workloadsPath("cost-a"),
                    testing::workloadObject("cost-a", "llm", testing::inferenceSpec("llm", "7B")))
               .ok());
   auto pinned = testing::inferenceSpec("embed", "7B");
+  pinned["model"]["architecture"] = "Diffusion";
   pinned["constraints"]["instanceTypes"] = json::array({"g6.12xlarge"});
   REQUIRE(
       c.create(testing::workloadsPath("cost-b"), testing::workloadObject("cost-b", "embed", pinned))
