@@ -281,7 +281,6 @@ PlacementEngine::Request PlacementEngine::requestFor(const WorkloadIntent& inten
   auto& need = request.need;
   need.requiredGiB = memory.requiredGiB;
   need.weightsGiB = memory.weightsGiB;
-  need.parameters = intent.parameters;
   need.architecture = intent.architecture;
   need.work = workOf(intent.architecture, intent.parameters, memory.weightsGiB * kGiB);
   need.precision = intent.precision;

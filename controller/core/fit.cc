@@ -143,32 +143,6 @@ void withDevices(const AcceleratorSpec& spec, const InstanceType& instance, cons
   limitByPodRequests(instance, need, fit);
 }
 
-Fit fitAccelerated(const AcceleratorSpec& spec, const InstanceType& instance,
-                   const Requirement& need) {
-  Fit least;
-  leastDevices(spec, instance, need, least);
-  if (!least.fits() || !splits(need) || !need.latencyTargetMs || least.meetsLatency) {
-    return least;
-  }
-  // More devices read the weights in parallel: the first count that meets
-  // the target, or the fastest when none does.
-  Fit fastest = least;
-  for (int count : instance.allowedAcceleratorCounts) {
-    if (count <= least.devices) {
-      continue;
-    }
-    Fit fit;
-    withDevices(spec, instance, need, least, count, fit);
-    if (fit.fits() && fit.meetsLatency) {
-      return fit;
-    }
-    if (fit.fits() && fit.latencyMs < fastest.latencyMs - kEpsilon) {
-      fastest = fit;
-    }
-  }
-  return fastest;
-}
-
 int choicesAccelerated(const AcceleratorSpec& spec, const InstanceType& instance,
                        const Requirement& need, FitChoices& out) {
   leastDevices(spec, instance, need, out[0]);
@@ -286,8 +260,16 @@ double hostMemoryRequestGiB(const Requirement& need) {
 }
 
 Fit fitReplica(const Catalog& catalog, const InstanceType& instance, const Requirement& need) {
-  const auto* spec = catalog.acceleratorOf(instance);
-  return spec ? fitAccelerated(*spec, instance, need) : fitCpu(instance, need);
+  FitChoices choices;
+  const int count = fitChoices(catalog, instance, need, choices);
+  // Of the choices, the fewest devices that meet the target, else the fastest.
+  const Fit* best = &choices[0];
+  for (int i = 1; i < count && !best->meetsLatency; ++i) {
+    if (choices[i].meetsLatency || choices[i].latencyMs < best->latencyMs - kEpsilon) {
+      best = &choices[i];
+    }
+  }
+  return *best;
 }
 
 Fit fitWithDevices(const Catalog& catalog, const InstanceType& instance, const Requirement& need,

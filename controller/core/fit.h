@@ -18,7 +18,6 @@ inline constexpr double kCpuRequestVcpus = 2;
 struct Requirement {
   double requiredGiB = 0;  // device memory: weights x overhead (training: its state)
   double weightsGiB = 0;   // read once per unit of work
-  std::uint64_t parameters = 0;
   Architecture architecture = Architecture::Transformer;
   Work work;  // one unit of work: workOf(architecture, parameters, weights)
   Precision precision = Precision::FP16;
