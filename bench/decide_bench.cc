@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "app/placement_config.h"
+#include "core/explainer.h"
 #include "core/quantity.h"
 
 namespace {
@@ -66,7 +67,7 @@ int main(int argc, char** argv) {
 
   std::size_t placed = 0;
   for (const auto& intent : intents) {  // warm up
-    placed += (*engine)->decide(intent).placement.has_value();
+    placed += decide(**engine, intent).placement.has_value();
   }
 
   std::vector<double> latencies;
@@ -75,7 +76,7 @@ int main(int argc, char** argv) {
   const auto start = Clock::now();
   for (std::size_t i = 0; i < decisions; ++i) {
     const auto before = Clock::now();
-    const auto decision = (*engine)->decide(intents[i % intents.size()]);
+    const auto decision = decide(**engine, intents[i % intents.size()]);
     const auto after = Clock::now();
     placed += decision.placement.has_value();
     latencies.push_back(std::chrono::duration<double, std::micro>(after - before).count());

@@ -14,6 +14,7 @@
 #include "base/json_access.h"
 #include "base/json_reader.h"
 #include "core/decision_json.h"
+#include "core/explainer.h"
 #include "core/quantity.h"
 #include "core/render.h"
 #include "core/target.h"
@@ -73,6 +74,9 @@ void printScheduling(const core::Scheduling& scheduling, std::ostream& out) {
   }
   for (const auto& [name, value] : scheduling.resources) {
     out << "             resources " << name << "=" << value << " (requests = limits)\n";
+  }
+  for (const auto& [name, value] : scheduling.requestsOnly) {
+    out << "             resources " << name << "=" << value << " (request, no limit)\n";
   }
 }
 
@@ -427,7 +431,7 @@ int runRecommend(const core::PlacementEngine& engine, const std::vector<NamedInt
   Table markdown({"Workload", "Intent", "Answer", "$/hour", "$/month", "Node", "Why"});
   for (std::size_t i = 0; i < intents.size(); ++i) {
     const auto& [name, intent, rationale] = intents[i];
-    const auto decision = engine.decide(intent);
+    const auto decision = decide(engine, intent);
     std::optional<core::Scheduling> scheduling;
     if (decision.placement) {
       scheduling = core::renderScheduling(*decision.placement, engine.catalog(), engine.policy());

@@ -4,6 +4,7 @@
 
 #include "base/decimal.h"
 #include "core/decision_json.h"
+#include "core/explainer.h"
 
 namespace gpuplacement::core {
 
@@ -86,7 +87,7 @@ void describeCurrent(const PlacementEngine& engine, const WorkloadIntent& intent
     WorkloadIntent one = intent;
     one.replicas = 1;
     const auto assessment =
-        engine.assess(one, current.instanceType, current.accelerators, analysis.capacityType);
+        assess(engine, one, current.instanceType, current.accelerators, analysis.capacityType);
     analysis.currentHourlyCost = assessment.placement ? assessment.placement->hourlyCost : 0;
     analysis.currentCostNote = assessment.placement ? assessment.placement->costNote : "";
     return;
@@ -114,7 +115,7 @@ Result<Analysis> analyze(const PlacementEngine& engine, const WorkloadIntent& in
 
   WorkloadIntent wanted = intent;
   wanted.replicas = 1;
-  analysis.recommended = engine.decide(wanted);
+  analysis.recommended = decide(engine, wanted);
   const auto savingsOf = [&](double monthly) {
     return analysis.currentPriced && analysis.currentMonthlyCost > 0
                ? (analysis.currentMonthlyCost - monthly) / analysis.currentMonthlyCost * 100

@@ -76,10 +76,11 @@ json toJson(const Scheduling& scheduling) {
   for (const auto& toleration : scheduling.tolerations) {
     tolerations.push_back(tolerationToJson(toleration));
   }
-  return json{
-      {"nodeSelector", scheduling.nodeSelector},
-      {"tolerations", std::move(tolerations)},
-      {"resources", {{"limits", scheduling.resources}, {"requests", scheduling.resources}}}};
+  auto requests = scheduling.resources;
+  requests.insert(scheduling.requestsOnly.begin(), scheduling.requestsOnly.end());
+  return json{{"nodeSelector", scheduling.nodeSelector},
+              {"tolerations", std::move(tolerations)},
+              {"resources", {{"limits", scheduling.resources}, {"requests", std::move(requests)}}}};
 }
 
 json toJson(const Alternative& alternative) {

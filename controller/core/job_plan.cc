@@ -44,6 +44,9 @@ std::string resourcesImmutableMessage(const std::string& job, const std::string&
   for (const auto& [name, value] : scheduling.resources) {
     needs += (needs.empty() ? "" : ", ") + name + "=" + value;
   }
+  for (const auto& [name, value] : scheduling.requestsOnly) {
+    needs += (needs.empty() ? "" : ", ") + name + "=" + value + " (request only)";
+  }
   // A 1.36 server that refuses has the gate turned off; an older one has
   // no such gate on by default.
   unsigned major = 0;
@@ -54,7 +57,8 @@ std::string resourcesImmutableMessage(const std::string& job, const std::string&
          (serverVersion.empty() ? std::string("version unknown") : serverVersion) +
          ") does not let a suspended Job's pod resources change (KEP-5440, on by default from "
          "Kubernetes 1.36), and the placement needs spec.template.spec.containers[" +
-         container + "].resources " + needs + " (requests and limits), which Job " + job +
+         container + "].resources " + needs + " (requests and limits unless said), which Job " +
+         job +
          " does not ask for. The Job stays suspended and unchanged: set these in its manifest "
          "and create it again, or " +
          (gateOff ? std::string("turn on the API server's feature gate "

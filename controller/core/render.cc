@@ -75,6 +75,8 @@ Scheduling renderScheduling(const Placement& placement, const Catalog& catalog,
   if (placement.tier == Tier::CPU && placement.cpuRequest > 0) {
     scheduling.resources["cpu"] = cpuQuantity(placement.cpuRequest);
     scheduling.resources["memory"] = memoryQuantity(placement.memoryRequestGiB);
+  } else if (placement.tier != Tier::CPU && placement.memoryRequestGiB > 0) {
+    scheduling.requestsOnly["memory"] = memoryQuantity(placement.memoryRequestGiB);
   }
   return scheduling;
 }

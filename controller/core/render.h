@@ -10,13 +10,18 @@
 
 namespace gpuplacement::core {
 
-// The pod-template fields a placement asks for, as data. Every resource is
+// The pod-template fields a placement asks for, as data. `resources` are
 // requested and limited alike: Kubernetes requires it of extended resources,
 // and a CPU placement's cpu and memory are what it was sized and priced for.
+// `requestsOnly` are requested and not limited: the host memory of a GPU or
+// Neuron replica (its runtime and the shard its weights load through), which
+// the scheduler must find on the node, and which a limit at an estimate
+// would turn into an OOM kill when a server grows past it.
 struct Scheduling {
   std::map<std::string, std::string> nodeSelector;
   std::vector<Toleration> tolerations;
   std::map<std::string, std::string> resources;
+  std::map<std::string, std::string> requestsOnly;
 
   bool operator==(const Scheduling&) const = default;
 };

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/decimal.h"
+#include "core/explainer.h"
 #include "core/workload_plan.h"
 
 namespace gpuplacement::core::reconcile {
@@ -92,13 +93,19 @@ inline Placement placementInForce(const AppliedRecord& applied, const Assessment
   placement.totalMonthlyCost = placement.monthlyCost * replicas;
   placement.requiredMemoryGiB = decision.memory.requiredGiB;
   placement.performance = current.performance;
+  if (current.placement) {
+    // What each replica is sized to ask of its node, as the engine sizes it
+    // today: the pod template keeps carrying it while the placement holds.
+    placement.cpuRequest = current.placement->cpuRequest;
+    placement.memoryRequestGiB = current.placement->memoryRequestGiB;
+  }
   return placement;
 }
 
 inline Assessment assessApplied(const PlacementEngine& engine, const WorkloadIntent& intent,
                                 const AppliedRecord& applied, const ClusterContext& cluster) {
-  return engine.assess(intent, applied.instanceType, applied.acceleratorCount, applied.capacityType,
-                       &cluster);
+  return assess(engine, intent, applied.instanceType, applied.acceleratorCount,
+                applied.capacityType, &cluster);
 }
 
 // The cluster as this workload's decision sees it: its own scheduled

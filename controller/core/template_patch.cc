@@ -138,7 +138,8 @@ void setRequestAndLimit(ContainerPatches& patches, const std::string& container,
   patch["requests"][name] = value;
 }
 
-// The device resources we want: requests and limits alike, per container.
+// The resources we want, per container: requests and limits alike, and
+// the requests that go unlimited (a GPU replica's host memory).
 void planWantedResources(const TargetState& live, const Scheduling& desired,
                          const std::vector<std::string>& targets, const OwnedFields& owned,
                          ContainerPatches& patches, PatchPlan& plan) {
@@ -150,8 +151,13 @@ void planWantedResources(const TargetState& live, const Scheduling& desired,
       return;
     }
     const auto ownedHere = owned.resources.find(name);
-    for (const auto& [resource, value] : desired.resources) {
-      const bool ours = ownedHere != owned.resources.end() && ownedHere->second.count(resource);
+    const auto want = [&](const std::string& resource, const std::string& value, bool limited) {
+      const std::string* ours = nullptr;  // the value we wrote, when we did
+      if (ownedHere != owned.resources.end()) {
+        if (const auto it = ownedHere->second.find(resource); it != ownedHere->second.end()) {
+          ours = &it->second;
+        }
+      }
       const std::string limit = lookup(container->limits, resource);
       const std::string request = lookup(container->requests, resource);
       if (!ours && (!limit.empty() || !request.empty())) {
@@ -167,12 +173,31 @@ void planWantedResources(const TargetState& live, const Scheduling& desired,
                                    std::string(base::nameOf(live.kind)) + "; the placement needs " +
                                    value);
         }
-        continue;
+        return;
       }
-      if (limit != value || request != value) {
+      if (limited && (limit != value || request != value)) {
         setRequestAndLimit(patches, name, resource, value);
+      } else if (!limited) {
+        auto& patch = patches[name];
+        if (request != value) {
+          patch["requests"][resource] = value;
+        }
+        // A limit we wrote before (the same resource, placed on CPU) goes:
+        // it would sit below the new request.
+        if (ours && !limit.empty() && limit == *ours) {
+          patch["limits"][resource] = nullptr;
+        }
+        if (patch.is_null()) {
+          patches.erase(name);
+        }
       }
       plan.owned.resources[name][resource] = value;
+    };
+    for (const auto& [resource, value] : desired.resources) {
+      want(resource, value, true);
+    }
+    for (const auto& [resource, value] : desired.requestsOnly) {
+      want(resource, value, false);
     }
   }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/decimal.h"
+#include "core/explainer.h"
 #include "core/fallback.h"
 #include "core/job_plan.h"
 #include "core/reverts.h"
@@ -77,12 +78,10 @@ GateInput gateInputFor(const WorkloadInput& input, const WorkloadObject& workloa
 // carry meanwhile.
 void planMove(const WorkloadInput& input, const WorkloadObject& workload,
               const WorkloadIntent& intent, const PlacementEngine& engine,
-              const ClusterContext& cluster, WorkloadPlan& plan) {
+              std::optional<Assessment> current, WorkloadPlan& plan) {
   const Placement& best = *plan.decision->placement;
-  std::optional<Assessment> current;
   if (plan.view.applied) {
     const auto& applied = *plan.view.applied;
-    current = assessApplied(engine, intent, applied, cluster);
     for (const auto& entry : plan.view.unavailable) {
       if (entry.instanceType == applied.instanceType && current->feasible) {
         current->feasible = false;  // a forced move, within the rollout budget
@@ -158,6 +157,12 @@ void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
       input.cluster
           ? renderScheduling(plan.wanted, engine.catalog(), engine.policy(), input.cluster->labels)
           : renderScheduling(plan.wanted, engine.catalog(), engine.policy());
+  if (input.target->kind == TargetKind::Job && !input.jobResourcesMutable) {
+    // Such a server refuses the whole write when a suspended Job's
+    // resources change: the devices are worth it, the host memory default
+    // (a request the Job's own manifest may set) is not.
+    write.scheduling.requestsOnly.clear();
+  }
   write.patchRequest.containers = spec.containers;
   write.patchRequest.workload = input.name;
   write.patchRequest.where = *placeAt;
@@ -296,8 +301,8 @@ WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const TargetState* target) 
 // its progress, the run once it has ended, and a better placement only as
 // a recommendation for its next run.
 void holdJob(const WorkloadInput& input, const WorkloadIntent& intent,
-             const PlacementEngine& engine, const ClusterContext& cluster, StatusDraft& draft,
-             WorkloadPlan& plan) {
+             const PlacementEngine& engine, const std::optional<Assessment>& current,
+             StatusDraft& draft, WorkloadPlan& plan) {
   const auto& applied = *plan.view.applied;
   const TargetState& job = *input.target;
   // The decision for a new run: none when nothing could be placed now.
@@ -307,8 +312,7 @@ void holdJob(const WorkloadInput& input, const WorkloadIntent& intent,
       best->capacityType == applied.capacityType) {
     plan.wanted = *best;  // the decision is what runs: described in full
   } else {
-    plan.wanted = placementInForce(applied, assessApplied(engine, intent, applied, cluster),
-                                   *plan.decision, engine, intent.replicas);
+    plan.wanted = placementInForce(applied, *current, *plan.decision, engine, intent.replicas);
     if (best) {
       plan.view.recommendation = *best;
       plan.view.recommendationNote = heldJobNote(job, applied.targetName);
@@ -349,8 +353,8 @@ void holdJob(const WorkloadInput& input, const WorkloadIntent& intent,
 // Whether the target is a Job that cannot take a placement now: held on
 // the one it started with, or started before any.
 bool jobCannotMove(const WorkloadInput& input, const WorkloadIntent& intent,
-                   const PlacementEngine& engine, const ClusterContext& cluster, StatusDraft& draft,
-                   WorkloadPlan& plan) {
+                   const PlacementEngine& engine, const std::optional<Assessment>& current,
+                   StatusDraft& draft, WorkloadPlan& plan) {
   if (input.target->kind != TargetKind::Job) {
     return false;
   }
@@ -358,7 +362,7 @@ bool jobCannotMove(const WorkloadInput& input, const WorkloadIntent& intent,
     case JobStep::Place:
       return false;
     case JobStep::Hold:
-      holdJob(input, intent, engine, cluster, draft, plan);
+      holdJob(input, intent, engine, current, draft, plan);
       return true;
     case JobStep::StartedUnplaced:
       plan.view.placement = plan.decision->placement;
@@ -434,19 +438,24 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
     planFallback(input, workload, engine, plan, intent);
   }
   const ClusterContext cluster = clusterContextFor(input, plan, engine);
-  plan.decision = engine.decide(intent, cluster);
+  // The engine is entered twice: the decision, and what the placement in
+  // force costs and whether it still runs.
+  plan.decision = decide(engine, intent, cluster);
   const Decision& decision = *plan.decision;
+  std::optional<Assessment> current;
+  if (plan.view.applied) {
+    current = assessApplied(engine, intent, *plan.view.applied, cluster);
+  }
   if (!decision.placement) {
     notPlaceable(decision, plan.view.unavailable, draft);
     if (jobPinned && plan.view.applied) {
-      holdJob(input, intent, engine, cluster, draft, plan);  // it runs on, and ends, all the same
+      holdJob(input, intent, engine, current, draft, plan);  // it runs on, and ends, all the same
       return;
     }
     if (plan.view.applied && input.target) {
       // What runs keeps running; nothing better exists to move it to.
-      plan.view.placement = placementInForce(
-          *plan.view.applied, assessApplied(engine, intent, *plan.view.applied, cluster), decision,
-          engine, intent.replicas);
+      plan.view.placement =
+          placementInForce(*plan.view.applied, *current, decision, engine, intent.replicas);
     }
     return;
   }
@@ -467,9 +476,8 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
     return;
   }
   if (!input.target && target.kind == TargetKind::Job && plan.view.applied) {
-    plan.view.placement = placementInForce(
-        *plan.view.applied, assessApplied(engine, intent, *plan.view.applied, cluster), decision,
-        engine, intent.replicas);
+    plan.view.placement =
+        placementInForce(*plan.view.applied, *current, decision, engine, intent.replicas);
     recordJobGone(target, draft, plan);
     return;
   }
@@ -480,10 +488,10 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
                                            "; it is placed as soon as it appears");
     return;
   }
-  if (jobCannotMove(input, intent, engine, cluster, draft, plan)) {
+  if (jobCannotMove(input, intent, engine, current, draft, plan)) {
     return;
   }
-  planMove(input, workload, intent, engine, cluster, plan);
+  planMove(input, workload, intent, engine, std::move(current), plan);
   planWrite(input, spec, engine, draft, plan);
   planReverts(input, workload, draft, plan);
 }

@@ -64,7 +64,14 @@ TEST_CASE("recommend -o json has the documented shape") {
   CHECK(scheduling.at("nodeSelector").at("node.kubernetes.io/instance-type") ==
         placement.at("instanceType"));
   CHECK(scheduling.at("tolerations").is_array());
-  CHECK(scheduling.at("resources").at("limits") == scheduling.at("resources").at("requests"));
+  // Devices are requested and limited alike; host memory is requested only.
+  const auto& resources = scheduling.at("resources");
+  for (const auto& [name, limit] : resources.at("limits").items()) {
+    CAPTURE(name);
+    CHECK(resources.at("requests").at(name) == limit);
+  }
+  CHECK(resources.at("requests").at("memory").is_string());
+  CHECK_FALSE(resources.at("limits").contains("memory"));
   CHECK(result.at("rule").is_string());
   CHECK_FALSE(result.at("ruleSource").get<std::string>().empty());
   CHECK(result.at("placedReason") == "Placed");

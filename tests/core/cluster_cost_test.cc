@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include "core/explainer.h"
 #include "core/render.h"
 #include "core/status.h"
 #include "support/cluster_fixture.h"
@@ -117,7 +118,7 @@ TEST_CASE("candidates are the types the cluster has or can get") {
     const auto state = c.cluster.state();
     const auto view = clusterViewOf(state, *shippedCatalog(), policy);
     CHECK(view.capacity.source == c.resolved);
-    const auto decision = engine->decide(c.intent, ClusterContext{&view, {}});
+    const auto decision = decide(*engine, c.intent, ClusterContext{&view, {}});
     if (*c.chosen == '\0') {
       CHECK_FALSE(decision.placement);
       CHECK(decision.placedReason() == std::string("CannotPlace"));
@@ -204,7 +205,7 @@ TEST_CASE("idle devices on existing nodes first; a new node costs the whole node
     CAPTURE(std::string(c.label));
     const auto state = c.cluster.state();
     const auto view = clusterViewOf(state, *shippedCatalog(), engine->policy());
-    const auto decision = engine->decide(service(), ClusterContext{&view, c.own});
+    const auto decision = decide(*engine, service(), ClusterContext{&view, c.own});
     REQUIRE(decision.placement);
     CAPTURE(decision.placement->costNote);
     CHECK(decision.placement->instanceType == c.chosen);
@@ -220,7 +221,7 @@ TEST_CASE("replicas beyond the idle devices price new nodes") {
   const auto view = clusterViewOf(state, *shippedCatalog(), engine->policy());
   auto intent = service();
   intent.replicas = 3;
-  const auto decision = engine->decide(intent, ClusterContext{&view, {}});
+  const auto decision = decide(*engine, intent, ClusterContext{&view, {}});
   REQUIRE(decision.placement);
   CAPTURE(decision.placement->costNote);
   // On the g6.12xlarge, one replica takes the idle L4 and the other two a
@@ -300,7 +301,7 @@ TEST_CASE("the node labels are the ones the nodes carry under scheme Auto") {
     const auto engine = shippedEngine(policy);
     auto intent = service();
     intent.constraints.instanceTypes = {"g6.12xlarge"};
-    const auto decision = engine->decide(intent, ClusterContext{&view, {}});
+    const auto decision = decide(*engine, intent, ClusterContext{&view, {}});
     REQUIRE(decision.placement);
     const auto scheduling =
         renderScheduling(*decision.placement, *shippedCatalog(), policy, view.labels);
@@ -312,8 +313,8 @@ TEST_CASE("without a cluster view the engine answers as before") {
   const auto engine = shippedEngine();
   for (const auto& intent :
        {service(), WorkloadIntent(IntentBuilder(WorkloadKind::Training, "13B").replicas(9))}) {
-    const auto offline = engine->decide(intent);
-    const auto viewless = engine->decide(intent, ClusterContext{});
+    const auto offline = decide(*engine, intent);
+    const auto viewless = decide(*engine, intent, ClusterContext{});
     REQUIRE(offline.placement);
     REQUIRE(viewless.placement);
     CHECK(viewless.placement->instanceType == offline.placement->instanceType);

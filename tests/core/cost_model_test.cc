@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include "core/explainer.h"
 #include "core/render.h"
 #include "support/engine_fixture.h"
 
@@ -109,7 +110,7 @@ TEST_CASE("issue cases: what a lone workload pays") {
   };
   for (const auto& row : rows) {
     CAPTURE(std::string(row.label));
-    const auto decision = shippedEngine(row.policy)->decide(row.intent);
+    const auto decision = decide(*shippedEngine(row.policy), row.intent);
     REQUIRE_MESSAGE(decision.placement, decision.cannotPlace);
     const auto& placement = *decision.placement;
     CHECK(placement.instanceType == row.instanceType);
@@ -131,17 +132,18 @@ TEST_CASE("replicas pack onto nodes of the chosen type") {
   };
   // The cheapest: one replica alone on the node is split across all eight
   // instead (it pays for them, and they make it faster).
-  const auto alone = shippedEngine()->decide(
+  const auto alone = decide(
+      *shippedEngine(),
       IntentBuilder(K::Inference, "13B").objective(O::CostOptimized).only({"p4de.24xlarge"}));
   REQUIRE(alone.placement);
   CHECK(alone.placement->acceleratorCount == 8);
   CHECK(alone.placement->idleAccelerators == 0);
   for (const Row row : {Row{8, 1}, Row{9, 2}, Row{16, 2}, Row{17, 3}}) {
     CAPTURE(row.replicas);
-    const auto decision = shippedEngine()->decide(IntentBuilder(K::Inference, "13B")
-                                                      .objective(O::CostOptimized)
-                                                      .only({"p4de.24xlarge"})
-                                                      .replicas(row.replicas));
+    const auto decision = decide(*shippedEngine(), IntentBuilder(K::Inference, "13B")
+                                                       .objective(O::CostOptimized)
+                                                       .only({"p4de.24xlarge"})
+                                                       .replicas(row.replicas));
     REQUIRE(decision.placement);
     const auto& placement = *decision.placement;
     CHECK(placement.acceleratorCount == 1);
@@ -154,11 +156,11 @@ TEST_CASE("replicas pack onto nodes of the chosen type") {
   // With many replicas, packing a big node can beat small ones: sixteen
   // 1-chip fine-tunes fill one trn1.32xlarge ($21.50/h) where sixteen
   // trn1.2xlarge cost $21.50 too, on-demand, and cost per replica is equal.
-  const auto sixteen = shippedEngine()->decide(IntentBuilder(K::FineTuning, "7B")
-                                                   .precision(P::BF16)
-                                                   .objective(O::CostOptimized)
-                                                   .replicas(16)
-                                                   .only({"trn1.32xlarge"}));
+  const auto sixteen = decide(*shippedEngine(), IntentBuilder(K::FineTuning, "7B")
+                                                    .precision(P::BF16)
+                                                    .objective(O::CostOptimized)
+                                                    .replicas(16)
+                                                    .only({"trn1.32xlarge"}));
   REQUIRE(sixteen.placement);
   CHECK(sixteen.placement->nodes == 1);
   CHECK(sixteen.placement->hourlyCost == doctest::Approx(21.50 / 16));
@@ -168,13 +170,13 @@ TEST_CASE("AcceleratorShare is no longer what makes 13B training choose 3 of 8 A
   const WorkloadIntent intent =
       IntentBuilder(K::Training, "13B").precision(P::BF16).objective(O::CostOptimized);
   // Whole nodes: a trn1.32xlarge ($21.50/h) beats a p4d ($21.96/h).
-  const auto whole = shippedEngine()->decide(intent);
+  const auto whole = decide(*shippedEngine(), intent);
   REQUIRE(whole.placement);
   CHECK(whole.placement->instanceType == "trn1.32xlarge");
   CHECK(whole.placement->hourlyCost == doctest::Approx(21.50));
   // Shares: half a trn1.32xlarge ($10.75/h) against half a p4de (4 of 8,
   // a power of two, $13.72/h).
-  const auto shared = shippedEngine(sharePolicy())->decide(intent);
+  const auto shared = decide(*shippedEngine(sharePolicy()), intent);
   REQUIRE(shared.placement);
   CHECK(shared.placement->instanceType == "trn1.32xlarge");
   CHECK(shared.placement->hourlyCost == doctest::Approx(21.50 * 8 / 16));
@@ -202,7 +204,7 @@ TEST_CASE("the scheduling fields select the node shape that was priced, under ev
       policy.labelScheme = scheme;
       policy.costModel = costModel;
       const auto engine = shippedEngine(policy);
-      const auto decision = engine->decide(intent);
+      const auto decision = decide(*engine, intent);
       REQUIRE(decision.placement);
       const auto& placement = *decision.placement;
       const auto scheduling = renderScheduling(placement, engine->catalog(), policy);
@@ -225,7 +227,7 @@ TEST_CASE("the scheduling fields select the node shape that was priced, under ev
   Policy karpenter;
   karpenter.labelScheme = LabelScheme::Karpenter;
   const auto engine = shippedEngine(karpenter);
-  const auto decision = engine->decide(llama);
+  const auto decision = decide(*engine, llama);
   REQUIRE(decision.placement);
   const auto scheduling = renderScheduling(*decision.placement, engine->catalog(), karpenter);
   CHECK(scheduling.nodeSelector.at("karpenter.k8s.aws/instance-gpu-name") == "a100");
@@ -260,9 +262,9 @@ TEST_CASE("a cost model that knows the cluster plugs into decide()") {
                                     .objective(O::CostOptimized)
                                     .capacity(C::Spot);
   const auto engine = shippedEngine();
-  CHECK(engine->decide(intent).placement->instanceType == "trn1.2xlarge");
+  CHECK(decide(*engine, intent).placement->instanceType == "trn1.2xlarge");
   // Fifteen idle chips on an existing trn1.32xlarge: the share is cheapest.
-  const auto decision = engine->decide(intent, FreeDevicesOn("trn1.32xlarge"));
+  const auto decision = decide(*engine, intent, FreeDevicesOn("trn1.32xlarge"));
   REQUIRE(decision.placement);
   CHECK(decision.placement->instanceType == "trn1.32xlarge");
   CHECK(decision.placement->hourlyCost == doctest::Approx(3.9051 / 16));

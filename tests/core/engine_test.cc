@@ -11,6 +11,7 @@
 
 #include "base/io/yaml_json.h"
 #include "core/decision_json.h"
+#include "core/explainer.h"
 #include "support/engine_fixture.h"
 #include "support/why_not.h"
 
@@ -38,7 +39,7 @@ struct Expected {
 void checkRows(const std::vector<Expected>& rows, const PlacementEngine& engine) {
   for (const auto& row : rows) {
     CAPTURE(std::string(row.label));
-    const auto decision = engine.decide(row.intent);
+    const auto decision = decide(engine, row.intent);
     CHECK(decision.rule == row.rule);
     REQUIRE_MESSAGE(decision.placement.has_value(), decision.cannotPlace);
     CHECK(decision.placement->instanceType == row.instanceType);
@@ -50,6 +51,42 @@ void checkRows(const std::vector<Expected>& rows, const PlacementEngine& engine)
 }
 
 }  // namespace
+
+TEST_CASE("the engine weighs without words; the explainer reads what it weighed") {
+  const auto engine = shippedEngine();
+  const auto& costs = costModelFor(engine->policy().costModel);
+  struct Row {
+    const char* label;
+    WorkloadIntent intent;
+    bool placed;
+  };
+  const Row rows[] = {
+      {"7B serving", IntentBuilder(K::Inference, "7B"), true},
+      {"13B training", IntentBuilder(K::Training, "13B").precision(P::BF16), true},
+      {"a latency target no option meets", IntentBuilder(K::Inference, "70B").latency(1), true},
+      {"too large for any node", IntentBuilder(K::Training, "2T"), false},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(std::string(row.label));
+    const Weighing weighing = engine->weigh(row.intent, costs, nullptr);
+    REQUIRE(weighing.placed() == row.placed);
+    const Decision decision = explain(*engine, weighing);
+    CHECK(decision.reason == decide(*engine, row.intent).reason);
+    if (!row.placed) {
+      CHECK(weighing.evaluation.feasible.empty());
+      CHECK_FALSE(decision.cannotPlace.empty());
+      continue;
+    }
+    CHECK(decision.rule == weighing.rule->name);
+    const Option& best = weighing.best();
+    CHECK(decision.placement->instanceType == engine->catalog().instances[best.instance].type);
+    CHECK(decision.placement->acceleratorCount == best.fit.devices);
+    // Ranked best first: no option after the best beats it.
+    for (const Option& other : weighing.evaluation.feasible) {
+      CHECK_FALSE(better(other, best));
+    }
+  }
+}
 
 TEST_CASE("seed 002 decision trees, rule by rule") {
   const auto engine = shippedEngine();
@@ -154,7 +191,7 @@ TEST_CASE("G-series never trains large models (seed 004)") {
     for (const char* size : {"7B", "13B", "34B"}) {
       CAPTURE(std::string(size));
       const auto decision =
-          engine->decide(IntentBuilder(K::Training, size).precision(P::BF16).objective(objective));
+          decide(*engine, IntentBuilder(K::Training, size).precision(P::BF16).objective(objective));
       REQUIRE(decision.placement);
       CHECK(decision.placement->instanceType[0] != 'g');
     }
@@ -202,14 +239,14 @@ TEST_CASE("seed 001 right-sizing: Whisper and Llama") {
                                       .latency(90)
                                       .objective(O::CostOptimized)
                                       .tiers({Tier::NVIDIA});
-    const auto ours = shippedEngine()->decide(intent);
+    const auto ours = decide(*shippedEngine(), intent);
     REQUIRE(ours.placement);
     CHECK(ours.placement->accelerator == row.ours);
 
     Policy seedVram;
     const double seedGiB = row.seedMinVramGB / 1.073741824;
     seedVram.memoryOverheads.inference = std::max(1.2, seedGiB / ours.memory.weightsGiB);
-    const auto atSeed = shippedEngine(seedVram)->decide(intent);
+    const auto atSeed = decide(*shippedEngine(seedVram), intent);
     REQUIRE(atSeed.placement);
     CHECK(atSeed.placement->accelerator == row.oursAtSeed);
     CHECK(atSeed.placement->availableMemoryGiB * atSeed.placement->memoryFillLimit >=
@@ -236,7 +273,7 @@ TEST_CASE("seed 003 size categories and their memory") {
   const auto engine = shippedEngine();
   for (const auto& row : rows) {
     CAPTURE(std::string(row.model));
-    const auto decision = engine->decide(IntentBuilder(K::Inference, row.parameters));
+    const auto decision = decide(*engine, IntentBuilder(K::Inference, row.parameters));
     CHECK(decision.sizeBucket == row.bucket);
   }
   // The table's memory columns at the category bounds: FP16 is 2 bytes and
@@ -336,7 +373,7 @@ TEST_CASE("cannot place names the binding constraint") {
   };
   for (const auto& row : rows) {
     CAPTURE(std::string(row.label));
-    const auto decision = (row.engine ? *row.engine : *engine).decide(row.intent);
+    const auto decision = decide(row.engine ? *row.engine : *engine, row.intent);
     CAPTURE(decision.cannotPlace);
     CHECK_FALSE(decision.placement.has_value());
     CHECK(decision.cannotPlace.find(row.message) != std::string::npos);
@@ -355,7 +392,7 @@ TEST_CASE("each constraint narrows the choice") {
   SUBCASE("tiers") {
     auto intent = base;
     intent.constraints.tiers = {Tier::NVIDIA};
-    const auto decision = engine->decide(intent);
+    const auto decision = decide(*engine, intent);
     REQUIRE(decision.placement);
     CHECK(decision.placement->tier == Tier::NVIDIA);
     CHECK(decision.placement->instanceType == "g6.xlarge");
@@ -363,24 +400,24 @@ TEST_CASE("each constraint narrows the choice") {
   SUBCASE("allowed instance types") {
     auto intent = base;
     intent.constraints.instanceTypes = {"g5.xlarge", "g6e.xlarge"};
-    const auto decision = engine->decide(intent);
+    const auto decision = decide(*engine, intent);
     REQUIRE(decision.placement);
     CHECK(decision.placement->instanceType == "g5.xlarge");
   }
   SUBCASE("excluded instance types") {
     auto intent = base;
     intent.constraints.excludedInstanceTypes = {"inf2.xlarge"};
-    const auto decision = engine->decide(intent);
+    const auto decision = decide(*engine, intent);
     REQUIRE(decision.placement);
     CHECK(decision.placement->instanceType == "g6.xlarge");
   }
   SUBCASE("maximum hourly cost") {
     auto intent = IntentBuilder(K::Inference, "13B").objective(O::MaxPerformance).maxHourlyCost(3);
-    const auto decision = engine->decide(intent);
+    const auto decision = decide(*engine, intent);
     REQUIRE(decision.placement);
     CHECK(decision.placement->hourlyCost <= 3);
     const auto unconstrained =
-        engine->decide(IntentBuilder(K::Inference, "13B").objective(O::MaxPerformance));
+        decide(*engine, IntentBuilder(K::Inference, "13B").objective(O::MaxPerformance));
     CHECK(unconstrained.placement->hourlyCost > 3);
   }
   SUBCASE("capacity: spot, on-demand, any") {
@@ -388,9 +425,9 @@ TEST_CASE("each constraint narrows the choice") {
     spot.constraints.capacityType = C::Spot;
     auto any = base;
     any.constraints.capacityType = C::Any;
-    const auto onDemand = engine->decide(base);
-    const auto spotDecision = engine->decide(spot);
-    const auto anyDecision = engine->decide(any);
+    const auto onDemand = decide(*engine, base);
+    const auto spotDecision = decide(*engine, spot);
+    const auto anyDecision = decide(*engine, any);
     REQUIRE(onDemand.placement);
     REQUIRE(spotDecision.placement);
     REQUIRE(anyDecision.placement);
@@ -402,7 +439,7 @@ TEST_CASE("each constraint narrows the choice") {
     CHECK(anyDecision.reason.find("spot not considered: online serving") != std::string::npos);
     Policy spotServing;
     spotServing.capacity.spotForServing = true;
-    const auto allowed = shippedEngine(spotServing)->decide(any);
+    const auto allowed = decide(*shippedEngine(spotServing), any);
     REQUIRE(allowed.placement);
     CHECK(allowed.placement->hourlyCost ==
           std::min(onDemand.placement->hourlyCost, spotDecision.placement->hourlyCost));
@@ -410,15 +447,15 @@ TEST_CASE("each constraint narrows the choice") {
           std::string::npos);
     auto batch = any;
     batch.kind = K::BatchInference;
-    const auto batchDecision = engine->decide(batch);
+    const auto batchDecision = decide(*engine, batch);
     REQUIRE(batchDecision.placement);
     CHECK(batchDecision.placement->capacityType == C::Spot);
   }
   SUBCASE("replicas multiply the total, not the per-replica cost") {
     auto intent = base;
     intent.replicas = 3;
-    const auto one = engine->decide(base);
-    const auto three = engine->decide(intent);
+    const auto one = decide(*engine, base);
+    const auto three = decide(*engine, intent);
     REQUIRE(three.placement);
     CHECK(three.placement->hourlyCost == one.placement->hourlyCost);
     CHECK(three.placement->totalHourlyCost == doctest::Approx(3 * one.placement->hourlyCost));
@@ -458,14 +495,15 @@ TEST_CASE("Neuron device counts follow the topology rules") {
       intent.intent.parameters = 9'000'000'000ULL;  // 9B fp32 x 1.2 = 40.2 GiB -> 2 devices
       intent.intent.precision = P::FP32;
     }
-    const auto decision = engine->decide(intent);
+    const auto decision = decide(*engine, intent);
     REQUIRE_MESSAGE(decision.placement.has_value(), decision.cannotPlace);
     CHECK(decision.placement->acceleratorCount == row.count);
   }
   // Whole nodes: a lone training replica trains data-parallel on all the
   // chips it pays for (1B needs one).
-  const auto whole = shippedEngine()->decide(
-      IntentBuilder(K::Training, "1B").precision(P::BF16).only({"trn1.32xlarge"}));
+  const auto whole =
+      decide(*shippedEngine(),
+             IntentBuilder(K::Training, "1B").precision(P::BF16).only({"trn1.32xlarge"}));
   REQUIRE(whole.placement);
   CHECK(whole.placement->acceleratorCount == 16);
   CHECK(whole.placement->neededAccelerators == 1);
@@ -475,8 +513,9 @@ TEST_CASE("Neuron device counts follow the topology rules") {
   // trn2: one device or all sixteen (given a price, since none is published).
   Policy priced;
   priced.prices["trn2.48xlarge"] = PriceOverride{40.0, std::nullopt};
-  const auto trn2 = shippedEngine(priced)->decide(
-      IntentBuilder(K::Training, "9B").precision(P::BF16).only({"trn2.48xlarge"}));
+  const auto trn2 =
+      decide(*shippedEngine(priced),
+             IntentBuilder(K::Training, "9B").precision(P::BF16).only({"trn2.48xlarge"}));
   REQUIRE(trn2.placement);
   CHECK(trn2.placement->acceleratorCount == 16);
   CHECK(trn2.placement->hourlyCost == doctest::Approx(40.0));
@@ -484,24 +523,24 @@ TEST_CASE("Neuron device counts follow the topology rules") {
 
 TEST_CASE("policy prices and disabled types change the answer; Neuron is never assumed cheaper") {
   const WorkloadIntent intent = IntentBuilder(K::Inference, "7B").objective(O::CostOptimized);
-  REQUIRE(shippedEngine()->decide(intent).placement->instanceType == "inf2.xlarge");
+  REQUIRE(decide(*shippedEngine(), intent).placement->instanceType == "inf2.xlarge");
   Policy cheaperL4;
   cheaperL4.prices["g6.xlarge"] = PriceOverride{0.40, std::nullopt};
-  const auto moved = shippedEngine(cheaperL4)->decide(intent);
+  const auto moved = decide(*shippedEngine(cheaperL4), intent);
   REQUIRE(moved.placement);
   CHECK(moved.placement->instanceType == "g6.xlarge");
   CHECK(moved.placement->nodeHourlyCost == doctest::Approx(0.40));
 
   Policy disabled;
   disabled.disabledInstanceTypes = {"inf2.xlarge", "inf2.8xlarge"};
-  const auto without = shippedEngine(disabled)->decide(intent);
+  const auto without = decide(*shippedEngine(disabled), intent);
   REQUIRE(without.placement);
   CHECK(without.placement->instanceType == "g6.xlarge");
 
   Policy noCpuRule;
   noCpuRule.disabledRules = {"small-model-inference"};
-  const auto gpu = shippedEngine(noCpuRule)->decide(
-      IntentBuilder(K::Inference, "110M").objective(O::CostOptimized));
+  const auto gpu = decide(*shippedEngine(noCpuRule),
+                          IntentBuilder(K::Inference, "110M").objective(O::CostOptimized));
   REQUIRE(gpu.placement);
   CHECK(gpu.placement->tier != Tier::CPU);
 }
@@ -548,7 +587,7 @@ TEST_CASE("CostOptimized is the cheapest feasible option, by a brute-force refer
                                           .precision(precision)
                                           .objective(O::CostOptimized)
                                           .replicas(replicas);
-        const auto decision = engine->decide(intent);
+        const auto decision = decide(*engine, intent);
         REQUIRE(decision.rule == "mixed-model-inference");
         double bestCost = 1e18;
         for (const auto& instance : catalog.instances) {
@@ -568,10 +607,10 @@ TEST_CASE("CostOptimized is the cheapest feasible option, by a brute-force refer
 
 TEST_CASE("alternatives say why they lost") {
   const auto engine = shippedEngine();
-  const auto decision = engine->decide(IntentBuilder(K::Inference, "7B")
-                                           .objective(O::CostOptimized)
-                                           .framework(F::JAX)
-                                           .maxHourlyCost(1.25));
+  const auto decision = decide(*engine, IntentBuilder(K::Inference, "7B")
+                                            .objective(O::CostOptimized)
+                                            .framework(F::JAX)
+                                            .maxHourlyCost(1.25));
   REQUIRE(decision.placement);
   REQUIRE(decision.alternatives.size() >= 3);
   // Runners-up first, each dearer than the winner, each a different type.
@@ -614,9 +653,9 @@ TEST_CASE("deterministic: same input, same answer, whatever the catalog order") 
     if (random() % 2) {
       intent.latencyTargetMs = static_cast<double>(random() % 200 + 1);
     }
-    const auto first = toJson(engine->decide(intent), nullptr);
-    const auto second = toJson(engine->decide(intent), nullptr);
-    const auto third = toJson((*reversedEngine)->decide(intent), nullptr);
+    const auto first = toJson(decide(*engine, intent), nullptr);
+    const auto second = toJson(decide(*engine, intent), nullptr);
+    const auto third = toJson(decide(*(*reversedEngine), intent), nullptr);
     REQUIRE(first == second);
     REQUIRE(first == third);
   }
@@ -663,7 +702,7 @@ TEST_CASE("documented tie-breaks") {
             .c_str());
     auto any = cheap;
     any.constraints.capacityType = C::Any;
-    const auto decision = engine->decide(any);
+    const auto decision = decide(*engine, any);
     REQUIRE(decision.placement);
     CHECK(decision.placement->instanceType == "a.xlarge");
     CHECK(decision.placement->capacityType == C::OnDemand);
@@ -674,7 +713,7 @@ TEST_CASE("documented tie-breaks") {
             R"({"type": "a.xlarge", "tier": "NVIDIA", "accelerator": "X", "acceleratorCount": 1, "vcpus": 4, "memoryGiB": 16, "onDemand": 1.0, "spot": null})",
             R"({"type": "b.xlarge", "tier": "NVIDIA", "accelerator": "Y", "acceleratorCount": 1, "vcpus": 4, "memoryGiB": 16, "onDemand": 1.0, "spot": null})")
             .c_str());
-    const auto decision = engine->decide(cheap);
+    const auto decision = decide(*engine, cheap);
     REQUIRE(decision.placement);
     CHECK(decision.placement->instanceType == "b.xlarge");
   }
@@ -686,7 +725,7 @@ TEST_CASE("documented tie-breaks") {
             .c_str());
     auto fastest = cheap;
     fastest.objective = O::MaxPerformance;
-    const auto decision = engine->decide(fastest);
+    const auto decision = decide(*engine, fastest);
     REQUIRE(decision.placement);
     CHECK(decision.placement->instanceType == "b.xlarge");
   }

@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include "core/explainer.h"
 #include "core/render.h"
 #include "support/engine_fixture.h"
 
@@ -88,7 +89,7 @@ TEST_CASE("usable memory and the fill limit: no placement is filled to the brim"
   };
   for (const auto& row : rows) {
     CAPTURE(std::string(row.label));
-    const auto decision = shippedEngine()->decide(row.intent);
+    const auto decision = decide(*shippedEngine(), row.intent);
     REQUIRE_MESSAGE(decision.placement, decision.cannotPlace);
     const auto& placement = *decision.placement;
     CHECK(placement.instanceType == row.instanceType);
@@ -98,7 +99,7 @@ TEST_CASE("usable memory and the fill limit: no placement is filled to the brim"
   }
   // Whatever the intent, what is placed fits within the fill limit.
   for (const auto& intent : sweep(400)) {
-    const auto decision = shippedEngine()->decide(intent);
+    const auto decision = decide(*shippedEngine(), intent);
     if (decision.placement) {
       CHECK(decision.memory.requiredGiB <= decision.placement->availableMemoryGiB * 0.9 + 1e-9);
     }
@@ -112,12 +113,12 @@ TEST_CASE("the fill limit is policy") {
                                     .precision(P::INT8)
                                     .objective(O::CostOptimized)
                                     .only({"g5.xlarge", "g5.12xlarge"});
-  const auto relaxed = shippedEngine()->decide(intent);
+  const auto relaxed = decide(*shippedEngine(), intent);
   REQUIRE(relaxed.placement);
   CHECK(relaxed.placement->instanceType == "g5.xlarge");
   Policy strict;
   strict.memoryFillLimit = 0.6;
-  const auto tight = shippedEngine(strict)->decide(intent);
+  const auto tight = decide(*shippedEngine(strict), intent);
   REQUIRE(tight.placement);
   CHECK(tight.placement->instanceType == "g5.12xlarge");
   // Two hold it; the lone replica is split across all four it pays for.
@@ -127,8 +128,9 @@ TEST_CASE("the fill limit is policy") {
 }
 
 TEST_CASE("training that cannot fit one node says how many nodes it needs") {
-  const auto decision = shippedEngine()->decide(
-      IntentBuilder(K::Training, "175B").precision(P::BF16).objective(O::CostOptimized));
+  const auto decision =
+      decide(*shippedEngine(),
+             IntentBuilder(K::Training, "175B").precision(P::BF16).objective(O::CostOptimized));
   REQUIRE_FALSE(decision.placement);
   // 175B x 2 B x 9; eight B200s hold 8 x 179.06 x 90% each node.
   const double needed = 175e9 * 2 * 9 / kGiB;
@@ -183,7 +185,7 @@ TEST_CASE("device counts: the fewest that hold the model, split as the hardware 
   // Whatever the intent: a count the instance allows, on hardware that
   // runs the precision.
   for (const auto& intent : sweep(400)) {
-    const auto decision = shippedEngine()->decide(intent);
+    const auto decision = decide(*shippedEngine(), intent);
     if (!decision.placement || decision.placement->tier == Tier::CPU) {
       continue;
     }
@@ -228,7 +230,7 @@ TEST_CASE("a precision the hardware cannot run is never chosen") {
   };
   for (const auto& row : rows) {
     CAPTURE(std::string(row.label));
-    const auto decision = engine->decide(row.intent);
+    const auto decision = decide(*engine, row.intent);
     REQUIRE(decision.placement);
     for (const char* accelerator : row.never) {
       CHECK(decision.placement->accelerator != accelerator);
@@ -261,7 +263,7 @@ TEST_CASE("latency: time per token is at least weight bytes over aggregate bandw
   }
   const auto engine = shippedEngine();
   // A 70B model at 8 ms: two A100-80GBs would take 34 ms; eight H100s meet it.
-  const auto met = engine->decide(IntentBuilder(K::Inference, "70B").latency(8));
+  const auto met = decide(*engine, IntentBuilder(K::Inference, "70B").latency(8));
   REQUIRE(met.placement);
   CHECK(std::string(met.placedReason()) == "Placed");
   CHECK(*met.placement->latencyMs <= 8);
@@ -281,10 +283,10 @@ TEST_CASE("latency: time per token is at least weight bytes over aggregate bandw
   CHECK(met.reason.find("within the 8.0 ms target") != std::string::npos);
   // More devices than memory needs, when that is what meets the target:
   // a 7B model on four A10Gs at 11 ms (10.6 ms, PCIe all-reduces included).
-  const auto split = engine->decide(IntentBuilder(K::Inference, "7B")
-                                        .latency(11)
-                                        .objective(O::CostOptimized)
-                                        .tiers({Tier::NVIDIA}));
+  const auto split = decide(*engine, IntentBuilder(K::Inference, "7B")
+                                         .latency(11)
+                                         .objective(O::CostOptimized)
+                                         .tiers({Tier::NVIDIA}));
   REQUIRE(split.placement);
   CHECK(split.placement->instanceType == "g5.12xlarge");
   CHECK(split.placement->acceleratorCount == 4);
@@ -302,7 +304,7 @@ TEST_CASE("latency: time per token is at least weight bytes over aggregate bandw
 
 TEST_CASE("a latency target no option meets: the fastest, marked LatencyTargetUnreachable") {
   // 405B fp16 at 2 ms: eight B200s (64 TB/s) need at least 12.7 ms.
-  const auto decision = shippedEngine()->decide(IntentBuilder(K::Inference, "405B").latency(2));
+  const auto decision = decide(*shippedEngine(), IntentBuilder(K::Inference, "405B").latency(2));
   REQUIRE(decision.placement);
   CHECK(decision.latencyTargetUnreachable);
   CHECK(std::string(decision.placedReason()) == "LatencyTargetUnreachable");
@@ -342,7 +344,7 @@ TEST_CASE("CPU placements: requests sized to the model on a node that matches th
   };
   for (const auto& row : rows) {
     CAPTURE(std::string(row.label));
-    const auto decision = engine->decide(row.intent);
+    const auto decision = decide(*engine, row.intent);
     REQUIRE_MESSAGE(decision.placement, decision.cannotPlace);
     const auto& placement = *decision.placement;
     CHECK(placement.instanceType == row.instanceType);
@@ -365,8 +367,8 @@ TEST_CASE("CPU placements: requests sized to the model on a node that matches th
     }
   }
   // A 2-vCPU node has 1.93 allocatable: it cannot hold a 2-vCPU request.
-  const auto small = engine->decide(
-      IntentBuilder(K::Inference, "110M").objective(O::CostOptimized).only({"m5.large"}));
+  const auto small = decide(
+      *engine, IntentBuilder(K::Inference, "110M").objective(O::CostOptimized).only({"m5.large"}));
   REQUIRE_FALSE(small.placement);
   CHECK(small.cannotPlace.find("a CPU replica requests 2 vCPUs; the largest eligible node, "
                                "m5.large, has 1.93 allocatable") != std::string::npos);
@@ -374,7 +376,7 @@ TEST_CASE("CPU placements: requests sized to the model on a node that matches th
 
 TEST_CASE("the tiers a workload names are the user's decision, and are explained") {
   const auto decision =
-      shippedEngine()->decide(IntentBuilder(K::Inference, "7B").tiers({Tier::CPU}));
+      decide(*shippedEngine(), IntentBuilder(K::Inference, "7B").tiers({Tier::CPU}));
   REQUIRE(decision.placement);
   CHECK(decision.placement->tier == Tier::CPU);
   CHECK(decision.rule == "constraints.tiers");
@@ -382,7 +384,7 @@ TEST_CASE("the tiers a workload names are the user's decision, and are explained
                                  "workload: large)") != std::string::npos);
   // Every decision that names a rule names its source.
   for (const auto& intent : sweep(400)) {
-    const auto any = shippedEngine()->decide(intent);
+    const auto any = decide(*shippedEngine(), intent);
     if (!any.rule.empty()) {
       CAPTURE(any.rule);
       CHECK_FALSE(any.ruleSource.empty());
@@ -391,7 +393,7 @@ TEST_CASE("the tiers a workload names are the user's decision, and are explained
 }
 
 TEST_CASE("a Deployment scaled to zero is priced per replica, with nothing in total") {
-  const auto decision = shippedEngine()->decide(IntentBuilder(K::Inference, "7B").replicas(0));
+  const auto decision = decide(*shippedEngine(), IntentBuilder(K::Inference, "7B").replicas(0));
   REQUIRE(decision.placement);
   CHECK(decision.placement->hourlyCost > 0);
   CHECK(decision.placement->totalHourlyCost == 0);
@@ -412,11 +414,11 @@ TEST_CASE("a node must hold the pod template's own cpu and memory requests next 
         .tiers({Tier::NVIDIA, Tier::Inferentia})
         .maxHourlyCost(3);
   };
-  const auto bare = engine->decide(llama());
+  const auto bare = decide(*engine, llama());
   REQUIRE(bare.placement);
   CHECK(bare.placement->instanceType == "g6e.xlarge");
 
-  const auto sized = engine->decide(llama().podRequests(4, 32));
+  const auto sized = decide(*engine, llama().podRequests(4, 32));
   REQUIRE_MESSAGE(sized.placement, sized.cannotPlace);
   const auto* instance = engine->catalog().find(sized.placement->instanceType);
   REQUIRE(instance);
@@ -444,7 +446,7 @@ TEST_CASE("a node must hold the pod template's own cpu and memory requests next 
   CHECK(fitWithDevices(engine->catalog(), *g6, need, 1).misfit == Misfit::Pod);
 
   // Nothing holds the pod at all: said in the pod's terms.
-  const auto none = engine->decide(llama().podRequests(4, 4096));
+  const auto none = decide(*engine, llama().podRequests(4, 4096));
   REQUIRE_FALSE(none.placement);
   CHECK_MESSAGE(none.cannotPlace.find("the pod template requests 4.00 vCPUs and 4,096 GiB per "
                                       "replica") != std::string::npos,
@@ -455,8 +457,8 @@ TEST_CASE("CPU placements: a team's own sizing, when larger, is what a node must
   const auto engine = shippedEngine();
   // 110M needs 512Mi and 2 vCPUs: a c5.xlarge; with the team's 6 CPUs, an
   // 8-vCPU node.
-  const auto decision = engine->decide(
-      IntentBuilder(K::Inference, "110M").objective(O::CostOptimized).podRequests(6, 1));
+  const auto decision = decide(
+      *engine, IntentBuilder(K::Inference, "110M").objective(O::CostOptimized).podRequests(6, 1));
   REQUIRE_MESSAGE(decision.placement, decision.cannotPlace);
   const auto* instance = engine->catalog().find(decision.placement->instanceType);
   REQUIRE(instance);

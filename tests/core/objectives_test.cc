@@ -12,6 +12,7 @@
 #include <doctest/doctest.h>
 
 #include "core/engine.h"
+#include "core/explainer.h"
 #include "core/workload.h"
 #include "support/engine_fixture.h"
 
@@ -74,7 +75,7 @@ std::vector<WorkloadIntent> grid() {
 
 Decision decideAs(const PlacementEngine& engine, WorkloadIntent intent, Objective objective) {
   intent.objective = objective;
-  return engine.decide(intent);
+  return decide(engine, intent);
 }
 
 double perDollar(const Placement& placement) {
@@ -143,13 +144,13 @@ TEST_CASE("a latency target moves the answer only where the hardware says so") {
       intent.objective = objective;
       for (double target : {10.0, 20.0, 50.0, 100.0, 200.0}) {
         intent.latencyTargetMs = target;
-        const auto at = engine->decide(intent);
+        const auto at = decide(*engine, intent);
         if (!at.placement || at.latencyTargetUnreachable || *at.placement->latencyMs > target - 1) {
           continue;
         }
         auto tighter = intent;
         tighter.latencyTargetMs = target - 1;
-        const auto below = engine->decide(tighter);
+        const auto below = decide(*engine, tighter);
         const std::string what = describe(tighter);
         CAPTURE(what);
         REQUIRE(below.placement);
@@ -179,13 +180,13 @@ TEST_CASE("online serving takes spot only with the policy's consent, and says so
     intent.objective = O::CostOptimized;
     const std::string what = describe(intent);
     CAPTURE(what);
-    const auto decision = engine->decide(intent);
+    const auto decision = decide(*engine, intent);
     if (decision.placement) {
       CHECK(decision.placement->capacityType == CapacityType::OnDemand);
       CHECK(decision.reason.find("spot not considered: online serving") != std::string::npos);
       ++withheld;
     }
-    const auto consented = allowing->decide(intent);
+    const auto consented = decide(*allowing, intent);
     if (consented.placement && consented.placement->capacityType == CapacityType::Spot) {
       CHECK(consented.reason.find("interrupted with two minutes' notice") != std::string::npos);
       ++allowed;

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include "core/explainer.h"
 #include "support/engine_fixture.h"
 #include "support/why_not.h"
 
@@ -70,9 +71,9 @@ TEST_CASE("a PlacementPolicy spec sets every knob") {
   // The knobs reach the engine: JAX may now use Neuron, 150 ms is real-time.
   auto engine = testing::shippedEngine(*policy);
   CHECK(engine->knobs().realtimeBelowMs == 200);
-  const auto decision = engine->decide(testing::IntentBuilder(WorkloadKind::Inference, "7B")
-                                           .framework(Framework::JAX)
-                                           .tiers({Tier::Inferentia}));
+  const auto decision = decide(*engine, testing::IntentBuilder(WorkloadKind::Inference, "7B")
+                                            .framework(Framework::JAX)
+                                            .tiers({Tier::Inferentia}));
   CHECK(decision.placement.has_value());
 }
 

@@ -19,6 +19,8 @@ Placement placementOn(const char* type, int count, CapacityType capacity = Capac
   if (placement.tier == Tier::CPU) {
     placement.cpuRequest = 2;
     placement.memoryRequestGiB = 1.75;
+  } else {
+    placement.memoryRequestGiB = 5.75;  // the runtime and one checkpoint shard
   }
   return placement;
 }
@@ -114,6 +116,13 @@ TEST_CASE("scheduling fields per label scheme and tier") {
         renderScheduling(placementOn(row.type, row.count, row.capacity), catalog, policy);
     CHECK(scheduling.nodeSelector == row.selector);
     CHECK(scheduling.resources == row.resources);
+    // Host memory: requested with no limit on accelerated nodes; a CPU
+    // placement's memory is requested and limited with its cpu.
+    if (row.tolerationKey) {
+      CHECK(scheduling.requestsOnly == std::map<std::string, std::string>{{"memory", "5888Mi"}});
+    } else {
+      CHECK(scheduling.requestsOnly.empty());
+    }
     if (row.tolerationKey) {
       REQUIRE(scheduling.tolerations.size() == 1);
       CHECK(scheduling.tolerations[0].key == row.tolerationKey);

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "core/explainer.h"
 #include "core/replacement.h"
 #include "support/engine_fixture.h"
 
@@ -77,9 +78,9 @@ void checkAgainstSchema(const nlohmann::json& value, const nlohmann::json& schem
 
 TEST_CASE("status shows the node behind the price and the latency estimate, as the CRD allows") {
   const auto engine = testing::shippedEngine();
-  const auto decision = engine->decide(testing::IntentBuilder(WorkloadKind::Inference, "405B")
-                                           .latency(2)
-                                           .objective(Objective::CostOptimized));
+  const auto decision = decide(*engine, testing::IntentBuilder(WorkloadKind::Inference, "405B")
+                                            .latency(2)
+                                            .objective(Objective::CostOptimized));
   REQUIRE(decision.placement);
   StatusView view;
   view.observedGeneration = 1;

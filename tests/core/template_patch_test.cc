@@ -208,6 +208,57 @@ TEST_CASE("a CPU placement sizes containers that set nothing; a team's own sizin
   }
 }
 
+TEST_CASE("a GPU placement requests host memory without a limit; a CPU limit we wrote goes") {
+  auto gpu = gpuScheduling();
+  gpu.requestsOnly = {{"memory", "5888Mi"}};
+  SUBCASE("unsized: the request alone, and quiet afterwards") {
+    const auto live = userDeployment();
+    const auto plan = testing::planPatch(live, &gpu, {}, "chat", "1");
+    REQUIRE_FALSE(plan.blocked());
+    const auto& resources = (*plan.patch)["spec"]["template"]["spec"]["containers"][0]["resources"];
+    CHECK(resources["requests"] == json{{"memory", "5888Mi"}, {"nvidia.com/gpu", "1"}});
+    CHECK(resources["limits"] == json{{"nvidia.com/gpu", "1"}});
+    CHECK(plan.owned.resources.at("vllm").at("memory") == "5888Mi");
+    const auto placed = applyPatch(live, *plan.patch);
+    CHECK(placed.containers[0].requests.at("memory") == "5888Mi");
+    CHECK(placed.containers[0].limits.count("memory") == 0);
+    CHECK_FALSE(testing::planPatch(placed, &gpu, {}, "chat", "2").patch.has_value());
+  }
+  SUBCASE("from CPU to GPU: the memory limit the CPU placement wrote is removed") {
+    Scheduling cpu;
+    cpu.nodeSelector = {{"node.kubernetes.io/instance-type", "c5.xlarge"}};
+    cpu.resources = {{"cpu", "2"}, {"memory", "1792Mi"}};
+    const auto live = userDeployment();
+    const auto onCpu = applyPatch(live, *testing::planPatch(live, &cpu, {}, "chat", "1").patch);
+    const auto plan = testing::planPatch(onCpu, &gpu, {}, "chat", "2");
+    REQUIRE_FALSE(plan.blocked());
+    const auto moved = applyPatch(onCpu, *plan.patch);
+    CHECK(moved.containers[0].requests.at("memory") == "5888Mi");
+    CHECK(moved.containers[0].limits.count("memory") == 0);
+    CHECK(moved.containers[0].requests.count("cpu") == 0);
+    CHECK(moved.containers[0].limits.at("nvidia.com/gpu") == "1");
+  }
+  SUBCASE("sized by the team: its memory stands, not ours") {
+    auto live = userDeployment();
+    live.containers[0].limits["memory"] = "32Gi";
+    const auto plan = testing::planPatch(live, &gpu, {}, "chat", "1");
+    REQUIRE_FALSE(plan.blocked());
+    CHECK(plan.owned.resources.at("vllm").count("memory") == 0);
+    const auto placed = applyPatch(live, *plan.patch);
+    CHECK(placed.containers[0].limits.at("memory") == "32Gi");
+    CHECK(placed.containers[0].requests.count("memory") == 0);
+  }
+  SUBCASE("removed: the request we wrote goes, the devices too") {
+    const auto live = userDeployment();
+    const auto placed = applyPatch(live, *testing::planPatch(live, &gpu, {}, "chat", "1").patch);
+    const auto plan = testing::planPatch(placed, nullptr, {}, "chat", "2");
+    const auto cleared = applyPatch(placed, *plan.patch);
+    CHECK(cleared.containers[0].requests.count("memory") == 0);
+    CHECK(cleared.containers[0].limits.count("nvidia.com/gpu") == 0);
+    CHECK(cleared.containers[0].limits.at("example.com/fpga") == "1");
+  }
+}
+
 TEST_CASE("named containers, other owners and broken records") {
   const auto desired = gpuScheduling();
   auto live = userDeployment();

@@ -194,7 +194,13 @@ TEST_CASE("a suspended Job: placed and resumed in one patch, held once it runs, 
   const auto& limits = pod["containers"][0]["resources"]["limits"];
   CHECK(limits["aws.amazon.com/neuron"] ==
         std::to_string(status["placement"]["acceleratorCount"].get<int>()));
-  CHECK(pod["containers"][0]["resources"]["requests"] == limits);
+  // Devices requested and limited alike; the host memory (the runtime and
+  // a checkpoint shard, status.placement.hostMemoryGiB) requested only.
+  const auto& requests = pod["containers"][0]["resources"]["requests"];
+  CHECK(requests["aws.amazon.com/neuron"] == limits["aws.amazon.com/neuron"]);
+  CHECK(requests["memory"] == "5888Mi");
+  CHECK(status["placement"]["hostMemoryGiB"] == "5.75");
+  CHECK_FALSE(limits.contains("memory"));
   CHECK(status["applied"]["targetKind"] == "Job");
   CHECK(conditionMessage(workloadPath(ns, "llama-training"), "Applied")
             .find("resumed in the same write") != std::string::npos);

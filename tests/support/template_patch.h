@@ -55,6 +55,9 @@ inline core::TargetState applyPatch(core::TargetState state, const nlohmann::jso
         }
         for (const char* list : {"limits", "requests"}) {
           auto& target = std::string(list) == "limits" ? container.limits : container.requests;
+          if (!item.contains("resources") || !item["resources"].contains(list)) {
+            continue;  // a request without a limit (host memory), or the reverse
+          }
           for (const auto& [name, value] : item["resources"][list].items()) {
             if (value.is_null()) {
               target.erase(name);

@@ -12,6 +12,7 @@
 
 #include <doctest/doctest.h>
 
+#include "core/explainer.h"
 #include "core/workload_plan.h"
 #include "support/cluster_fixture.h"
 #include "support/engine_fixture.h"
@@ -120,7 +121,7 @@ struct World {
   // What the engine decides for this workload now.
   Placement best() {
     input();
-    auto decision = engine->decide(workload.spec->intent);
+    auto decision = decide(*engine, workload.spec->intent);
     REQUIRE(decision.placement.has_value());
     return *decision.placement;
   }
@@ -135,13 +136,10 @@ struct World {
       if (!accelerator || instance.tier != Tier::NVIDIA || instance.acceleratorCount != 1) {
         continue;
       }
-      const auto current = engine->assess(intent, instance.type, 1, CapacityType::OnDemand);
+      const auto current = assess(*engine, intent, instance.type, 1, CapacityType::OnDemand);
       if (current.feasible && current.hourlyCost > wanted.hourlyCost * 1.5) {
-        Placement inForce;
-        inForce.tier = Tier::NVIDIA;
-        inForce.accelerator = accelerator->name;
-        inForce.instanceType = instance.type;
-        inForce.acceleratorCount = 1;
+        // As an earlier decision placed it: its devices and host memory.
+        const Placement& inForce = *current.placement;
         const auto scheduling = renderScheduling(inForce, engine->catalog(), policy);
         target = testing::applyPatch(
             *target, *testing::planPatch(*target, &scheduling, {}, "w", "40").patch);

@@ -1,0 +1,108 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/cost_model.h"
+#include "core/performance_model.h"
+#include "core/types.h"
+#include "core/weighing.h"
+
+// A decision as people and the reconcile read it: the placement with its
+// figures, the reason, the alternatives. Written by core/explainer.h.
+namespace gpuplacement::core {
+
+struct Placement {
+  Tier tier = Tier::CPU;
+  std::string accelerator;  // empty for CPU
+  std::string instanceType;
+  int acceleratorCount = 0;  // per replica; 0 for CPU
+  int acceleratorsPerInstance = 0;
+  CapacityType capacityType = CapacityType::OnDemand;  // OnDemand or Spot, never Any
+  double hourlyCost = 0;                               // per replica
+  // Per replica, what the cluster pays more for it: nothing for devices
+  // idle on nodes other pods keep up. Unset: hourlyCost (no cluster view).
+  std::optional<double> clusterHourlyCost;
+  double paidByCluster() const { return clusterHourlyCost.value_or(hourlyCost); }
+  double monthlyCost = 0;  // per replica
+  int replicas = 1;
+  double totalHourlyCost = 0;
+  double totalMonthlyCost = 0;
+  double requiredMemoryGiB = 0;
+  double availableMemoryGiB = 0;  // what the replica gets: count x usable per-accelerator memory
+  double memoryFillLimit = 0;     // the policy's: the most of availableMemoryGiB a model may fill
+  double performance = 0;         // the figure the objective compared
+  const char* performanceUnit = "";
+  // The nodes behind the price.
+  CostModel costModel = CostModel::WholeInstance;
+  double nodeHourlyCost = 0;  // one node of instanceType at capacityType
+  int nodes = 0;              // nodes the replicas occupy
+  int replicasPerNode = 0;
+  int idleAccelerators = 0;  // on those nodes, paid for and unused (whole-node pricing)
+  int replicasOnIdle = 0;    // with a cluster view: replicas on devices idle on existing nodes
+  std::string costNote;      // "1 of 16 Trainium on one trn1.32xlarge at $3.91/h; 15 idle"
+  // CPU placements: what each replica requests (and is limited to).
+  double cpuRequest = 0;
+  // Host memory per replica: CPU the model and its runtime; GPU and Neuron
+  // the runtime and the shard its weights load through.
+  double memoryRequestGiB = 0;
+  int neededAccelerators = 0;  // the fewest that hold the model; fewer than
+                               // acceleratorCount when training data-parallel
+  // Inference: the least time a unit of work (latencyUnit) can take here,
+  // by the roofline (core/performance_model.h), and whether compute binds.
+  std::optional<double> latencyMs;
+  LatencyUnit latencyUnit = LatencyUnit::OutputToken;
+  bool latencyComputeBound = false;
+};
+
+// An option that lost, and why.
+struct Alternative {
+  std::string instanceType;  // empty when the line is about a tier or an accelerator
+  std::string accelerator;
+  Tier tier = Tier::CPU;
+  int acceleratorCount = 0;
+  CapacityType capacityType = CapacityType::OnDemand;
+  std::optional<double> hourlyCost;  // per replica, when it could be priced
+  std::string rejected;
+};
+
+struct Decision {
+  MemoryEstimate memory;
+  std::string sizeBucket;
+  LatencyClass latency = LatencyClass::Relaxed;
+  std::optional<Placement> placement;
+  std::string rule;  // the rule that decided; empty when nothing matched
+  std::string ruleSource;
+  std::string reason;  // one line for people
+  std::vector<Alternative> alternatives;
+  // When placement is empty: the binding constraint, e.g. "needs 5,588 GiB;
+  // the largest eligible instance offers 1,128 GiB (p5en.48xlarge)".
+  std::string cannotPlace;
+  // Placed, but no option meets latencyTargetMs: the fastest is placed and
+  // the reason gives its estimate.
+  bool latencyTargetUnreachable = false;
+
+  // The Placed condition's reason: Placed, LatencyTargetUnreachable or CannotPlace.
+  const char* placedReason() const {
+    return !placement                 ? "CannotPlace"
+           : latencyTargetUnreachable ? "LatencyTargetUnreachable"
+                                      : "Placed";
+  }
+};
+
+// Whether a placement already in use can stay, under this engine's prices
+// and the workload's current intent, and what it costs now.
+struct Assessment {
+  bool feasible = false;
+  std::string reason;  // why not, when infeasible
+  double hourlyCost = 0;
+  std::optional<double> clusterHourlyCost;  // see Placement
+  double paidByCluster() const { return clusterHourlyCost.value_or(hourlyCost); }
+  double performance = 0;
+  // The placement in force, described and priced as decide() would (when
+  // the instance type is still in the catalog and has a price).
+  std::optional<Placement> placement;
+};
+
+}  // namespace gpuplacement::core

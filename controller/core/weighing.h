@@ -1,0 +1,144 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/cluster_cost.h"
+#include "core/cost_model.h"
+#include "core/fit.h"
+#include "core/policy.h"
+#include "core/rules.h"
+#include "core/types.h"
+#include "core/workload.h"
+
+// What the placement engine weighs for one decision, as data: the options
+// it priced and ranked, what it learned of the others, and the rule that
+// decided. The engine (core/engine.h) fills it; the explainer
+// (core/explainer.h) turns it into a Decision's words.
+namespace gpuplacement::core {
+
+// The figures behind "memory needed", shown with every result.
+struct MemoryEstimate {
+  std::uint64_t parameters = 0;
+  Precision precision = Precision::FP16;
+  double bytesPerParameter = 0;
+  double overhead = 0;
+  double weightsGiB = 0;    // parameters x bytes per parameter
+  double requiredGiB = 0;   // weights x overhead; training: 2 bytes a parameter x overhead
+  double runtimeGiB = 0;    // host memory of the framework's process, on top
+  const char* method = "";  // "full training with Adam", "QLoRA (...)", ...
+};
+
+MemoryEstimate estimateMemory(const WorkloadIntent& intent, const MemoryOverheads& overheads);
+// How the work uses memory: full training, LoRA or QLoRA, serving.
+const char* methodOf(const WorkloadIntent& intent);
+
+// The host memory a GPU replica loads its weights through: one checkpoint
+// shard (Hugging Face's default max_shard_size, 5 GB).
+inline constexpr double kLoadShardGiB = 5e9 / (1024.0 * 1024.0 * 1024.0);
+
+// What a decision knows of the cluster: the candidates that can exist, the
+// devices idle on existing nodes, the labels to select on (null view: none,
+// as offline), and the workload's own devices in force.
+struct ClusterContext {
+  const ClusterView* view = nullptr;
+  OwnDevices own;
+};
+
+// Money closer than this is the same price.
+inline constexpr double kSamePrice = 5e-5;
+
+// How many runners-up a decision reports: the engine ranks enough options
+// to cover them.
+inline constexpr std::size_t kRunnersUp = 3;
+
+// One way to run the replicas: an instance type, a capacity type, how a
+// replica fits there, and what the cost model charges for it.
+struct Option {
+  int instance = -1;
+  CapacityType capacity = CapacityType::OnDemand;
+  Fit fit;
+  CostQuote cost;
+  double nodeHourly = 0;
+  // The decision's order as a key, smallest best (see rankOf).
+  std::tuple<double, double, double, double, int, int, int> rank{};
+};
+
+// The decision's order: smaller rank first.
+inline bool better(const Option& a, const Option& b) {
+  return a.rank < b.rank;
+}
+
+// Everything learned while trying a rule's candidates: the options that
+// work, and enough about the others to explain a failure. No strings are
+// built here; that waits until the few that are reported are known.
+struct Evaluation {
+  std::vector<Option> feasible;
+  std::vector<std::uint32_t> ranked;  // indexes into feasible, best first (see choose)
+  bool anyCandidate = false;
+  bool anyPriced = false;
+  bool anyRunnable = false;  // some candidate's hardware runs the precision
+  bool anyFits = false;
+  bool spotWithheld = false;  // spot offered nothing: online serving without the policy's consent
+  double bestMs = 0;          // tryRule: the best option's latency when all miss the target
+  double largestGiB = 0;
+  int largestInstance = -1;  // offers the most usable memory of the runnable candidates
+  bool largestFits = false;
+  Misfit largestMisfit = Misfit::None;
+  std::optional<Option> cheapestOverBudget;
+  unsigned neuronBlockedTiers = 0;     // bit per Tier that the Neuron gate kept out
+  std::uint64_t precisionBlocked = 0;  // bit per accelerator that cannot run the precision
+  std::uint64_t karpenterBlocked = 0;  // bit per fractional accelerator under Karpenter
+  std::vector<Option> unoffered;       // would run, but no node or NodePool offers them
+  FitChoices fits;                     // scratch for one instance type's choices
+
+  // Forgets everything but the storage of the options and their ranking.
+  void reset() {
+    auto options = std::move(feasible);
+    auto order = std::move(ranked);
+    auto absent = std::move(unoffered);
+    options.clear();
+    order.clear();
+    absent.clear();
+    *this = Evaluation{};
+    feasible = std::move(options);
+    ranked = std::move(order);
+    unoffered = std::move(absent);
+  }
+};
+
+// One decision's inputs, worked out once.
+struct Request {
+  const WorkloadIntent& intent;
+  const NodeCostModel& costs;
+  Requirement need;
+  const Capacity* capacity = nullptr;  // null or source None: every type is offered
+  int replicas = 1;                    // for pricing: at least one
+  // Online serving asked for Any capacity and the policy does not allow
+  // spot for it: only on-demand is priced.
+  bool spotWithheld = false;
+  unsigned neuronBlocked = 0;
+  std::size_t bucket = 0;
+  LatencyClass latency = LatencyClass::Relaxed;
+};
+
+// One decision, weighed: what the explainer reads.
+struct Weighing {
+  MemoryEstimate memory;
+  Request request;
+  std::vector<std::size_t> matched;  // the rules that match, by index
+  // The rule that places the workload (the workload's own tiers rule when
+  // userTiers): null when nothing could, and then `evaluation` is the
+  // union of every tried rule's candidates.
+  const Rule* rule = nullptr;
+  bool userTiers = false;  // the workload's own tiers were tried
+  // The deciding rule's options, ranked best first (evaluation.ranked).
+  Evaluation evaluation;
+  bool placed() const { return rule != nullptr; }
+  const Option& best() const { return evaluation.feasible[evaluation.ranked.front()]; }
+};
+
+}  // namespace gpuplacement::core
