@@ -18,10 +18,6 @@ bool containsString(const std::vector<std::string>& list, const std::string& val
   return std::find(list.begin(), list.end(), value) != list.end();
 }
 
-bool containsTier(const std::vector<Tier>& tiers, Tier tier) {
-  return tiers.empty() || std::find(tiers.begin(), tiers.end(), tier) != tiers.end();
-}
-
 unsigned tierBit(Tier tier) {
   return 1U << static_cast<unsigned>(tier);
 }
@@ -205,6 +201,12 @@ Request PlacementEngine::requestFor(const WorkloadIntent& intent, const MemoryEs
   if (!neuronSoftware || need.training) {
     request.neuronBlocked |= tierBit(Tier::Inferentia);
   }
+  if (!intent.constraints.tiers.empty()) {
+    request.tiers = 0;
+    for (Tier tier : intent.constraints.tiers) {
+      request.tiers |= tierBit(tier);
+    }
+  }
   request.bucket = sizeBucketIndex(knobs_, intent.parameters);
   request.latency = latencyClassOf(knobs_, intent.latencyTargetMs);
   return request;
@@ -221,19 +223,28 @@ bool PlacementEngine::matches(const Rule& rule, const WorkloadIntent& intent, st
 }
 
 bool PlacementEngine::isCandidate(const Rule& rule, const InstanceType& instance,
-                                  const Constraints& constraints) const {
-  if (!rule.tiers.contains(instance.tier) || !containsTier(constraints.tiers, instance.tier)) {
+                                  const Request& request) const {
+  // Bit masks: the rule's tiers and accelerators, the workload's tiers.
+  const CandidateMask& mask = maskOf(rule);
+  if ((mask.tiers & request.tiers & tierBit(instance.tier)) == 0 ||
+      (instance.accelerator >= 0 && ((mask.accelerators >> instance.accelerator) & 1U) == 0)) {
     return false;
   }
-  if (instance.accelerator >= 0 && !rule.accelerators.empty() &&
-      std::find(rule.accelerators.begin(), rule.accelerators.end(), instance.accelerator) ==
-          rule.accelerators.end()) {
-    return false;
-  }
+  const auto& constraints = request.intent.constraints;
   return (constraints.instanceTypes.empty() ||
           containsString(constraints.instanceTypes, instance.type)) &&
          (constraints.excludedInstanceTypes.empty() ||
           !containsString(constraints.excludedInstanceTypes, instance.type));
+}
+
+const PlacementEngine::CandidateMask& PlacementEngine::maskOf(const Rule& rule) const {
+  static const CandidateMask everything;
+  const auto& rules = rules_->rules;
+  const std::less<const Rule*> before;
+  if (!before(&rule, rules.data()) && before(&rule, rules.data() + rules.size())) {
+    return candidateMasks_[static_cast<std::size_t>(&rule - rules.data())];
+  }
+  return everything;  // the workload's own tiers: the request's mask says which
 }
 
 void PlacementEngine::evaluateRule(const Rule& rule, const Request& request,
@@ -241,7 +252,7 @@ void PlacementEngine::evaluateRule(const Rule& rule, const Request& request,
   const auto& instances = catalog_->instances;
   for (std::size_t i = 0; i < instances.size(); ++i) {
     const auto& instance = instances[i];
-    if (!isCandidate(rule, instance, request.intent.constraints)) {
+    if (!isCandidate(rule, instance, request)) {
       continue;
     }
     if (request.neuronBlocked & tierBit(instance.tier)) {
@@ -306,18 +317,17 @@ void PlacementEngine::addOptions(int index, const Fit& fit, const Request& reque
     if (!nodeHourly) {
       continue;
     }
-    const CostInput input{index,
-                          &catalog_->instances[index],
-                          capacity,
-                          *nodeHourly,
-                          request.replicas,
-                          fit.replicasPerNode,
-                          fit.share,
-                          fit.devices};
-    Option option{index, capacity, fit, request.costs.quote(input), *nodeHourly};
+    // Built where it is kept: an option is large enough that copies show.
+    auto& feasible = evaluation.feasible;
+    Option& option = feasible.emplace_back(
+        Option{index, capacity, fit,
+               request.costs.quote({index, &catalog_->instances[index], capacity, *nodeHourly,
+                                    request.replicas, fit.replicasPerNode, fit.share, fit.devices}),
+               *nodeHourly});
     rankOf(option, request);
     if (request.capacity && !request.capacity->offered(index, capacity)) {
       evaluation.unoffered.push_back(option);  // reported, never chosen
+      feasible.pop_back();
       continue;
     }
     const double hourly = option.cost.perReplicaHourly;
@@ -326,9 +336,8 @@ void PlacementEngine::addOptions(int index, const Fit& fit, const Request& reque
           hourly < evaluation.cheapestOverBudget->cost.perReplicaHourly) {
         evaluation.cheapestOverBudget = option;
       }
-      continue;
+      feasible.pop_back();
     }
-    evaluation.feasible.push_back(option);
   }
 }
 
@@ -538,7 +547,7 @@ void PlacementEngine::weighUnplaced(Weighing& weighing) const {
   std::vector<bool> seen(instances.size(), false);
   for (const Rule* rule : tried) {
     for (std::size_t i = 0; i < instances.size(); ++i) {
-      if (seen[i] || !isCandidate(*rule, instances[i], request.intent.constraints)) {
+      if (seen[i] || !isCandidate(*rule, instances[i], request)) {
         continue;
       }
       seen[i] = true;

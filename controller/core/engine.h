@@ -70,8 +70,9 @@ class PlacementEngine {
   PlacementEngine(std::shared_ptr<const Catalog> catalog, std::shared_ptr<const RuleSet> rules,
                   Policy policy);
 
-  bool isCandidate(const Rule& rule, const InstanceType& instance,
-                   const Constraints& constraints) const;
+  struct CandidateMask;
+  bool isCandidate(const Rule& rule, const InstanceType& instance, const Request& request) const;
+  const CandidateMask& maskOf(const Rule& rule) const;
   void evaluateRule(const Rule& rule, const Request& request, Evaluation& evaluation) const;
   void evaluateInstance(int index, const Request& request, Evaluation& evaluation) const;
   void addOptions(int index, const Fit& fit, const Request& request, Evaluation& evaluation) const;

@@ -107,23 +107,32 @@ Roofline rooflineOf(const Work& work, double tflopsPerDevice, double bandwidthGB
   return roofline;
 }
 
-double scalingEfficiency(int devices, Interconnect link) {
-  // A table, as it is asked for every device count of every candidate.
-  constexpr int kTabled = 64;
-  constexpr auto kLinks = enumCount<Interconnect>();
-  static const auto table = [] {
-    std::array<std::array<double, kTabled + 1>, kLinks> values{};
-    for (std::size_t link = 0; link < kLinks; ++link) {
-      for (int n = 1; n <= kTabled; ++n) {
-        values[link][n] = std::pow(scalingPerDoubling(static_cast<Interconnect>(link)),
-                                   std::log2(static_cast<double>(n)));
-      }
+namespace {
+
+// scalingEfficiency as a table, as it is asked for every device count of
+// every candidate: built once, before any decision.
+constexpr int kTabled = 64;
+using ScalingTable = std::array<std::array<double, kTabled + 1>, enumCount<Interconnect>()>;
+
+ScalingTable tabulateScaling() {
+  ScalingTable values{};
+  for (std::size_t link = 0; link < values.size(); ++link) {
+    for (int n = 1; n <= kTabled; ++n) {
+      values[link][n] = std::pow(scalingPerDoubling(static_cast<Interconnect>(link)),
+                                 std::log2(static_cast<double>(n)));
     }
-    return values;
-  }();
+  }
+  return values;
+}
+
+const ScalingTable kScaling = tabulateScaling();
+
+}  // namespace
+
+double scalingEfficiency(int devices, Interconnect link) {
   const int n = std::max(devices, 1);
   if (n <= kTabled) {
-    return table[static_cast<std::size_t>(link)][n];
+    return kScaling[static_cast<std::size_t>(link)][n];
   }
   return std::pow(scalingPerDoubling(link), std::log2(static_cast<double>(n)));
 }

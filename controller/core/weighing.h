@@ -123,6 +123,7 @@ struct Request {
   unsigned neuronBlocked = 0;
   std::size_t bucket = 0;
   LatencyClass latency = LatencyClass::Relaxed;
+  std::uint32_t tiers = ~0U;  // bit per Tier the workload allows (constraints.tiers)
 };
 
 // One decision, weighed: what the explainer reads.
