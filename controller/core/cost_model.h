@@ -45,7 +45,7 @@ struct CostQuote {
 // The seam between placement and pricing. The engine consults one model per
 // decision for every candidate it prices; the policy names the default one
 // (costModelFor). A caller that knows the cluster's nodes can pass its own
-// model to PlacementEngine::decide: devices already paid for on existing
+// model to decide (core/explainer.h): devices already paid for on existing
 // nodes then cost only their share, and a new node costs the whole node.
 class NodeCostModel {
  public:

@@ -77,7 +77,7 @@ inline bool better(const Option& a, const Option& b) {
 // built here; that waits until the few that are reported are known.
 struct Evaluation {
   std::vector<Option> feasible;
-  std::vector<std::uint32_t> ranked;  // indexes into feasible, best first (see choose)
+  std::vector<std::uint32_t> ranked;  // indexes into feasible, best first (PlacementEngine::rank)
   bool anyCandidate = false;
   bool anyPriced = false;
   bool anyRunnable = false;  // some candidate's hardware runs the precision
