@@ -589,9 +589,8 @@ Option PlacementEngine::inForce(int index, int count, CapacityType capacity,
   const CostInput input{index,      &instance,        capacity,
                         nodeHourly, request.replicas, fit.replicasPerNode,
                         fit.share,  fit.devices};
-  Option option{index, capacity, fit, request.costs.quote(input), nodeHourly};
-  rankOf(option, request);
-  return option;
+  // Unranked: an assessment compares its cost, not its place in an order.
+  return Option{index, capacity, fit, request.costs.quote(input), nodeHourly};
 }
 
 }  // namespace gpuplacement::core
