@@ -2,6 +2,11 @@
 
 #include <doctest/doctest.h>
 
+#include <charconv>
+#include <cmath>
+#include <random>
+#include <string>
+
 namespace gpuplacement::base {
 
 TEST_CASE("parseDecimal accepts plain non-negative decimals only") {
@@ -44,6 +49,53 @@ TEST_CASE("money, sizes and percentages as people read them") {
   for (const auto& c : cases) {
     CHECK(c.actual == c.expected);
   }
+}
+
+namespace {
+
+std::string printfFixed(double value, int decimals) {
+  char buffer[400];
+  const auto [end, ec] =
+      std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, decimals);
+  REQUIRE(ec == std::errc());
+  return std::string(buffer, end);
+}
+
+}  // namespace
+
+// formatFixed takes an integer shortcut when it is sure of the digits; it
+// must give printf's digits for every value, halves and their neighbours too.
+TEST_CASE("formatFixed gives printf's digits for every value") {
+  std::mt19937_64 random(42);
+  std::uniform_real_distribution<double> exponent(-8, 14);
+  std::uniform_int_distribution<int> decimals(0, 7);
+  int checked = 0;
+  for (int i = 0; i < 200'000; ++i) {
+    const int places = decimals(random);
+    double value = std::pow(10.0, exponent(random));
+    if (i % 3 == 0) {
+      // A decimal half at this precision, as written, and its neighbours.
+      const double unit = std::pow(10.0, -places);
+      value = (std::floor(value / unit) + 0.5) * unit;
+      value = i % 2 == 0 ? value : std::nextafter(value, i % 4 == 1 ? 0.0 : 1e300);
+    }
+    if (i % 5 == 0) {
+      value = -value;
+    }
+    CAPTURE(value);
+    CAPTURE(places);
+    CHECK(formatFixed(value, places) == printfFixed(value, places));
+    ++checked;
+  }
+  for (double value : {0.0, -0.0, 0.5, 1.5, 2.5, 0.125, 0.375, -0.001, 1e12, 999999999999.5,
+                       0.05, 123.456, 1e-300, 4503599627370496.0}) {
+    for (int places = 0; places <= 7; ++places) {
+      CAPTURE(value);
+      CAPTURE(places);
+      CHECK(formatFixed(value, places) == printfFixed(value, places));
+    }
+  }
+  CHECK(checked == 200'000);
 }
 
 }  // namespace gpuplacement::base
