@@ -147,6 +147,15 @@ Result<std::shared_ptr<const PlacementEngine>> PlacementEngine::create(
       }
     }
     engine->candidateMasks_.push_back(mask);
+    auto& candidates = engine->candidatesOf_.emplace_back();
+    for (std::size_t i = 0; i < instances.size(); ++i) {
+      if (engine->withinMask(mask, instances[i])) {
+        candidates.push_back(static_cast<int>(i));
+      }
+    }
+  }
+  for (std::size_t i = 0; i < instances.size(); ++i) {
+    engine->everyInstance_.push_back(static_cast<int>(i));
   }
   for (const auto& instance : instances) {
     if (instance.accelerator >= 0) {
@@ -222,44 +231,63 @@ bool PlacementEngine::matches(const Rule& rule, const WorkloadIntent& intent, st
   return rule.sizes.empty() || containsString(rule.sizes, knobs_.sizeBuckets[bucket].name);
 }
 
-bool PlacementEngine::isCandidate(const Rule& rule, const InstanceType& instance,
-                                  const Request& request) const {
-  // Bit masks: the rule's tiers and accelerators, the workload's tiers.
-  const CandidateMask& mask = maskOf(rule);
-  if ((mask.tiers & request.tiers & tierBit(instance.tier)) == 0 ||
-      (instance.accelerator >= 0 && ((mask.accelerators >> instance.accelerator) & 1U) == 0)) {
-    return false;
-  }
+bool PlacementEngine::withinMask(const CandidateMask& mask, const InstanceType& instance) const {
+  return (mask.tiers & tierBit(instance.tier)) != 0 &&
+         (instance.accelerator < 0 || ((mask.accelerators >> instance.accelerator) & 1U) != 0);
+}
+
+bool PlacementEngine::allowedBy(const Request& request, const InstanceType& instance) const {
   const auto& constraints = request.intent.constraints;
-  return (constraints.instanceTypes.empty() ||
+  return (request.tiers & tierBit(instance.tier)) != 0 &&
+         (constraints.instanceTypes.empty() ||
           containsString(constraints.instanceTypes, instance.type)) &&
          (constraints.excludedInstanceTypes.empty() ||
           !containsString(constraints.excludedInstanceTypes, instance.type));
 }
 
+bool PlacementEngine::isCandidate(const Rule& rule, const InstanceType& instance,
+                                  const Request& request) const {
+  return withinMask(maskOf(rule), instance) && allowedBy(request, instance);
+}
+
 const PlacementEngine::CandidateMask& PlacementEngine::maskOf(const Rule& rule) const {
   static const CandidateMask everything;
-  const auto& rules = rules_->rules;
-  const std::less<const Rule*> before;
-  if (!before(&rule, rules.data()) && before(&rule, rules.data() + rules.size())) {
-    return candidateMasks_[static_cast<std::size_t>(&rule - rules.data())];
+  if (const auto r = indexOf(rule)) {
+    return candidateMasks_[*r];
   }
   return everything;  // the workload's own tiers: the request's mask says which
 }
 
+const std::vector<int>& PlacementEngine::candidatesOf(const Rule& rule) const {
+  if (const auto r = indexOf(rule)) {
+    return candidatesOf_[*r];
+  }
+  return everyInstance_;
+}
+
+std::optional<std::size_t> PlacementEngine::indexOf(const Rule& rule) const {
+  const auto& rules = rules_->rules;
+  const std::less<const Rule*> before;
+  if (!before(&rule, rules.data()) && before(&rule, rules.data() + rules.size())) {
+    return static_cast<std::size_t>(&rule - rules.data());
+  }
+  return std::nullopt;
+}
+
 void PlacementEngine::evaluateRule(const Rule& rule, const Request& request,
                                    Evaluation& evaluation) const {
+  // The rule's own candidates were listed when the engine was built.
   const auto& instances = catalog_->instances;
-  for (std::size_t i = 0; i < instances.size(); ++i) {
+  for (int i : candidatesOf(rule)) {
     const auto& instance = instances[i];
-    if (!isCandidate(rule, instance, request)) {
+    if (!allowedBy(request, instance)) {
       continue;
     }
     if (request.neuronBlocked & tierBit(instance.tier)) {
       evaluation.neuronBlockedTiers |= tierBit(instance.tier);
       continue;
     }
-    evaluateInstance(static_cast<int>(i), request, evaluation);
+    evaluateInstance(i, request, evaluation);
   }
 }
 

@@ -72,7 +72,11 @@ class PlacementEngine {
 
   struct CandidateMask;
   bool isCandidate(const Rule& rule, const InstanceType& instance, const Request& request) const;
+  bool withinMask(const CandidateMask& mask, const InstanceType& instance) const;
+  bool allowedBy(const Request& request, const InstanceType& instance) const;
   const CandidateMask& maskOf(const Rule& rule) const;
+  const std::vector<int>& candidatesOf(const Rule& rule) const;
+  std::optional<std::size_t> indexOf(const Rule& rule) const;
   void evaluateRule(const Rule& rule, const Request& request, Evaluation& evaluation) const;
   void evaluateInstance(int index, const Request& request, Evaluation& evaluation) const;
   void addOptions(int index, const Fit& fit, const Request& request, Evaluation& evaluation) const;
@@ -100,6 +104,8 @@ class PlacementEngine {
     }
   };
   std::vector<CandidateMask> candidateMasks_;
+  std::vector<std::vector<int>> candidatesOf_;  // per rule: the instance types its mask admits
+  std::vector<int> everyInstance_;              // the workload's own tiers' candidates
   Rule userTiersRule_;
   std::array<std::uint64_t, 4> acceleratorsOfTier_{};      // bit per accelerator, by Tier
   LabelScheme defaultScheme_ = LabelScheme::InstanceType;  // without a cluster view

@@ -1,11 +1,11 @@
 #include "base/decimal.h"
 
-#include <doctest/doctest.h>
-
 #include <charconv>
 #include <cmath>
 #include <random>
 #include <string>
+
+#include <doctest/doctest.h>
 
 namespace gpuplacement::base {
 
@@ -87,8 +87,8 @@ TEST_CASE("formatFixed gives printf's digits for every value") {
     CHECK(formatFixed(value, places) == printfFixed(value, places));
     ++checked;
   }
-  for (double value : {0.0, -0.0, 0.5, 1.5, 2.5, 0.125, 0.375, -0.001, 1e12, 999999999999.5,
-                       0.05, 123.456, 1e-300, 4503599627370496.0}) {
+  for (double value : {0.0, -0.0, 0.5, 1.5, 2.5, 0.125, 0.375, -0.001, 1e12, 999999999999.5, 0.05,
+                       123.456, 1e-300, 4503599627370496.0}) {
     for (int places = 0; places <= 7; ++places) {
       CAPTURE(value);
       CAPTURE(places);
