@@ -44,15 +44,15 @@ Speed speedOn(const AcceleratorSpec& spec, const InstanceType& instance, const R
   return speed;
 }
 
-// Fills in what follows from a device count on an accelerated instance.
+// Fills in what follows from a device count on an accelerated instance,
+// running at `speed` there.
 void describeDevices(const AcceleratorSpec& spec, const InstanceType& instance,
-                     const Requirement& need, int devices, Fit& fit) {
+                     const Requirement& need, int devices, const Speed& speed, Fit& fit) {
   fit.devices = devices;
   fit.replicasPerNode = instance.acceleratorCount / devices;
   fit.share = static_cast<double>(devices) / instance.acceleratorCount;
   fit.availableGiB = devices * spec.memoryGiB;
   fit.memoryRequestGiB = hostMemoryRequestGiB(need);
-  const Speed speed = speedOn(spec, instance, need, devices);
   fit.roofline = speed.roofline;
   fit.latencyMs = speed.latencyMs;
   fit.performance = speed.performance;
@@ -129,16 +129,16 @@ void leastDevices(const AcceleratorSpec& spec, const InstanceType& instance,
     fit.misfit = Misfit::Memory;
     return;
   }
-  describeDevices(spec, instance, need, *holds, fit);
+  describeDevices(spec, instance, need, *holds, speedOn(spec, instance, need, *holds), fit);
   fit.neededDevices = *holds;
   limitByPodRequests(instance, need, fit);
 }
 
 void withDevices(const AcceleratorSpec& spec, const InstanceType& instance, const Requirement& need,
-                 const Fit& least, int devices, Fit& fit) {
+                 const Fit& least, int devices, const Speed& speed, Fit& fit) {
   fit = Fit{};
   fit.offeredGiB = least.offeredGiB;
-  describeDevices(spec, instance, need, devices, fit);
+  describeDevices(spec, instance, need, devices, speed, fit);
   fit.neededDevices = least.neededDevices;
   limitByPodRequests(instance, need, fit);
 }
@@ -155,14 +155,18 @@ int choicesAccelerated(const AcceleratorSpec& spec, const InstanceType& instance
   // Up the allowed counts, by speed alone (the pod's room does not depend
   // on the count): where the walk stops paying, the first count that meets
   // the target when the fewest devices do not, and the fastest when none
-  // does. Only those become fits.
+  // does. Only those become fits, at the speeds the walk found.
   const bool seeking = need.latencyTargetMs && !out[0].meetsLatency;
-  int walked = out[0].devices;
+  struct Count {
+    int devices = 0;
+    Speed speed;
+  };
+  Count walked{out[0].devices, {}};
+  Count meeting;
+  Count fastest{out[0].devices, {}};
   double walkedPerformance = out[0].performance;
-  bool walking = true;
-  int meeting = 0;
-  int fastest = out[0].devices;
   double fastestMs = out[0].latencyMs;
+  bool walking = true;
   for (int devices : instance.allowedAcceleratorCounts) {
     if (devices <= out[0].devices) {
       continue;
@@ -170,31 +174,31 @@ int choicesAccelerated(const AcceleratorSpec& spec, const InstanceType& instance
     const Speed speed = speedOn(spec, instance, need, devices);
     walking = walking && speed.performance >= walkedPerformance * kWorthwhileGain;
     if (walking) {
-      walked = devices;
+      walked = {devices, speed};
       walkedPerformance = speed.performance;
     }
-    if (seeking && meeting == 0 && speed.meetsLatency) {
-      meeting = devices;
+    if (seeking && meeting.devices == 0 && speed.meetsLatency) {
+      meeting = {devices, speed};
     }
     if (speed.latencyMs < fastestMs - kEpsilon) {
-      fastest = devices;
+      fastest = {devices, speed};
       fastestMs = speed.latencyMs;
     }
-    if (!walking && (!seeking || meeting != 0)) {
+    if (!walking && (!seeking || meeting.devices != 0)) {
       break;
     }
   }
   int count = 1;
-  const auto add = [&](int devices) {
+  const auto add = [&](const Count& choice) {
     for (int i = 0; i < count; ++i) {
-      if (out[i].devices == devices) {
-        return;
+      if (out[i].devices == choice.devices) {
+        return;  // out[0]'s count among them: only counts walked are added
       }
     }
-    withDevices(spec, instance, need, out[0], devices, out[count]);
+    withDevices(spec, instance, need, out[0], choice.devices, choice.speed, out[count]);
     ++count;
   };
-  if (meeting != 0) {
+  if (meeting.devices != 0) {
     add(meeting);
   } else if (seeking) {
     add(fastest);
@@ -292,7 +296,7 @@ Fit fitWithDevices(const Catalog& catalog, const InstanceType& instance, const R
     fit.misfit = Misfit::Memory;
     return fit;
   }
-  describeDevices(*spec, instance, need, devices, fit);
+  describeDevices(*spec, instance, need, devices, speedOn(*spec, instance, need, devices), fit);
   fit.neededDevices = devices;
   limitByPodRequests(instance, need, fit);
   return fit;
