@@ -22,21 +22,6 @@ unsigned tierBit(Tier tier) {
   return 1U << static_cast<unsigned>(tier);
 }
 
-// How many instance types the first `count` ranked options cover.
-template <typename Options>
-std::size_t distinctTypes(const Options& options, const std::vector<std::uint32_t>& ranked,
-                          std::size_t count) {
-  std::size_t distinct = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    bool seen = false;
-    for (std::size_t j = 0; j < i && !seen; ++j) {
-      seen = options[ranked[j]].instance == options[ranked[i]].instance;
-    }
-    distinct += seen ? 0 : 1;
-  }
-  return distinct;
-}
-
 }  // namespace
 
 MemoryEstimate estimateMemory(const WorkloadIntent& intent, const MemoryOverheads& overheads) {
@@ -537,25 +522,27 @@ bool PlacementEngine::userTiersUnoffered(const WorkloadIntent& intent,
   return true;
 }
 
-// Only the best and the runners-up of a few other types are reported: rank
-// the first few (an instance type has at most a few options, one per
-// capacity type and device count), and all only when those cover too few
-// types.
+// Only the best option and the runners-up of a few other instance types are
+// reported: rank each type's best option, and order only as many of those
+// as are read. A type's options are added together, so its best is found
+// in one pass.
 void PlacementEngine::rank(Evaluation& evaluation) const {
   const auto& feasible = evaluation.feasible;
   auto& ranked = evaluation.ranked;
-  ranked.resize(feasible.size());
-  for (std::size_t i = 0; i < ranked.size(); ++i) {
-    ranked[i] = static_cast<std::uint32_t>(i);
+  ranked.clear();
+  for (std::uint32_t i = 0; i < feasible.size(); ++i) {
+    if (!ranked.empty() && feasible[ranked.back()].instance == feasible[i].instance) {
+      if (better(feasible[i], feasible[ranked.back()])) {
+        ranked.back() = i;
+      }
+      continue;
+    }
+    ranked.push_back(i);
   }
-  const auto order = [&](std::uint32_t a, std::uint32_t b) {
-    return better(feasible[a], feasible[b]);
-  };
-  const std::size_t head = std::min<std::size_t>(ranked.size(), 2 * (kRunnersUp + 1));
-  std::partial_sort(ranked.begin(), ranked.begin() + head, ranked.end(), order);
-  if (head < ranked.size() && distinctTypes(feasible, ranked, head) <= kRunnersUp) {
-    std::sort(ranked.begin() + head, ranked.end(), order);
-  }
+  const std::size_t head = std::min<std::size_t>(ranked.size(), kRunnersUp + 1);
+  std::partial_sort(
+      ranked.begin(), ranked.begin() + head, ranked.end(),
+      [&](std::uint32_t a, std::uint32_t b) { return better(feasible[a], feasible[b]); });
 }
 
 // Nothing fits under any rule tried: weigh the union of their candidates,

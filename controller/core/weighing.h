@@ -77,7 +77,9 @@ inline bool better(const Option& a, const Option& b) {
 // built here; that waits until the few that are reported are known.
 struct Evaluation {
   std::vector<Option> feasible;
-  std::vector<std::uint32_t> ranked;  // indexes into feasible, best first (PlacementEngine::rank)
+  // Indexes into feasible: each instance type's best option, the first
+  // kRunnersUp + 1 of them in order, best first (PlacementEngine::rank).
+  std::vector<std::uint32_t> ranked;
   bool anyCandidate = false;
   bool anyPriced = false;
   bool anyRunnable = false;  // some candidate's hardware runs the precision
@@ -136,7 +138,7 @@ struct Weighing {
   // union of every tried rule's candidates.
   const Rule* rule = nullptr;
   bool userTiers = false;  // the workload's own tiers were tried
-  // The deciding rule's options, ranked best first (evaluation.ranked).
+  // The deciding rule's options; evaluation.ranked says which are best.
   Evaluation evaluation;
   bool placed() const { return rule != nullptr; }
   const Option& best() const { return evaluation.feasible[evaluation.ranked.front()]; }
