@@ -539,10 +539,24 @@ void PlacementEngine::rank(Evaluation& evaluation) const {
     }
     ranked.push_back(i);
   }
+  // The first few in order by insertion: fewer comparisons than a heap
+  // for so few, and most types lose to the last of them at once.
   const std::size_t head = std::min<std::size_t>(ranked.size(), kRunnersUp + 1);
-  std::partial_sort(
-      ranked.begin(), ranked.begin() + head, ranked.end(),
-      [&](std::uint32_t a, std::uint32_t b) { return better(feasible[a], feasible[b]); });
+  for (std::size_t i = 1; i < ranked.size(); ++i) {
+    const std::uint32_t candidate = ranked[i];
+    std::size_t at = std::min(i, head);
+    if (at == head) {
+      if (!better(feasible[candidate], feasible[ranked[head - 1]])) {
+        continue;
+      }
+      ranked[i] = ranked[head - 1];  // displaced from the head, kept unordered
+      --at;
+    }
+    for (; at > 0 && better(feasible[candidate], feasible[ranked[at - 1]]); --at) {
+      ranked[at] = ranked[at - 1];
+    }
+    ranked[at] = candidate;
+  }
 }
 
 // Nothing fits under any rule tried: weigh the union of their candidates,

@@ -125,8 +125,11 @@ void Explainer::listRuledOut(const Request& request, const Evaluation& evaluatio
                                            " GiB within the " + fillLimitText() + " fill limit"});
   }
   for (Tier tier : {Tier::NVIDIA, Tier::Trainium, Tier::Inferentia}) {
+    if (alternatives.size() >= kMaxAlternatives) {
+      break;
+    }
     const auto why = precisionBlocked(request, evaluation, tier);
-    if (!why.empty() && alternatives.size() < kMaxAlternatives) {
+    if (!why.empty()) {
       alternatives.push_back(
           Alternative{"", "", tier, 0, CapacityType::OnDemand, std::nullopt, why});
     }

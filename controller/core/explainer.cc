@@ -1,6 +1,7 @@
 #include "core/explainer.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -274,16 +275,22 @@ std::string Explainer::lostBecause(const Option& option, const Option& best,
 // Runners-up: the best option of each other instance type.
 void Explainer::listRunnersUp(const Option& best, const Request& request,
                               const Evaluation& evaluation, Decision& decision) const {
-  std::vector<int> listed{best.instance};
+  // The types already named: the best's and one per runner-up.
+  std::array<int, kRunnersUp + 1> listed{};
+  std::size_t named = 0;
+  listed[named++] = best.instance;
+  const auto isListed = [&](int instance) {
+    return std::find(listed.begin(), listed.begin() + named, instance) != listed.begin() + named;
+  };
   for (std::uint32_t index : evaluation.ranked) {
     const auto& option = evaluation.feasible[index];
-    if (decision.alternatives.size() >= kRunnersUp) {
+    if (decision.alternatives.size() >= kRunnersUp || named == listed.size()) {
       break;
     }
-    if (std::find(listed.begin(), listed.end(), option.instance) != listed.end()) {
+    if (isListed(option.instance)) {
       continue;
     }
-    listed.push_back(option.instance);
+    listed[named++] = option.instance;
     decision.alternatives.push_back(alternativeOf(option, lostBecause(option, best, request)));
   }
   // A cheaper option that lost only on latency says so.
@@ -297,7 +304,7 @@ void Explainer::listRunnersUp(const Option& best, const Request& request,
       cheaper = &option;
     }
   }
-  if (cheaper && std::find(listed.begin(), listed.end(), cheaper->instance) == listed.end()) {
+  if (cheaper && !isListed(cheaper->instance)) {
     decision.alternatives.push_back(alternativeOf(*cheaper, lostBecause(*cheaper, best, request)));
   }
 }

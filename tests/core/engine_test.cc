@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 
 #include <doctest/doctest.h>
@@ -84,6 +85,33 @@ TEST_CASE("the engine weighs without words; the explainer reads what it weighed"
     // Ranked best first: no option after the best beats it.
     for (const Option& other : weighing.evaluation.feasible) {
       CHECK_FALSE(better(other, best));
+    }
+    // The ranking against a brute force: each instance type's best option
+    // once, and the first kRunnersUp + 1 of those in order.
+    const auto& feasible = weighing.evaluation.feasible;
+    std::map<int, const Option*> bestOfType;
+    for (const Option& option : feasible) {
+      auto& kept = bestOfType[option.instance];
+      if (!kept || better(option, *kept)) {
+        kept = &option;
+      }
+    }
+    std::vector<const Option*> expected;
+    for (const auto& [instance, option] : bestOfType) {
+      expected.push_back(option);
+    }
+    std::sort(expected.begin(), expected.end(),
+              [](const Option* a, const Option* b) { return better(*a, *b); });
+    const auto& ranked = weighing.evaluation.ranked;
+    REQUIRE(ranked.size() == expected.size());
+    CHECK(expected.size() > kRunnersUp);  // enough types to order a head and leave a tail
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+      CAPTURE(i);
+      if (i <= kRunnersUp) {
+        CHECK(&feasible[ranked[i]] == expected[i]);
+      } else {
+        CHECK(bestOfType.at(feasible[ranked[i]].instance) == &feasible[ranked[i]]);
+      }
     }
   }
 }
