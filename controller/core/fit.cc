@@ -93,6 +93,14 @@ int replicasByPodRequests(const InstanceType& instance, const Requirement& need,
 // 4-CPU, 32Gi vLLM container on a g6e.xlarge, 3.92 CPUs and 27.6 GiB
 // allocatable), and holds fewer replicas than it has devices for.
 void limitByPodRequests(const InstanceType& instance, const Requirement& need, Fit& fit) {
+  // Most nodes hold every replica their devices allow: checked by
+  // multiplying, as the count itself is needed only when they do not.
+  const double whole = fit.replicasPerNode - kEpsilon;
+  const double memory = std::max(need.podMemoryGiB, fit.memoryRequestGiB);
+  if (fit.replicasPerNode >= 1 && need.podCpu * whole <= instance.allocatableCpu &&
+      memory * whole <= instance.allocatableMemoryGiB) {
+    return;
+  }
   const int replicas = replicasByPodRequests(instance, need, fit.memoryRequestGiB);
   if (replicas < 1) {
     fit.misfit = Misfit::Pod;
