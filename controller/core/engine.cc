@@ -530,6 +530,7 @@ void PlacementEngine::rank(Evaluation& evaluation) const {
   const auto& feasible = evaluation.feasible;
   auto& ranked = evaluation.ranked;
   ranked.clear();
+  ranked.reserve(feasible.size());
   for (std::uint32_t i = 0; i < feasible.size(); ++i) {
     if (!ranked.empty() && feasible[ranked.back()].instance == feasible[i].instance) {
       if (better(feasible[i], feasible[ranked.back()])) {
