@@ -105,9 +105,29 @@ std::map<std::string, std::string> karpenterLabels(const InstanceType& instance,
   return labels;
 }
 
+namespace {
+
+// Where a node runs, not what it is: the catalog offers every type in
+// every zone of its region, so a NodePool that names zones (or the region)
+// may launch any type in them. Only a requirement that no zone be set
+// excludes a type.
+bool placeRequirement(const NodeSelectorRequirement& requirement) {
+  return requirement.key == "topology.kubernetes.io/zone" ||
+         requirement.key == "topology.kubernetes.io/region";
+}
+
+}  // namespace
+
 std::optional<std::string> excludedBy(const NodePoolView& pool,
                                       const std::map<std::string, std::string>& labels) {
   for (const auto& requirement : pool.requirements) {
+    if (placeRequirement(requirement)) {
+      if (requirement.op == "DoesNotExist" ||
+          (requirement.op == "In" && requirement.values.empty())) {
+        return "requires " + describe(requirement);  // every node has a zone
+      }
+      continue;
+    }
     // The pool's own template labels are on every node it makes.
     const auto own = pool.labels.find(requirement.key);
     const auto found = labels.find(requirement.key);

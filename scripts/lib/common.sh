@@ -29,6 +29,9 @@ HELM_DOCS_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/helm-docs" github.com/
 # simcluster, the node generator.
 KWOK_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/kwok" sigs.k8s.io/kwok)
 KARPENTER_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/simcluster" sigs.k8s.io/karpenter)
+# Karpenter itself, its kwok provider (scripts/controlplane start --cluster
+# --karpenter): the release simcluster takes the NodePool CRD from.
+KARPENTER_KWOK_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/karpenter" sigs.k8s.io/karpenter)
 
 # kube-score, the chart test's static checker of the rendered chart.
 KUBE_SCORE_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/kube-score" github.com/zegl/kube-score)
@@ -41,6 +44,7 @@ KUBE_SCORE_BIN="$CACHE_ROOT/kube-score-$KUBE_SCORE_VERSION/bin"
 HELM_DOCS_BIN="$CACHE_ROOT/helm-docs-$HELM_DOCS_VERSION/bin"
 CLUSTER_BIN="$CACHE_ROOT/k8s-$K8S_VERSION/cluster-bin"
 KWOK_BIN="$CACHE_ROOT/kwok-$KWOK_VERSION/bin"
+KARPENTER_BIN="$CACHE_ROOT/karpenter-kwok-$KARPENTER_KWOK_VERSION/bin"
 # simcluster is this project's own program: its cache is named by its
 # sources too, so two clones (worktrees) with different generators on one
 # machine keep a binary each instead of rebuilding the other's away.

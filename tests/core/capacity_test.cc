@@ -205,6 +205,12 @@ TEST_CASE("NodePool requirements, as Karpenter reads them") {
       {"Gt, not a number", requirement("karpenter.k8s.aws/instance-family", "Gt", {"1"}), false},
       {"the pool's own label", requirement("team", "In", {"ml"}), true},
       {"an unknown operator", requirement("kubernetes.io/os", "Matches", {"linux"}), false},
+      // Where, not what: every type is offered in every zone of the region.
+      {"zones", requirement("topology.kubernetes.io/zone", "In", {"us-east-1a", "us-east-1b"}),
+       true},
+      {"a region", requirement("topology.kubernetes.io/region", "In", {"us-east-1"}), true},
+      {"no zone at all", requirement("topology.kubernetes.io/zone", "DoesNotExist"), false},
+      {"an empty zone list", requirement("topology.kubernetes.io/zone", "In", {}), false},
   };
   for (const auto& c : cases) {
     CAPTURE(std::string(c.label));

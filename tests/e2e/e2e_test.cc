@@ -11,6 +11,8 @@
 // process), chosen by the environment; ctest runs one entry per scheme:
 //   GPUPLACEMENT_E2E_SCHEME  InstanceType | Karpenter | GPUFeatureDiscovery
 //   GPUPLACEMENT_E2E_POOLS   the pool file, relative to the repository
+//   GPUPLACEMENT_E2E_KARPENTER  1: Karpenter launches the nodes (the pool
+//                               file's NodePools create none)
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -43,6 +45,7 @@ using Clock = std::chrono::steady_clock;
 struct Scheme {
   std::string name;
   std::string pools;
+  bool karpenter = false;  // Karpenter launches the nodes
   std::string capacityKey;
   std::string onDemand;
   std::string spot;
@@ -69,6 +72,8 @@ const Scheme& scheme() {
     if (pools && *pools) {
       s.pools = pools;
     }
+    const char* karpenter = std::getenv("GPUPLACEMENT_E2E_KARPENTER");
+    s.karpenter = karpenter && std::string(karpenter) == "1";
     return s;
   }();
   return instance;
@@ -77,6 +82,7 @@ const Scheme& scheme() {
 const bool kConfigured = [] {
   testing::ControlPlaneOptions options;
   options.pools = scheme().pools;
+  options.karpenter = scheme().karpenter;
   ControlPlane::configure(options);
   return true;
 }();

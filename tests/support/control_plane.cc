@@ -45,6 +45,9 @@ ControlPlane::ControlPlane() {
   }
   if (!options().pools.empty()) {
     arguments += " --cluster --pools " + repoRoot() + "/" + options().pools;
+    if (options().karpenter) {
+      arguments += " --karpenter";
+    }
   }
   if (!options().apiServerFlags.empty()) {
     arguments += " --";

@@ -22,6 +22,9 @@ struct ControlPlaneOptions {
   // and nodes from this pool file, relative to the repository) around the
   // control plane; empty: the control plane alone.
   std::string pools;
+  // With pools: Karpenter (its kwok provider) runs too and launches nodes
+  // for the pool file's NodePools (scripts/controlplane start --karpenter).
+  bool karpenter = false;
   // The Kubernetes line of kube-apiserver: empty for the release
   // tests/controlplane/go.mod pins, "1.34" for the compatibility suite's
   // (tests/controlplane/k8s-1.34/go.mod). Not with pools.

@@ -43,6 +43,8 @@ type instance struct {
 	AcceleratorCount int     `json:"acceleratorCount"`
 	VCPUs            int     `json:"vcpus"`
 	MemoryGiB        float64 `json:"memoryGiB"`
+	OnDemand         float64 `json:"onDemand"` // USD per hour
+	Spot             float64 `json:"spot"`     // 0: no spot offering
 }
 
 func loadCatalog(path string) (*catalog, error) {
@@ -202,11 +204,14 @@ type pool struct {
 	InstanceTypes       []string `json:"instanceTypes"` // ["*"] = every catalog type
 	Nodes               int      `json:"nodes"`
 	Provisioner         string   `json:"provisioner"`  // managedNodeGroup | karpenter | autoMode
-	CapacityType        string   `json:"capacityType"` // onDemand | spot
+	CapacityType        string   `json:"capacityType"` // onDemand | spot | any (NodePools: both)
 	Zones               []string `json:"zones"`
 	GPUFeatureDiscovery bool     `json:"gpuFeatureDiscovery"`
 	Taints              *[]taint `json:"taints"` // absent: the tier's taint; [] none
 	DiskGiB             int      `json:"diskGiB"`
+	// NodePool spec.limits (karpenter and autoMode pools): resource name to
+	// quantity. Absent: what the pool's own nodes add up to.
+	Limits map[string]string `json:"limits"`
 }
 
 type taint struct {
@@ -272,8 +277,18 @@ func loadPools(path string, c *catalog) (*poolFile, error) {
 		case "":
 			p.CapacityType = "onDemand"
 		case "onDemand", "spot":
+		case "any":
+			if p.Provisioner == managedNodeGroup {
+				return nil, fail("capacityType any is for NodePools; a node group is onDemand or spot")
+			}
 		default:
-			return nil, fail("capacityType must be onDemand or spot, not %q", p.CapacityType)
+			return nil, fail("capacityType must be onDemand, spot or any, not %q", p.CapacityType)
+		}
+		if err := parseLimits(p); err != nil {
+			return nil, fail("%v", err)
+		}
+		if p.Limits != nil && p.Provisioner == managedNodeGroup {
+			return nil, fail("limits are a NodePool's; a node group has none")
 		}
 		if p.Nodes < 0 {
 			return nil, fail("nodes must not be negative")

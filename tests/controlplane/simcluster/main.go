@@ -6,15 +6,18 @@
 // NodePool per pool.
 //
 //	simcluster --catalog config/catalog.yaml --pools config/sim/default.yaml \
-//	    [--kubeconfig FILE] [--wait-ready 120s] [--print]
+//	    [--kubeconfig FILE] [--wait-ready 120s] [--print] [--karpenter]
+//	simcluster --catalog config/catalog.yaml --pools FILE --instance-types OUT
 //
 // --print writes the objects as YAML to stdout instead of creating them.
+// --karpenter: Karpenter's kwok provider runs and launches nodes; the
+// NodePools name its KWOKNodeClass, created here with its CRDs.
+// --instance-types writes that provider's instance-types file instead.
 package main
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -48,32 +51,47 @@ func main() {
 	printOnly := flag.Bool("print", false, "write the objects as YAML to stdout instead of creating them")
 	waitReady := flag.Duration("wait-ready", 0, "after creating, wait this long for every node to be Ready (0: do not wait)")
 	workers := flag.Int("workers", 16, "concurrent requests when creating nodes")
+	karpenter := flag.Bool("karpenter", false, "Karpenter's kwok provider runs: NodePools name its KWOKNodeClass, and its CRDs and the KWOKNodeClass are created")
+	instanceTypes := flag.String("instance-types", "", "write Karpenter's kwok instance-types file for the catalog here, and nothing else")
 	_ = flag.Parse(os.Args[1:])
 
-	if err := run(*catalogPath, *poolsPath, *kubeconfig, *kubeletVersion, *printOnly, *waitReady, *workers); err != nil {
+	o := options{*catalogPath, *poolsPath, *kubeconfig, *kubeletVersion, *printOnly, *waitReady, *workers, *karpenter, *instanceTypes}
+	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "simcluster:", err)
 		os.Exit(1)
 	}
 }
 
-func run(catalogPath, poolsPath, kubeconfig, kubeletVersion string, printOnly bool, waitReady time.Duration, workers int) error {
-	cat, err := loadCatalog(catalogPath)
+type options struct {
+	catalogPath, poolsPath, kubeconfig, kubeletVersion string
+	printOnly                                          bool
+	waitReady                                          time.Duration
+	workers                                            int
+	karpenter                                          bool
+	instanceTypesPath                                  string
+}
+
+func run(o options) error {
+	cat, err := loadCatalog(o.catalogPath)
 	if err != nil {
 		return err
 	}
-	pools, err := loadPools(poolsPath, cat)
+	pools, err := loadPools(o.poolsPath, cat)
 	if err != nil {
 		return err
 	}
-	b := &builder{cat: cat, file: pools, kubeletVersion: kubeletVersion}
+	b := &builder{cat: cat, file: pools, kubeletVersion: o.kubeletVersion, karpenter: o.karpenter}
+	if o.instanceTypesPath != "" {
+		return writeInstanceTypes(b, o.instanceTypesPath)
+	}
 	gen, err := b.build()
 	if err != nil {
 		return err
 	}
-	if printOnly {
+	if o.printOnly {
 		return printYAML(gen)
 	}
-	return apply(kubeconfig, gen, waitReady, workers)
+	return apply(o.kubeconfig, gen, o.waitReady, o.workers, o.karpenter)
 }
 
 func nodePoolCRD() (*apiextensionsv1.CustomResourceDefinition, error) {
@@ -83,6 +101,31 @@ func nodePoolCRD() (*apiextensionsv1.CustomResourceDefinition, error) {
 	}
 	crd.TypeMeta = metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"}
 	return &crd, nil
+}
+
+// ensureCRD creates a CRD (one already there is kept) and waits until it
+// serves: Established.
+func ensureCRD(ctx context.Context, ext apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition) error {
+	crds := ext.ApiextensionsV1().CustomResourceDefinitions()
+	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the CRD %s: %w", crd.Name, err)
+	}
+	for {
+		got, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the CRD %s never became Established", crd.Name)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func printYAML(gen *generated) error {
@@ -110,7 +153,7 @@ func printYAML(gen *generated) error {
 	return nil
 }
 
-func apply(kubeconfig string, gen *generated, waitReady time.Duration, workers int) error {
+func apply(kubeconfig string, gen *generated, waitReady time.Duration, workers int, karpenter bool) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -123,7 +166,7 @@ func apply(kubeconfig string, gen *generated, waitReady time.Duration, workers i
 	start := time.Now()
 
 	if len(gen.nodePools) > 0 {
-		if err := applyNodePools(ctx, cfg, gen); err != nil {
+		if err := applyNodePools(ctx, cfg, gen, karpenter); err != nil {
 			return err
 		}
 	}
@@ -142,7 +185,7 @@ func apply(kubeconfig string, gen *generated, waitReady time.Duration, workers i
 	return nil
 }
 
-func applyNodePools(ctx context.Context, cfg *rest.Config, gen *generated) error {
+func applyNodePools(ctx context.Context, cfg *rest.Config, gen *generated, karpenter bool) error {
 	crd, err := nodePoolCRD()
 	if err != nil {
 		return err
@@ -151,29 +194,18 @@ func applyNodePools(ctx context.Context, cfg *rest.Config, gen *generated) error
 	if err != nil {
 		return err
 	}
-	crds := ext.ApiextensionsV1().CustomResourceDefinitions()
-	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating the NodePool CRD: %w", err)
+	crds := []*apiextensionsv1.CustomResourceDefinition{crd}
+	if karpenter {
+		crds = append(crds, karpenterCRDs()...)
 	}
-	// The CRD serves only once Established.
-	for {
-		got, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
-		if err != nil {
+	for _, crd := range crds {
+		if err := ensureCRD(ctx, ext, crd); err != nil {
 			return err
 		}
-		established := false
-		for _, c := range got.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				established = true
-			}
-		}
-		if established {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return errors.New("the NodePool CRD never became Established")
-		case <-time.After(100 * time.Millisecond):
+	}
+	if karpenter {
+		if err := applyKWOKNodeClass(ctx, cfg); err != nil {
+			return fmt.Errorf("creating the KWOKNodeClass: %w", err)
 		}
 	}
 	dyn, err := dynamic.NewForConfig(cfg)

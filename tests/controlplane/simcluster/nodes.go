@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kwokapis "sigs.k8s.io/karpenter/kwok/apis"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 )
 
@@ -71,6 +73,9 @@ type builder struct {
 	file           *poolFile
 	kubeletVersion string
 	nodeIndex      int
+	// Karpenter itself runs (scripts/controlplane start --karpenter): its
+	// NodePools name the kwok provider's NodeClass.
+	karpenter bool
 }
 
 func (b *builder) build() (*generated, error) {
@@ -147,7 +152,8 @@ func (b *builder) node(p *pool, in *instance, zone string, n int) (*corev1.Node,
 	case karpenterPool, autoMode:
 		// kubernetes-sigs/karpenter pkg/apis/v1/labels.go.
 		labels[karpv1.NodePoolLabelKey] = p.Name
-		labels[karpv1.CapacityTypeLabelKey] = map[string]string{"onDemand": karpv1.CapacityTypeOnDemand, "spot": karpv1.CapacityTypeSpot}[p.CapacityType]
+		// A pool of both capacity types is pre-created on demand.
+		labels[karpv1.CapacityTypeLabelKey] = map[string]string{"onDemand": karpv1.CapacityTypeOnDemand, "spot": karpv1.CapacityTypeSpot, "any": karpv1.CapacityTypeOnDemand}[p.CapacityType]
 		labels[karpv1.NodeRegisteredLabelKey] = "true"
 		labels[karpv1.NodeInitializedLabelKey] = "true"
 		domain := karpenterAWSDomain
@@ -157,29 +163,11 @@ func (b *builder) node(p *pool, in *instance, zone string, n int) (*corev1.Node,
 		} else {
 			labels[karpenterAWSDomain+"/ec2nodeclass"] = "default"
 		}
-		labels[domain+"/instance-category"] = s.category
-		labels[domain+"/instance-family"] = s.family
-		labels[domain+"/instance-generation"] = s.generation
-		labels[domain+"/instance-size"] = s.size
-		labels[domain+"/instance-cpu"] = strconv.Itoa(in.VCPUs)
-		labels[domain+"/instance-memory"] = strconv.FormatInt(int64(in.MemoryGiB*1024), 10)
-		if isNVIDIA(in) {
-			mib, err := gpuMemoryMiB(accel)
-			if err != nil {
-				return nil, err
-			}
-			labels[domain+"/instance-gpu-name"] = accel.KarpenterName
-			labels[domain+"/instance-gpu-manufacturer"] = "nvidia"
-			labels[domain+"/instance-gpu-count"] = strconv.Itoa(in.AcceleratorCount)
-			labels[domain+"/instance-gpu-memory"] = strconv.FormatInt(mib, 10)
+		described, err := instanceLabels(domain, in, accel, p.Provisioner == karpenterPool)
+		if err != nil {
+			return nil, err
 		}
-		// Auto Mode's supported-label list has no instance-accelerator-*
-		// labels; Neuron nodes there are told apart by family only.
-		if isNeuron(in) && p.Provisioner == karpenterPool {
-			labels[domain+"/instance-accelerator-name"] = accel.KarpenterName
-			labels[domain+"/instance-accelerator-manufacturer"] = "aws"
-			labels[domain+"/instance-accelerator-count"] = strconv.Itoa(in.AcceleratorCount)
-		}
+		maps.Copy(labels, described)
 	}
 
 	if isNVIDIA(in) && p.GPUFeatureDiscovery {
@@ -242,6 +230,39 @@ func (b *builder) node(p *pool, in *instance, zone string, n int) (*corev1.Node,
 		},
 	}
 	return node, nil
+}
+
+// instanceLabels are the instance-* labels Karpenter's AWS provider (domain
+// karpenter.k8s.aws) or Auto Mode (eks.amazonaws.com) puts on a node of
+// this type. Auto Mode's supported-label list has no
+// instance-accelerator-* labels; Neuron nodes there are told apart by
+// family only (withAccelerators false).
+func instanceLabels(domain string, in *instance, accel *accelerator, withAccelerators bool) (map[string]string, error) {
+	s := parseShape(in.Type)
+	labels := map[string]string{
+		domain + "/instance-category":   s.category,
+		domain + "/instance-family":     s.family,
+		domain + "/instance-generation": s.generation,
+		domain + "/instance-size":       s.size,
+		domain + "/instance-cpu":        strconv.Itoa(in.VCPUs),
+		domain + "/instance-memory":     strconv.FormatInt(int64(in.MemoryGiB*1024), 10),
+	}
+	if isNVIDIA(in) {
+		mib, err := gpuMemoryMiB(accel)
+		if err != nil {
+			return nil, err
+		}
+		labels[domain+"/instance-gpu-name"] = accel.KarpenterName
+		labels[domain+"/instance-gpu-manufacturer"] = "nvidia"
+		labels[domain+"/instance-gpu-count"] = strconv.Itoa(in.AcceleratorCount)
+		labels[domain+"/instance-gpu-memory"] = strconv.FormatInt(mib, 10)
+	}
+	if isNeuron(in) && withAccelerators {
+		labels[domain+"/instance-accelerator-name"] = accel.KarpenterName
+		labels[domain+"/instance-accelerator-manufacturer"] = "aws"
+		labels[domain+"/instance-accelerator-count"] = strconv.Itoa(in.AcceleratorCount)
+	}
+	return labels, nil
 }
 
 // poolTaints: neither EKS, Karpenter nor Auto Mode taints accelerated nodes
@@ -383,13 +404,21 @@ func (b *builder) nodePool(p *pool, nodes []*corev1.Node) *karpv1.NodePool {
 	if len(archList) == 0 {
 		archList = []string{"amd64"}
 	}
-	capacityType := map[string]string{"onDemand": karpv1.CapacityTypeOnDemand, "spot": karpv1.CapacityTypeSpot}[p.CapacityType]
+	capacityTypes := map[string][]string{
+		"onDemand": {karpv1.CapacityTypeOnDemand},
+		"spot":     {karpv1.CapacityTypeSpot},
+		"any":      {karpv1.CapacityTypeOnDemand, karpv1.CapacityTypeSpot},
+	}[p.CapacityType]
 	req := func(key string, values ...string) karpv1.NodeSelectorRequirementWithMinValues {
 		return karpv1.NodeSelectorRequirementWithMinValues{Key: key, Operator: corev1.NodeSelectorOpIn, Values: values}
 	}
 	// A Karpenter EC2NodeClass "default" or Auto Mode's built-in NodeClass
 	// "default" (EKS user guide, create-node-pool).
 	classRef := &karpv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}
+	if b.karpenter && p.Provisioner == karpenterPool {
+		// Karpenter runs (its kwok provider): its own NodeClass kind.
+		classRef = &karpv1.NodeClassReference{Group: kwokapis.Group, Kind: "KWOKNodeClass", Name: kwokNodeClassName}
+	}
 	expire := "720h" // Karpenter's default expireAfter
 	if p.Provisioner == autoMode {
 		classRef = &karpv1.NodeClassReference{Group: "eks.amazonaws.com", Kind: "NodeClass", Name: "default"}
@@ -410,7 +439,7 @@ func (b *builder) nodePool(p *pool, nodes []*corev1.Node) *karpv1.NodePool {
 					Taints: taints,
 					Requirements: []karpv1.NodeSelectorRequirementWithMinValues{
 						req(corev1.LabelInstanceTypeStable, p.InstanceTypes...),
-						req(karpv1.CapacityTypeLabelKey, capacityType),
+						req(karpv1.CapacityTypeLabelKey, capacityTypes...),
 						req(corev1.LabelTopologyZone, p.Zones...),
 						req(corev1.LabelArchStable, archList...),
 						req(corev1.LabelOSStable, "linux"),
@@ -424,7 +453,7 @@ func (b *builder) nodePool(p *pool, nodes []*corev1.Node) *karpv1.NodePool {
 				ConsolidateAfter:    karpv1.MustParseNillableDuration("0s"),
 				Budgets:             []karpv1.Budget{{Nodes: "10%"}},
 			},
-			Limits: karpv1.Limits(limits),
+			Limits: karpv1.Limits(poolLimits(p, limits)),
 		},
 	}
 }
