@@ -545,6 +545,114 @@ TEST_CASE("the samples' pods run on nodes that match status.placement; Ready fro
   MESSAGE(report);
 }
 
+// The NodeClaims Karpenter made, by the node each launched (the node of
+// the claim's providerID).
+std::map<std::string, json> nodeClaimsByNode() {
+  // Lists held by name: a range-for over a temporary's member outlives it.
+  const json nodes = cluster().mustGet("/api/v1/nodes")["items"];
+  const json nodeClaims = cluster().mustGet("/apis/karpenter.sh/v1/nodeclaims")["items"];
+  std::map<std::string, std::string> byProvider;  // providerID: node
+  for (const auto& node : nodes) {
+    byProvider[base::stringMember(base::memberOf(node, "spec"), "providerID")] =
+        base::stringMember(base::memberOf(node, "metadata"), "name");
+  }
+  std::map<std::string, json> claims;
+  for (const auto& claim : nodeClaims) {
+    const auto provider = base::stringMember(base::memberOf(claim, "status"), "providerID");
+    if (const auto node = byProvider.find(provider);
+        !provider.empty() && node != byProvider.end()) {
+      claims[node->second] = claim;
+    }
+  }
+  return claims;
+}
+
+// What Karpenter's kwok provider priced the node at: the offering it
+// launched (the catalog's price for the type, capacity type and zone).
+double launchedPrice(const json& node) {
+  return std::atof(label(node, "eks-node-viewer/instance-price").c_str());
+}
+
+TEST_CASE("karpenter: each placement's pods run on nodes Karpenter launched for it") {
+  auto& f = fixture();
+  REQUIRE(scheme().karpenter);
+  const auto claims = nodeClaimsByNode();
+  std::string report = "sample | node | NodeClaim | type | capacity | price";
+  int nodes = 0;
+  for (const auto& s : f.samples) {
+    if (!s.apply) {
+      continue;
+    }
+    const json placement = cluster().mustGet(workloadPath(s.ns, s.name))["status"]["placement"];
+    const auto& landed = landings()[s.ns + "/" + s.name];
+    REQUIRE_MESSAGE(!landed.nodes.empty(), s.ns << "/" << s.name << " never ran");
+    for (const auto& name : landed.nodes) {
+      ++nodes;
+      const auto claim = claims.find(name);
+      REQUIRE_MESSAGE(claim != claims.end(),
+                      name << " has no NodeClaim: Karpenter did not launch it");
+      const auto& claimLabels = base::memberOf(base::memberOf(claim->second, "metadata"), "labels");
+      const auto type = base::stringMember(claimLabels, "node.kubernetes.io/instance-type");
+      const auto capacity = base::stringMember(claimLabels, "karpenter.sh/capacity-type");
+      CHECK(type == base::stringMember(placement, "instanceType"));
+      CHECK(capacity ==
+            (base::stringMember(placement, "capacityType") == "Spot" ? "spot" : "on-demand"));
+      // A node of the NodeClaim's pool.
+      CHECK_FALSE(label(nodeNamed(name), "karpenter.sh/nodepool").empty());
+      report += "\n" + s.ns + "/" + s.name + " | " + name + " | " +
+                base::stringMember(base::memberOf(claim->second, "metadata"), "name") + " | " +
+                type + " | " + capacity + " | $" + fixed(launchedPrice(nodeNamed(name)), 4) + "/h";
+    }
+  }
+  CHECK(nodes > 0);
+  MESSAGE(report);
+}
+
+// What the cluster pays for the nodes Karpenter launched for the placed
+// workloads, against what their statuses say the cluster pays: each node
+// whole (nodes x nodeHourlyCost), a node two workloads share counted once
+// for the cluster and once in each status, which the test names.
+TEST_CASE("karpenter: the launched nodes cost what the statuses claim") {
+  auto& f = fixture();
+  REQUIRE(scheme().karpenter);
+  std::map<std::string, std::set<std::string>> holders;  // node: the workloads on it
+  double claimed = 0;
+  std::string report = "sample | claimed $/h | launched $/h";
+  for (const auto& s : f.samples) {
+    if (!s.apply) {
+      continue;
+    }
+    const std::string key = s.ns + "/" + s.name;
+    const json placement = cluster().mustGet(workloadPath(s.ns, s.name))["status"]["placement"];
+    const double claim = static_cast<double>(base::integerMember(placement, "nodes")) *
+                         std::atof(base::stringMember(placement, "nodeHourlyCost").c_str());
+    double launched = 0;
+    for (const auto& node : landings()[key].nodes) {
+      holders[node].insert(key);
+      launched += launchedPrice(nodeNamed(node));
+    }
+    CHECK_MESSAGE(base::stringMember(placement, "costModel") == "WholeInstance", key);
+    claimed += claim;
+    report += "\n" + key + " | " + fixed(claim, 4) + " | " + fixed(launched, 4);
+  }
+  double paid = 0;
+  std::string shared;
+  for (const auto& [node, workloads] : holders) {
+    paid += launchedPrice(nodeNamed(node));
+    if (workloads.size() > 1) {
+      shared += (shared.empty() ? "" : ", ") + node + " (" + joined(workloads) + ")";
+    }
+  }
+  report += "\nthe cluster pays $" + fixed(paid, 4) + "/h for " + std::to_string(holders.size()) +
+            " nodes; the statuses claim $" + fixed(claimed, 4) + "/h" +
+            (shared.empty() ? "" : "; shared: " + shared);
+  MESSAGE(report);
+  REQUIRE(paid > 0);
+  // Each node hosts one workload here: no sharing to explain a difference.
+  CHECK_MESSAGE(shared.empty(), shared);
+  CHECK_MESSAGE(std::abs(claimed - paid) <= 0.05 * paid, report);
+}
+
 TEST_CASE("policy 'auto' detects the labels the nodes carry; placements are types they have") {
   auto& f = fixture();
   // Karpenter's nodes carry its karpenter.k8s.aws/instance-* labels; every
@@ -711,6 +819,43 @@ TEST_CASE("deleting a GpuWorkload brings its pods back to CPU nodes, the team's 
   }
   MESSAGE(ns << "/" << name << " deleted: pods Running on CPU nodes " << where << " after "
              << fixed(secondsSince(deleted)) << " s");
+}
+
+// After the moves above (a price change, a GpuWorkload deleted), the nodes
+// the old pods ran on are empty, and consolidation takes them away: every
+// node Karpenter keeps runs a pod.
+TEST_CASE("karpenter: the nodes left empty by the moves are consolidated away") {
+  fixture();
+  REQUIRE(scheme().karpenter);
+  const auto start = Clock::now();
+  std::string empty, first;
+  const bool consolidated = cluster().waitFor(
+      [&] {
+        std::map<std::string, int> pods;
+        const json podList = cluster().mustGet("/api/v1/pods")["items"];
+        const json nodeList = cluster().mustGet("/api/v1/nodes")["items"];
+        for (const auto& pod : podList) {
+          if (!terminating(pod)) {
+            ++pods[base::stringMember(base::memberOf(pod, "spec"), "nodeName")];
+          }
+        }
+        empty.clear();
+        for (const auto& node : nodeList) {
+          const auto name = base::stringMember(base::memberOf(node, "metadata"), "name");
+          if (pods[name] == 0) {
+            empty += (empty.empty() ? "" : ", ") + name + " (" +
+                     label(node, "node.kubernetes.io/instance-type") + ")";
+          }
+        }
+        if (first.empty()) {
+          first = empty.empty() ? "none" : empty;
+        }
+        return empty.empty();
+      },
+      std::chrono::seconds(240), std::chrono::seconds(1));
+  CHECK_MESSAGE(consolidated, "still empty after 240 s: " << empty);
+  MESSAGE("every node runs a pod " << fixed(secondsSince(start))
+                                   << " s after the moves; empty at first: " << first);
 }
 
 TEST_CASE("a pool with too few devices leaves pods Pending, and the GpuWorkload says why") {
