@@ -124,8 +124,16 @@ void ObjectCaches::enableNodePools() {
   options.path = "/apis/karpenter.sh/v1/nodepools";
   nodePools_ = std::make_unique<NodePoolInformer>(executor_, client_, options,
                                                   core::nodePoolFromJson, clock_);
-  nodePools_->addHandler([this](const std::string&, const core::NodePoolView*,
-                                const core::NodePoolView*) { ++clusterGeneration_; });
+  nodePools_->addHandler([this](const std::string&, const core::NodePoolView* previous,
+                                const core::NodePoolView* current) {
+    if (previous && current && *previous == *current) {
+      return;  // its status: nothing the cluster view reads
+    }
+    ++clusterGeneration_;
+    for (const auto& handler : nodePoolHandlers_) {
+      handler();
+    }
+  });
   nodePools_->setLogger(logInformer_);
   if (running_) {
     asio::co_spawn(executor_, nodePools_->run(), asio::detached);
@@ -174,6 +182,10 @@ void ObjectCaches::indexPending(const std::string& pod, const core::PodView* pre
 
 void ObjectCaches::onGatedPod(std::function<void(const std::string&)> handler) {
   gatedHandlers_.push_back(std::move(handler));
+}
+
+void ObjectCaches::onNodePoolsChanged(std::function<void()> handler) {
+  nodePoolHandlers_.push_back(std::move(handler));
 }
 
 const core::GatedPod* ObjectCaches::gatedPod(const std::string& key) const {

@@ -62,6 +62,10 @@ class ObjectCaches {
   void onPendingPods(std::function<void(core::TargetKind kind, const std::string& key)> handler);
   // A pod ("ns/name") waits behind the operator's scheduling gate.
   void onGatedPod(std::function<void(const std::string& pod)> handler);
+  // What a NodePool may launch changed: one added or deleted, its
+  // requirements, taints, template labels or limits edited (not its status,
+  // which Karpenter rewrites with every node it launches).
+  void onNodePoolsChanged(std::function<void()> handler);
 
   // Karpenter's NodePool CRD is served: watch NodePools too. Before or
   // after run(); once.
@@ -152,6 +156,7 @@ class ObjectCaches {
   KeyIndex pendingOf_;  // target id -> its pods the scheduler cannot place
   std::vector<std::function<void(core::TargetKind, const std::string&)>> pendingHandlers_;
   std::vector<std::function<void(const std::string&)>> gatedHandlers_;
+  std::vector<std::function<void()>> nodePoolHandlers_;
   std::uint64_t clusterGeneration_ = 0;
   runtime::InformerOptions base_;
   runtime::ListWatchClient& client_;

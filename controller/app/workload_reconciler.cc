@@ -107,6 +107,9 @@ WorkloadReconciler::WorkloadReconciler(asio::any_io_executor executor, ObjectCac
       enqueue(workload);
     }
   });
+  // What the NodePools may launch decides what every workload may be placed
+  // on: a limit raised brings back a type passed over at it.
+  caches_.onNodePoolsChanged([this] { enqueueAll(); });
   caches_.onTarget([this](core::TargetKind kind, const std::string& key,
                           const CachedTarget* previous,
                           const CachedTarget* current) { onTarget(kind, key, previous, current); });

@@ -226,13 +226,14 @@ void countNodePools(const ClusterState& cluster, const Catalog& catalog, const P
     const auto usage = poolUsage(cluster, name);
     for (std::size_t index = 0; index < catalog.instances.size(); ++index) {
       const auto& instance = catalog.instances[index];
-      if (!tolerates(policy.tier(instance.tier).tolerations, pool->taints) ||
-          !withinLimits(*pool, usage, instance)) {
+      if (!tolerates(policy.tier(instance.tier).tolerations, pool->taints)) {
         continue;
       }
+      const bool room = withinLimits(*pool, usage, instance);
       for (const auto type : {CapacityType::OnDemand, CapacityType::Spot}) {
         if (!excludedBy(*pool, karpenterLabels(instance, catalog, type))) {
-          capacity.offers[index][slotOf(type)].nodePools.push_back(name);
+          auto& offer = capacity.offers[index][slotOf(type)];
+          (room ? offer.nodePools : offer.poolsAtLimit).push_back(name);
         }
       }
     }

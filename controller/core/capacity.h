@@ -50,6 +50,8 @@ struct Offer {
   std::vector<std::int32_t> idle;
   std::int32_t used = 0;               // the tier's devices pods hold on these nodes
   std::vector<std::string> nodePools;  // NodePools that may launch another
+  // NodePools that would launch one but are at their limits.
+  std::vector<std::string> poolsAtLimit;
 
   bool available() const { return nodes > 0 || !nodePools.empty(); }
 };

@@ -39,7 +39,7 @@ void Explainer::choose(const Weighing& weighing, Decision& decision) const {
         "(PlacementPolicy spec.capacity.spotForServing)";
   }
   listRunnersUp(best, request, evaluation, decision);
-  listUnoffered(&best, evaluation, decision);
+  listUnoffered(&best, request, evaluation, decision);
   listRuledOut(request, evaluation, decision);
 }
 
@@ -334,12 +334,21 @@ std::vector<const Option*> Explainer::bestUnoffered(const Evaluation& evaluation
 }
 
 // Better options the cluster cannot run: "no node or NodePool offers g5.xlarge".
-void Explainer::listUnoffered(const Option* best, const Evaluation& evaluation,
-                              Decision& decision) const {
+void Explainer::listUnoffered(const Option* best, const Request& request,
+                              const Evaluation& evaluation, Decision& decision) const {
   for (const Option* option : bestUnoffered(evaluation, best, 2)) {
-    decision.alternatives.push_back(alternativeOf(
-        *option, "no node or NodePool offers " + catalog_->instances[option->instance].type +
-                     (option->capacity == CapacityType::Spot ? " spot" : "")));
+    const std::string type = catalog_->instances[option->instance].type +
+                             (option->capacity == CapacityType::Spot ? " spot" : "");
+    const auto* offer =
+        request.capacity ? request.capacity->offer(option->instance, option->capacity) : nullptr;
+    std::string pools;
+    for (const auto& pool : offer ? offer->poolsAtLimit : std::vector<std::string>{}) {
+      pools += (pools.empty() ? "" : ", ") + pool;
+    }
+    decision.alternatives.push_back(
+        alternativeOf(*option, pools.empty() ? "no node or NodePool offers " + type
+                                             : "no node of " + type + ", and NodePool " + pools +
+                                                   ", which would launch one, is at its limits"));
   }
 }
 

@@ -86,7 +86,8 @@ class Explainer {
                      Decision& decision) const;
   std::vector<const Option*> bestUnoffered(const Evaluation& evaluation, const Option* best,
                                            std::size_t limit) const;
-  void listUnoffered(const Option* best, const Evaluation& evaluation, Decision& decision) const;
+  void listUnoffered(const Option* best, const Request& request, const Evaluation& evaluation,
+                     Decision& decision) const;
   void listRuledOut(const Request& request, const Evaluation& evaluation, Decision& decision) const;
   std::string precisionBlocked(const Request& request, const Evaluation& evaluation,
                                std::optional<Tier> tier = std::nullopt) const;

@@ -267,6 +267,7 @@ TEST_CASE("what the cluster offers, from where") {
     // The pool's node holds 1 of its 2 GPUs: one more g5.xlarge fits.
     CHECK(capacity.offer(g5, CapacityType::OnDemand)->nodePools ==
           std::vector<std::string>{"gpu-a10g"});
+    CHECK(capacity.offer(g5, CapacityType::OnDemand)->poolsAtLimit.empty());
     CHECK(capacity.offered(g5, CapacityType::OnDemand));
     CHECK_FALSE(capacity.offered(catalog.indexOf("g5.12xlarge"), CapacityType::OnDemand));
     // A second node of the pool reaches its limit: it launches no more.
@@ -274,6 +275,9 @@ TEST_CASE("what the cluster offers, from where") {
     cluster.nodes.push_back({&second, Devices{1, 0, 0}});
     capacity = capacityOf(cluster, catalog, policy, CapacitySource::Auto);
     CHECK(capacity.offer(g5, CapacityType::OnDemand)->nodePools.empty());
+    // ...and the explanation can name the pool that would have.
+    CHECK(capacity.offer(g5, CapacityType::OnDemand)->poolsAtLimit ==
+          std::vector<std::string>{"gpu-a10g"});
     CHECK(capacity.offered(g5, CapacityType::Spot));  // its nodes still exist
   }
   SUBCASE("a NodePool whose taint placements do not tolerate launches nothing for them") {

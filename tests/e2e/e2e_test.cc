@@ -858,6 +858,89 @@ TEST_CASE("karpenter: the nodes left empty by the moves are consolidated away") 
                                    << " s after the moves; empty at first: " << first);
 }
 
+// A NodePool at its limits launches nothing more: the operator places on
+// what another NodePool may still launch, and comes back when the limit is
+// raised. Inferentia is made the cheap choice (a negotiated price) and the
+// neuron NodePool is capped at what its nodes already hold.
+TEST_CASE("karpenter: a NodePool at its limit is passed over, and chosen again when raised") {
+  fixture();
+  REQUIRE(scheme().karpenter);
+  json policy = samplePolicy("placementpolicy.yaml");
+  policy["spec"]["prices"] = json::array({{{"instanceType", "inf2.xlarge"}, {"onDemand", "0.50"}}});
+  auto replaced = cluster().patch(
+      kPolicyPath, json::array({{{"op", "replace"}, {"path", "/spec"}, {"value", policy["spec"]}}}),
+      kube::PatchType::Json);
+  REQUIRE_MESSAGE(replaced.ok(), gpuplacement::testing::whyNot(replaced));
+  const std::string neuronPool = "/apis/karpenter.sh/v1/nodepools/neuron";
+  std::int64_t held = 0;
+  const json nodes = cluster().mustGet("/api/v1/nodes")["items"];
+  for (const auto& node : nodes) {
+    if (label(node, "karpenter.sh/nodepool") == "neuron") {
+      held += allocatable(node, "aws.amazon.com/neuron");
+    }
+  }
+  const auto setLimit = [&](std::int64_t devices) {
+    auto patched = cluster().patch(
+        neuronPool,
+        json{{"spec", {{"limits", {{"aws.amazon.com/neuron", std::to_string(devices)}}}}}},
+        kube::PatchType::Merge);
+    REQUIRE_MESSAGE(patched.ok(), gpuplacement::testing::whyNot(patched));
+  };
+  setLimit(held);
+  createNamespaces({"limits"});
+  cluster().apply(R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: chat, namespace: limits}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: chat}}
+  template:
+    metadata: {labels: {app: chat}}
+    spec:
+      containers:
+      - {name: server, image: vllm/vllm-openai:v0.6.3}
+---
+apiVersion: gpuplacement.io/v1alpha1
+kind: GpuWorkload
+metadata: {name: chat, namespace: limits}
+spec:
+  targetRef: {name: chat}
+  workload: {kind: Inference}
+  model: {parameters: 7B, precision: fp16, framework: PyTorch, architecture: Transformer}
+  objective: CostOptimized
+  constraints: {tiers: [Inferentia, NVIDIA], capacityType: OnDemand}
+)");
+  json workload;
+  const auto placedOn = [&](const std::string& tier) {
+    workload = cluster().mustGet(workloadPath("limits", "chat"));
+    const auto& placement = base::memberOf(base::memberOf(workload, "status"), "placement");
+    return base::stringMember(placement, "tier") == tier &&
+           settled("limits", "chat", placement).has_value();
+  };
+  const bool passedOver = cluster().waitFor(
+      [&] { return placedOn("NVIDIA"); }, std::chrono::seconds(60), std::chrono::milliseconds(500));
+  CHECK_MESSAGE(passedOver, "with the neuron NodePool at "
+                                << held
+                                << " devices: " << base::memberOf(workload, "status").dump());
+  const auto alternatives =
+      base::memberOf(base::memberOf(workload, "status"), "alternatives").dump();
+  MESSAGE("at the limit: " << base::stringMember(workload["status"]["placement"], "instanceType")
+                           << "; alternatives " << alternatives);
+  // The status names the NodePool that would have launched the cheaper type.
+  CHECK_MESSAGE(alternatives.find("NodePool neuron, which would launch one, is at its limits") !=
+                    std::string::npos,
+                alternatives);
+
+  const auto raised = Clock::now();
+  setLimit(32);
+  const bool back = cluster().waitFor([&] { return placedOn("Inferentia"); },
+                                      std::chrono::seconds(90), std::chrono::milliseconds(500));
+  CHECK_MESSAGE(back, "after the limit was raised: " << base::memberOf(workload, "status").dump()
+                                                     << describePods("limits", "chat"));
+  MESSAGE("limit raised: " << base::stringMember(workload["status"]["placement"], "instanceType")
+                           << " Running " << fixed(secondsSince(raised)) << " s later");
+}
+
 TEST_CASE("a pool with too few devices leaves pods Pending, and the GpuWorkload says why") {
   fixture();
   // Three replicas of one GPU each, on the one node of its type.
