@@ -611,14 +611,19 @@ TEST_CASE("karpenter: each placement's pods run on nodes Karpenter launched for 
 // What the cluster pays for the nodes Karpenter launched for the placed
 // workloads, against what their statuses say the cluster pays: each node
 // whole (nodes x nodeHourlyCost), a node two workloads share counted once
-// for the cluster and once in each status, which the test names.
-TEST_CASE("karpenter: the launched nodes cost what the statuses claim") {
-  auto& f = fixture();
-  REQUIRE(scheme().karpenter);
-  std::map<std::string, std::set<std::string>> holders;  // node: the workloads on it
+// for the cluster and once in each status, which the report names.
+struct LaunchedCost {
   double claimed = 0;
-  std::string report = "sample | claimed $/h | launched $/h";
-  for (const auto& s : f.samples) {
+  double paid = 0;
+  std::string shared;  // nodes that several workloads' pods share
+  std::string report;
+};
+
+LaunchedCost launchedCost(const std::vector<Sample>& samples) {
+  LaunchedCost cost;
+  std::map<std::string, std::set<std::string>> holders;  // node: the workloads on it
+  cost.report = "sample | claimed $/h | launched $/h | nodes";
+  for (const auto& s : samples) {
     if (!s.apply) {
       continue;
     }
@@ -626,31 +631,60 @@ TEST_CASE("karpenter: the launched nodes cost what the statuses claim") {
     const json placement = cluster().mustGet(workloadPath(s.ns, s.name))["status"]["placement"];
     const double claim = static_cast<double>(base::integerMember(placement, "nodes")) *
                          std::atof(base::stringMember(placement, "nodeHourlyCost").c_str());
+    std::set<std::string> nodes;
+    for (const auto& pod : podsOf(s.ns, s.name)) {
+      if (running(pod) && !terminating(pod)) {
+        nodes.insert(base::stringMember(base::memberOf(pod, "spec"), "nodeName"));
+      }
+    }
     double launched = 0;
-    for (const auto& node : landings()[key].nodes) {
+    for (const auto& node : nodes) {
       holders[node].insert(key);
       launched += launchedPrice(nodeNamed(node));
     }
     CHECK_MESSAGE(base::stringMember(placement, "costModel") == "WholeInstance", key);
-    claimed += claim;
-    report += "\n" + key + " | " + fixed(claim, 4) + " | " + fixed(launched, 4);
+    cost.claimed += claim;
+    cost.report += "\n" + key + " | " + fixed(claim, 4) + " | " + fixed(launched, 4) + " | " +
+                   std::to_string(nodes.size());
   }
-  double paid = 0;
-  std::string shared;
   for (const auto& [node, workloads] : holders) {
-    paid += launchedPrice(nodeNamed(node));
+    cost.paid += launchedPrice(nodeNamed(node));
     if (workloads.size() > 1) {
-      shared += (shared.empty() ? "" : ", ") + node + " (" + joined(workloads) + ")";
+      cost.shared += (cost.shared.empty() ? "" : ", ") + node + " (" + joined(workloads) + ")";
     }
   }
-  report += "\nthe cluster pays $" + fixed(paid, 4) + "/h for " + std::to_string(holders.size()) +
-            " nodes; the statuses claim $" + fixed(claimed, 4) + "/h" +
-            (shared.empty() ? "" : "; shared: " + shared);
-  MESSAGE(report);
-  REQUIRE(paid > 0);
+  cost.report += "\nthe cluster pays $" + fixed(cost.paid, 4) + "/h for " +
+                 std::to_string(holders.size()) + " nodes; the statuses claim $" +
+                 fixed(cost.claimed, 4) + "/h" +
+                 (cost.shared.empty() ? "" : "; shared: " + cost.shared);
+  return cost;
+}
+
+// Karpenter batches the pods it sees pending: replicas created before the
+// first node exists may be given a node each (embedder's three CPU replicas
+// on two c5.2xlarge), which consolidation then packs onto the one the
+// operator priced. The steady state is what must match.
+TEST_CASE("karpenter: the launched nodes cost what the statuses claim") {
+  auto& f = fixture();
+  REQUIRE(scheme().karpenter);
+  const auto start = Clock::now();
+  const LaunchedCost first = launchedCost(f.samples);
+  LaunchedCost last = first;
+  const bool matched = cluster().waitFor(
+      [&] {
+        last = launchedCost(f.samples);
+        return last.paid > 0 && last.shared.empty() &&
+               std::abs(last.claimed - last.paid) <= 0.05 * last.paid;
+      },
+      std::chrono::seconds(180), std::chrono::seconds(2));
+  MESSAGE("at first:\n" << first.report);
+  if (first.report != last.report) {
+    MESSAGE("after " << fixed(secondsSince(start)) << " s (consolidation):\n" << last.report);
+  }
+  REQUIRE(last.paid > 0);
   // Each node hosts one workload here: no sharing to explain a difference.
-  CHECK_MESSAGE(shared.empty(), shared);
-  CHECK_MESSAGE(std::abs(claimed - paid) <= 0.05 * paid, report);
+  CHECK_MESSAGE(last.shared.empty(), last.shared);
+  CHECK_MESSAGE(matched, last.report);
 }
 
 TEST_CASE("policy 'auto' detects the labels the nodes carry; placements are types they have") {
