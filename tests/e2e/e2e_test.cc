@@ -28,6 +28,7 @@
 #include "base/io/yaml_json.h"
 #include "base/json_access.h"
 #include "support/cluster.h"
+#include "support/command.h"
 #include "support/why_not.h"
 
 namespace gpuplacement {
@@ -458,6 +459,17 @@ std::map<std::string, Landing>& landings() {
 
 }  // namespace
 
+// Where Karpenter is when pods wait for it: its process, its NodeClaims and
+// the end of its log (the control plane's directory goes with the test).
+std::string karpenterDiagnosis() {
+  const auto& dir = ControlPlane::shared().dir();
+  const auto status = testing::runCommand(repoRoot() + "/scripts/controlplane status " + dir);
+  const auto claims = cluster().mustGet("/apis/karpenter.sh/v1/nodeclaims")["items"];
+  const auto log = testing::runCommand("tail -n 40 " + dir + "/logs/karpenter.log");
+  return "Karpenter: " + status.out + std::to_string(claims.size()) +
+         " NodeClaims; the end of its log:\n" + log.out;
+}
+
 TEST_CASE("the samples' pods run on nodes that match status.placement; Ready from the rollout") {
   auto& f = fixture();
   MESSAGE("scheme " << scheme().name << ", pools " << scheme().pools);
@@ -485,6 +497,11 @@ TEST_CASE("the samples' pods run on nodes that match status.placement; Ready fro
     }
   }
 
+  if (scheme().karpenter && std::any_of(f.samples.begin(), f.samples.end(), [&](const Sample& s) {
+        return s.apply && table[s.ns + "/" + s.name].seconds < 0;
+      })) {
+    MESSAGE(karpenterDiagnosis());
+  }
   std::string report = "sample | placement | capacity | node(s) | s to Running | selected by";
   for (const auto& s : f.samples) {
     const std::string key = s.ns + "/" + s.name;
