@@ -135,6 +135,17 @@ Cluster& cluster() {
   return Cluster::withCrds();
 }
 
+// A team's model server: a Deployment of `replicas` pods of one vLLM
+// container with no requests of its own, the target the tests place.
+std::string serverDeployment(const std::string& ns, const std::string& name, int replicas = 1) {
+  return "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: " + name + ", namespace: " + ns +
+         "}\nspec:\n  replicas: " + std::to_string(replicas) +
+         "\n  selector: {matchLabels: {app: " + name +
+         "}}\n  template:\n    metadata: {labels: {app: " + name +
+         "}}\n    spec:\n      containers:\n      - {name: server, image: "
+         "vllm/vllm-openai:v0.6.3}\n";
+}
+
 void createNamespaces(std::initializer_list<const char*> names) {
   for (const char* ns : names) {
     cluster().apply(std::string("apiVersion: v1\nkind: Namespace\nmetadata: {name: ") + ns + "}\n");
@@ -939,19 +950,8 @@ TEST_CASE("karpenter: a NodePool at its limit is passed over, and chosen again w
   };
   setLimit(held);
   createNamespaces({"limits"});
-  cluster().apply(R"(apiVersion: apps/v1
-kind: Deployment
-metadata: {name: chat, namespace: limits}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: chat}}
-  template:
-    metadata: {labels: {app: chat}}
-    spec:
-      containers:
-      - {name: server, image: vllm/vllm-openai:v0.6.3}
----
-apiVersion: gpuplacement.io/v1alpha1
+  cluster().apply(serverDeployment("limits", "chat") + "---\n" +
+                  R"(apiVersion: gpuplacement.io/v1alpha1
 kind: GpuWorkload
 metadata: {name: chat, namespace: limits}
 spec:
@@ -996,19 +996,8 @@ TEST_CASE("a pool with too few devices leaves pods Pending, and the GpuWorkload 
   fixture();
   // Three replicas of one GPU each, on the one node of its type.
   const std::string ns = "starved", name = "three-on-one";
-  cluster().apply(R"(apiVersion: apps/v1
-kind: Deployment
-metadata: {name: three-on-one, namespace: starved}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app: three-on-one}}
-  template:
-    metadata: {labels: {app: three-on-one}}
-    spec:
-      containers:
-      - {name: server, image: vllm/vllm-openai:v0.6.3}
----
-apiVersion: gpuplacement.io/v1alpha1
+  cluster().apply(serverDeployment("starved", "three-on-one", 3) + "---\n" +
+                  R"(apiVersion: gpuplacement.io/v1alpha1
 kind: GpuWorkload
 metadata: {name: three-on-one, namespace: starved}
 spec:
@@ -1103,17 +1092,14 @@ void applyTeamGpuPod(const std::string& name, const std::string& type, int gpus)
 // (one L4 or one A10G), the cheapest, on NVIDIA, within `types` if given.
 void applyService(const std::string& name, const std::string& types = "",
                   const std::string& mode = "Apply") {
-  cluster().apply(
-      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: " + name +
-      ", namespace: capacity}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: " + name +
-      "}}\n  template:\n    metadata: {labels: {app: " + name +
-      "}}\n    spec:\n      containers:\n      - {name: server, image: "
-      "vllm/vllm-openai:v0.6.3}\n---\napiVersion: gpuplacement.io/v1alpha1\nkind: "
-      "GpuWorkload\nmetadata: {name: " +
-      name + ", namespace: capacity}\nspec:\n  targetRef: {name: " + name + "}\n  mode: " + mode +
-      "\n  workload: {kind: Inference}\n  model: {parameters: 7B, precision: fp16}\n"
-      "  objective: CostOptimized\n  constraints: {tiers: [NVIDIA]" +
-      (types.empty() ? "" : ", instanceTypes: [" + types + "]") + "}\n");
+  cluster().apply(serverDeployment("capacity", name) +
+                  "---\napiVersion: gpuplacement.io/v1alpha1\nkind: "
+                  "GpuWorkload\nmetadata: {name: " +
+                  name + ", namespace: capacity}\nspec:\n  targetRef: {name: " + name +
+                  "}\n  mode: " + mode +
+                  "\n  workload: {kind: Inference}\n  model: {parameters: 7B, precision: fp16}\n"
+                  "  objective: CostOptimized\n  constraints: {tiers: [NVIDIA]" +
+                  (types.empty() ? "" : ", instanceTypes: [" + types + "]") + "}\n");
 }
 
 std::string placedType(const json& workload) {
@@ -1182,19 +1168,8 @@ TEST_CASE("capacity: a type no node carries is never chosen, and the answer says
   capacityFixture();
   // 1B at fp16 on NVIDIA, the cheapest: offline, a fractional L4
   // (g6f.large) or a T4 (g4dn.xlarge), types no node here carries.
-  cluster().apply(R"(apiVersion: apps/v1
-kind: Deployment
-metadata: {name: small, namespace: capacity}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: small}}
-  template:
-    metadata: {labels: {app: small}}
-    spec:
-      containers:
-      - {name: server, image: vllm/vllm-openai:v0.6.3}
----
-apiVersion: gpuplacement.io/v1alpha1
+  cluster().apply(serverDeployment("capacity", "small") + "---\n" +
+                  R"(apiVersion: gpuplacement.io/v1alpha1
 kind: GpuWorkload
 metadata: {name: small, namespace: capacity}
 spec:
