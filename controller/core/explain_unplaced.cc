@@ -227,19 +227,37 @@ void Explainer::explainFailure(const Weighing& weighing, Decision& decision) con
 }
 
 // "no node or NodePool offers g5.xlarge or g6.xlarge, the best that fit
-// (capacity.source is Nodes: ...)".
+// (capacity.source is Nodes: ...)". Spot options are named as spot, and a
+// type the cluster has at the other capacity type is said to be there:
+// "no node or NodePool offers trn1.2xlarge spot ...; trn1.2xlarge is there
+// on-demand, which constraints.capacityType Spot rules out".
 std::string Explainer::unofferedConstraint(const Request& request,
                                            const Evaluation& overall) const {
   const auto absent = bestUnoffered(overall, nullptr, 3);
   std::string names;
+  std::string otherCapacity;
   for (std::size_t i = 0; i < absent.size(); ++i) {
+    const auto& option = *absent[i];
+    const auto& type = catalog_->instances[option.instance].type;
     names += (i == 0                   ? ""
               : i + 1 == absent.size() ? " or "
                                        : ", ") +
-             catalog_->instances[absent[i]->instance].type;
+             type + (option.capacity == CapacityType::Spot ? " spot" : "");
+    const auto other =
+        option.capacity == CapacityType::Spot ? CapacityType::OnDemand : CapacityType::Spot;
+    const bool oneCapacityType = request.intent.constraints.capacityType != CapacityType::Any;
+    if (oneCapacityType && request.capacity->offered(static_cast<int>(option.instance), other)) {
+      otherCapacity += (otherCapacity.empty() ? "" : ", ") + type;
+    }
   }
-  return "no node or NodePool offers " + names + ", the best that fit (" + request.capacity->why +
-         ")";
+  std::string text =
+      "no node or NodePool offers " + names + ", the best that fit (" + request.capacity->why + ")";
+  if (!otherCapacity.empty()) {
+    const bool spot = request.intent.constraints.capacityType == CapacityType::Spot;
+    text += "; " + otherCapacity + (spot ? " is there on-demand" : " is there as spot") +
+            ", which constraints.capacityType " + (spot ? "Spot" : "OnDemand") + " rules out";
+  }
+  return text;
 }
 
 std::string Explainer::bindingConstraint(const Request& request, const Evaluation& overall,

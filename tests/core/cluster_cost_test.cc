@@ -52,6 +52,13 @@ TEST_CASE("candidates are the types the cluster has or can get") {
   };
   auto onlyG5 = service();
   onlyG5.constraints.instanceTypes = {"g5.xlarge"};
+  auto spotG6 = service();
+  spotG6.constraints.capacityType = CapacityType::Spot;
+  spotG6.constraints.instanceTypes = {"g6.xlarge"};
+  auto onDemandG6 = service();
+  onDemandG6.constraints.instanceTypes = {"g6.xlarge"};
+  auto spotG6Node = g6x1();
+  spotG6Node.capacityType = CapacityType::Spot;
   const Case cases[] = {
       {"node groups of full g6.12xlarge only",
        {{g6x4(false)}, {4}, {}},
@@ -95,6 +102,24 @@ TEST_CASE("candidates are the types the cluster has or can get") {
        CapacitySource::None,
        "g5.xlarge",
        ""},
+      {"spot asked, the type there on-demand only",
+       {{g6x1()}, {0}, {}},
+       CapacitySource::Nodes,
+       spotG6,
+       CapacitySource::Nodes,
+       "",
+       "no node or NodePool offers g6.xlarge spot, the best that fit (capacity.source is Nodes: "
+       "the types of the nodes that exist); g6.xlarge is there on-demand, which "
+       "constraints.capacityType Spot rules out"},
+      {"on-demand asked, the type there as spot only",
+       {{spotG6Node}, {0}, {}},
+       CapacitySource::Nodes,
+       onDemandG6,
+       CapacitySource::Nodes,
+       "",
+       "no node or NodePool offers g6.xlarge, the best that fit (capacity.source is Nodes: the "
+       "types of the nodes that exist); g6.xlarge is there as spot, which "
+       "constraints.capacityType OnDemand rules out"},
       {"a control plane alone under Auto: as None",
        {},
        CapacitySource::Auto,
