@@ -218,18 +218,24 @@ core::PendingPods ObjectCaches::pendingPodsOf(core::TargetKind kind,
 void ObjectCaches::countPod(const core::PodView* previous, const core::PodView* current) {
   const bool held = previous && previous->holdsDevices();
   const bool holds = current && current->holdsDevices();
-  if (held && holds && previous->node == current->node && previous->devices == current->devices) {
+  if (held && holds && previous->node == current->node && previous->devices == current->devices &&
+      previous->milliCpu == current->milliCpu && previous->memoryBytes == current->memoryBytes) {
     return;  // nothing a decision reads has changed
   }
   if (held) {
     auto& used = usedOnNode_[previous->node];
-    used -= previous->devices;
-    if (used == core::Devices{}) {
+    used.devices -= previous->devices;
+    used.milliCpu -= previous->milliCpu;
+    used.memoryBytes -= previous->memoryBytes;
+    if (used == NodeUse{}) {
       usedOnNode_.erase(previous->node);
     }
   }
   if (holds) {
-    usedOnNode_[current->node] += current->devices;
+    auto& used = usedOnNode_[current->node];
+    used.devices += current->devices;
+    used.milliCpu += current->milliCpu;
+    used.memoryBytes += current->memoryBytes;
   }
   if (held || holds || (current && !current->unschedulable.empty())) {
     ++clusterGeneration_;
@@ -374,8 +380,9 @@ core::ClusterState ObjectCaches::clusterState() const {
     return cluster;
   }
   nodes_->store().forEach([&](const std::string& name, const core::NodeView& node) {
-    const auto used = usedOnNode_.find(name);
-    cluster.nodes.push_back({&node, used == usedOnNode_.end() ? core::Devices{} : used->second});
+    const auto found = usedOnNode_.find(name);
+    const NodeUse used = found == usedOnNode_.end() ? NodeUse{} : found->second;
+    cluster.nodes.push_back({&node, used.devices, used.milliCpu, used.memoryBytes});
   });
   cluster.nodePoolsInstalled = nodePools_ && nodePools_->synced();
   if (cluster.nodePoolsInstalled) {

@@ -151,8 +151,15 @@ class ObjectCaches {
   std::array<std::vector<std::unique_ptr<TargetInformer>>, core::kTargetKinds.size()> targets_;
   std::unique_ptr<NodeInformer> nodes_;
   std::unique_ptr<PodInformer> pods_;
-  std::unique_ptr<NodePoolInformer> nodePools_;                // only when the CRD is served
-  std::unordered_map<std::string, core::Devices> usedOnNode_;  // by the pods bound to it
+  std::unique_ptr<NodePoolInformer> nodePools_;  // only when the CRD is served
+  // What the pods bound to a node hold of it.
+  struct NodeUse {
+    core::Devices devices;
+    std::int64_t milliCpu = 0;
+    std::int64_t memoryBytes = 0;
+    bool operator==(const NodeUse&) const = default;
+  };
+  std::unordered_map<std::string, NodeUse> usedOnNode_;
   KeyIndex pendingOf_;  // target id -> its pods the scheduler cannot place
   std::vector<std::function<void(core::TargetKind, const std::string&)>> pendingHandlers_;
   std::vector<std::function<void(const std::string&)>> gatedHandlers_;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <limits>
 
 namespace gpuplacement::core {
 namespace {
@@ -164,7 +165,7 @@ std::int32_t usable(const Devices& devices, Tier tier) {
 
 void countNodes(const ClusterState& cluster, const Catalog& catalog, const Policy& policy,
                 Capacity& capacity) {
-  for (const auto& [node, used] : cluster.nodes) {
+  for (const auto& [node, used, usedMilliCpu, usedMemoryBytes] : cluster.nodes) {
     const int index = catalog.indexOf(node->instanceType);
     if (index < 0 || !node->schedulable) {
       continue;
@@ -177,6 +178,8 @@ void countNodes(const ClusterState& cluster, const Catalog& catalog, const Polic
     ++offer.nodes;
     Devices idle = node->allocatable;
     idle -= used;
+    offer.room.push_back({usable(idle, instance.tier), node->milliCpu - usedMilliCpu,
+                          node->memoryBytes - usedMemoryBytes});
     offer.used += usable(used, instance.tier);
     const auto free = usable(idle, instance.tier);
     if (free > usable(offer.idleLargest, instance.tier)) {
@@ -191,11 +194,26 @@ void countNodes(const ClusterState& cluster, const Catalog& catalog, const Polic
   }
 }
 
+// Replicas that fit on one node's room: each resource the replica asks for
+// bounds them.
+std::int64_t fitsIn(const NodeRoom& room, const ReplicaRequests& replica) {
+  std::int64_t count = std::numeric_limits<std::int64_t>::max();
+  const auto bound = [&count](std::int64_t free, std::int64_t asked) {
+    if (asked > 0) {
+      count = std::min(count, std::max<std::int64_t>(free, 0) / asked);
+    }
+  };
+  bound(room.devices, replica.devices);
+  bound(room.milliCpu, replica.milliCpu);
+  bound(room.memoryBytes, replica.memoryBytes);
+  return count;
+}
+
 // What the NodePool's nodes already hold against its limits.
 std::map<std::string, std::int64_t> poolUsage(const ClusterState& cluster,
                                               const std::string& pool) {
   std::map<std::string, std::int64_t> usage;
-  for (const auto& [node, used] : cluster.nodes) {
+  for (const auto& [node, used, usedMilliCpu, usedMemoryBytes] : cluster.nodes) {
     if (node->nodePool == pool) {
       usage["cpu"] += node->milliCpu;
       usage["memory"] += node->memoryBytes * 1000;
@@ -266,6 +284,17 @@ CapacitySource resolve(const ClusterState& cluster, CapacitySource requested, st
 
 }  // namespace
 
+int Offer::replicasWithRoom(const ReplicaRequests& replica, int enough) const {
+  std::int64_t total = 0;
+  for (const auto& node : room) {
+    total += std::min<std::int64_t>(fitsIn(node, replica), enough);
+    if (total >= enough) {
+      return enough;
+    }
+  }
+  return static_cast<int>(total);
+}
+
 bool Capacity::offered(int instance, CapacityType capacity) const {
   if (source == CapacitySource::None) {
     return true;
@@ -301,7 +330,7 @@ namespace {
 std::optional<CapacityTypeLabel> detectCapacityLabel(const ClusterState& cluster) {
   bool karpenter = !cluster.nodes.empty() || !cluster.nodePools.empty();
   bool nodeGroup = !cluster.nodes.empty();
-  for (const auto& [node, used] : cluster.nodes) {
+  for (const auto& [node, used, usedMilliCpu, usedMemoryBytes] : cluster.nodes) {
     karpenter = karpenter && (node->labels & kKarpenterCapacityLabel) != 0;
     nodeGroup = nodeGroup && (node->labels & kNodeGroupCapacityLabel) != 0;
   }
@@ -332,7 +361,7 @@ SchemeChoice detectScheme(const ClusterState& cluster) {
   int autoMode = 0;
   int product = 0;
   int instanceType = 0;
-  for (const auto& [node, used] : cluster.nodes) {
+  for (const auto& [node, used, usedMilliCpu, usedMemoryBytes] : cluster.nodes) {
     if (node->allocatable.gpus == 0 && node->allocatable.neuronDevices == 0) {
       continue;
     }

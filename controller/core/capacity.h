@@ -36,9 +36,26 @@ struct ClusterState {
   struct Node {
     const NodeView* node = nullptr;
     Devices used;  // by the pods bound to it
+    std::int64_t usedMilliCpu = 0;
+    std::int64_t usedMemoryBytes = 0;
   };
   std::vector<Node> nodes;
   std::vector<std::pair<std::string, const NodePoolView*>> nodePools;
+};
+
+// What one node has free for another pod: devices of the tier's kind, CPU
+// and memory, after the requests of the pods bound to it.
+struct NodeRoom {
+  std::int32_t devices = 0;
+  std::int64_t milliCpu = 0;
+  std::int64_t memoryBytes = 0;
+};
+
+// What one replica asks of a node.
+struct ReplicaRequests {
+  std::int32_t devices = 0;
+  std::int64_t milliCpu = 0;
+  std::int64_t memoryBytes = 0;
 };
 
 // What the cluster offers of one instance type at one capacity type.
@@ -52,8 +69,14 @@ struct Offer {
   std::vector<std::string> nodePools;  // NodePools that may launch another
   // NodePools that would launch one but are at their limits.
   std::vector<std::string> poolsAtLimit;
+  std::vector<NodeRoom> room;  // each of the nodes, for counting replicas that fit
 
   bool available() const { return nodes > 0 || !nodePools.empty(); }
+  // The nodes there are, and no NodePool that may launch another: what
+  // fits on them is all there is.
+  bool nodesOnly() const { return nodePools.empty(); }
+  // Replicas that fit on the nodes there are, counted up to `enough`.
+  int replicasWithRoom(const ReplicaRequests& replica, int enough) const;
 };
 
 // Where candidates come from, resolved, with the offers per instance type

@@ -144,6 +144,36 @@ Devices podDevices(const json& spec) {
   return total;
 }
 
+// A container's request of a resource: a limit alone stands for it, as the
+// API server defaults the request to the limit.
+std::int64_t requestOf(const json& resources, const char* name) {
+  const auto& requested = memberOf(memberOf(resources, "requests"), name);
+  return milliOf(requested.is_null() ? memberOf(memberOf(resources, "limits"), name) : requested);
+}
+
+// The CPU (thousandths) and memory (thousandths of a byte) the scheduler
+// reserves for the pod.
+void readRequests(const json& spec, PodView& pod) {
+  std::int64_t cpu = 0;
+  std::int64_t memory = 0;
+  if (const auto& containers = memberOf(spec, "containers"); containers.is_array()) {
+    for (const auto& container : containers) {
+      const auto& resources = memberOf(container, "resources");
+      cpu += requestOf(resources, "cpu");
+      memory += requestOf(resources, "memory");
+    }
+  }
+  if (const auto& init = memberOf(spec, "initContainers"); init.is_array()) {
+    for (const auto& container : init) {
+      const auto& resources = memberOf(container, "resources");
+      cpu = std::max(cpu, requestOf(resources, "cpu"));
+      memory = std::max(memory, requestOf(resources, "memory"));
+    }
+  }
+  pod.milliCpu = cpu;
+  pod.memoryBytes = memory / 1000;
+}
+
 void readUnschedulable(const json& object, PodView& pod) {
   const auto& conditions = memberOf(memberOf(object, "status"), "conditions");
   if (!conditions.is_array()) {
@@ -181,7 +211,8 @@ void readUnschedulable(const json& object, PodView& pod) {
 }  // namespace
 
 bool PodView::operator==(const PodView& other) const {
-  return node == other.node && devices == other.devices && finished == other.finished &&
+  return node == other.node && devices == other.devices && milliCpu == other.milliCpu &&
+         memoryBytes == other.memoryBytes && finished == other.finished &&
          ownerKind == other.ownerKind && owner == other.owner &&
          unschedulable == other.unschedulable && unschedulableSince == other.unschedulableSince &&
          (gated == other.gated || (gated && other.gated && *gated == *other.gated));
@@ -192,6 +223,7 @@ PodView podFromJson(const json& object) {
   const auto& spec = memberOf(object, "spec");
   pod.node = stringMember(spec, "nodeName");
   pod.devices = podDevices(spec);
+  readRequests(spec, pod);
   const auto phase = stringMember(memberOf(object, "status"), "phase");
   pod.finished = phase == "Succeeded" || phase == "Failed";
   if (pod.node.empty() && !pod.finished) {

@@ -89,8 +89,12 @@ NodeView nodeFromJson(const nlohmann::json& object);
 // A pod, as much as capacity needs: the devices it holds on its node, or,
 // while the scheduler cannot place it, why and since when.
 struct PodView {
-  std::string node;       // spec.nodeName; empty while pending
-  Devices devices;        // summed over its containers
+  std::string node;  // spec.nodeName; empty while pending
+  Devices devices;   // summed over its containers
+  // What the scheduler reserves for it: its containers' requests summed,
+  // or its largest init container's when that is more.
+  std::int64_t milliCpu = 0;
+  std::int64_t memoryBytes = 0;
   bool finished = false;  // Succeeded or Failed: holds nothing
   // While unschedulable: the target it belongs to (a ReplicaSet's
   // Deployment, a StatefulSet, a Job).

@@ -338,7 +338,8 @@ void PlacementEngine::addOptions(int index, const Fit& fit, const Request& reque
                                     request.replicas, fit.replicasPerNode, fit.share, fit.devices}),
                *nodeHourly});
     rankOf(option, request);
-    if (request.capacity && !request.capacity->offered(index, capacity)) {
+    if (request.capacity && (!request.capacity->offered(index, capacity) ||
+                             !roomForAll(option, request, *request.capacity))) {
       evaluation.unoffered.push_back(option);  // reported, never chosen
       feasible.pop_back();
       continue;
@@ -352,6 +353,29 @@ void PlacementEngine::addOptions(int index, const Fit& fit, const Request& reque
       feasible.pop_back();
     }
   }
+}
+
+ReplicaRequests PlacementEngine::replicaRequests(const Option& option,
+                                                 const Request& request) const {
+  const double cpu = std::max(request.need.podCpu, option.fit.cpuRequest);
+  const double memory = std::max(request.need.podMemoryGiB, option.fit.memoryRequestGiB);
+  return {option.fit.devices, static_cast<std::int64_t>(std::ceil(cpu * 1000 - 1e-6)),
+          static_cast<std::int64_t>(std::ceil(memory * kGiB - 1e-3))};
+}
+
+// Where no NodePool may add a node, the nodes there are must hold every
+// replica: a type with room for some leaves the rest Pending until
+// fallback moves them all. The placement in force is exempt: its own pods
+// hold the room it needs, and leaving it is fallback's call.
+bool PlacementEngine::roomForAll(const Option& option, const Request& request,
+                                 const Capacity& capacity) const {
+  const Offer* offer = capacity.offer(option.instance, option.capacity);
+  if (!offer || !offer->nodesOnly() ||
+      (option.instance == request.ownInstance && option.capacity == request.ownCapacity)) {
+    return true;
+  }
+  const int replicas = std::max(request.replicas, 1);
+  return offer->replicasWithRoom(replicaRequests(option, request), replicas) >= replicas;
 }
 
 // The decision's order over options, best first. A latency target comes
@@ -426,9 +450,13 @@ const NodeCostModel& PlacementEngine::costsFor(const ClusterContext* cluster,
 }
 
 Weighing PlacementEngine::weigh(const WorkloadIntent& intent, const NodeCostModel& costs,
-                                const ClusterView* view) const {
+                                const ClusterView* view, const OwnDevices* own) const {
   const auto memory = estimateMemory(intent, policy_.memoryOverheads);
   Weighing weighing{memory, requestFor(intent, memory, costs, view), {}, nullptr, false, {}};
+  if (own) {
+    weighing.request.ownInstance = own->instance;
+    weighing.request.ownCapacity = own->capacity;
+  }
   const Request& request = weighing.request;
   auto& evaluation = weighing.evaluation;
   evaluation.feasible.reserve(4 * catalog_->instances.size());

@@ -32,10 +32,14 @@ class PlacementEngine {
       std::shared_ptr<const Catalog> catalog, std::shared_ptr<const RuleSet> rules, Policy policy);
 
   // Priced by `costs`; `view` (may be null) is the cluster's: a type no node
-  // carries and no NodePool may launch is no candidate. `intent` and
-  // `costs` must outlive the weighing.
-  Weighing weigh(const WorkloadIntent& intent, const NodeCostModel& costs,
-                 const ClusterView* view) const;
+  // carries and no NodePool may launch is no candidate, nor one whose nodes
+  // lack room for every replica when no NodePool may add one (`own`, the
+  // placement in force, excepted: its pods are there). `intent` and `costs`
+  // must outlive the weighing.
+  Weighing weigh(const WorkloadIntent& intent, const NodeCostModel& costs, const ClusterView* view,
+                 const OwnDevices* own = nullptr) const;
+  // What one replica of `option` asks of a node.
+  ReplicaRequests replicaRequests(const Option& option, const Request& request) const;
   // Whole nodes with the cluster's idle devices when the view has capacity
   // and the policy prices whole nodes (kept in `storage`); the policy's
   // model otherwise.
@@ -80,6 +84,7 @@ class PlacementEngine {
   void evaluateRule(const Rule& rule, const Request& request, Evaluation& evaluation) const;
   void evaluateInstance(int index, const Request& request, Evaluation& evaluation) const;
   void addOptions(int index, const Fit& fit, const Request& request, Evaluation& evaluation) const;
+  bool roomForAll(const Option& option, const Request& request, const Capacity& capacity) const;
   void rankOf(Option& option, const Request& request) const;
   enum class RuleOutcome : std::uint8_t { None, Meets, Misses };
   RuleOutcome tryRule(const Rule& rule, const Request& request, Evaluation& evaluation) const;

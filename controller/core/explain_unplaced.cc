@@ -233,25 +233,44 @@ void Explainer::explainFailure(const Weighing& weighing, Decision& decision) con
 // on-demand, which constraints.capacityType Spot rules out".
 std::string Explainer::unofferedConstraint(const Request& request,
                                            const Evaluation& overall) const {
-  const auto absent = bestUnoffered(overall, nullptr, 3);
-  std::string names;
+  // The three best types nothing offers, and up to two whose nodes are
+  // there but full, however they rank: those are what a reader looks for.
+  const auto absent = bestUnoffered(overall, nullptr, overall.unoffered.size());
+  std::vector<std::string> names;
+  std::string short_;
+  int shortCount = 0;
   std::string otherCapacity;
-  for (std::size_t i = 0; i < absent.size(); ++i) {
-    const auto& option = *absent[i];
-    const auto& type = catalog_->instances[option.instance].type;
-    names += (i == 0                   ? ""
-              : i + 1 == absent.size() ? " or "
-                                       : ", ") +
-             type + (option.capacity == CapacityType::Spot ? " spot" : "");
+  for (const Option* option : absent) {
+    const auto& type = catalog_->instances[option->instance].type;
+    if (const auto why = shortOfRoom(*option, request); !why.empty()) {
+      if (shortCount++ < 2) {
+        short_ += (short_.empty() ? "" : "; ") + why;
+      }
+      continue;
+    }
+    if (names.size() == 3) {
+      continue;
+    }
+    names.push_back(type + (option->capacity == CapacityType::Spot ? " spot" : ""));
     const auto other =
-        option.capacity == CapacityType::Spot ? CapacityType::OnDemand : CapacityType::Spot;
+        option->capacity == CapacityType::Spot ? CapacityType::OnDemand : CapacityType::Spot;
     const bool oneCapacityType = request.intent.constraints.capacityType != CapacityType::Any;
-    if (oneCapacityType && request.capacity->offered(static_cast<int>(option.instance), other)) {
+    if (oneCapacityType && request.capacity->offered(option->instance, other)) {
       otherCapacity += (otherCapacity.empty() ? "" : ", ") + type;
     }
   }
-  std::string text =
-      "no node or NodePool offers " + names + ", the best that fit (" + request.capacity->why + ")";
+  std::string text;
+  if (!names.empty()) {
+    text = "no node or NodePool offers ";
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    }
+    text += ", the best that fit";
+  }
+  if (!short_.empty()) {
+    text += (text.empty() ? "" : "; ") + short_;
+  }
+  text += " (" + request.capacity->why + ")";
   if (!otherCapacity.empty()) {
     const bool spot = request.intent.constraints.capacityType == CapacityType::Spot;
     text += "; " + otherCapacity + (spot ? " is there on-demand" : " is there as spot") +

@@ -333,22 +333,44 @@ std::vector<const Option*> Explainer::bestUnoffered(const Evaluation& evaluation
   return chosen;
 }
 
+// "the 2 nodes of m5.xlarge have room for 2 of the 3 replicas", "no node
+// of g6.xlarge, and NodePool gpu, which would launch one, is at its
+// limits"; empty when no node or NodePool offers it.
+std::string Explainer::shortOfRoom(const Option& option, const Request& request) const {
+  const auto* offer =
+      request.capacity ? request.capacity->offer(option.instance, option.capacity) : nullptr;
+  if (!offer) {
+    return "";
+  }
+  const std::string type = catalog_->instances[option.instance].type +
+                           (option.capacity == CapacityType::Spot ? " spot" : "");
+  if (offer->nodes > 0 && offer->nodesOnly()) {
+    const int replicas = std::max(request.replicas, 1);
+    const int room = offer->replicasWithRoom(engine_.replicaRequests(option, request), replicas);
+    return (offer->nodes == 1 ? "the 1 node of "
+                              : "the " + std::to_string(offer->nodes) + " nodes of ") +
+           type + " " + (offer->nodes == 1 ? "has" : "have") + " room for " + std::to_string(room) +
+           " of " + std::to_string(replicas) + (replicas == 1 ? " replica" : " replicas") +
+           (offer->poolsAtLimit.empty() ? "" : " and its NodePools are at their limits");
+  }
+  std::string pools;
+  for (const auto& pool : offer->poolsAtLimit) {
+    pools += (pools.empty() ? "" : ", ") + pool;
+  }
+  return pools.empty() ? ""
+                       : "no node of " + type + ", and NodePool " + pools +
+                             ", which would launch one, is at its limits";
+}
+
 // Better options the cluster cannot run: "no node or NodePool offers g5.xlarge".
 void Explainer::listUnoffered(const Option* best, const Request& request,
                               const Evaluation& evaluation, Decision& decision) const {
   for (const Option* option : bestUnoffered(evaluation, best, 2)) {
     const std::string type = catalog_->instances[option->instance].type +
                              (option->capacity == CapacityType::Spot ? " spot" : "");
-    const auto* offer =
-        request.capacity ? request.capacity->offer(option->instance, option->capacity) : nullptr;
-    std::string pools;
-    for (const auto& pool : offer ? offer->poolsAtLimit : std::vector<std::string>{}) {
-      pools += (pools.empty() ? "" : ", ") + pool;
-    }
+    const auto why = shortOfRoom(*option, request);
     decision.alternatives.push_back(
-        alternativeOf(*option, pools.empty() ? "no node or NodePool offers " + type
-                                             : "no node of " + type + ", and NodePool " + pools +
-                                                   ", which would launch one, is at its limits"));
+        alternativeOf(*option, why.empty() ? "no node or NodePool offers " + type : why));
   }
 }
 
@@ -411,7 +433,7 @@ Decision decide(const PlacementEngine& engine, const WorkloadIntent& intent,
                 const ClusterContext& cluster) {
   std::optional<ClusterCost> storage;
   const auto& costs = engine.costsFor(&cluster, storage);
-  return explain(engine, engine.weigh(intent, costs, cluster.view));
+  return explain(engine, engine.weigh(intent, costs, cluster.view, &cluster.own));
 }
 
 Assessment assess(const PlacementEngine& engine, const WorkloadIntent& intent,

@@ -94,6 +94,9 @@ class Explainer {
   std::string tooSmall(const Request& request, const Evaluation& overall) const;
   void explainFailure(const Weighing& weighing, Decision& decision) const;
   std::string unofferedConstraint(const Request& request, const Evaluation& overall) const;
+  // Why an unoffered option cannot be had: its nodes are full, its
+  // NodePools at their limits; empty when nothing offers it at all.
+  std::string shortOfRoom(const Option& option, const Request& request) const;
   std::string bindingConstraint(const Request& request, const Evaluation& overall,
                                 const std::string& rulesText) const;
   std::string outsideIntent(const WorkloadIntent& intent, const InstanceType& instance,

@@ -94,8 +94,10 @@ struct Evaluation {
   unsigned neuronBlockedTiers = 0;     // bit per Tier that the Neuron gate kept out
   std::uint64_t precisionBlocked = 0;  // bit per accelerator that cannot run the precision
   std::uint64_t karpenterBlocked = 0;  // bit per fractional accelerator under Karpenter
-  std::vector<Option> unoffered;       // would run, but no node or NodePool offers them
-  FitChoices fits;                     // scratch for one instance type's choices
+  // Would run, but no node or NodePool offers them, or the only nodes
+  // there are lack room for every replica.
+  std::vector<Option> unoffered;
+  FitChoices fits;  // scratch for one instance type's choices
 
   // Forgets everything but the storage of the options and their ranking.
   void reset() {
@@ -126,6 +128,10 @@ struct Request {
   std::size_t bucket = 0;
   LatencyClass latency = LatencyClass::Relaxed;
   std::uint32_t tiers = ~0U;  // bit per Tier the workload allows (constraints.tiers)
+  // The placement in force, whose pods are on its nodes already: the room
+  // check passes it (fallback decides when they cannot be scheduled).
+  int ownInstance = -1;
+  CapacityType ownCapacity = CapacityType::OnDemand;
 };
 
 // One decision, weighed: what the explainer reads.

@@ -134,6 +134,20 @@ TEST_CASE("a pod: the devices it holds, or why it waits") {
   CHECK(podFromJson(pod("n1", {{"aws.amazon.com/neuron", 1}, {"aws.amazon.com/neuroncore", 2}}))
             .devices == Devices{0, 1, 2});
 
+  // CPU and memory: requests summed over containers, a limit alone
+  // standing for its request, the largest init container when more.
+  auto requests = pod("n1", {{"cpu", "1500m"}, {"memory", "2Gi"}});
+  requests["spec"]["containers"].push_back(
+      {{"name", "sidecar"}, {"resources", {{"limits", {{"cpu", "500m"}, {"memory", "1Gi"}}}}}});
+  const auto summed = podFromJson(requests);
+  CHECK(summed.milliCpu == 2000);
+  CHECK(summed.memoryBytes == 3LL << 30);
+  requests["spec"]["initContainers"] = {
+      {{"name", "warm"}, {"resources", {{"requests", {{"cpu", "3"}, {"memory", "1Gi"}}}}}}};
+  const auto withInit = podFromJson(requests);
+  CHECK(withInit.milliCpu == 3000);
+  CHECK(withInit.memoryBytes == 3LL << 30);
+
   auto pending = pod("", {{"nvidia.com/gpu", 8}});
   pending["metadata"]["ownerReferences"] = {{{"kind", "ReplicaSet"}, {"name", "chat-7d9f"}}};
   pending["status"] = {{"phase", "Pending"},

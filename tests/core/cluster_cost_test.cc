@@ -50,6 +50,11 @@ TEST_CASE("candidates are the types the cluster has or can get") {
     const char* chosen;     // empty: cannot place
     const char* unoffered;  // an alternative or cannotPlace names it
   };
+  const auto onlyG6x4 = [] {
+    auto intent = service();
+    intent.constraints.instanceTypes = {"g6.12xlarge"};
+    return intent;
+  };
   auto onlyG5 = service();
   onlyG5.constraints.instanceTypes = {"g5.xlarge"};
   auto spotG6 = service();
@@ -60,13 +65,27 @@ TEST_CASE("candidates are the types the cluster has or can get") {
   auto spotG6Node = g6x1();
   spotG6Node.capacityType = CapacityType::Spot;
   const Case cases[] = {
-      {"node groups of full g6.12xlarge only",
-       {{g6x4(false)}, {4}, {}},
+      {"node groups of g6.12xlarge with one L4 free",
+       {{g6x4(false)}, {3}, {}},
        CapacitySource::Auto,
        service(),
        CapacitySource::Nodes,
        "g6.12xlarge",
-       "no node or NodePool offers g5.xlarge"},
+       ""},
+      {"node groups of full g6.12xlarge only: no room, and nothing launches one",
+       {{g6x4(false)}, {4}, {}},
+       CapacitySource::Auto,
+       service(),
+       CapacitySource::Nodes,
+       "",
+       "the 1 node of g6.12xlarge has room for 0 of 1 replica"},
+      {"full g6.12xlarge, but a NodePool may launch another",
+       {{g6x4(true)}, {4}, {g6Pool()}},
+       CapacitySource::NodePools,
+       onlyG6x4(),
+       CapacitySource::NodePools,
+       "g6.12xlarge",
+       ""},
       {"the one type allowed exists nowhere",
        {{g6x4(false)}, {0}, {}},
        CapacitySource::Nodes,
@@ -82,12 +101,12 @@ TEST_CASE("candidates are the types the cluster has or can get") {
        "g6.xlarge",
        ""},
       {"Nodes ignores the NodePools",
-       {{g6x4(true)}, {4}, {g6Pool()}},
+       {{g6x4(true)}, {3}, {g6Pool()}},
        CapacitySource::Nodes,
        service(),
        CapacitySource::Nodes,
        "g6.12xlarge",
-       "no node or NodePool offers g5.xlarge"},
+       ""},
       {"source None: the whole catalog",
        {{g6x4(false)}, {0}, {}},
        CapacitySource::None,
@@ -147,7 +166,8 @@ TEST_CASE("candidates are the types the cluster has or can get") {
     if (*c.chosen == '\0') {
       CHECK_FALSE(decision.placement);
       CHECK(decision.placedReason() == std::string("CannotPlace"));
-      CHECK(decision.cannotPlace.find(c.unoffered) != std::string::npos);
+      CHECK_MESSAGE(decision.cannotPlace.find(c.unoffered) != std::string::npos,
+                    decision.cannotPlace);
       continue;
     }
     REQUIRE(decision.placement);
@@ -419,6 +439,86 @@ TEST_CASE("the policy's status says what it sees of the cluster") {
       }
     }
     CHECK(found);
+  }
+}
+
+}  // namespace gpuplacement::core
+
+namespace gpuplacement::core {
+namespace {
+
+// An m5.xlarge of a managed node group: 4 vCPUs, 3.92 allocatable.
+NodeView m5xlarge() {
+  NodeView node;
+  node.instanceType = "m5.xlarge";
+  node.labels = kInstanceTypeLabel | kNodeGroupCapacityLabel;
+  node.milliCpu = 3920;
+  node.memoryBytes = 14481LL << 20;
+  return node;
+}
+
+}  // namespace
+
+// The embedder of the samples: 3 replicas of a 350M model, each asking 2
+// CPUs. Two m5.xlarge nodes hold one such pod each: placed there, the
+// third would wait for fallbackAfter.
+TEST_CASE("where nothing can launch a node, the nodes there must hold every replica") {
+  struct Case {
+    const char* label;
+    int nodes;
+    std::vector<std::int64_t> usedMilliCpu;  // per node, by other pods
+    bool placedThere;                        // the placement in force is m5.xlarge
+    const char* chosen;                      // empty: cannot place
+    const char* message;                     // cannotPlace names it
+  };
+  const Case cases[] = {
+      {"three idle nodes hold three replicas", 3, {}, false, "m5.xlarge", ""},
+      {"two nodes hold two of three",
+       2,
+       {},
+       false,
+       "",
+       "the 2 nodes of m5.xlarge have room for 2 of 3 replicas"},
+      {"another pod's 2 CPUs leave room for two",
+       3,
+       {0, 2000, 0},
+       false,
+       "",
+       "the 3 nodes of m5.xlarge have room for 2 of 3 replicas"},
+      {"a small pod leaves room for the replica", 3, {0, 1000, 0}, false, "m5.xlarge", ""},
+      {"the placement in force stays: its own pods hold the room", 2, {}, true, "m5.xlarge", ""},
+  };
+  const auto intent = IntentBuilder(WorkloadKind::Inference, "350M")
+                          .precision(Precision::FP32)
+                          .tiers({Tier::CPU})
+                          .only({"m5.xlarge"})
+                          .podRequests(2, 4)
+                          .replicas(3);
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.label));
+    Policy policy;
+    policy.capacity.source = CapacitySource::Nodes;
+    const auto engine = shippedEngine(policy);
+    std::vector<NodeView> nodes(static_cast<std::size_t>(c.nodes), m5xlarge());
+    ClusterState state;
+    state.nodesKnown = true;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      state.nodes.push_back({&nodes[i], {}, i < c.usedMilliCpu.size() ? c.usedMilliCpu[i] : 0, 0});
+    }
+    const auto view = clusterViewOf(state, *shippedCatalog(), policy);
+    OwnDevices own;
+    if (c.placedThere) {
+      own = {shippedCatalog()->indexOf("m5.xlarge"), CapacityType::OnDemand, 2, 0};
+    }
+    const auto decision = decide(*engine, intent, ClusterContext{&view, own});
+    if (*c.chosen == '\0') {
+      CHECK_FALSE(decision.placement);
+      CHECK_MESSAGE(decision.cannotPlace.find(c.message) != std::string::npos,
+                    decision.cannotPlace);
+      continue;
+    }
+    REQUIRE_MESSAGE(decision.placement, decision.cannotPlace);
+    CHECK(decision.placement->instanceType == c.chosen);
   }
 }
 
