@@ -160,6 +160,7 @@ void packIntent(Packer& out, const core::WorkloadIntent& intent) {
   packEnum(out, intent.objective);
   packConstraints(out, intent.constraints);
   out.integer(intent.replicas);
+  out.integer(intent.surge);
 }
 
 core::WorkloadIntent unpackIntent(Unpacker& in) {
@@ -173,6 +174,7 @@ core::WorkloadIntent unpackIntent(Unpacker& in) {
   intent.objective = unpackEnum<core::Objective>(in);
   intent.constraints = unpackConstraints(in);
   intent.replicas = static_cast<int>(in.integer());
+  intent.surge = static_cast<int>(in.integer());
   return intent;
 }
 
@@ -579,6 +581,9 @@ CachedTarget packTarget(const core::TargetState& state) {
     out.boolean(state.onDelete);
     out.integer(state.partition);
   }
+  if (state.kind == core::TargetKind::Deployment) {
+    out.integer(state.surge);
+  }
   cached.packed = out.take();
   cached.packed.shrink_to_fit();
   return cached;
@@ -618,6 +623,9 @@ core::TargetState CachedTarget::unpack() const {
   if (kind == core::TargetKind::StatefulSet) {
     state.onDelete = in.boolean();
     state.partition = static_cast<std::int32_t>(in.integer());
+  }
+  if (kind == core::TargetKind::Deployment) {
+    state.surge = static_cast<std::int32_t>(in.integer());
   }
   return state;
 }

@@ -109,6 +109,7 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
       [this](const std::string& key, const core::PodView* previous, const core::PodView* current) {
         countPod(previous, current);
         indexPending(key, previous, current);
+        indexBound(key, previous, current);
         if (current && current->gated) {
           for (const auto& handler : gatedHandlers_) {
             handler(key);
@@ -150,7 +151,45 @@ std::string pendingTarget(const std::string& pod, const core::PodView* view) {
   return targetId(view->ownerKind, namespaceOf(pod) + "/" + view->owner);
 }
 
+// The target id of the pod's owner, while the pod holds room on a node.
+std::string boundTarget(const std::string& pod, const core::PodView* view) {
+  if (!view || !view->holdsDevices() || view->owner.empty()) {
+    return "";
+  }
+  return targetId(view->ownerKind, namespaceOf(pod) + "/" + view->owner);
+}
+
 }  // namespace
+
+void ObjectCaches::indexBound(const std::string& pod, const core::PodView* previous,
+                              const core::PodView* current) {
+  const auto before = boundTarget(pod, previous);
+  const auto after = boundTarget(pod, current);
+  if (before == after) {
+    return;
+  }
+  if (!before.empty()) {
+    boundOf_.remove(before, pod);
+  }
+  if (!after.empty()) {
+    boundOf_.add(after, pod);
+  }
+}
+
+std::vector<core::OwnPod> ObjectCaches::boundPodsOf(core::TargetKind kind,
+                                                    const std::string& target) const {
+  std::vector<core::OwnPod> bound;
+  for (const auto& key : boundOf_.of(targetId(kind, target))) {
+    const auto* pod = pods_->store().get(key);
+    const auto* node = pod ? nodes_->store().get(pod->node) : nullptr;
+    if (node) {
+      bound.push_back({pod->node, node->instanceType, node->capacityType,
+                       pod->devices.gpus + pod->devices.neuronDevices, pod->milliCpu,
+                       pod->memoryBytes});
+    }
+  }
+  return bound;
+}
 
 void ObjectCaches::onPendingPods(
     std::function<void(core::TargetKind, const std::string&)> handler) {
@@ -382,7 +421,7 @@ core::ClusterState ObjectCaches::clusterState() const {
   nodes_->store().forEach([&](const std::string& name, const core::NodeView& node) {
     const auto found = usedOnNode_.find(name);
     const NodeUse used = found == usedOnNode_.end() ? NodeUse{} : found->second;
-    cluster.nodes.push_back({&node, used.devices, used.milliCpu, used.memoryBytes});
+    cluster.nodes.push_back({name, &node, used.devices, used.milliCpu, used.memoryBytes});
   });
   cluster.nodePoolsInstalled = nodePools_ && nodePools_->synced();
   if (cluster.nodePoolsInstalled) {

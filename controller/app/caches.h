@@ -119,6 +119,9 @@ class ObjectCaches {
   ClusterStamp clusterStamp() const;
   // The target's pods the scheduler cannot place.
   core::PendingPods pendingPodsOf(core::TargetKind kind, const std::string& key) const;
+  // The target's pods bound to nodes, with the node's type and what they
+  // request there.
+  std::vector<core::OwnPod> boundPodsOf(core::TargetKind kind, const std::string& key) const;
   // The pod, while it waits behind the operator's gate; null otherwise.
   const core::GatedPod* gatedPod(const std::string& key) const;
   // Pods can be read (listed and watched): placing at the pods is possible.
@@ -137,6 +140,8 @@ class ObjectCaches {
   void indexTarget(core::TargetKind kind, const std::string& key, const CachedTarget* previous,
                    const CachedTarget* current);
   void countPod(const core::PodView* previous, const core::PodView* current);
+  void indexBound(const std::string& pod, const core::PodView* previous,
+                  const core::PodView* current);
   void indexPending(const std::string& pod, const core::PodView* previous,
                     const core::PodView* current);
   template <typename F>
@@ -161,6 +166,7 @@ class ObjectCaches {
   };
   std::unordered_map<std::string, NodeUse> usedOnNode_;
   KeyIndex pendingOf_;  // target id -> its pods the scheduler cannot place
+  KeyIndex boundOf_;    // target id -> its pods bound to a node
   std::vector<std::function<void(core::TargetKind, const std::string&)>> pendingHandlers_;
   std::vector<std::function<void(const std::string&)>> gatedHandlers_;
   std::vector<std::function<void()>> nodePoolHandlers_;

@@ -230,6 +230,7 @@ void WorkloadReconciler::read(const runtime::ObjectKey& key, Snapshot& snapshot)
     input.target = &*snapshot.target;
     input.targetResourceVersion = caches_.targetResourceVersion(kind, target);
     input.pending = caches_.pendingPodsOf(kind, target);
+    input.ownPods = caches_.boundPodsOf(kind, target);
   } else {
     input.targetUnreadable = caches_.targetsUnreadable(kind);
   }

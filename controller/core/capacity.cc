@@ -165,7 +165,7 @@ std::int32_t usable(const Devices& devices, Tier tier) {
 
 void countNodes(const ClusterState& cluster, const Catalog& catalog, const Policy& policy,
                 Capacity& capacity) {
-  for (const auto& [node, used, usedMilliCpu, usedMemoryBytes] : cluster.nodes) {
+  for (const auto& [name, node, used, usedMilliCpu, usedMemoryBytes] : cluster.nodes) {
     const int index = catalog.indexOf(node->instanceType);
     if (index < 0 || !node->schedulable) {
       continue;
@@ -178,7 +178,7 @@ void countNodes(const ClusterState& cluster, const Catalog& catalog, const Polic
     ++offer.nodes;
     Devices idle = node->allocatable;
     idle -= used;
-    offer.room.push_back({usable(idle, instance.tier), node->milliCpu - usedMilliCpu,
+    offer.room.push_back({name, usable(idle, instance.tier), node->milliCpu - usedMilliCpu,
                           node->memoryBytes - usedMemoryBytes});
     offer.used += usable(used, instance.tier);
     const auto free = usable(idle, instance.tier);
@@ -213,7 +213,7 @@ std::int64_t fitsIn(const NodeRoom& room, const ReplicaRequests& replica) {
 std::map<std::string, std::int64_t> poolUsage(const ClusterState& cluster,
                                               const std::string& pool) {
   std::map<std::string, std::int64_t> usage;
-  for (const auto& [node, used, usedMilliCpu, usedMemoryBytes] : cluster.nodes) {
+  for (const auto& [name, node, used, usedMilliCpu, usedMemoryBytes] : cluster.nodes) {
     if (node->nodePool == pool) {
       usage["cpu"] += node->milliCpu;
       usage["memory"] += node->memoryBytes * 1000;
@@ -284,10 +284,19 @@ CapacitySource resolve(const ClusterState& cluster, CapacitySource requested, st
 
 }  // namespace
 
-int Offer::replicasWithRoom(const ReplicaRequests& replica, int enough) const {
+int Offer::replicasWithRoom(const ReplicaRequests& replica, int enough,
+                            const std::vector<const OwnPod*>& own) const {
   std::int64_t total = 0;
   for (const auto& node : room) {
-    total += std::min<std::int64_t>(fitsIn(node, replica), enough);
+    NodeRoom free = node;
+    for (const OwnPod* pod : own) {
+      if (pod->node == node.node) {
+        free.devices += pod->devices;
+        free.milliCpu += pod->milliCpu;
+        free.memoryBytes += pod->memoryBytes;
+      }
+    }
+    total += std::min<std::int64_t>(fitsIn(free, replica), enough);
     if (total >= enough) {
       return enough;
     }
@@ -330,7 +339,7 @@ namespace {
 std::optional<CapacityTypeLabel> detectCapacityLabel(const ClusterState& cluster) {
   bool karpenter = !cluster.nodes.empty() || !cluster.nodePools.empty();
   bool nodeGroup = !cluster.nodes.empty();
-  for (const auto& [node, used, usedMilliCpu, usedMemoryBytes] : cluster.nodes) {
+  for (const auto& [name, node, used, usedMilliCpu, usedMemoryBytes] : cluster.nodes) {
     karpenter = karpenter && (node->labels & kKarpenterCapacityLabel) != 0;
     nodeGroup = nodeGroup && (node->labels & kNodeGroupCapacityLabel) != 0;
   }
@@ -361,7 +370,7 @@ SchemeChoice detectScheme(const ClusterState& cluster) {
   int autoMode = 0;
   int product = 0;
   int instanceType = 0;
-  for (const auto& [node, used, usedMilliCpu, usedMemoryBytes] : cluster.nodes) {
+  for (const auto& [name, node, used, usedMilliCpu, usedMemoryBytes] : cluster.nodes) {
     if (node->allocatable.gpus == 0 && node->allocatable.neuronDevices == 0) {
       continue;
     }

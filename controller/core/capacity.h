@@ -34,6 +34,7 @@ struct ClusterState {
   std::string nodesProblem;         // why not, when known
   bool nodePoolsInstalled = false;  // Karpenter's NodePool CRD is served
   struct Node {
+    std::string name;
     const NodeView* node = nullptr;
     Devices used;  // by the pods bound to it
     std::int64_t usedMilliCpu = 0;
@@ -46,9 +47,23 @@ struct ClusterState {
 // What one node has free for another pod: devices of the tier's kind, CPU
 // and memory, after the requests of the pods bound to it.
 struct NodeRoom {
+  std::string node;
   std::int32_t devices = 0;
   std::int64_t milliCpu = 0;
   std::int64_t memoryBytes = 0;
+};
+
+// A pod of the workload being decided, bound to a node: what it holds
+// there is room its new pods may take once a rollout replaces it.
+struct OwnPod {
+  std::string node;
+  std::string instanceType;  // of the node
+  CapacityType capacity = CapacityType::OnDemand;
+  std::int32_t devices = 0;  // GPUs or Neuron devices
+  std::int64_t milliCpu = 0;
+  std::int64_t memoryBytes = 0;
+
+  bool operator==(const OwnPod&) const = default;
 };
 
 // What one replica asks of a node.
@@ -75,8 +90,10 @@ struct Offer {
   // The nodes there are, and no NodePool that may launch another: what
   // fits on them is all there is.
   bool nodesOnly() const { return nodePools.empty(); }
-  // Replicas that fit on the nodes there are, counted up to `enough`.
-  int replicasWithRoom(const ReplicaRequests& replica, int enough) const;
+  // Replicas that fit on the nodes there are, counted up to `enough`,
+  // with the room `own` pods (on nodes of this offer) hold given back.
+  int replicasWithRoom(const ReplicaRequests& replica, int enough,
+                       const std::vector<const OwnPod*>& own = {}) const;
 };
 
 // Where candidates come from, resolved, with the offers per instance type

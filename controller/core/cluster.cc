@@ -187,8 +187,13 @@ void readUnschedulable(const json& object, PodView& pod) {
       pod.unschedulableSince = stringMember(condition, "lastTransitionTime");
     }
   }
+}
+
+// The target the pod belongs to: a ReplicaSet's Deployment, a StatefulSet,
+// a Job.
+void readOwner(const json& object, PodView& pod) {
   const auto& owners = memberOf(memberOf(object, "metadata"), "ownerReferences");
-  if (!pod.unschedulable.empty() && owners.is_array()) {
+  if (owners.is_array()) {
     for (const auto& owner : owners) {
       const auto kind = stringMember(owner, "kind");
       const auto name = stringMember(owner, "name");
@@ -226,6 +231,9 @@ PodView podFromJson(const json& object) {
   readRequests(spec, pod);
   const auto phase = stringMember(memberOf(object, "status"), "phase");
   pod.finished = phase == "Succeeded" || phase == "Failed";
+  if (!pod.finished) {
+    readOwner(object, pod);
+  }
   if (pod.node.empty() && !pod.finished) {
     readUnschedulable(object, pod);
     if (auto gated = gatedPodFromJson(object)) {

@@ -96,8 +96,8 @@ struct PodView {
   std::int64_t milliCpu = 0;
   std::int64_t memoryBytes = 0;
   bool finished = false;  // Succeeded or Failed: holds nothing
-  // While unschedulable: the target it belongs to (a ReplicaSet's
-  // Deployment, a StatefulSet, a Job).
+  // Unless finished: the target it belongs to (a ReplicaSet's Deployment,
+  // a StatefulSet, a Job), whose decisions count what it holds as theirs.
   TargetKind ownerKind = TargetKind::Deployment;
   std::string owner;
   std::string unschedulable;  // PodScheduled=False, reason Unschedulable: the message

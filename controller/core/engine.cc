@@ -374,8 +374,27 @@ bool PlacementEngine::roomForAll(const Option& option, const Request& request,
       (option.instance == request.ownInstance && option.capacity == request.ownCapacity)) {
     return true;
   }
+  std::vector<const OwnPod*> own;
+  const int needed = replicasNeeded(option, request, own);
+  return offer->replicasWithRoom(replicaRequests(option, request), needed, own) >= needed;
+}
+
+// Every replica; and where the workload's own pods already sit on nodes of
+// the type (its pods before it was placed, say), a rollout's surge too:
+// new pods start beside the old ones there, up to maxSurge of them.
+int PlacementEngine::replicasNeeded(const Option& option, const Request& request,
+                                    std::vector<const OwnPod*>& ownOnType) const {
+  ownOnType.clear();
+  if (request.ownPods) {
+    const auto& type = catalog_->instances[option.instance].type;
+    for (const auto& pod : *request.ownPods) {
+      if (pod.instanceType == type && pod.capacity == option.capacity) {
+        ownOnType.push_back(&pod);
+      }
+    }
+  }
   const int replicas = std::max(request.replicas, 1);
-  return offer->replicasWithRoom(replicaRequests(option, request), replicas) >= replicas;
+  return replicas + std::min(std::max(request.intent.surge, 0), static_cast<int>(ownOnType.size()));
 }
 
 // The decision's order over options, best first. A latency target comes
@@ -450,12 +469,14 @@ const NodeCostModel& PlacementEngine::costsFor(const ClusterContext* cluster,
 }
 
 Weighing PlacementEngine::weigh(const WorkloadIntent& intent, const NodeCostModel& costs,
-                                const ClusterView* view, const OwnDevices* own) const {
+                                const ClusterContext* cluster) const {
   const auto memory = estimateMemory(intent, policy_.memoryOverheads);
+  const ClusterView* view = cluster ? cluster->view : nullptr;
   Weighing weighing{memory, requestFor(intent, memory, costs, view), {}, nullptr, false, {}};
-  if (own) {
-    weighing.request.ownInstance = own->instance;
-    weighing.request.ownCapacity = own->capacity;
+  if (cluster) {
+    weighing.request.ownInstance = cluster->own.instance;
+    weighing.request.ownCapacity = cluster->own.capacity;
+    weighing.request.ownPods = &cluster->ownPods;
   }
   const Request& request = weighing.request;
   auto& evaluation = weighing.evaluation;

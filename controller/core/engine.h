@@ -33,11 +33,15 @@ class PlacementEngine {
 
   // Priced by `costs`; `view` (may be null) is the cluster's: a type no node
   // carries and no NodePool may launch is no candidate, nor one whose nodes
-  // lack room for every replica when no NodePool may add one (`own`, the
-  // placement in force, excepted: its pods are there). `intent` and `costs`
-  // must outlive the weighing.
-  Weighing weigh(const WorkloadIntent& intent, const NodeCostModel& costs, const ClusterView* view,
-                 const OwnDevices* own = nullptr) const;
+  // lack room for every replica when no NodePool may add one (the
+  // placement in force excepted: its pods are there). `intent`, `costs`
+  // and `cluster` (may be null) must outlive the weighing.
+  Weighing weigh(const WorkloadIntent& intent, const NodeCostModel& costs,
+                 const ClusterContext* cluster) const;
+  // The replicas `option` needs room for on the nodes there are, and the
+  // workload's own pods on them, whose room is given back.
+  int replicasNeeded(const Option& option, const Request& request,
+                     std::vector<const OwnPod*>& ownOnType) const;
   // What one replica of `option` asks of a node.
   ReplicaRequests replicaRequests(const Option& option, const Request& request) const;
   // Whole nodes with the cluster's idle devices when the view has capacity

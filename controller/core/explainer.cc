@@ -345,12 +345,17 @@ std::string Explainer::shortOfRoom(const Option& option, const Request& request)
   const std::string type = catalog_->instances[option.instance].type +
                            (option.capacity == CapacityType::Spot ? " spot" : "");
   if (offer->nodes > 0 && offer->nodesOnly()) {
+    std::vector<const OwnPod*> own;
+    const int needed = engine_.replicasNeeded(option, request, own);
     const int replicas = std::max(request.replicas, 1);
-    const int room = offer->replicasWithRoom(engine_.replicaRequests(option, request), replicas);
+    const int room = offer->replicasWithRoom(engine_.replicaRequests(option, request), needed, own);
     return (offer->nodes == 1 ? "the 1 node of "
                               : "the " + std::to_string(offer->nodes) + " nodes of ") +
            type + " " + (offer->nodes == 1 ? "has" : "have") + " room for " + std::to_string(room) +
-           " of " + std::to_string(replicas) + (replicas == 1 ? " replica" : " replicas") +
+           " of " + std::to_string(needed) + (needed == 1 ? " replica" : " replicas") +
+           (needed > replicas ? " (" + std::to_string(replicas) + " and a rollout's surge of " +
+                                    std::to_string(needed - replicas) + " beside its pods there)"
+                              : "") +
            (offer->poolsAtLimit.empty() ? "" : " and its NodePools are at their limits");
   }
   std::string pools;
@@ -433,7 +438,7 @@ Decision decide(const PlacementEngine& engine, const WorkloadIntent& intent,
                 const ClusterContext& cluster) {
   std::optional<ClusterCost> storage;
   const auto& costs = engine.costsFor(&cluster, storage);
-  return explain(engine, engine.weigh(intent, costs, cluster.view, &cluster.own));
+  return explain(engine, engine.weigh(intent, costs, &cluster));
 }
 
 Assessment assess(const PlacementEngine& engine, const WorkloadIntent& intent,

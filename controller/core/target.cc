@@ -1,6 +1,7 @@
 #include "core/target.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "base/hash.h"
 #include "base/json_access.h"
@@ -97,6 +98,30 @@ void readPodTemplate(const json& templ, TargetState& state) {
       state.containers.push_back(std::move(container));
     }
   }
+}
+
+// spec.strategy's maxSurge as a count of pods: an integer, or a percentage
+// of replicas rounded up (the Deployment controller's rounding for surge).
+std::int32_t surgeOf(const json& strategy, std::int32_t replicas) {
+  if (stringMember(strategy, "type") == "Recreate") {
+    return 0;
+  }
+  const auto& value = memberOf(memberOf(strategy, "rollingUpdate"), "maxSurge");
+  if (value.is_number_integer()) {
+    return static_cast<std::int32_t>(
+        std::clamp<std::int64_t>(value.get<std::int64_t>(), 0, replicas));
+  }
+  std::string text = value.is_string() ? value.get<std::string>() : std::string("25%");
+  std::int64_t percent = 25;
+  if (!text.empty() && text.back() == '%') {
+    text.pop_back();
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), percent);
+    if (error != std::errc() || end != text.data() + text.size() || percent < 0) {
+      percent = 25;
+    }
+  }
+  return static_cast<std::int32_t>(std::min<std::int64_t>(
+      (std::int64_t{replicas} * std::min<std::int64_t>(percent, 100) + 99) / 100, replicas));
 }
 
 void readDeploymentStatus(const json& status, TargetState& state) {
@@ -204,6 +229,7 @@ TargetState targetFromJson(TargetKind kind, const json& object) {
   switch (kind) {
     case TargetKind::Deployment:
       state.replicas = int32Of(memberOf(spec, "replicas"), 1);
+      state.surge = surgeOf(memberOf(spec, "strategy"), state.replicas);
       readDeploymentStatus(status, state);
       break;
     case TargetKind::StatefulSet:

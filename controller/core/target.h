@@ -74,6 +74,11 @@ struct TargetState {
   // Pods running the template at once: spec.replicas, or a Job's
   // parallelism (no more than its completions).
   std::int32_t replicas = 1;
+  // Pods a rollout may run above `replicas`: a Deployment's RollingUpdate
+  // maxSurge, resolved against replicas (rounded up, as the Deployment
+  // controller does; 25% when unset); 0 under Recreate and for the other
+  // kinds, which replace a pod only after it is gone.
+  std::int32_t surge = 0;
   std::map<std::string, std::string> nodeSelector;
   std::vector<Toleration> tolerations;
   std::vector<ContainerResources> containers;

@@ -46,6 +46,8 @@ inline constexpr double kLoadShardGiB = 5e9 / (1024.0 * 1024.0 * 1024.0);
 struct ClusterContext {
   const ClusterView* view = nullptr;
   OwnDevices own;
+  // The workload's pods bound to nodes: the room they hold is its own.
+  std::vector<OwnPod> ownPods;
 };
 
 // Money closer than this is the same price.
@@ -132,6 +134,7 @@ struct Request {
   // check passes it (fallback decides when they cannot be scheduled).
   int ownInstance = -1;
   CapacityType ownCapacity = CapacityType::OnDemand;
+  const std::vector<OwnPod>* ownPods = nullptr;
 };
 
 // One decision, weighed: what the explainer reads.

@@ -34,6 +34,7 @@ struct WorkloadIntent {
   Objective objective = Objective::Balanced;
   Constraints constraints;
   int replicas = 1;
+  int surge = 0;  // pods a rollout may add above replicas (TargetState::surge)
   // What the target's pod template already requests per replica (the
   // team's own cpu and memory, summed over its containers; not what the
   // operator set). A node must hold it next to the devices, or the

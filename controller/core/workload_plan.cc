@@ -28,6 +28,9 @@ ClusterContext clusterContextFor(const WorkloadInput& input, const WorkloadPlan&
     context.own.devices = applied.acceleratorCount;
     context.own.replicas = std::max(0, input.target->replicas - input.pending.count);
   }
+  if (input.cluster) {
+    context.ownPods = input.ownPods;
+  }
   return context;
 }
 
@@ -289,6 +292,7 @@ void notPlaceable(const Decision& decision, const std::vector<UnavailableType>& 
 WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const TargetState* target) {
   WorkloadIntent intent = spec.intent;
   intent.replicas = target ? target->replicas : 1;
+  intent.surge = target ? target->surge : 0;
   if (target) {
     const auto pod = teamPodRequests(*target);
     intent.podCpu = pod.cpu;

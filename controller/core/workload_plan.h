@@ -90,6 +90,9 @@ struct WorkloadInput {
   // No target because targets of its kind cannot be read (RBAC): why.
   std::string targetUnreadable;
   PendingPods pending;  // of the target
+  // The target's pods bound to nodes, with what they hold there: room the
+  // decision gives back to its own replicas (core/capacity.h).
+  std::vector<OwnPod> ownPods;
   PolicyView policy;
   // What the policy sees of the cluster (candidates, idle devices, node
   // labels); null: none, as offline. Computed once per cluster generation

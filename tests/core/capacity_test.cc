@@ -255,7 +255,9 @@ TEST_CASE("what the cluster offers, from where") {
 
   ClusterState cluster;
   cluster.nodesKnown = true;
-  cluster.nodes = {{&busy, Devices{3, 0, 0}}, {&spotG5, Devices{}}, {&teamOnly, Devices{}}};
+  cluster.nodes = {{"busy", &busy, Devices{3, 0, 0}},
+                   {"spot-g5", &spotG5, Devices{}},
+                   {"team-only", &teamOnly, Devices{}}};
 
   SUBCASE("Nodes: the types of the nodes that exist, idle devices counted") {
     const auto capacity = capacityOf(cluster, catalog, policy, CapacitySource::Nodes);
@@ -286,7 +288,7 @@ TEST_CASE("what the cluster offers, from where") {
     CHECK_FALSE(capacity.offered(catalog.indexOf("g5.12xlarge"), CapacityType::OnDemand));
     // A second node of the pool reaches its limit: it launches no more.
     NodeView second = spotG5;
-    cluster.nodes.push_back({&second, Devices{1, 0, 0}});
+    cluster.nodes.push_back({"second", &second, Devices{1, 0, 0}});
     capacity = capacityOf(cluster, catalog, policy, CapacitySource::Auto);
     CHECK(capacity.offer(g5, CapacityType::OnDemand)->nodePools.empty());
     // ...and the explanation can name the pool that would have.
@@ -353,7 +355,7 @@ TEST_CASE("the label scheme is the one the accelerated nodes carry") {
     ClusterState cluster;
     cluster.nodesKnown = true;
     for (const auto* node : c.nodes) {
-      cluster.nodes.push_back({node, Devices{}});
+      cluster.nodes.push_back({"", node, Devices{}});
     }
     cluster.nodePoolsInstalled = c.nodePools;
     if (c.nodePools) {
@@ -374,7 +376,7 @@ TEST_CASE("the capacity-type label is one every node carries, or none") {
     ClusterState cluster;
     cluster.nodesKnown = true;
     for (const auto* node : nodes) {
-      cluster.nodes.push_back({node, Devices{}});
+      cluster.nodes.push_back({"", node, Devices{}});
     }
     return detectLabelScheme(cluster).capacityLabel;
   };

@@ -162,7 +162,7 @@ TEST_CASE("candidates are the types the cluster has or can get") {
     const auto state = c.cluster.state();
     const auto view = clusterViewOf(state, *shippedCatalog(), policy);
     CHECK(view.capacity.source == c.resolved);
-    const auto decision = decide(*engine, c.intent, ClusterContext{&view, {}});
+    const auto decision = decide(*engine, c.intent, ClusterContext{&view, {}, {}});
     if (*c.chosen == '\0') {
       CHECK_FALSE(decision.placement);
       CHECK(decision.placedReason() == std::string("CannotPlace"));
@@ -250,7 +250,7 @@ TEST_CASE("idle devices on existing nodes first; a new node costs the whole node
     CAPTURE(std::string(c.label));
     const auto state = c.cluster.state();
     const auto view = clusterViewOf(state, *shippedCatalog(), engine->policy());
-    const auto decision = decide(*engine, service(), ClusterContext{&view, c.own});
+    const auto decision = decide(*engine, service(), ClusterContext{&view, c.own, {}});
     REQUIRE(decision.placement);
     CAPTURE(decision.placement->costNote);
     CHECK(decision.placement->instanceType == c.chosen);
@@ -266,7 +266,7 @@ TEST_CASE("replicas beyond the idle devices price new nodes") {
   const auto view = clusterViewOf(state, *shippedCatalog(), engine->policy());
   auto intent = service();
   intent.replicas = 3;
-  const auto decision = decide(*engine, intent, ClusterContext{&view, {}});
+  const auto decision = decide(*engine, intent, ClusterContext{&view, {}, {}});
   REQUIRE(decision.placement);
   CAPTURE(decision.placement->costNote);
   // On the g6.12xlarge, one replica takes the idle L4 and the other two a
@@ -346,7 +346,7 @@ TEST_CASE("the node labels are the ones the nodes carry under scheme Auto") {
     const auto engine = shippedEngine(policy);
     auto intent = service();
     intent.constraints.instanceTypes = {"g6.12xlarge"};
-    const auto decision = decide(*engine, intent, ClusterContext{&view, {}});
+    const auto decision = decide(*engine, intent, ClusterContext{&view, {}, {}});
     REQUIRE(decision.placement);
     const auto scheduling =
         renderScheduling(*decision.placement, *shippedCatalog(), policy, view.labels);
@@ -470,6 +470,8 @@ TEST_CASE("where nothing can launch a node, the nodes there must hold every repl
     bool placedThere;                        // the placement in force is m5.xlarge
     const char* chosen;                      // empty: cannot place
     const char* message;                     // cannotPlace names it
+    int ownPods = 0;  // of the workload, 2 CPUs each on the first nodes (in usedMilliCpu)
+    int surge = 0;
   };
   const Case cases[] = {
       {"three idle nodes hold three replicas", 3, {}, false, "m5.xlarge", ""},
@@ -487,13 +489,41 @@ TEST_CASE("where nothing can launch a node, the nodes there must hold every repl
        "the 3 nodes of m5.xlarge have room for 2 of 3 replicas"},
       {"a small pod leaves room for the replica", 3, {0, 1000, 0}, false, "m5.xlarge", ""},
       {"the placement in force stays: its own pods hold the room", 2, {}, true, "m5.xlarge", ""},
+      // Before it is placed, its pods run where the scheduler put them: on
+      // these nodes their room is its own, and a rollout's surge starts
+      // beside them.
+      {"its own pods' room is given back: 3 and a surge of 1 on 4 nodes",
+       4,
+       {2000, 2000, 2000},
+       false,
+       "m5.xlarge",
+       "",
+       3,
+       1},
+      {"3 nodes its pods fill leave no room for the surge",
+       3,
+       {2000, 2000, 2000},
+       false,
+       "",
+       "the 3 nodes of m5.xlarge have room for 3 of 4 replicas (3 and a rollout's surge of 1 "
+       "beside its pods there)",
+       3,
+       1},
+      {"under Recreate there is no surge: its 3 nodes hold it",
+       3,
+       {2000, 2000, 2000},
+       false,
+       "m5.xlarge",
+       "",
+       3,
+       0},
   };
-  const auto intent = IntentBuilder(WorkloadKind::Inference, "350M")
-                          .precision(Precision::FP32)
-                          .tiers({Tier::CPU})
-                          .only({"m5.xlarge"})
-                          .podRequests(2, 4)
-                          .replicas(3);
+  const WorkloadIntent intent = IntentBuilder(WorkloadKind::Inference, "350M")
+                                    .precision(Precision::FP32)
+                                    .tiers({Tier::CPU})
+                                    .only({"m5.xlarge"})
+                                    .podRequests(2, 4)
+                                    .replicas(3);
   for (const auto& c : cases) {
     CAPTURE(std::string(c.label));
     Policy policy;
@@ -503,14 +533,24 @@ TEST_CASE("where nothing can launch a node, the nodes there must hold every repl
     ClusterState state;
     state.nodesKnown = true;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-      state.nodes.push_back({&nodes[i], {}, i < c.usedMilliCpu.size() ? c.usedMilliCpu[i] : 0, 0});
+      state.nodes.push_back({"m5-" + std::to_string(i),
+                             &nodes[i],
+                             {},
+                             i < c.usedMilliCpu.size() ? c.usedMilliCpu[i] : 0,
+                             0});
     }
     const auto view = clusterViewOf(state, *shippedCatalog(), policy);
-    OwnDevices own;
+    ClusterContext context{&view, {}, {}};
     if (c.placedThere) {
-      own = {shippedCatalog()->indexOf("m5.xlarge"), CapacityType::OnDemand, 2, 0};
+      context.own = {shippedCatalog()->indexOf("m5.xlarge"), CapacityType::OnDemand, 2, 0};
     }
-    const auto decision = decide(*engine, intent, ClusterContext{&view, own});
+    for (int i = 0; i < c.ownPods; ++i) {
+      context.ownPods.push_back(
+          {"m5-" + std::to_string(i), "m5.xlarge", CapacityType::OnDemand, 0, 2000, 4LL << 30});
+    }
+    auto asked = intent;
+    asked.surge = c.surge;
+    const auto decision = decide(*engine, asked, context);
     if (*c.chosen == '\0') {
       CHECK_FALSE(decision.placement);
       CHECK_MESSAGE(decision.cannotPlace.find(c.message) != std::string::npos,

@@ -47,6 +47,37 @@ TEST_CASE("reading a Deployment object") {
   CHECK(empty.containers.empty());
 }
 
+TEST_CASE("a Deployment's surge: maxSurge as pods, rounded up; none under Recreate") {
+  struct Case {
+    const char* strategy;  // spec.strategy as JSON; empty: absent
+    int replicas;
+    int surge;
+  };
+  const Case cases[] = {
+      {"", 3, 1},                                           // 25% of 3, up
+      {"", 8, 2},                                           // 25% of 8
+      {R"({"type": "Recreate"})", 3, 0},                    //
+      {R"({"rollingUpdate": {"maxSurge": 2}})", 3, 2},      //
+      {R"({"rollingUpdate": {"maxSurge": "50%"}})", 3, 2},  // 1.5, up
+      {R"({"rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}})", 3, 0},
+      {R"({"rollingUpdate": {"maxSurge": "300%"}})", 2, 2},  // never over replicas
+      {R"({"rollingUpdate": {"maxSurge": "x%"}})", 4, 1},    // garbage: the default
+      {R"({"rollingUpdate": {"maxSurge": 1}})", 0, 0},       // scaled to zero
+  };
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.strategy));
+    CAPTURE(c.replicas);
+    json object = {{"spec", {{"replicas", c.replicas}}}};
+    if (*c.strategy != '\0') {
+      object["spec"]["strategy"] = json::parse(c.strategy);
+    }
+    CHECK(targetFromJson(TargetKind::Deployment, object).surge == c.surge);
+  }
+  CHECK(
+      targetFromJson(TargetKind::StatefulSet, json::parse(R"({"spec": {"replicas": 3}})")).surge ==
+      0);
+}
+
 TEST_CASE("the team's own pod requests: requests, else limits, summed, ours left out") {
   TargetState state;
   state.containers = {{"vllm", {{"memory", "32Gi"}}, {{"cpu", "4"}, {"memory", "32Gi"}}},

@@ -992,9 +992,26 @@ spec:
                            << " Running " << fixed(secondsSince(raised)) << " s later");
 }
 
-TEST_CASE("a pool with too few devices leaves pods Pending, and the GpuWorkload says why") {
+// The target's pods Running on nodes of `type`.
+int runningOn(const std::string& ns, const std::string& name, const std::string& type) {
+  int count = 0;
+  for (const auto& pod : podsOf(ns, name)) {
+    const std::string node = base::stringMember(base::memberOf(pod, "spec"), "nodeName");
+    count += !node.empty() && running(pod) &&
+             label(nodeNamed(node), "node.kubernetes.io/instance-type") == type;
+  }
+  return count;
+}
+
+std::string instanceTypeOf(const json& workload) {
+  return base::stringMember(base::memberOf(base::memberOf(workload, "status"), "placement"),
+                            "instanceType");
+}
+
+TEST_CASE("a pool with too few devices: not placed there, and Pending pods explained after") {
   fixture();
-  // Three replicas of one GPU each, on the one node of its type.
+  // Three replicas of one GPU each, and the one node of the type allowed:
+  // not placed, and the status says how much room there is.
   const std::string ns = "starved", name = "three-on-one";
   cluster().apply(serverDeployment("starved", "three-on-one", 3) + "---\n" +
                   R"(apiVersion: gpuplacement.io/v1alpha1
@@ -1007,8 +1024,33 @@ spec:
   objective: CostOptimized
   constraints: {tiers: [NVIDIA], instanceTypes: [g6.xlarge]}
 )");
-  const auto created = Clock::now();
   json workload;
+  const bool refused = cluster().waitFor(
+      [&] {
+        workload = cluster().mustGet(workloadPath(ns, name));
+        return conditionIs(workload, "Ready", "False", "CannotPlace");
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(200));
+  REQUIRE_MESSAGE(refused, conditionText(workload, "Ready") << describePods(ns, name));
+  const std::string refusal = base::stringMember(*condition(workload, "Ready"), "message");
+  CHECK_MESSAGE(
+      refusal.find("the 1 node of g6.xlarge has room for 1 of 3 replicas") != std::string::npos,
+      refusal);
+
+  // One replica fits and is placed; scaled to three, it stays (its own
+  // pod holds the room it needs) and the two pods the node cannot take
+  // wait: the status says why, in the scheduler's words.
+  const auto deployment = deploymentPath(ns, name);
+  REQUIRE(cluster().patch(deployment, {{"spec", {{"replicas", 1}}}}).ok());
+  const bool placed = cluster().waitFor(
+      [&] {
+        workload = cluster().mustGet(workloadPath(ns, name));
+        return instanceTypeOf(workload) == "g6.xlarge" && runningOn(ns, name, "g6.xlarge") == 1;
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(200));
+  REQUIRE_MESSAGE(placed, conditionText(workload, "Ready") << describePods(ns, name));
+  const auto scaled = Clock::now();
+  REQUIRE(cluster().patch(deployment, {{"spec", {{"replicas", 3}}}}).ok());
   const bool said = cluster().waitFor(
       [&] {
         workload = cluster().mustGet(workloadPath(ns, name));
@@ -1019,21 +1061,19 @@ spec:
   const std::string message = base::stringMember(*condition(workload, "Ready"), "message");
   CHECK_MESSAGE(message.find("Insufficient nvidia.com/gpu") != std::string::npos, message);
   CHECK(message.find("g6.xlarge") != std::string::npos);
+  CHECK(instanceTypeOf(workload) == "g6.xlarge");
 
-  int pending = 0, runningOnType = 0;
+  int pending = 0;
   for (const auto& pod : podsOf(ns, name)) {
     const std::string node = base::stringMember(base::memberOf(pod, "spec"), "nodeName");
-    if (node.empty()) {
-      pending += base::stringMember(base::memberOf(pod, "status"), "phase") == "Pending";
-    } else if (running(pod) &&
-               label(nodeNamed(node), "node.kubernetes.io/instance-type") == "g6.xlarge") {
-      ++runningOnType;
-    }
+    pending +=
+        node.empty() && base::stringMember(base::memberOf(pod, "status"), "phase") == "Pending";
   }
   CHECK_MESSAGE(pending >= 1, describePods(ns, name));
-  CHECK_MESSAGE(runningOnType >= 1, describePods(ns, name));
-  MESSAGE(ns << "/" << name << ": Ready=False Unschedulable after " << fixed(secondsSince(created))
-             << " s: " << message);
+  CHECK_MESSAGE(runningOn(ns, name, "g6.xlarge") == 1, describePods(ns, name));
+  MESSAGE(ns << "/" << name << ": CannotPlace at 3 replicas (" << refusal
+             << "); at 1 placed; scaled to 3, Ready=False Unschedulable after "
+             << fixed(secondsSince(scaled)) << " s: " << message);
 }
 
 }  // namespace gpuplacement
@@ -1234,17 +1274,37 @@ TEST_CASE("capacity: two small services share a partly used node; the status say
   MESSAGE(report);
 }
 
-TEST_CASE("capacity: a full pool falls back to the next type, and it comes back after retryAfter") {
+TEST_CASE("capacity: a full type is passed over; a placed one falls back, and comes back") {
   capacityFixture();
-  applyTeamGpuPod("blocker", "g6.xlarge", 1);
-  REQUIRE_MESSAGE(
-      cluster().waitFor([] { return teamPodRuns("blocker"); }, std::chrono::seconds(60)),
-      describePods(kTeam, "blocker"));
   const auto created = Clock::now();
   applyService("fallback", "g6.xlarge, g5.xlarge");
+  // Placed on g6.xlarge, the cheapest, while its one node has room.
+  REQUIRE_MESSAGE(cluster().waitFor([] { return runsOn(kServices, "fallback", "g6.xlarge"); },
+                                    std::chrono::seconds(60), std::chrono::milliseconds(200)),
+                  describePods(kServices, "fallback"));
+  // Its node full, a service that allows only g6.xlarge is not placed
+  // there: the status says how much room there is.
   applyService("nowhere", "g6.xlarge");
+  json nowhere;
+  const bool refused = cluster().waitFor(
+      [&] {
+        nowhere = cluster().mustGet(workloadPath(kServices, "nowhere"));
+        return conditionIs(nowhere, "Ready", "False", "CannotPlace");
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(200));
+  CHECK_MESSAGE(refused, conditionText(nowhere, "Ready"));
+  CHECK_MESSAGE(
+      base::stringMember(*condition(nowhere, "Ready"), "message")
+              .find("the 1 node of g6.xlarge has room for 0 of 1 replica") != std::string::npos,
+      conditionText(nowhere, "Ready"));
+  CHECK(cluster().remove(workloadPath(kServices, "nowhere")).ok());
+  CHECK(cluster().remove(deploymentPath(kServices, "nowhere")).ok());
 
-  // Placed on g6.xlarge, the cheapest; its pod waits: the node is full.
+  // Scaled to two, it stays (its pod holds the room it needs) and the new
+  // pod waits; after fallbackAfter (10 s) g6.xlarge is left, and both
+  // replicas run on g5.xlarge, whose two nodes hold them.
+  const auto deployment = deploymentPath(kServices, "fallback");
+  REQUIRE(cluster().patch(deployment, {{"spec", {{"replicas", 2}}}}).ok());
   double pendingAt = -1;
   REQUIRE_MESSAGE(cluster().waitFor(
                       [&] {
@@ -1255,8 +1315,6 @@ TEST_CASE("capacity: a full pool falls back to the next type, and it comes back 
                       },
                       std::chrono::seconds(60), std::chrono::milliseconds(200)),
                   describePods(kServices, "fallback"));
-
-  // After fallbackAfter (10 s): g6.xlarge left, the pods run on g5.xlarge.
   const bool fellBack = cluster().waitFor([] { return runsOn(kServices, "fallback", "g5.xlarge"); },
                                           std::chrono::seconds(90), std::chrono::milliseconds(200));
   const double elsewhereAt = secondsSince(created);
@@ -1275,24 +1333,10 @@ TEST_CASE("capacity: a full pool falls back to the next type, and it comes back 
   });
   CHECK_MESSAGE(why.find("Insufficient nvidia.com/gpu") != std::string::npos, why);
 
-  // Nothing left for the one that allows only g6.xlarge: NoCapacity.
-  json nowhere;
-  const bool noCapacity = cluster().waitFor(
-      [&] {
-        nowhere = cluster().mustGet(workloadPath(kServices, "nowhere"));
-        return conditionIs(nowhere, "Ready", "False", "NoCapacity");
-      },
-      std::chrono::seconds(60), std::chrono::milliseconds(200));
-  CHECK_MESSAGE(noCapacity, conditionText(nowhere, "Ready"));
-  CHECK(base::stringMember(*condition(nowhere, "Ready"), "message").find("tried g6.xlarge") !=
-        std::string::npos);
-  CHECK(cluster().remove(workloadPath(kServices, "nowhere")).ok());
-  CHECK(cluster().remove(deploymentPath(kServices, "nowhere")).ok());
-
-  // The team's pod leaves; once retryAfter (20 s) has passed, g6.xlarge is
-  // a candidate again and 20% cheaper for the cluster: it moves back.
-  const double freedAt = secondsSince(created);
-  CHECK(cluster().remove(deploymentPath(kTeam, "blocker")).ok());
+  // Back to one replica: once retryAfter (20 s) has passed, g6.xlarge has
+  // room for it again and is 20% cheaper for the cluster: it moves back.
+  const double shrunkAt = secondsSince(created);
+  REQUIRE(cluster().patch(deployment, {{"spec", {{"replicas", 1}}}}).ok());
   const bool back = cluster().waitFor([] { return runsOn(kServices, "fallback", "g6.xlarge"); },
                                       std::chrono::seconds(120), std::chrono::milliseconds(200));
   const double backAt = secondsSince(created);
@@ -1303,9 +1347,9 @@ TEST_CASE("capacity: a full pool falls back to the next type, and it comes back 
   CHECK(base::stringMember(last, "from") == "g5.xlarge");
   CHECK(base::stringMember(last, "to") == "g6.xlarge");
   MESSAGE("fallback timeline (fallbackAfter 10 s, retryAfter 20 s), seconds from creation: "
-          << "Pending on g6.xlarge " << fixed(pendingAt) << ", Running on g5.xlarge "
+          << "a pod Pending on g6.xlarge " << fixed(pendingAt) << ", Running on g5.xlarge "
           << fixed(elsewhereAt) << " (" << fixed(elsewhereAt - pendingAt)
-          << " s after Pending), g6.xlarge freed " << fixed(freedAt)
+          << " s after Pending), scaled back to 1 at " << fixed(shrunkAt)
           << ", Running on g6.xlarge again " << fixed(backAt) << "; FellBack: " << why);
 }
 

@@ -2,6 +2,7 @@
 
 // A small cluster for tests of decisions that see it: g6.12xlarge nodes
 // (4x L4) made by Karpenter or a managed node group, a NodePool of g6.
+#include <string>
 #include <vector>
 
 #include "core/capacity.h"
@@ -58,7 +59,7 @@ struct Cluster {
     state.nodesProblem = known ? "" : "cannot list nodes (HTTP 403)";
     state.nodePoolsInstalled = !pools.empty();
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-      core::ClusterState::Node node{&nodes[i], {}};
+      core::ClusterState::Node node{"node-" + std::to_string(i), &nodes[i], {}};
       node.used.gpus = i < used.size() ? used[i] : 0;
       state.nodes.push_back(node);
     }
