@@ -273,8 +273,14 @@ std::string Explainer::unofferedConstraint(const Request& request,
   text += " (" + request.capacity->why + ")";
   if (!otherCapacity.empty()) {
     const bool spot = request.intent.constraints.capacityType == CapacityType::Spot;
-    text += "; " + otherCapacity + (spot ? " is there on-demand" : " is there as spot") +
-            ", which constraints.capacityType " + (spot ? "Spot" : "OnDemand") + " rules out";
+    const bool several = otherCapacity.find(", ") != std::string::npos;
+    if (several) {
+      const auto last = otherCapacity.rfind(", ");
+      otherCapacity.replace(last, 2, " and ");
+    }
+    text += "; " + otherCapacity + (several ? " are" : " is") +
+            (spot ? " there on-demand" : " there as spot") + ", which constraints.capacityType " +
+            (spot ? "Spot" : "OnDemand") + " rules out";
   }
   return text;
 }

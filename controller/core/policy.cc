@@ -296,15 +296,20 @@ Status parseCapacity(const ObjectReader& spec, Policy& policy) {
   if (auto ok = capacity.requireObject(true); !ok) {
     return ok.error();
   }
-  if (auto ok = capacity.onlyKeys({"source", "fallbackAfter", "retryAfter", "spotForServing"});
+  if (auto ok = capacity.onlyKeys(
+          {"source", "fallbackAfter", "retryAfter", "spotForServing", "fallbackAcrossTiers"});
       !ok) {
     return ok.error();
   }
-  auto spot = capacity.optionalBool("spotForServing");
-  if (!spot) {
-    return spot.error();
+  for (auto [key, target] :
+       {std::pair{"spotForServing", &policy.capacity.spotForServing},
+        std::pair{"fallbackAcrossTiers", &policy.capacity.fallbackAcrossTiers}}) {
+    auto value = capacity.optionalBool(key);
+    if (!value) {
+      return value.error();
+    }
+    *target = value->value_or(*target);
   }
-  policy.capacity.spotForServing = spot->value_or(policy.capacity.spotForServing);
   auto source = capacity.optionalEnum<CapacitySource>("source");
   if (!source) {
     return source.error();

@@ -116,6 +116,10 @@ struct CapacitySettings {
   // Online serving (kind Inference) asking for Any capacity may run on spot:
   // off by default, since an interruption drops requests (seed 004).
   bool spotForServing = false;
+  // Whether fallback may leave the tier of the type it left (a CPU model
+  // onto a GPU at several times the cost, say). Off by default: the
+  // fallback stays within that tier, or the workload reads NoCapacity.
+  bool fallbackAcrossTiers = false;
 };
 
 // Everything a PlacementPolicy can set; the defaults are the built-in policy.

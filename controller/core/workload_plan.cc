@@ -236,10 +236,49 @@ std::function<bool(const std::string&, CapacityType)> roomSeenIn(const ClusterVi
   };
 }
 
+// A fallback stays within the tiers of the types it left unless the policy
+// allows crossing: a CPU model is not moved onto a GPU at several times
+// the cost for lack of CPU room. Returns the tiers kept ("CPU"), or empty
+// when nothing was left.
+std::string keepFallbackTiers(const std::vector<UnavailableType>& unavailable,
+                              const Catalog& catalog, WorkloadIntent& intent) {
+  std::vector<Tier> left;
+  for (const auto& entry : unavailable) {
+    const int index = catalog.indexOf(entry.instanceType);
+    if (index < 0) {
+      continue;
+    }
+    const Tier tier = catalog.instances[static_cast<std::size_t>(index)].tier;
+    if (std::find(left.begin(), left.end(), tier) == left.end()) {
+      left.push_back(tier);
+    }
+  }
+  if (left.empty()) {
+    return "";
+  }
+  auto& tiers = intent.constraints.tiers;
+  if (!tiers.empty()) {
+    left.erase(std::remove_if(left.begin(), left.end(),
+                              [&](Tier tier) {
+                                return std::find(tiers.begin(), tiers.end(), tier) == tiers.end();
+                              }),
+               left.end());
+  }
+  std::sort(left.begin(), left.end());
+  tiers = left;
+  std::string names;
+  for (const Tier tier : left) {
+    names += (names.empty() ? "" : ", ") + std::string(base::nameOf(tier));
+  }
+  return names;
+}
+
 // Types whose pods stayed unschedulable too long are left for a while:
 // excluded from the decision, recorded in status, reported once.
-void planFallback(const WorkloadInput& input, const WorkloadObject& workload,
-                  const PlacementEngine& engine, WorkloadPlan& plan, WorkloadIntent& intent) {
+// Returns the tiers the fallback is kept to (keepFallbackTiers).
+std::string planFallback(const WorkloadInput& input, const WorkloadObject& workload,
+                         const PlacementEngine& engine, WorkloadPlan& plan,
+                         WorkloadIntent& intent) {
   FallbackInput fallback;
   if (plan.view.applied && input.target) {
     const auto& applied = *plan.view.applied;
@@ -260,6 +299,10 @@ void planFallback(const WorkloadInput& input, const WorkloadObject& workload,
   for (const auto& entry : step.unavailable) {
     intent.constraints.excludedInstanceTypes.push_back(entry.instanceType);
   }
+  std::string keptTo;
+  if (!engine.policy().capacity.fallbackAcrossTiers) {
+    keptTo = keepFallbackTiers(step.unavailable, engine.catalog(), intent);
+  }
   if (step.left) {
     plan.events.push_back(
         {"Warning", "FellBack",
@@ -273,17 +316,22 @@ void planFallback(const WorkloadInput& input, const WorkloadObject& workload,
     wakeAfter(plan.next, *step.recheckAfter);
   }
   plan.view.unavailable = std::move(step.unavailable);
+  return keptTo;
 }
 
 // Nothing to place on: NoCapacity when types were left for lack of it.
 void notPlaceable(const Decision& decision, const std::vector<UnavailableType>& unavailable,
-                  StatusDraft& draft) {
+                  const std::string& fallbackTiers, StatusDraft& draft) {
   if (unavailable.empty()) {
     draft.notPlaced("CannotPlace", decision.cannotPlace, "cannot place: " + decision.cannotPlace);
     return;
   }
   const std::string message =
-      "no capacity: tried " + describeTried(unavailable) + "; " + decision.cannotPlace;
+      "no capacity: tried " + describeTried(unavailable) + "; " +
+      (fallbackTiers.empty() ? ""
+                             : "the fallback stays on " + fallbackTiers +
+                                   " (the policy's capacity.fallbackAcrossTiers is false): ") +
+      decision.cannotPlace;
   draft.notPlaced("NoCapacity", message, message);
 }
 
@@ -438,8 +486,9 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
   // type is left for another while its pods wait.
   const bool jobPinned = input.target && input.target->kind == TargetKind::Job &&
                          jobStep(*input.target, plan.view.applied.has_value()) != JobStep::Place;
+  std::string fallbackTiers;
   if (!jobPinned) {
-    planFallback(input, workload, engine, plan, intent);
+    fallbackTiers = planFallback(input, workload, engine, plan, intent);
   }
   const ClusterContext cluster = clusterContextFor(input, plan, engine);
   // The engine is entered twice: the decision, and what the placement in
@@ -451,7 +500,7 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
     current = assessApplied(engine, intent, *plan.view.applied, cluster);
   }
   if (!decision.placement) {
-    notPlaceable(decision, plan.view.unavailable, draft);
+    notPlaceable(decision, plan.view.unavailable, fallbackTiers, draft);
     if (jobPinned && plan.view.applied) {
       holdJob(input, intent, engine, current, draft, plan);  // it runs on, and ends, all the same
       return;

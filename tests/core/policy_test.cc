@@ -32,7 +32,8 @@ json fullPolicy() {
                                           "effect": "NoSchedule"}]},
               "Inferentia": {"resourceName": "aws.amazon.com/neuroncore"}},
     "replacement": {"minSavingsPercent": 15, "cooldown": "30m", "maxConcurrentRollouts": 3},
-    "capacity": {"source": "NodePools", "fallbackAfter": "2m", "retryAfter": "1h"}})");
+    "capacity": {"source": "NodePools", "fallbackAfter": "2m", "retryAfter": "1h",
+                 "fallbackAcrossTiers": true}})");
 }
 
 }  // namespace
@@ -67,6 +68,7 @@ TEST_CASE("a PlacementPolicy spec sets every knob") {
   CHECK(policy->capacity.source == CapacitySource::NodePools);
   CHECK(policy->capacity.fallbackAfter == std::chrono::minutes(2));
   CHECK(policy->capacity.retryAfter == std::chrono::hours(1));
+  CHECK(policy->capacity.fallbackAcrossTiers);
 
   // The knobs reach the engine: JAX may now use Neuron, 150 ms is real-time.
   auto engine = testing::shippedEngine(*policy);
@@ -90,6 +92,7 @@ TEST_CASE("an empty spec is the default policy") {
   CHECK(policy->capacity.source == CapacitySource::Auto);
   CHECK(policy->capacity.fallbackAfter == std::chrono::minutes(5));
   CHECK(policy->capacity.retryAfter == std::chrono::minutes(30));
+  CHECK_FALSE(policy->capacity.fallbackAcrossTiers);
   // What the cluster pays, with headroom, unless a policy says otherwise.
   CHECK(policy->costModel == CostModel::WholeInstance);
   CHECK(policy->memoryFillLimit == doctest::Approx(0.9));
@@ -142,6 +145,9 @@ TEST_CASE("an invalid policy names the field") {
        "spec.capacity.fallbackAfter", "not a duration"},
       {"zero retry", [](json& p) { p["capacity"]["retryAfter"] = "0s"; },
        "spec.capacity.retryAfter", "at least 1s"},
+      {"crossing tiers not a boolean",
+       [](json& p) { p["capacity"]["fallbackAcrossTiers"] = "yes"; },
+       "spec.capacity.fallbackAcrossTiers", "must be true or false"},
       {"unknown capacity field", [](json& p) { p["capacity"]["zones"] = {"a"}; },
        "spec.capacity.zones", "unknown field"},
       {"toleration operator",

@@ -794,3 +794,53 @@ TEST_CASE("a StatefulSet with updateStrategy OnDelete: its slot is free, Ready s
 }
 
 }  // namespace gpuplacement::core
+
+namespace gpuplacement::core {
+
+// The sample embedder: a 350M model the rules place on CPU. Its CPU type
+// left for lack of room, the fallback stays on CPU unless the policy lets
+// it cross to a GPU at several times the cost.
+TEST_CASE("fallback stays in the tier it left unless capacity.fallbackAcrossTiers") {
+  struct Case {
+    const char* label;
+    bool acrossTiers;
+    const char* ready;   // the Ready condition's reason
+    const char* placed;  // the type placed now; empty: none
+  };
+  const Case cases[] = {
+      {"off (the default): NoCapacity, naming the setting", false, "NoCapacity", ""},
+      {"on: the GPU the constraints allow", true, "Unschedulable", "g4dn.xlarge"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.label));
+    World world;
+    world.finalizers = {};
+    world.useFinalizer = false;
+    world.policy.capacity.fallbackAcrossTiers = c.acrossTiers;
+    world.spec["model"] = {{"parameters", "350M"}, {"precision", "fp32"}};
+    world.spec.erase("constraints");
+    const auto best = world.best();
+    REQUIRE(best.tier == Tier::CPU);
+    world.spec["constraints"] = {{"instanceTypes", {best.instanceType, "g4dn.xlarge"}}};
+    world.placedAndRolledOut();
+    world.target->availableReplicas = 0;
+    world.pending = {1, "0/4 nodes are available: 4 Insufficient cpu", kNow - 10min};
+    const auto result = reconcile(world);
+    CHECK(conditionsOf(result.record).at("Ready") == "False/" + std::string(c.ready));
+    REQUIRE(result.record.status.has_value());
+    const auto& status = *result.record.status;
+    CHECK(status["unavailable"][0]["instanceType"] == best.instanceType);
+    if (*c.placed == '\0') {
+      CHECK_FALSE(result.plan.write.has_value());
+      const std::string message = conditionMessage(result.record, "Ready");
+      CHECK_MESSAGE(message.find("the fallback stays on CPU (the policy's "
+                                 "capacity.fallbackAcrossTiers is false)") != std::string::npos,
+                    message);
+      continue;
+    }
+    REQUIRE(result.record.placedNow.has_value());
+    CHECK(result.record.placedNow->instanceType == c.placed);
+  }
+}
+
+}  // namespace gpuplacement::core
