@@ -333,7 +333,7 @@ std::vector<const Option*> Explainer::bestUnoffered(const Evaluation& evaluation
   return chosen;
 }
 
-// "the 2 nodes of m5.xlarge have room for 2 of the 3 replicas", "no node
+// "the 2 nodes of m5.xlarge have room for 2 of 3 replicas", "no node
 // of g6.xlarge, and NodePool gpu, which would launch one, is at its
 // limits"; empty when no node or NodePool offers it.
 std::string Explainer::shortOfRoom(const Option& option, const Request& request) const {
