@@ -213,7 +213,8 @@ std::int64_t fitsIn(const NodeRoom& room, const ReplicaRequests& replica) {
 std::map<std::string, std::int64_t> poolUsage(const ClusterState& cluster,
                                               const std::string& pool) {
   std::map<std::string, std::int64_t> usage;
-  for (const auto& [name, node, used, usedMilliCpu, usedMemoryBytes] : cluster.nodes) {
+  for (const auto& entry : cluster.nodes) {
+    const NodeView* node = entry.node;
     if (node->nodePool == pool) {
       usage["cpu"] += node->milliCpu;
       usage["memory"] += node->memoryBytes * 1000;
@@ -339,7 +340,8 @@ namespace {
 std::optional<CapacityTypeLabel> detectCapacityLabel(const ClusterState& cluster) {
   bool karpenter = !cluster.nodes.empty() || !cluster.nodePools.empty();
   bool nodeGroup = !cluster.nodes.empty();
-  for (const auto& [name, node, used, usedMilliCpu, usedMemoryBytes] : cluster.nodes) {
+  for (const auto& entry : cluster.nodes) {
+    const NodeView* node = entry.node;
     karpenter = karpenter && (node->labels & kKarpenterCapacityLabel) != 0;
     nodeGroup = nodeGroup && (node->labels & kNodeGroupCapacityLabel) != 0;
   }
@@ -370,7 +372,8 @@ SchemeChoice detectScheme(const ClusterState& cluster) {
   int autoMode = 0;
   int product = 0;
   int instanceType = 0;
-  for (const auto& [name, node, used, usedMilliCpu, usedMemoryBytes] : cluster.nodes) {
+  for (const auto& entry : cluster.nodes) {
+    const NodeView* node = entry.node;
     if (node->allocatable.gpus == 0 && node->allocatable.neuronDevices == 0) {
       continue;
     }

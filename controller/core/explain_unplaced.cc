@@ -251,7 +251,7 @@ std::string Explainer::unofferedConstraint(const Request& request,
     if (names.size() == 3) {
       continue;
     }
-    names.push_back(type + (option->capacity == CapacityType::Spot ? " spot" : ""));
+    names.push_back(typeLabel(*option));
     const auto other =
         option->capacity == CapacityType::Spot ? CapacityType::OnDemand : CapacityType::Spot;
     const bool oneCapacityType = request.intent.constraints.capacityType != CapacityType::Any;

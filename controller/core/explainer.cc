@@ -342,8 +342,7 @@ std::string Explainer::shortOfRoom(const Option& option, const Request& request)
   if (!offer) {
     return "";
   }
-  const std::string type = catalog_->instances[option.instance].type +
-                           (option.capacity == CapacityType::Spot ? " spot" : "");
+  const std::string type = typeLabel(option);
   if (offer->nodes > 0 && offer->nodesOnly()) {
     std::vector<const OwnPod*> own;
     const int needed = engine_.replicasNeeded(option, request, own);
@@ -367,15 +366,18 @@ std::string Explainer::shortOfRoom(const Option& option, const Request& request)
                              ", which would launch one, is at its limits";
 }
 
+std::string Explainer::typeLabel(const Option& option) const {
+  return catalog_->instances[option.instance].type +
+         (option.capacity == CapacityType::Spot ? " spot" : "");
+}
+
 // Better options the cluster cannot run: "no node or NodePool offers g5.xlarge".
 void Explainer::listUnoffered(const Option* best, const Request& request,
                               const Evaluation& evaluation, Decision& decision) const {
   for (const Option* option : bestUnoffered(evaluation, best, 2)) {
-    const std::string type = catalog_->instances[option->instance].type +
-                             (option->capacity == CapacityType::Spot ? " spot" : "");
     const auto why = shortOfRoom(*option, request);
-    decision.alternatives.push_back(
-        alternativeOf(*option, why.empty() ? "no node or NodePool offers " + type : why));
+    decision.alternatives.push_back(alternativeOf(
+        *option, why.empty() ? "no node or NodePool offers " + typeLabel(*option) : why));
   }
 }
 

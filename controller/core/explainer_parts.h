@@ -97,6 +97,8 @@ class Explainer {
   // Why an unoffered option cannot be had: its nodes are full, its
   // NodePools at their limits; empty when nothing offers it at all.
   std::string shortOfRoom(const Option& option, const Request& request) const;
+  // "g6.xlarge", or "g6.xlarge spot": an option as the cluster messages name it.
+  std::string typeLabel(const Option& option) const;
   std::string bindingConstraint(const Request& request, const Evaluation& overall,
                                 const std::string& rulesText) const;
   std::string outsideIntent(const WorkloadIntent& intent, const InstanceType& instance,

@@ -1003,9 +1003,21 @@ int runningOn(const std::string& ns, const std::string& name, const std::string&
   return count;
 }
 
-std::string instanceTypeOf(const json& workload) {
+std::string placedType(const json& workload) {
   return base::stringMember(base::memberOf(base::memberOf(workload, "status"), "placement"),
                             "instanceType");
+}
+
+// Polls the GpuWorkload until Ready is False for `reason`; `workload`
+// holds what was read last, for the failure message.
+bool waitNotReady(const std::string& ns, const std::string& name, const std::string& reason,
+                  json& workload) {
+  return cluster().waitFor(
+      [&] {
+        workload = cluster().mustGet(workloadPath(ns, name));
+        return conditionIs(workload, "Ready", "False", reason);
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(200));
 }
 
 TEST_CASE("a pool with too few devices: not placed there, and Pending pods explained after") {
@@ -1025,12 +1037,7 @@ spec:
   constraints: {tiers: [NVIDIA], instanceTypes: [g6.xlarge]}
 )");
   json workload;
-  const bool refused = cluster().waitFor(
-      [&] {
-        workload = cluster().mustGet(workloadPath(ns, name));
-        return conditionIs(workload, "Ready", "False", "CannotPlace");
-      },
-      std::chrono::seconds(60), std::chrono::milliseconds(200));
+  const bool refused = waitNotReady(ns, name, "CannotPlace", workload);
   REQUIRE_MESSAGE(refused, conditionText(workload, "Ready") << describePods(ns, name));
   const std::string refusal = base::stringMember(*condition(workload, "Ready"), "message");
   CHECK_MESSAGE(
@@ -1045,23 +1052,18 @@ spec:
   const bool placed = cluster().waitFor(
       [&] {
         workload = cluster().mustGet(workloadPath(ns, name));
-        return instanceTypeOf(workload) == "g6.xlarge" && runningOn(ns, name, "g6.xlarge") == 1;
+        return placedType(workload) == "g6.xlarge" && runningOn(ns, name, "g6.xlarge") == 1;
       },
       std::chrono::seconds(60), std::chrono::milliseconds(200));
   REQUIRE_MESSAGE(placed, conditionText(workload, "Ready") << describePods(ns, name));
   const auto scaled = Clock::now();
   REQUIRE(cluster().patch(deployment, {{"spec", {{"replicas", 3}}}}).ok());
-  const bool said = cluster().waitFor(
-      [&] {
-        workload = cluster().mustGet(workloadPath(ns, name));
-        return conditionIs(workload, "Ready", "False", "Unschedulable");
-      },
-      std::chrono::seconds(60), std::chrono::milliseconds(200));
+  const bool said = waitNotReady(ns, name, "Unschedulable", workload);
   REQUIRE_MESSAGE(said, conditionText(workload, "Ready") << describePods(ns, name));
   const std::string message = base::stringMember(*condition(workload, "Ready"), "message");
   CHECK_MESSAGE(message.find("Insufficient nvidia.com/gpu") != std::string::npos, message);
   CHECK(message.find("g6.xlarge") != std::string::npos);
-  CHECK(instanceTypeOf(workload) == "g6.xlarge");
+  CHECK(placedType(workload) == "g6.xlarge");
 
   int pending = 0;
   for (const auto& pod : podsOf(ns, name)) {
@@ -1140,11 +1142,6 @@ void applyService(const std::string& name, const std::string& types = "",
                   "\n  workload: {kind: Inference}\n  model: {parameters: 7B, precision: fp16}\n"
                   "  objective: CostOptimized\n  constraints: {tiers: [NVIDIA]" +
                   (types.empty() ? "" : ", instanceTypes: [" + types + "]") + "}\n");
-}
-
-std::string placedType(const json& workload) {
-  return base::stringMember(base::memberOf(base::memberOf(workload, "status"), "placement"),
-                            "instanceType");
 }
 
 // The Deployment's pods all Running on nodes of `type`.
@@ -1286,12 +1283,7 @@ TEST_CASE("capacity: a full type is passed over; a placed one falls back, and co
   // there: the status says how much room there is.
   applyService("nowhere", "g6.xlarge");
   json nowhere;
-  const bool refused = cluster().waitFor(
-      [&] {
-        nowhere = cluster().mustGet(workloadPath(kServices, "nowhere"));
-        return conditionIs(nowhere, "Ready", "False", "CannotPlace");
-      },
-      std::chrono::seconds(60), std::chrono::milliseconds(200));
+  const bool refused = waitNotReady(kServices, "nowhere", "CannotPlace", nowhere);
   CHECK_MESSAGE(refused, conditionText(nowhere, "Ready"));
   CHECK_MESSAGE(
       base::stringMember(*condition(nowhere, "Ready"), "message")
