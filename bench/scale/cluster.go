@@ -67,8 +67,9 @@ var clusterProcesses = []string{"kube-scheduler", "kube-controller-manager", "kw
 
 // startControlPlane starts kube-apiserver and etcd in dir; with pools (a
 // pool file) a simulated cluster too: kube-scheduler,
-// kube-controller-manager, kwok and the pool file's nodes.
-func startControlPlane(repo, dir string, stopWithUs bool, pools string) (*ControlPlane, error) {
+// kube-controller-manager, kwok and the pool file's nodes, and with
+// karpenter Karpenter's kwok provider, launching the pool file's NodePools.
+func startControlPlane(repo, dir string, stopWithUs bool, pools string, karpenter bool) (*ControlPlane, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -83,6 +84,9 @@ func startControlPlane(repo, dir string, stopWithUs bool, pools string) (*Contro
 	}
 	if pools != "" {
 		args = append(args, "--cluster", "--pools", pools)
+		if karpenter {
+			args = append(args, "--karpenter")
+		}
 	}
 	args = append(args, "--", "--audit-policy-file", policyFile, "--audit-log-path",
 		filepath.Join(dir, "logs", "audit.log"), "--audit-log-maxsize", "0", "--audit-log-mode", "batch",
@@ -124,7 +128,11 @@ func startControlPlane(repo, dir string, stopWithUs bool, pools string) (*Contro
 	}
 	if pools != "" {
 		plane.clusterPids = map[string]int{}
-		for _, name := range clusterProcesses {
+		processes := clusterProcesses
+		if karpenter {
+			processes = append(append([]string(nil), processes...), "karpenter")
+		}
+		for _, name := range processes {
 			if plane.clusterPids[name], err = readPid(dir, name); err != nil {
 				return nil, err
 			}

@@ -35,10 +35,13 @@ type RunningFigures struct {
 	// window (creations to all Running and the reactor settled): not in
 	// the API server's figure, which is its own process's alone.
 	ClusterCPUSeconds map[string]float64 `json:"clusterCpuSeconds"`
+	// --karpenter: the nodes launched and what they cost.
+	Karpenter *LaunchFigures `json:"karpenter,omitempty"`
 }
 
 type clusterSettings struct {
 	Enabled    bool
+	Karpenter  bool          // nodes launched by Karpenter's kwok provider, none at the start
 	Pools      string        // a pool file; "" = derived from the mix for each size
 	Simcluster string        // the node generator, which tells what a node holds
 	Bound      time.Duration // a workload not Running this long after its creation never was
@@ -48,6 +51,8 @@ type clusterSettings struct {
 func (c *clusterSettings) register(flags *flag.FlagSet) {
 	flags.BoolVar(&c.Enabled, "cluster", false,
 		"run each reactor on a simulated cluster (scheduler, controller-manager, kwok nodes) and measure until the pods run")
+	flags.BoolVar(&c.Karpenter, "karpenter", false,
+		"cluster mode: no nodes at the start; Karpenter launches them from per-tier NodePools (the time to Running includes the launch)")
 	flags.StringVar(&c.Pools, "pools", "",
 		"cluster mode: the pool file (default: one sized for the mix at each size, bench-scale fleet)")
 	flags.StringVar(&c.Simcluster, "simcluster", "",
@@ -61,7 +66,8 @@ func (c *clusterSettings) register(flags *flag.FlagSet) {
 // clusterRun is what cluster mode adds to a run.
 type clusterRun struct {
 	pods    *PodWatch
-	patches string // the floor's table, a file
+	fleet   *fleetWatch // --karpenter
+	patches string      // the floor's table, a file
 	figures *RunningFigures
 	cpu     map[string]float64 // the cluster's processes at the window's start
 }
@@ -73,6 +79,9 @@ func poolFile(settings Settings, dir string, size int) (string, error) {
 	}
 	if settings.Cluster.Pools != "" {
 		return settings.Cluster.Pools, nil
+	}
+	if settings.Cluster.Karpenter {
+		return karpenterPools(dir, size)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -104,6 +113,11 @@ func prepareCluster(settings Settings, plane *ControlPlane, dir, pools string, s
 	if err != nil {
 		return nil, err
 	}
+	if settings.Cluster.Karpenter {
+		label = karpenterCapacityLabel
+		run.figures.Karpenter = &LaunchFigures{}
+		run.fleet = watchFleet(plane.client)
+	}
 	policy := clusterPolicyManifest(label)
 	if err := plane.client.Create(policiesPath, policy); err != nil {
 		return nil, err
@@ -131,12 +145,44 @@ func prepareCluster(settings Settings, plane *ControlPlane, dir, pools string, s
 	if err := createAll(plane.client, deploymentsPath, size, func(i int) map[string]any {
 		return clusterDeploymentManifest(deploymentName(i))
 	}); err != nil {
-		run.pods.Stop()
+		run.stop()
 		return nil, err
 	}
 	run.figures.FirstPodsRunning = run.waitFirstPods(size, settings.Cluster.Stall)
 	run.figures.FirstPodsSeconds = round(time.Since(start).Seconds(), 1)
+	if run.fleet != nil {
+		run.figures.Karpenter.BeforePlacement = run.fleet.openWindow()
+	}
 	return run, nil
+}
+
+func (c *clusterRun) stop() {
+	c.pods.Stop()
+	if c.fleet != nil {
+		c.fleet.Stop()
+	}
+}
+
+// afterPlacement: the fleet once every placed pod runs (--karpenter).
+func (c *clusterRun) afterPlacement() {
+	if c.fleet != nil {
+		c.figures.Karpenter.AfterPlacement = c.fleet.snapshot()
+	}
+}
+
+// afterIdle: the fleet after the idle window, the run's totals and
+// Karpenter's memory (--karpenter).
+func (c *clusterRun) afterIdle(plane *ControlPlane) {
+	if c.fleet == nil {
+		return
+	}
+	if err := c.fleet.finish(c.figures.Karpenter); err != nil {
+		logf("listing the nodes: %v", err)
+	}
+	if stats, ok := readProc(plane.clusterPids["karpenter"]); ok {
+		c.figures.Karpenter.KarpenterRSSMiB = round(stats.RSSMiB, 1)
+		c.figures.Karpenter.KarpenterPeakRSSMiB = round(stats.PeakMiB, 1)
+	}
 }
 
 // clusterPolicyManifest: the bench's policy, its node selector naming the

@@ -179,7 +179,7 @@ func failover(settings FailoverSettings, scenario string) (FailoverFigures, erro
 	figures := FailoverFigures{Scenario: scenario, Workloads: settings.Size, PatchesByReplica: map[string]int{}}
 	dir := filepath.Join(settings.Work, scenario)
 	os.RemoveAll(dir)
-	plane, err := startControlPlane(settings.Repo, dir, true, "")
+	plane, err := startControlPlane(settings.Repo, dir, true, "", false)
 	if err != nil {
 		return figures, err
 	}

@@ -169,7 +169,7 @@ func measureJobs(settings Settings, reactorName string, n int) (JobsRun, string,
 	run := JobsRun{Reactor: reactorName, Jobs: n}
 	dir := filepath.Join(settings.Work, reactorName)
 	os.RemoveAll(dir)
-	plane, err := startControlPlane(settings.Repo, dir, true, "")
+	plane, err := startControlPlane(settings.Repo, dir, true, "", false)
 	if err != nil {
 		return run, "", err
 	}

@@ -19,7 +19,7 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 	if err != nil {
 		return result, "", err
 	}
-	plane, err := startControlPlane(settings.Repo, dir, !settings.Keep, pools)
+	plane, err := startControlPlane(settings.Repo, dir, !settings.Keep, pools, settings.Cluster.Karpenter)
 	if err != nil {
 		return result, "", err
 	}
@@ -42,7 +42,7 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 		if cluster, err = prepareCluster(settings, plane, dir, pools, size); err != nil {
 			return result, "", err
 		}
-		defer cluster.pods.Stop()
+		defer cluster.stop()
 		result.Cluster = cluster.figures
 	} else if err := createBare(plane, size); err != nil {
 		return result, "", err
@@ -165,6 +165,7 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 			return func(i int) bool { return !snapshot[deploymentName(i)].placedAt.IsZero() }
 		})
 		cluster.waitRollouts(settings.Cluster, sent, watch)
+		cluster.afterPlacement()
 	}
 	if reactor.metricsPort != 0 { // the operator and controller-runtime
 		if _, err := reactor.settle(5 * time.Minute); err != nil {
@@ -202,6 +203,9 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 	result.Idle = IdleFigures{Seconds: settings.Idle.Seconds(),
 		CPUPercent: round((sampler.Now().CPUSeconds-idleCPU)/idleEnd.Sub(idleStart).Seconds()*100, 3),
 		RSSMiB:     round(median(sampler.Between(idleStart.Sub(origin).Seconds(), idleEnd.Sub(origin).Seconds())), 1)}
+	if cluster != nil {
+		cluster.afterIdle(plane)
+	}
 
 	// ---- the operator only: re-placement, then a restart -----------------
 	// Cluster mode stops here for the operator too: a real

@@ -40,8 +40,11 @@ func model(parameters, precision string) map[string]any {
 var clusterMix = []WorkloadKind{
 	{"small-inference", 48, map[string]any{"workload": map[string]any{"kind": "Inference"},
 		"model": model("350M", "fp32"), "objective": "CostOptimized"}},
+	// Balanced alone buys a 125M model an Inferentia2 for its performance
+	// per dollar; the tier constraint keeps the mix's CPU share.
 	{"tiny-inference", 47, map[string]any{"workload": map[string]any{"kind": "Inference"},
-		"model": model("125M", "fp32"), "objective": "Balanced"}},
+		"model": model("125M", "fp32"), "objective": "Balanced",
+		"constraints": map[string]any{"tiers": []string{"CPU"}}}},
 	{"inference-7b", 2, map[string]any{"workload": map[string]any{"kind": "Inference", "latencyTargetMs": 100},
 		"model": model("7B", "fp16"), "objective": "CostOptimized"}},
 	{"finetune-13b", 2, map[string]any{"workload": map[string]any{"kind": "FineTuning"},

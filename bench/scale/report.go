@@ -55,6 +55,9 @@ func printCluster(c *RunningFigures) {
 		fmt.Printf("    %s\n", line)
 	}
 	fmt.Printf("  the cluster's processes' CPU over the window (not in kube-apiserver's): %v s\n", c.ClusterCPUSeconds)
+	if c.Karpenter != nil {
+		printLaunches(c.Karpenter)
+	}
 }
 
 func describeCounts(c RequestCounts) string {

@@ -205,6 +205,9 @@ func parseSettings(args []string) (Settings, error) {
 	s.ControllerRuntimeFlags = strings.Fields(*controllerRuntimeFlags)
 	s.OperatorFlags = strings.Fields(operatorFlags)
 	s.BulkFlags = strings.Fields(*bulkFlags)
+	if s.Cluster.Karpenter && !s.Cluster.Enabled {
+		return s, fmt.Errorf("--karpenter runs Karpenter in the simulated cluster: add --cluster")
+	}
 	if s.Rate <= 0 || s.BulkRate <= 0 {
 		return s, fmt.Errorf("--rate and --bulk-rate must be positive")
 	}
@@ -238,8 +241,9 @@ func runBench(args []string) error {
 		"restartAPIServer":       fmt.Sprint(settings.RestartAPIServer),
 	}}
 	if settings.Cluster.Enabled {
-		report.Settings["cluster"] = fmt.Sprintf("pools %s, running bound %v, stall %v",
-			valueOr(settings.Cluster.Pools, "sized for the mix"), settings.Cluster.Bound, settings.Cluster.Stall)
+		report.Settings["cluster"] = fmt.Sprintf("pools %s, karpenter %v, running bound %v, stall %v",
+			valueOr(settings.Cluster.Pools, "sized for the mix"), settings.Cluster.Karpenter, settings.Cluster.Bound,
+			settings.Cluster.Stall)
 	}
 	if out, err := exec.Command("git", "-C", settings.Repo, "rev-parse", "--short", "HEAD").Output(); err == nil {
 		report.Commit = strings.TrimSpace(string(out))

@@ -248,12 +248,29 @@ type deploymentSpec struct {
 	} `json:"template"`
 }
 
+// selectedInstanceType: the instance type the template selects or, where
+// the operator selects a device rather than a type (Karpenter's and EKS
+// Auto Mode's device labels, so that any type with the device may launch),
+// the device; "" when the template selects neither (not placed).
 func selectedInstanceType(raw json.RawMessage) string {
 	var spec deploymentSpec
 	if json.Unmarshal(raw, &spec) != nil {
 		return ""
 	}
-	return spec.Template.Spec.NodeSelector["node.kubernetes.io/instance-type"]
+	selector := spec.Template.Spec.NodeSelector
+	if instanceType := selector["node.kubernetes.io/instance-type"]; instanceType != "" {
+		return instanceType
+	}
+	for _, device := range [][2]string{
+		{"karpenter.k8s.aws/instance-gpu-name", "karpenter.k8s.aws/instance-gpu-count"},
+		{"karpenter.k8s.aws/instance-accelerator-name", "karpenter.k8s.aws/instance-accelerator-count"},
+		{"eks.amazonaws.com/instance-gpu-name", "eks.amazonaws.com/instance-gpu-count"},
+	} {
+		if name := selector[device[0]]; name != "" {
+			return name + " x" + selector[device[1]]
+		}
+	}
+	return ""
 }
 
 func watchDeployments(client *Client) (*DeploymentWatch, error) {

@@ -178,7 +178,7 @@ func loadAverage() string {
 // the objects, and the server's version.
 func captureOperatorStatuses(repo, operator, dir string) (map[string]json.RawMessage, map[string]int, string, error) {
 	os.RemoveAll(dir)
-	plane, err := startControlPlane(repo, dir, true, "")
+	plane, err := startControlPlane(repo, dir, true, "", false)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -291,7 +291,7 @@ func measureWriteKind(repo, dir string, kind WriteKind, n, workers int,
 	statuses map[string]json.RawMessage) (WriteCost, error) {
 	cost := WriteCost{WriteKind: kind, Writes: n}
 	os.RemoveAll(dir)
-	plane, err := startControlPlane(repo, dir, true, "")
+	plane, err := startControlPlane(repo, dir, true, "", false)
 	if err != nil {
 		return cost, err
 	}

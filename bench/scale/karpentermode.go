@@ -1,0 +1,215 @@
+package main
+
+// Cluster mode with Karpenter (--cluster --karpenter): no node exists until
+// a pod needs one. Karpenter's kwok provider launches each node from the
+// catalog's types at its prices (scripts/controlplane start --cluster
+// --karpenter), so the time from a GpuWorkload's creation to its pods
+// Running includes the node's launch, and the fleet the run ends with is
+// what the reactor's placements cost.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// FleetSnapshot: the nodes at one moment and what they cost an hour at the
+// price Karpenter launched each at (its offering's, on the node's
+// eks-node-viewer/instance-price label).
+type FleetSnapshot struct {
+	Nodes       int            `json:"nodes"`
+	CostPerHour float64        `json:"costPerHour"`
+	ByType      map[string]int `json:"byType"` // "g6.xlarge on-demand" -> nodes
+}
+
+// LaunchFigures: what Karpenter launched over one reactor's run.
+type LaunchFigures struct {
+	// The Deployments' first pods Running, before any GpuWorkload.
+	BeforePlacement FleetSnapshot `json:"beforePlacement"`
+	// Every placed pod Running and the rollouts done (the measured window's end).
+	AfterPlacement FleetSnapshot `json:"afterPlacement"`
+	// After the idle window: Karpenter's time to consolidate what emptied.
+	AfterIdle FleetSnapshot `json:"afterIdle"`
+	// Distinct nodes seen from the control plane's start, and in the window.
+	Launched         int     `json:"launched"`
+	LaunchedInWindow int     `json:"launchedInWindow"`
+	Removed          int     `json:"removed"` // nodes that went away (consolidation)
+	PeakNodes        int     `json:"peakNodes"`
+	PeakCostPerHour  float64 `json:"peakCostPerHour"`
+	// Karpenter's own process over the run.
+	KarpenterPeakRSSMiB float64 `json:"karpenterPeakRssMiB"`
+	KarpenterRSSMiB     float64 `json:"karpenterRssMiB"` // at the end
+}
+
+const fleetPollPeriod = 2 * time.Second
+
+// fleetWatch lists the nodes every fleetPollPeriod: a few hundred nodes,
+// one list, so the poll adds little to the API server's figure.
+type fleetWatch struct {
+	client   *Client
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+
+	mu          sync.Mutex
+	seen        map[string]bool
+	current     FleetSnapshot
+	removed     int
+	peakNodes   int
+	peakCost    float64
+	windowStart int // len(seen) when the window opened
+	err         error
+}
+
+func watchFleet(client *Client) *fleetWatch {
+	w := &fleetWatch{client: client, stop: make(chan struct{}), done: make(chan struct{}), seen: map[string]bool{}}
+	w.poll()
+	go func() {
+		defer close(w.done)
+		ticker := time.NewTicker(fleetPollPeriod)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-w.stop:
+				return
+			case <-ticker.C:
+				w.poll()
+			}
+		}
+	}()
+	return w
+}
+
+func (w *fleetWatch) poll() {
+	nodes, _, err := w.client.ListAll("/api/v1/nodes")
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		w.err = err
+		return
+	}
+	snapshot := FleetSnapshot{ByType: map[string]int{}}
+	present := map[string]bool{}
+	for _, node := range nodes {
+		labels := node.Metadata.Labels
+		present[node.Metadata.Name] = true
+		w.seen[node.Metadata.Name] = true
+		price, _ := strconv.ParseFloat(labels["eks-node-viewer/instance-price"], 64)
+		snapshot.Nodes++
+		snapshot.CostPerHour += price
+		snapshot.ByType[labels["node.kubernetes.io/instance-type"]+" "+labels["karpenter.sh/capacity-type"]]++
+	}
+	snapshot.CostPerHour = round(snapshot.CostPerHour, 4)
+	w.removed = len(w.seen) - len(present)
+	w.current = snapshot
+	w.peakNodes = max(w.peakNodes, snapshot.Nodes)
+	w.peakCost = max(w.peakCost, snapshot.CostPerHour)
+}
+
+// snapshot: the fleet now (after a fresh poll).
+func (w *fleetWatch) snapshot() FleetSnapshot {
+	w.poll()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.current
+}
+
+func (w *fleetWatch) openWindow() FleetSnapshot {
+	snapshot := w.snapshot()
+	w.mu.Lock()
+	w.windowStart = len(w.seen)
+	w.mu.Unlock()
+	return snapshot
+}
+
+func (w *fleetWatch) Stop() {
+	w.stopOnce.Do(func() { close(w.stop) })
+	<-w.done
+}
+
+// finish stops the poll and fills the run's totals.
+func (w *fleetWatch) finish(figures *LaunchFigures) error {
+	figures.AfterIdle = w.snapshot()
+	w.Stop()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	figures.Launched = len(w.seen)
+	figures.LaunchedInWindow = len(w.seen) - w.windowStart
+	figures.Removed = w.removed
+	figures.PeakNodes = w.peakNodes
+	figures.PeakCostPerHour = w.peakCost
+	return w.err
+}
+
+// karpenterPools: the NodePools of config/sim/karpenter-launch.yaml (one
+// per tier, tainted, on-demand and spot, consolidation on), with limits
+// far above what `size` workloads of the mix need: this run measures
+// launching, not limits (e2e_KarpenterLaunch tests those).
+func karpenterPools(dir string, size int) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	// Each workload's first pod and its placed pod may run at once.
+	cpu := max(64, size/2)
+	text := fmt.Sprintf(`# The scale benchmark's Karpenter cluster (bench/run-scale --cluster --karpenter)
+# for %d workloads: config/sim/karpenter-launch.yaml's NodePools, limits far above the demand.
+pools:
+  - name: cpu
+    instanceTypes: [m5.xlarge, m5.2xlarge, m5.4xlarge, c5.xlarge, c5.2xlarge, r5.xlarge, r5.2xlarge]
+    nodes: 0
+    provisioner: karpenter
+    capacityType: any
+    limits: {cpu: "%d", memory: %dGi}
+  - name: nvidia
+    instanceTypes: [g4dn.xlarge, g4dn.2xlarge, g5.xlarge, g5.2xlarge, g5.12xlarge, g6.xlarge,
+      g6e.xlarge, g6e.2xlarge, p4d.24xlarge, p5.48xlarge]
+    nodes: 0
+    provisioner: karpenter
+    capacityType: any
+    limits: {cpu: "%d", memory: %dGi, nvidia.com/gpu: "%d"}
+  - name: neuron
+    instanceTypes: [inf2.xlarge, inf2.8xlarge, inf2.24xlarge, trn1.2xlarge, trn1.32xlarge]
+    nodes: 0
+    provisioner: karpenter
+    capacityType: any
+    limits: {cpu: "%d", memory: %dGi, aws.amazon.com/neuron: "%d"}
+`, size, cpu, cpu*8, cpu*4, cpu*32, max(16, size/10), cpu*2, cpu*16, max(32, size/10))
+	path := filepath.Join(dir, "pools.yaml")
+	return path, os.WriteFile(path, []byte(text), 0o644)
+}
+
+// karpenterCapacityLabel: the label Karpenter puts on every node it
+// launches (there are none yet to find it on).
+var karpenterCapacityLabel = map[string]string{"key": "karpenter.sh/capacity-type", "onDemand": "on-demand",
+	"spot": "spot"}
+
+func describeFleet(s FleetSnapshot) string {
+	kinds := make([]string, 0, len(s.ByType))
+	for kind := range s.ByType {
+		kinds = append(kinds, kind)
+	}
+	sort.Strings(kinds)
+	text := fmt.Sprintf("%d nodes, $%.2f/h", s.Nodes, s.CostPerHour)
+	for i, kind := range kinds {
+		if i == 0 {
+			text += ":"
+		} else {
+			text += ","
+		}
+		text += fmt.Sprintf(" %d %s", s.ByType[kind], kind)
+	}
+	return text
+}
+
+func printLaunches(l *LaunchFigures) {
+	fmt.Printf("  Karpenter: %d nodes launched (%d in the window), %d removed; peak %d nodes, $%.2f/h; Karpenter's RSS %.1f MiB (peak %.1f)\n",
+		l.Launched, l.LaunchedInWindow, l.Removed, l.PeakNodes, l.PeakCostPerHour, l.KarpenterRSSMiB,
+		l.KarpenterPeakRSSMiB)
+	fmt.Printf("    before placement: %s\n", describeFleet(l.BeforePlacement))
+	fmt.Printf("    after placement:  %s\n", describeFleet(l.AfterPlacement))
+	fmt.Printf("    after idle:       %s\n", describeFleet(l.AfterIdle))
+}
