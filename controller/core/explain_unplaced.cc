@@ -235,22 +235,33 @@ std::string Explainer::unofferedConstraint(const Request& request,
                                            const Evaluation& overall) const {
   // The three best types nothing offers, and up to two whose nodes are
   // there but full, however they rank: those are what a reader looks for.
-  const auto absent = bestUnoffered(overall, nullptr, overall.unoffered.size());
+  // Each capacity type counts apart, so that a type whose on-demand nodes
+  // are full is named as full even where its spot option ranks first.
+  const auto absent = bestUnoffered(overall, nullptr, overall.unoffered.size(), true);
   std::vector<std::string> names;
+  std::vector<int> mentioned;  // instance types already named, or said to be full
+  const auto isMentioned = [&](int instance) {
+    return std::find(mentioned.begin(), mentioned.end(), instance) != mentioned.end();
+  };
   std::string short_;
   int shortCount = 0;
-  std::string otherCapacity;
+  std::vector<const Option*> missing;  // no node or NodePool offers them at all
   for (const Option* option : absent) {
+    const auto why = shortOfRoom(*option, request);
+    if (why.empty()) {
+      missing.push_back(option);
+    } else if (shortCount++ < 2) {
+      short_ += (short_.empty() ? "" : "; ") + why;
+      mentioned.push_back(option->instance);
+    }
+  }
+  std::string otherCapacity;
+  for (const Option* option : missing) {
     const auto& type = catalog_->instances[option->instance].type;
-    if (const auto why = shortOfRoom(*option, request); !why.empty()) {
-      if (shortCount++ < 2) {
-        short_ += (short_.empty() ? "" : "; ") + why;
-      }
+    if (names.size() == 3 || isMentioned(option->instance)) {
       continue;
     }
-    if (names.size() == 3) {
-      continue;
-    }
+    mentioned.push_back(option->instance);
     names.push_back(typeLabel(*option));
     const auto other =
         option->capacity == CapacityType::Spot ? CapacityType::OnDemand : CapacityType::Spot;

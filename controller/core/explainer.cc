@@ -86,7 +86,57 @@ Placement Explainer::placementOf(const Option& option, const Request& request) c
     placement.latencyComputeBound = fit.roofline.computeBound();
   }
   placement.costNote = costNote(option, placement);
+  if (const auto below = sizingBelowNeed(request.need, placement); !below.empty()) {
+    placement.costNote += "; " + below;
+  }
   return placement;
+}
+
+namespace {
+
+std::string cpuText(double cpu) {
+  return cpu < 1 ? std::to_string(static_cast<int>(std::lround(cpu * 1000))) + "m CPU"
+                 : base::formatFixed(cpu, cpu == std::floor(cpu) ? 0 : 2) + " vCPU";
+}
+
+std::string memoryText(double gib) {
+  return gib < 1 ? std::to_string(static_cast<int>(std::lround(gib * 1024))) + " MiB"
+                 : base::formatGiB(gib) + " GiB";
+}
+
+}  // namespace
+
+// A team's own cpu or memory request stands even below the placement's
+// sizing (template_patch.cc): the scheduler then packs replicas by the
+// smaller figure, so on CPU the price per replica is more than the cluster
+// may pay, and a replica may run short. Said where the price is.
+std::string Explainer::sizingBelowNeed(const Requirement& need, const Placement& placement) {
+  constexpr double kSlack = 1e-6;
+  const bool cpuBelow = placement.tier == Tier::CPU && need.podCpu > 0 &&
+                        need.podCpu + kSlack < placement.cpuRequest;
+  const bool memoryBelow =
+      need.podMemoryGiB > 0 && need.podMemoryGiB + kSlack < placement.memoryRequestGiB;
+  if (!cpuBelow && !memoryBelow) {
+    return "";
+  }
+  std::string asked;
+  std::string placed;
+  if (cpuBelow) {
+    asked = cpuText(need.podCpu);
+    placed = cpuText(placement.cpuRequest);
+  }
+  if (memoryBelow) {
+    asked += (asked.empty() ? "" : " and ") + memoryText(need.podMemoryGiB);
+    placed += (placed.empty() ? "" : " and ") + memoryText(placement.memoryRequestGiB);
+  }
+  std::string note = "the pod template's own requests of " + asked + " per replica stand, below the " +
+                     placed + " this model is sized for";
+  if (cpuBelow) {
+    note += ": nodes may hold more replicas than this price assumes, and each may run short";
+  } else {
+    note += ": a replica may run short of host memory";
+  }
+  return note;
 }
 
 // The node behind the price, in one line: "1 of 16 Trainium on one
@@ -312,7 +362,8 @@ void Explainer::listRunnersUp(const Option& best, const Request& request,
 // The best options of up to `limit` instance types that no node or NodePool
 // offers, better than `best` when one was chosen.
 std::vector<const Option*> Explainer::bestUnoffered(const Evaluation& evaluation,
-                                                    const Option* best, std::size_t limit) const {
+                                                    const Option* best, std::size_t limit,
+                                                    bool eachCapacityType) const {
   std::vector<const Option*> options;
   for (const auto& option : evaluation.unoffered) {
     if (!best || better(option, *best)) {
@@ -324,7 +375,8 @@ std::vector<const Option*> Explainer::bestUnoffered(const Evaluation& evaluation
   std::vector<const Option*> chosen;
   for (const Option* option : options) {
     const bool listed = std::any_of(chosen.begin(), chosen.end(), [&](const Option* other) {
-      return other->instance == option->instance;
+      return other->instance == option->instance &&
+             (!eachCapacityType || other->capacity == option->capacity);
     });
     if (!listed && chosen.size() < limit) {
       chosen.push_back(option);

@@ -55,6 +55,11 @@ TEST_CASE("candidates are the types the cluster has or can get") {
     intent.constraints.instanceTypes = {"g6.12xlarge"};
     return intent;
   };
+  // Batch work may run on spot without the policy's consent.
+  const WorkloadIntent anyG6x4 = IntentBuilder(WorkloadKind::BatchInference, "7B")
+                                    .tiers({Tier::NVIDIA})
+                                    .capacity(CapacityType::Any)
+                                    .only({"g6.12xlarge"});
   auto onlyG5 = service();
   onlyG5.constraints.instanceTypes = {"g5.xlarge"};
   auto spotG6 = service();
@@ -76,6 +81,15 @@ TEST_CASE("candidates are the types the cluster has or can get") {
        {{g6x4(false)}, {4}, {}},
        CapacitySource::Auto,
        service(),
+       CapacitySource::Nodes,
+       "",
+       "the 1 node of g6.12xlarge has room for 0 of 1 replica"},
+      // Its spot option ranks first and exists nowhere; the full on-demand
+      // nodes are what the reader must learn of.
+      {"any capacity type: the on-demand g6.12xlarge nodes are full, none is spot",
+       {{g6x4(false)}, {4}, {}},
+       CapacitySource::Auto,
+       anyG6x4,
        CapacitySource::Nodes,
        "",
        "the 1 node of g6.12xlarge has room for 0 of 1 replica"},

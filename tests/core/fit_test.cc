@@ -465,4 +465,43 @@ TEST_CASE("CPU placements: a team's own sizing, when larger, is what a node must
   CHECK(instance->allocatableCpu >= 6);
 }
 
+TEST_CASE("a team's own requests below the sizing stand, and the price says what that means") {
+  const auto engine = shippedEngine();
+  struct Case {
+    const char* label;
+    WorkloadIntent intent;
+    const char* note;  // empty: the cost note says nothing of the template's requests
+  };
+  const Case cases[] = {
+      {"no requests of its own: the placement's sizing is written",
+       IntentBuilder(K::Inference, "350M").precision(Precision::FP32).tiers({Tier::CPU}), ""},
+      {"larger than the sizing: nothing to say",
+       IntentBuilder(K::Inference, "350M").precision(Precision::FP32).tiers({Tier::CPU}).podRequests(
+           3, 6),
+       ""},
+      {"a bench pod's 100m and 64 MiB on CPU",
+       IntentBuilder(K::Inference, "350M")
+           .precision(Precision::FP32)
+           .tiers({Tier::CPU})
+           .podRequests(0.1, 0.0625),
+       "the pod template's own requests of 100m CPU and 64 MiB per replica stand, below the 2 "
+       "vCPU and 2.8 GiB this model is sized for: nodes may hold more replicas than this price "
+       "assumes, and each may run short"},
+      {"on a GPU the devices bound the replicas; only the host memory is short",
+       IntentBuilder(K::Inference, "7B").latency(100).tiers({Tier::NVIDIA}).podRequests(0.1, 0.0625),
+       "the pod template's own requests of 64 MiB per replica stand, below the"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.label));
+    const auto decision = decide(*engine, c.intent);
+    REQUIRE_MESSAGE(decision.placement, decision.cannotPlace);
+    const auto& note = decision.placement->costNote;
+    if (*c.note == '\0') {
+      CHECK_MESSAGE(note.find("own requests") == std::string::npos, note);
+    } else {
+      CHECK_MESSAGE(note.find(c.note) != std::string::npos, note);
+    }
+  }
+}
+
 }  // namespace gpuplacement::core
