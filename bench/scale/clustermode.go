@@ -179,6 +179,11 @@ func (c *clusterRun) afterIdle(plane *ControlPlane) {
 	if err := c.fleet.finish(c.figures.Karpenter); err != nil {
 		logf("listing the nodes: %v", err)
 	}
+	var err error
+	figures := c.figures.Karpenter
+	if figures.ClaimedCostPerHour, figures.Claims, err = claimedCost(plane.client); err != nil {
+		logf("listing the GpuWorkloads: %v", err)
+	}
 	if stats, ok := readProc(plane.clusterPids["karpenter"]); ok {
 		c.figures.Karpenter.KarpenterRSSMiB = round(stats.RSSMiB, 1)
 		c.figures.Karpenter.KarpenterPeakRSSMiB = round(stats.PeakMiB, 1)

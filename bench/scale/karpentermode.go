@@ -8,6 +8,7 @@ package main
 // what the reactor's placements cost.
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -40,6 +41,11 @@ type LaunchFigures struct {
 	Removed          int     `json:"removed"` // nodes that went away (consolidation)
 	PeakNodes        int     `json:"peakNodes"`
 	PeakCostPerHour  float64 `json:"peakCostPerHour"`
+	// What the GpuWorkloads' statuses say the cluster pays an hour for
+	// them (the operator's; the floor writes no status), after the idle
+	// window, to set beside AfterIdle's cost.
+	ClaimedCostPerHour float64 `json:"claimedCostPerHour,omitempty"`
+	Claims             int     `json:"claims,omitempty"`
 	// Karpenter's own process over the run.
 	KarpenterPeakRSSMiB float64 `json:"karpenterPeakRssMiB"`
 	KarpenterRSSMiB     float64 `json:"karpenterRssMiB"` // at the end
@@ -145,6 +151,34 @@ func (w *fleetWatch) finish(figures *LaunchFigures) error {
 	return w.err
 }
 
+// claimedCost sums status.placement.hourlyCost x replicas over the bench's
+// GpuWorkloads: what the operator says the placements cost.
+func claimedCost(client *Client) (float64, int, error) {
+	items, _, err := client.ListAll(workloadsPath)
+	if err != nil {
+		return 0, 0, err
+	}
+	total, claims := 0.0, 0
+	for _, item := range items {
+		var status struct {
+			Placement struct {
+				HourlyCost string `json:"hourlyCost"`
+				Replicas   int    `json:"replicas"`
+			} `json:"placement"`
+		}
+		if json.Unmarshal(item.Status, &status) != nil || status.Placement.HourlyCost == "" {
+			continue
+		}
+		price, err := strconv.ParseFloat(status.Placement.HourlyCost, 64)
+		if err != nil {
+			continue
+		}
+		total += price * float64(max(status.Placement.Replicas, 1))
+		claims++
+	}
+	return round(total, 4), claims, nil
+}
+
 // karpenterPools: the NodePools of config/sim/karpenter-launch.yaml (one
 // per tier, tainted, on-demand and spot, consolidation on), with limits
 // far above what `size` workloads of the mix need: this run measures
@@ -212,4 +246,7 @@ func printLaunches(l *LaunchFigures) {
 	fmt.Printf("    before placement: %s\n", describeFleet(l.BeforePlacement))
 	fmt.Printf("    after placement:  %s\n", describeFleet(l.AfterPlacement))
 	fmt.Printf("    after idle:       %s\n", describeFleet(l.AfterIdle))
+	if l.Claims > 0 {
+		fmt.Printf("    the statuses claim $%.2f/h for %d placements\n", l.ClaimedCostPerHour, l.Claims)
+	}
 }
