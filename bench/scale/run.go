@@ -374,6 +374,12 @@ func startOperator(settings Settings, kubeconfig, logPath string, extra ...strin
 
 func (r *Reactor) begin() error {
 	r.started = time.Now()
+	// A harness stopped by a signal or a crash must not leave its reactor
+	// running against a control plane that is gone.
+	if r.command.SysProcAttr == nil {
+		r.command.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	r.command.SysProcAttr.Pdeathsig = syscall.SIGTERM
 	if err := r.command.Start(); err != nil {
 		return err
 	}
