@@ -7,12 +7,14 @@
 //
 //	simcluster --catalog config/catalog.yaml --pools config/sim/default.yaml \
 //	    [--kubeconfig FILE] [--wait-ready 120s] [--print] [--karpenter]
-//	simcluster --catalog config/catalog.yaml --pools FILE --instance-types OUT
+//	simcluster --catalog config/catalog.yaml --pools FILE --instance-types OUT [--prices POLICY]
 //
 // --print writes the objects as YAML to stdout instead of creating them.
 // --karpenter: Karpenter's kwok provider runs and launches nodes; the
 // NodePools name its KWOKNodeClass, created here with its CRDs.
-// --instance-types writes that provider's instance-types file instead.
+// --instance-types writes that provider's instance-types file instead;
+// --prices names a PlacementPolicy manifest whose spec.prices replace the
+// catalog's there.
 package main
 
 import (
@@ -53,9 +55,11 @@ func main() {
 	workers := flag.Int("workers", 16, "concurrent requests when creating nodes")
 	karpenter := flag.Bool("karpenter", false, "Karpenter's kwok provider runs: NodePools name its KWOKNodeClass, and its CRDs and the KWOKNodeClass are created")
 	instanceTypes := flag.String("instance-types", "", "write Karpenter's kwok instance-types file for the catalog here, and nothing else")
+	prices := flag.String("prices", "", "with --instance-types: a PlacementPolicy manifest whose spec.prices replace the catalog's")
 	_ = flag.Parse(os.Args[1:])
 
-	o := options{*catalogPath, *poolsPath, *kubeconfig, *kubeletVersion, *printOnly, *waitReady, *workers, *karpenter, *instanceTypes}
+	o := options{*catalogPath, *poolsPath, *kubeconfig, *kubeletVersion, *printOnly, *waitReady, *workers, *karpenter,
+		*instanceTypes, *prices}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "simcluster:", err)
 		os.Exit(1)
@@ -69,6 +73,7 @@ type options struct {
 	workers                                            int
 	karpenter                                          bool
 	instanceTypesPath                                  string
+	pricesPath                                         string
 }
 
 func run(o options) error {
@@ -81,6 +86,14 @@ func run(o options) error {
 		return err
 	}
 	b := &builder{cat: cat, file: pools, kubeletVersion: o.kubeletVersion, karpenter: o.karpenter}
+	if o.pricesPath != "" {
+		if o.instanceTypesPath == "" {
+			return fmt.Errorf("--prices applies to --instance-types (Karpenter's offerings): add it")
+		}
+		if err := applyPolicyPrices(cat, o.pricesPath); err != nil {
+			return err
+		}
+	}
 	if o.instanceTypesPath != "" {
 		return writeInstanceTypes(b, o.instanceTypesPath)
 	}
