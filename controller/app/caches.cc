@@ -266,6 +266,7 @@ void ObjectCaches::countPod(const core::PodView* previous, const core::PodView* 
     used.devices -= previous->devices;
     used.milliCpu -= previous->milliCpu;
     used.memoryBytes -= previous->memoryBytes;
+    --used.pods;
     if (used == NodeUse{}) {
       usedOnNode_.erase(previous->node);
     }
@@ -275,6 +276,7 @@ void ObjectCaches::countPod(const core::PodView* previous, const core::PodView* 
     used.devices += current->devices;
     used.milliCpu += current->milliCpu;
     used.memoryBytes += current->memoryBytes;
+    ++used.pods;
   }
   if (held || holds || (current && !current->unschedulable.empty())) {
     ++clusterGeneration_;
@@ -421,7 +423,8 @@ core::ClusterState ObjectCaches::clusterState() const {
   nodes_->store().forEach([&](const std::string& name, const core::NodeView& node) {
     const auto found = usedOnNode_.find(name);
     const NodeUse used = found == usedOnNode_.end() ? NodeUse{} : found->second;
-    cluster.nodes.push_back({name, &node, used.devices, used.milliCpu, used.memoryBytes});
+    cluster.nodes.push_back(
+        {name, &node, used.devices, used.milliCpu, used.memoryBytes, used.pods});
   });
   cluster.nodePoolsInstalled = nodePools_ && nodePools_->synced();
   if (cluster.nodePoolsInstalled) {

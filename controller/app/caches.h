@@ -162,6 +162,7 @@ class ObjectCaches {
     core::Devices devices;
     std::int64_t milliCpu = 0;
     std::int64_t memoryBytes = 0;
+    std::int32_t pods = 0;
     bool operator==(const NodeUse&) const = default;
   };
   std::unordered_map<std::string, NodeUse> usedOnNode_;

@@ -165,7 +165,7 @@ std::int32_t usable(const Devices& devices, Tier tier) {
 
 void countNodes(const ClusterState& cluster, const Catalog& catalog, const Policy& policy,
                 Capacity& capacity) {
-  for (const auto& [name, node, used, usedMilliCpu, usedMemoryBytes] : cluster.nodes) {
+  for (const auto& [name, node, used, usedMilliCpu, usedMemoryBytes, usedPods] : cluster.nodes) {
     const int index = catalog.indexOf(node->instanceType);
     if (index < 0 || !node->schedulable) {
       continue;
@@ -179,7 +179,8 @@ void countNodes(const ClusterState& cluster, const Catalog& catalog, const Polic
     Devices idle = node->allocatable;
     idle -= used;
     offer.room.push_back({name, usable(idle, instance.tier), node->milliCpu - usedMilliCpu,
-                          node->memoryBytes - usedMemoryBytes});
+                          node->memoryBytes - usedMemoryBytes,
+                          node->pods > 0 ? node->pods - usedPods : NodeRoom::kUnboundedPods});
     offer.used += usable(used, instance.tier);
     const auto free = usable(idle, instance.tier);
     if (free > usable(offer.idleLargest, instance.tier)) {
@@ -206,6 +207,7 @@ std::int64_t fitsIn(const NodeRoom& room, const ReplicaRequests& replica) {
   bound(room.devices, replica.devices);
   bound(room.milliCpu, replica.milliCpu);
   bound(room.memoryBytes, replica.memoryBytes);
+  bound(room.pods, 1);  // the kubelet admits no more pods than the node's allocatable pods
   return count;
 }
 
@@ -295,6 +297,7 @@ int Offer::replicasWithRoom(const ReplicaRequests& replica, int enough,
         free.devices += pod->devices;
         free.milliCpu += pod->milliCpu;
         free.memoryBytes += pod->memoryBytes;
+        ++free.pods;
       }
     }
     total += std::min<std::int64_t>(fitsIn(free, replica), enough);

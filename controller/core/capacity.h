@@ -39,6 +39,7 @@ struct ClusterState {
     Devices used;  // by the pods bound to it
     std::int64_t usedMilliCpu = 0;
     std::int64_t usedMemoryBytes = 0;
+    std::int32_t usedPods = 0;  // every pod bound to it and not finished
   };
   std::vector<Node> nodes;
   std::vector<std::pair<std::string, const NodePoolView*>> nodePools;
@@ -51,6 +52,9 @@ struct NodeRoom {
   std::int32_t devices = 0;
   std::int64_t milliCpu = 0;
   std::int64_t memoryBytes = 0;
+  std::int64_t pods = kUnboundedPods;  // more pods the node admits
+
+  static constexpr std::int64_t kUnboundedPods = std::int64_t{1} << 40;  // the node states none
 };
 
 // A pod of the workload being decided, bound to a node: what it holds

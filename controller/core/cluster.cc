@@ -118,6 +118,8 @@ NodeView nodeFromJson(const json& object) {
   node.allocatable = devicesOf(allocatable);
   node.milliCpu = milliOf(memberOf(allocatable, "cpu"));
   node.memoryBytes = milliOf(memberOf(allocatable, "memory")) / 1000;
+  node.pods = static_cast<std::int32_t>(
+      std::clamp<std::int64_t>(milliOf(memberOf(allocatable, "pods")) / 1000, 0, 1'000'000));
   const auto& cordoned = memberOf(spec, "unschedulable");
   node.schedulable = readyOf(status) && !(cordoned.is_boolean() && cordoned.get<bool>());
   return node;

@@ -79,6 +79,7 @@ struct NodeView {
   Devices allocatable;
   std::int64_t milliCpu = 0;
   std::int64_t memoryBytes = 0;
+  std::int32_t pods = 0;    // allocatable pods (EKS: the ENI limit); 0: not stated
   bool schedulable = true;  // Ready and not cordoned
 
   bool operator==(const NodeView&) const = default;

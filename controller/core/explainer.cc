@@ -112,8 +112,8 @@ std::string memoryText(double gib) {
 // may pay, and a replica may run short. Said where the price is.
 std::string Explainer::sizingBelowNeed(const Requirement& need, const Placement& placement) {
   constexpr double kSlack = 1e-6;
-  const bool cpuBelow = placement.tier == Tier::CPU && need.podCpu > 0 &&
-                        need.podCpu + kSlack < placement.cpuRequest;
+  const bool cpuBelow =
+      placement.tier == Tier::CPU && need.podCpu > 0 && need.podCpu + kSlack < placement.cpuRequest;
   const bool memoryBelow =
       need.podMemoryGiB > 0 && need.podMemoryGiB + kSlack < placement.memoryRequestGiB;
   if (!cpuBelow && !memoryBelow) {
@@ -129,8 +129,8 @@ std::string Explainer::sizingBelowNeed(const Requirement& need, const Placement&
     asked += (asked.empty() ? "" : " and ") + memoryText(need.podMemoryGiB);
     placed += (placed.empty() ? "" : " and ") + memoryText(placement.memoryRequestGiB);
   }
-  std::string note = "the pod template's own requests of " + asked + " per replica stand, below the " +
-                     placed + " this model is sized for";
+  std::string note = "the pod template's own requests of " + asked +
+                     " per replica stand, below the " + placed + " this model is sized for";
   if (cpuBelow) {
     note += ": nodes may hold more replicas than this price assumes, and each may run short";
   } else {

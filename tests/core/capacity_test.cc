@@ -30,7 +30,8 @@ json g6x4(const std::string& capacityType = "ON_DEMAND") {
               {{"eks.amazonaws.com/nodegroup", "gpu-l4-x4"},
                {"eks.amazonaws.com/capacityType", capacityType},
                {"nvidia.com/gpu.product", "NVIDIA-L4"}},
-              {{"cpu", "47810m"}, {"memory", "176052Mi"}, {"nvidia.com/gpu", "4"}}, kGpuTaint);
+              {{"cpu", "47810m"}, {"memory", "176052Mi"}, {"nvidia.com/gpu", "4"}, {"pods", "234"}},
+              kGpuTaint);
 }
 
 json karpenterG5() {
@@ -101,6 +102,7 @@ TEST_CASE("a node as placement reads it") {
   CHECK(managed.allocatable == Devices{4, 0, 0});
   CHECK(managed.milliCpu == 47810);
   CHECK(managed.memoryBytes == 176052LL * 1024 * 1024);
+  CHECK(managed.pods == 234);
   CHECK(managed.labels == (kInstanceTypeLabel | kGpuProductLabel | kNodeGroupCapacityLabel));
   CHECK(managed.taints == std::vector<Taint>{{"nvidia.com/gpu", "true", "NoSchedule"}});
   CHECK(managed.schedulable);
@@ -110,6 +112,7 @@ TEST_CASE("a node as placement reads it") {
   CHECK(karpenter.capacityType == CapacityType::Spot);
   CHECK(karpenter.labels == (kInstanceTypeLabel | kKarpenterGpuLabels | kKarpenterCapacityLabel));
   CHECK(karpenter.allocatable.gpus == 1);
+  CHECK(karpenter.pods == 0);  // not stated: no bound
 
   auto cordoned = g6x4();
   cordoned["spec"]["unschedulable"] = true;

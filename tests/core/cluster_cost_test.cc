@@ -57,9 +57,9 @@ TEST_CASE("candidates are the types the cluster has or can get") {
   };
   // Batch work may run on spot without the policy's consent.
   const WorkloadIntent anyG6x4 = IntentBuilder(WorkloadKind::BatchInference, "7B")
-                                    .tiers({Tier::NVIDIA})
-                                    .capacity(CapacityType::Any)
-                                    .only({"g6.12xlarge"});
+                                     .tiers({Tier::NVIDIA})
+                                     .capacity(CapacityType::Any)
+                                     .only({"g6.12xlarge"});
   auto onlyG5 = service();
   onlyG5.constraints.instanceTypes = {"g5.xlarge"};
   auto spotG6 = service();
@@ -486,6 +486,8 @@ TEST_CASE("where nothing can launch a node, the nodes there must hold every repl
     const char* message;                     // cannotPlace names it
     int ownPods = 0;  // of the workload, 2 CPUs each on the first nodes (in usedMilliCpu)
     int surge = 0;
+    std::int32_t podLimit = 0;  // allocatable pods per node; 0: not stated
+    std::int32_t usedPods = 0;  // on each node (the workload's own among them)
   };
   const Case cases[] = {
       {"three idle nodes hold three replicas", 3, {}, false, "m5.xlarge", ""},
@@ -531,6 +533,37 @@ TEST_CASE("where nothing can launch a node, the nodes there must hold every repl
        "",
        3,
        0},
+      // CPU and memory to spare, but the kubelet admits no more pods.
+      {"nodes at their pod limit hold no replica",
+       3,
+       {},
+       false,
+       "",
+       "the 3 nodes of m5.xlarge have room for 0 of 3 replicas",
+       0,
+       0,
+       58,
+       58},
+      {"one pod slot left on each: three replicas fit",
+       3,
+       {},
+       false,
+       "m5.xlarge",
+       "",
+       0,
+       0,
+       58,
+       57},
+      {"its own pods' slots are given back",
+       3,
+       {2000, 2000, 2000},
+       false,
+       "m5.xlarge",
+       "",
+       3,
+       0,
+       58,
+       58},
   };
   const WorkloadIntent intent = IntentBuilder(WorkloadKind::Inference, "350M")
                                     .precision(Precision::FP32)
@@ -543,7 +576,9 @@ TEST_CASE("where nothing can launch a node, the nodes there must hold every repl
     Policy policy;
     policy.capacity.source = CapacitySource::Nodes;
     const auto engine = shippedEngine(policy);
-    std::vector<NodeView> nodes(static_cast<std::size_t>(c.nodes), m5xlarge());
+    auto shape = m5xlarge();
+    shape.pods = c.podLimit;
+    std::vector<NodeView> nodes(static_cast<std::size_t>(c.nodes), shape);
     ClusterState state;
     state.nodesKnown = true;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -551,7 +586,8 @@ TEST_CASE("where nothing can launch a node, the nodes there must hold every repl
                              &nodes[i],
                              {},
                              i < c.usedMilliCpu.size() ? c.usedMilliCpu[i] : 0,
-                             0});
+                             0,
+                             c.usedPods});
     }
     const auto view = clusterViewOf(state, *shippedCatalog(), policy);
     ClusterContext context{&view, {}, {}};

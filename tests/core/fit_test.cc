@@ -476,8 +476,10 @@ TEST_CASE("a team's own requests below the sizing stand, and the price says what
       {"no requests of its own: the placement's sizing is written",
        IntentBuilder(K::Inference, "350M").precision(Precision::FP32).tiers({Tier::CPU}), ""},
       {"larger than the sizing: nothing to say",
-       IntentBuilder(K::Inference, "350M").precision(Precision::FP32).tiers({Tier::CPU}).podRequests(
-           3, 6),
+       IntentBuilder(K::Inference, "350M")
+           .precision(Precision::FP32)
+           .tiers({Tier::CPU})
+           .podRequests(3, 6),
        ""},
       {"a bench pod's 100m and 64 MiB on CPU",
        IntentBuilder(K::Inference, "350M")
@@ -488,7 +490,10 @@ TEST_CASE("a team's own requests below the sizing stand, and the price says what
        "vCPU and 2.8 GiB this model is sized for: nodes may hold more replicas than this price "
        "assumes, and each may run short"},
       {"on a GPU the devices bound the replicas; only the host memory is short",
-       IntentBuilder(K::Inference, "7B").latency(100).tiers({Tier::NVIDIA}).podRequests(0.1, 0.0625),
+       IntentBuilder(K::Inference, "7B")
+           .latency(100)
+           .tiers({Tier::NVIDIA})
+           .podRequests(0.1, 0.0625),
        "the pod template's own requests of 64 MiB per replica stand, below the"},
   };
   for (const auto& c : cases) {
