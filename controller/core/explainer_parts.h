@@ -84,9 +84,9 @@ class Explainer {
   std::string lostBecause(const Option& option, const Option& best, const Request& request) const;
   void listRunnersUp(const Option& best, const Request& request, const Evaluation& evaluation,
                      Decision& decision) const;
+  static std::string sizingBelowNeed(const Requirement& need, const Placement& placement);
   // One option per instance type, or with eachCapacityType one per type
   // and capacity type (a type full on-demand may be absent as spot).
-  static std::string sizingBelowNeed(const Requirement& need, const Placement& placement);
   std::vector<const Option*> bestUnoffered(const Evaluation& evaluation, const Option* best,
                                            std::size_t limit, bool eachCapacityType = false) const;
   void listUnoffered(const Option* best, const Request& request, const Evaluation& evaluation,
