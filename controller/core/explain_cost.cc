@@ -1,0 +1,130 @@
+// What a placement costs, said in one line next to the price: the node
+// behind it, the idle devices it uses or leaves, and what the price assumes
+// (core/explainer_parts.h).
+#include <cmath>
+#include <string>
+
+#include "base/decimal.h"
+#include "core/explainer_parts.h"
+
+namespace gpuplacement::core::explaining {
+namespace {
+
+std::string cpuText(double cpu) {
+  return cpu < 1 ? std::to_string(static_cast<int>(std::lround(cpu * 1000))) + "m CPU"
+                 : base::formatFixed(cpu, cpu == std::floor(cpu) ? 0 : 2) + " vCPU";
+}
+
+std::string memoryText(double gib) {
+  return gib < 1 ? std::to_string(static_cast<int>(std::lround(gib * 1024))) + " MiB"
+                 : base::formatGiB(gib) + " GiB";
+}
+
+}  // namespace
+
+// A team's own cpu or memory request stands even below the placement's
+// sizing (template_patch.cc): the scheduler then packs replicas by the
+// smaller figure, so on CPU the price per replica is more than the cluster
+// may pay, and a replica may run short. Said where the price is.
+std::string Explainer::sizingBelowNeed(const Requirement& need, const Placement& placement) {
+  constexpr double kSlack = 1e-6;
+  const bool cpuBelow =
+      placement.tier == Tier::CPU && need.podCpu > 0 && need.podCpu + kSlack < placement.cpuRequest;
+  const bool memoryBelow =
+      need.podMemoryGiB > 0 && need.podMemoryGiB + kSlack < placement.memoryRequestGiB;
+  if (!cpuBelow && !memoryBelow) {
+    return "";
+  }
+  std::string asked;
+  std::string placed;
+  if (cpuBelow) {
+    asked = cpuText(need.podCpu);
+    placed = cpuText(placement.cpuRequest);
+  }
+  if (memoryBelow) {
+    asked += (asked.empty() ? "" : " and ") + memoryText(need.podMemoryGiB);
+    placed += (placed.empty() ? "" : " and ") + memoryText(placement.memoryRequestGiB);
+  }
+  std::string note = "the pod template's own requests of " + asked +
+                     " per replica stand, below the " + placed + " this model is sized for";
+  if (cpuBelow) {
+    note += ": nodes may hold more replicas than this price assumes, and each may run short";
+  } else {
+    note += ": a replica may run short of host memory";
+  }
+  return note;
+}
+
+// The node behind the price, in one line: "1 of 16 Trainium on one
+// trn1.32xlarge at $3.91/h; 15 idle", or the share and what it assumes.
+std::string Explainer::costNote(const Option& option, const Placement& placement) const {
+  const auto& instance = catalog_->instances[option.instance];
+  const std::string price = formatMoney(option.nodeHourly) + "/h";
+  const std::string shape =
+      placement.accelerator.empty()
+          ? formatFixed(placement.cpuRequest, 0) + " vCPU and " +
+                formatGiB(placement.memoryRequestGiB) + " GiB of " +
+                std::to_string(instance.vcpus) + " vCPU, " + formatGiB(instance.memoryGiB) + " GiB"
+          : std::to_string(placement.acceleratorCount) + " of " +
+                std::to_string(instance.acceleratorCount) + " " + placement.accelerator;
+  if (placement.costModel == CostModel::AcceleratorShare) {
+    return shape + ": " + base::formatPercent(option.fit.share) + " of a " + instance.type +
+           " at " + price + ", assuming other workloads pay for the rest (AcceleratorShare)";
+  }
+  if (option.cost.cluster) {
+    return clusterCostNote(option, placement, shape, price);
+  }
+  std::string note = placement.nodes == 1
+                         ? shape + " on one " + instance.type + " at " + price
+                         : shape + " per replica on " + std::to_string(placement.nodes) + " " +
+                               instance.type + " nodes at " + price + " each";
+  if (placement.idleAccelerators > 0) {
+    note +=
+        "; " + std::to_string(placement.idleAccelerators) + " " + placement.accelerator + " idle";
+  }
+  return note;
+}
+
+// With a cluster view: which replicas use devices idle on existing nodes,
+// which stay on nodes they have alone, and which need new nodes. "2 idle
+// L4 on an existing g6.12xlarge at $4.60/h: 1 of 4 L4, charged its share
+// (25%), nothing more for the cluster"; "1 of 1 L4 on a new g6.xlarge at
+// $0.80/h".
+std::string Explainer::clusterCostNote(const Option& option, const Placement& placement,
+                                       const std::string& shape, const std::string& price) const {
+  const auto& instance = catalog_->instances[option.instance];
+  const auto& cost = option.cost;
+  std::string note;
+  if (cost.replicasOnIdle > 0) {
+    note = std::to_string(cost.idleDevices) + " idle " + placement.accelerator + " on " +
+           (cost.idleNodes <= 1
+                ? "an existing " + instance.type
+                : std::to_string(cost.idleNodes) + " existing " + instance.type + " nodes") +
+           " at " + price + ": " + shape + ", charged its share (" +
+           base::formatPercent(option.fit.share) + "), nothing more for the cluster";
+    if (cost.replicasOnIdle < placement.replicas) {
+      note += " for " + std::to_string(cost.replicasOnIdle) + " replicas";
+    }
+  }
+  if (cost.ownNodes > 0) {
+    note += (note.empty() ? shape + " on " : "; the rest on ") +
+            (cost.ownNodes == 1 ? "the " + instance.type + " it runs on alone"
+                                : std::to_string(cost.ownNodes) + " " + instance.type +
+                                      " nodes it runs on alone") +
+            " at " + price + (cost.ownNodes == 1 ? "" : " each") + ", the whole node";
+  }
+  if (cost.newNodes > 0) {
+    note +=
+        (note.empty() ? shape + " on " : "; the rest on ") +
+        (cost.newNodes == 1 ? "a new " + instance.type
+                            : std::to_string(cost.newNodes) + " new " + instance.type + " nodes") +
+        " at " + price + (cost.newNodes == 1 ? "" : " each");
+  }
+  if (cost.newNodes + cost.ownNodes > 0 && placement.idleAccelerators > 0) {
+    note +=
+        "; " + std::to_string(placement.idleAccelerators) + " " + placement.accelerator + " idle";
+  }
+  return note;
+}
+
+}  // namespace gpuplacement::core::explaining
