@@ -84,6 +84,8 @@ const bool kConfigured = [] {
   testing::ControlPlaneOptions options;
   options.pools = scheme().pools;
   options.karpenter = scheme().karpenter;
+  // Karpenter launches at the prices of the policy the tests apply.
+  options.prices = "config/samples/placementpolicy.yaml";
   ControlPlane::configure(options);
   return true;
 }();
@@ -599,6 +601,25 @@ std::map<std::string, json> nodeClaimsByNode() {
 // launched (the catalog's price for the type, capacity type and zone).
 double launchedPrice(const json& node) {
   return std::atof(label(node, "eks-node-viewer/instance-price").c_str());
+}
+
+TEST_CASE("karpenter: it launches at the prices of the policy in force") {
+  REQUIRE(scheme().karpenter);
+  // The sample policy prices p5e.48xlarge, which the catalog sells only as
+  // Capacity Blocks (no price): its offering exists at the policy's price.
+  const json types = json::parse(
+      readFile(ControlPlane::shared().dir() + "/karpenter-instance-types.json"), nullptr, false);
+  REQUIRE(types.is_array());
+  std::vector<double> prices;
+  for (const auto& type : types) {
+    if (base::stringMember(type, "name") == "p5e.48xlarge") {
+      for (const auto& offering : base::memberOf(type, "offerings")) {
+        prices.push_back(offering.value("Price", 0.0));
+      }
+    }
+  }
+  REQUIRE_FALSE(prices.empty());
+  CHECK(std::all_of(prices.begin(), prices.end(), [](double p) { return p == 43.26; }));
 }
 
 TEST_CASE("karpenter: each placement's pods run on nodes Karpenter launched for it") {

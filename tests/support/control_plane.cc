@@ -47,6 +47,9 @@ ControlPlane::ControlPlane() {
     arguments += " --cluster --pools " + repoRoot() + "/" + options().pools;
     if (options().karpenter) {
       arguments += " --karpenter";
+      if (!options().prices.empty()) {
+        arguments += " --prices " + repoRoot() + "/" + options().prices;
+      }
     }
   }
   if (!options().apiServerFlags.empty()) {

@@ -25,6 +25,10 @@ struct ControlPlaneOptions {
   // With pools: Karpenter (its kwok provider) runs too and launches nodes
   // for the pool file's NodePools (scripts/controlplane start --karpenter).
   bool karpenter = false;
+  // With karpenter: a PlacementPolicy manifest, relative to the repository,
+  // whose spec.prices Karpenter's offerings take (--prices); empty: the
+  // catalog's.
+  std::string prices;
   // The Kubernetes line of kube-apiserver: empty for the release
   // tests/controlplane/go.mod pins, "1.34" for the compatibility suite's
   // (tests/controlplane/k8s-1.34/go.mod). Not with pools.
