@@ -81,7 +81,7 @@ func poolFile(settings Settings, dir string, size int) (string, error) {
 		return settings.Cluster.Pools, nil
 	}
 	if settings.Cluster.Karpenter {
-		return karpenterPools(dir, size)
+		return karpenterPools(settings.Repo, dir, size)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -179,41 +180,66 @@ func claimedCost(client *Client) (float64, int, error) {
 	return round(total, 4), claims, nil
 }
 
-// karpenterPools: the NodePools of config/sim/karpenter-launch.yaml (one
-// per tier, tainted, on-demand and spot, consolidation on), with limits
-// far above what `size` workloads of the mix need: this run measures
-// launching, not limits (e2e_KarpenterLaunch tests those).
-func karpenterPools(dir string, size int) (string, error) {
+// karpenterPools writes config/sim/karpenter-launch.yaml's NodePools (one
+// per tier, tainted, on-demand and spot, consolidation on) with each
+// pool's limits raised far above what `size` workloads of the mix need:
+// this run measures launching, not limits (e2e_KarpenterLaunch tests
+// those). The pools are read from that file, so the two never drift.
+func karpenterPools(repo, dir string, size int) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	// Each workload's first pod and its placed pod may run at once.
-	cpu := max(64, size/2)
-	text := fmt.Sprintf(`# The scale benchmark's Karpenter cluster (bench/run-scale --cluster --karpenter)
-# for %d workloads: config/sim/karpenter-launch.yaml's NodePools, limits far above the demand.
-pools:
-  - name: cpu
-    instanceTypes: [m5.xlarge, m5.2xlarge, m5.4xlarge, c5.xlarge, c5.2xlarge, r5.xlarge, r5.2xlarge]
-    nodes: 0
-    provisioner: karpenter
-    capacityType: any
-    limits: {cpu: "%d", memory: %dGi}
-  - name: nvidia
-    instanceTypes: [g4dn.xlarge, g4dn.2xlarge, g5.xlarge, g5.2xlarge, g5.12xlarge, g6.xlarge,
-      g6e.xlarge, g6e.2xlarge, p4d.24xlarge, p5.48xlarge]
-    nodes: 0
-    provisioner: karpenter
-    capacityType: any
-    limits: {cpu: "%d", memory: %dGi, nvidia.com/gpu: "%d"}
-  - name: neuron
-    instanceTypes: [inf2.xlarge, inf2.8xlarge, inf2.24xlarge, trn1.2xlarge, trn1.32xlarge]
-    nodes: 0
-    provisioner: karpenter
-    capacityType: any
-    limits: {cpu: "%d", memory: %dGi, aws.amazon.com/neuron: "%d"}
-`, size, cpu, cpu*8, cpu*4, cpu*32, max(16, size/10), cpu*2, cpu*16, max(32, size/10))
+	source := filepath.Join(repo, "config", "sim", "karpenter-launch.yaml")
+	text, err := os.ReadFile(source)
+	if err != nil {
+		return "", err
+	}
+	pools, err := raiseLimits(string(text), size)
+	if err != nil {
+		return "", fmt.Errorf("%s: %v", source, err)
+	}
 	path := filepath.Join(dir, "pools.yaml")
-	return path, os.WriteFile(path, []byte(text), 0o644)
+	header := fmt.Sprintf("# The scale benchmark's Karpenter cluster (bench/run-scale --cluster --karpenter)\n"+
+		"# for %d workloads: config/sim/karpenter-launch.yaml with limits far above the demand.\n", size)
+	return path, os.WriteFile(path, []byte(header+pools), 0o644)
+}
+
+// raiseLimits replaces the limits line of each pool (cpu, nvidia, neuron)
+// in a pool file's text. Each workload's first pod and its placed pod may
+// run at once, so the CPU limit grows with the size.
+func raiseLimits(text string, size int) (string, error) {
+	cpu := max(64, size/2)
+	limits := map[string]string{
+		"cpu":    fmt.Sprintf(`{cpu: "%d", memory: %dGi}`, cpu, cpu*8),
+		"nvidia": fmt.Sprintf(`{cpu: "%d", memory: %dGi, nvidia.com/gpu: "%d"}`, cpu*4, cpu*32, max(16, size/10)),
+		"neuron": fmt.Sprintf(`{cpu: "%d", memory: %dGi, aws.amazon.com/neuron: "%d"}`, cpu*2, cpu*16,
+			max(32, size/10)),
+	}
+	var out strings.Builder
+	pool := ""
+	raised := map[string]bool{}
+	for _, line := range strings.SplitAfter(text, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if name, ok := strings.CutPrefix(trimmed, "- name:"); ok {
+			pool = strings.TrimSpace(name)
+		}
+		if strings.HasPrefix(trimmed, "limits:") {
+			value, ok := limits[pool]
+			if !ok {
+				return "", fmt.Errorf("pool %q: no limits for the benchmark", pool)
+			}
+			indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+			line = indent + "limits: " + value + "\n"
+			raised[pool] = true
+		}
+		out.WriteString(line)
+	}
+	for pool := range limits {
+		if !raised[pool] {
+			return "", fmt.Errorf("pool %q: not found, or without limits", pool)
+		}
+	}
+	return out.String(), nil
 }
 
 // karpenterCapacityLabel: the label Karpenter puts on every node it

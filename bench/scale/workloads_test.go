@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -26,5 +29,40 @@ func TestSelectedInstanceType(t *testing.T) {
 		if got := selectedInstanceType(raw); got != c.want {
 			t.Errorf("%v: got %q, want %q", c.selector, got, c.want)
 		}
+	}
+}
+
+// The bench's Karpenter pools are config/sim/karpenter-launch.yaml's, with
+// every pool's limits raised and nothing else changed.
+func TestKarpenterPoolsRaiseOnlyTheLimits(t *testing.T) {
+	dir := t.TempDir()
+	path, err := karpenterPools(filepath.Join("..", ".."), dir, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written, _ := os.ReadFile(path)
+	source, _ := os.ReadFile(filepath.Join("..", "..", "config", "sim", "karpenter-launch.yaml"))
+	keep := func(text string) []string {
+		var lines []string
+		for _, line := range strings.Split(text, "\n") {
+			trimmed := strings.TrimSpace(line)
+			if trimmed != "" && !strings.HasPrefix(trimmed, "#") && !strings.HasPrefix(trimmed, "limits:") {
+				lines = append(lines, line)
+			}
+		}
+		return lines
+	}
+	if got, want := keep(string(written)), keep(string(source)); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the pools changed beyond their limits:\n%s\nwant:\n%s", strings.Join(got, "\n"),
+			strings.Join(want, "\n"))
+	}
+	for _, want := range []string{`limits: {cpu: "250", memory: 2000Gi}`,
+		`nvidia.com/gpu: "50"`, `aws.amazon.com/neuron: "50"`} {
+		if !strings.Contains(string(written), want) {
+			t.Errorf("no %s in:\n%s", want, written)
+		}
+	}
+	if _, err := raiseLimits("pools:\n  - name: gpu\n    limits: {cpu: \"1\"}\n", 500); err == nil {
+		t.Error("a pool the bench has no limits for: no error")
 	}
 }
