@@ -37,7 +37,9 @@ const Vocabulary& words() {
       "server", "main", "app", "ManagerConflict", "spec.template.spec.nodeSelector",
       "spec.template.spec.tolerations", "spec.template.spec.containers",
       "spec.template.spec.schedulingGates", "JobFailed", "JobStarting", "JobSuspended",
-      "JobStartedUnplaced", "JobResourcesImmutable", "Complete", "Failed"};
+      "JobStartedUnplaced", "JobResourcesImmutable", "Complete", "Failed",
+      "spec.template.spec.topologySpreadConstraints", "topology.kubernetes.io/zone",
+      "kubernetes.io/hostname"};
   return vocabulary;
 }
 
@@ -249,7 +251,7 @@ void packUnavailable(Packer& out, const std::vector<core::UnavailableType>& unav
   out.integer(static_cast<std::int64_t>(unavailable.size()));
   for (const auto& entry : unavailable) {
     out.word(entry.instanceType);
-    out.boolean(entry.capacityType == core::CapacityType::Spot);
+    packEnum(out, entry.capacityType);
     out.timestamp(entry.since);
     out.timestamp(entry.until);
     out.string(entry.message);
@@ -261,7 +263,7 @@ std::vector<core::UnavailableType> unpackUnavailable(Unpacker& in) {
   for (auto count = in.integer(); count > 0; --count) {
     core::UnavailableType entry;
     entry.instanceType = in.word();
-    entry.capacityType = in.boolean() ? core::CapacityType::Spot : core::CapacityType::OnDemand;
+    entry.capacityType = unpackEnum<core::CapacityType>(in);
     entry.since = in.timestamp();
     entry.until = in.timestamp();
     entry.message = in.string();
@@ -482,6 +484,7 @@ void packOwnership(Packer& out, const core::OwnershipRecord& record) {
   out.word(fields.workload);
   packPairs(out, fields.nodeSelector);
   packTolerations(out, fields.tolerations);
+  out.word(fields.spreadKey);
   out.integer(static_cast<std::int64_t>(fields.resources.size()));
   for (const auto& [container, resources] : fields.resources) {
     out.word(container);
@@ -505,6 +508,7 @@ core::OwnershipRecord unpackOwnership(Unpacker& in) {
   fields.workload = in.word();
   fields.nodeSelector = unpackPairs(in);
   fields.tolerations = unpackTolerations(in);
+  fields.spreadKey = in.word();
   for (auto count = in.integer(); count > 0; --count) {
     auto container = in.word();
     fields.resources[std::move(container)] = unpackPairs(in);
@@ -562,6 +566,8 @@ CachedTarget packTarget(const core::TargetState& state) {
   out.uid(state.uid);
   packPairs(out, state.nodeSelector);
   packTolerations(out, state.tolerations);
+  packWords(out, state.spreadKeys);
+  packPairs(out, state.podLabels);
   out.integer(static_cast<std::int64_t>(state.containers.size()));
   for (const auto& container : state.containers) {
     out.word(container.name);
@@ -605,6 +611,8 @@ core::TargetState CachedTarget::unpack() const {
   state.uid = in.uid();
   state.nodeSelector = unpackPairs(in);
   state.tolerations = unpackTolerations(in);
+  state.spreadKeys = unpackWords(in);
+  state.podLabels = unpackPairs(in);
   for (auto count = in.integer(); count > 0; --count) {
     core::ContainerResources container;
     container.name = in.word();

@@ -73,7 +73,8 @@ struct WorkloadOptions {
     add("--exclude-instance-types", flags.excludedInstanceTypes, "Excluded instance types")
         ->delimiter(',');
     if (sizing) {
-      add("--capacity", flags.capacity, "OnDemand, Spot or Any")->capture_default_str();
+      add("--capacity", flags.capacity, "OnDemand, Spot, Any or Mixed (half spot, half on-demand)")
+          ->capture_default_str();
       add("--replicas", flags.replicas, "Replicas, for total cost")->capture_default_str();
     }
   }

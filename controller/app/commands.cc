@@ -45,7 +45,9 @@ std::string shapeOf(const std::string& accelerator, int count) {
 }
 
 std::string capacityText(core::CapacityType capacity) {
-  return capacity == core::CapacityType::Spot ? "spot" : "on-demand";
+  return capacity == core::CapacityType::Spot    ? "spot"
+         : capacity == core::CapacityType::Mixed ? "half spot, half on-demand"
+                                                 : "on-demand";
 }
 
 std::string describeIntent(const core::WorkloadIntent& intent) {

@@ -312,6 +312,9 @@ bool Capacity::offered(int instance, CapacityType capacity) const {
   if (source == CapacitySource::None) {
     return true;
   }
+  if (capacity == CapacityType::Mixed) {
+    return offered(instance, CapacityType::OnDemand) && offered(instance, CapacityType::Spot);
+  }
   const auto* found = offer(instance, capacity);
   return found && found->available();
 }

@@ -107,8 +107,9 @@ struct Capacity {
   std::string why;                               // how Auto was resolved, or why None was forced
   std::vector<std::array<Offer, 2>> offers;
 
-  // True under None (every type may be chosen).
+  // True under None (every type may be chosen). Mixed: both are offered.
   bool offered(int instance, CapacityType capacity) const;
+  // One capacity type's offer (Mixed: the on-demand one).
   const Offer* offer(int instance, CapacityType capacity) const;
 };
 

@@ -96,7 +96,16 @@ CostQuote ClusterCost::quote(const CostInput& input) const {
   if (input.devices <= 0 || !offer) {
     return quote;  // CPU, or no view of this type: whole new nodes
   }
-  const Slots slots = slotsOf(*offer, input, own_);
+  OwnDevices own = own_;
+  if (own.capacity == CapacityType::Mixed) {
+    // A Mixed placement in force: its pods on each side, as it was priced.
+    const auto split = mixedSplit(own.replicas);
+    own.replicas = own.replicas == 0                      ? 0
+                   : input.capacity == CapacityType::Spot ? split.spot
+                                                          : split.onDemand;
+    own.capacity = input.capacity;
+  }
+  const Slots slots = slotsOf(*offer, input, own);
   const int replicas = std::max(input.replicas, 1);
   const int perNode = std::max(input.replicasPerNode, 1);
   quote.replicasOnOwnNodes = slots.onOwnNodes;

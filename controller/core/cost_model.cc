@@ -13,6 +13,30 @@ int nodesFor(const CostInput& input) {
 
 }  // namespace
 
+MixedSplit mixedSplit(int replicas) {
+  const int all = std::max(replicas, 1);
+  return {all - all / 2, all / 2};
+}
+
+CostQuote combineQuotes(const CostQuote& onDemand, int onDemandReplicas, const CostQuote& spot,
+                        int spotReplicas) {
+  const int all = std::max(onDemandReplicas + spotReplicas, 1);
+  CostQuote quote = onDemand;
+  quote.totalHourly = onDemand.totalHourly + spot.totalHourly;
+  quote.perReplicaHourly = quote.totalHourly / all;
+  quote.marginalHourly =
+      (onDemand.marginalHourly * onDemandReplicas + spot.marginalHourly * spotReplicas) / all;
+  quote.nodes = onDemand.nodes + spot.nodes;
+  quote.cluster = onDemand.cluster || spot.cluster;
+  quote.replicasOnIdle = onDemand.replicasOnIdle + spot.replicasOnIdle;
+  quote.replicasOnOwnNodes = onDemand.replicasOnOwnNodes + spot.replicasOnOwnNodes;
+  quote.ownNodes = onDemand.ownNodes + spot.ownNodes;
+  quote.idleDevices = onDemand.idleDevices + spot.idleDevices;
+  quote.idleNodes = onDemand.idleNodes + spot.idleNodes;
+  quote.newNodes = onDemand.newNodes + spot.newNodes;
+  return quote;
+}
+
 CostQuote WholeNodeCost::quote(const CostInput& input) const {
   CostQuote quote;
   quote.basis = CostModel::WholeInstance;

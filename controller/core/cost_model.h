@@ -42,6 +42,19 @@ struct CostQuote {
   int newNodes = 0;
 };
 
+// The replicas of a Mixed placement by capacity type. The spread allows
+// either side the odd replica; it is counted on-demand, the dearer, so the
+// price claimed is never below what the cluster pays.
+struct MixedSplit {
+  int onDemand = 1;
+  int spot = 0;
+};
+MixedSplit mixedSplit(int replicas);
+
+// One quote for a workload whose replicas are priced in two parts.
+CostQuote combineQuotes(const CostQuote& onDemand, int onDemandReplicas, const CostQuote& spot,
+                        int spotReplicas);
+
 // The seam between placement and pricing. The engine consults one model per
 // decision for every candidate it prices; the policy names the default one
 // (costModelFor). A caller that knows the cluster's nodes can pass its own

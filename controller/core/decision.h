@@ -19,8 +19,13 @@ struct Placement {
   std::string instanceType;
   int acceleratorCount = 0;  // per replica; 0 for CPU
   int acceleratorsPerInstance = 0;
-  CapacityType capacityType = CapacityType::OnDemand;  // OnDemand or Spot, never Any
-  double hourlyCost = 0;                               // per replica
+  CapacityType capacityType = CapacityType::OnDemand;  // OnDemand, Spot or Mixed, never Any
+  // Mixed: the replicas priced at each capacity type (core/cost_model.h's
+  // mixedSplit) and one spot node's price; nodeHourlyCost is on-demand.
+  int onDemandReplicas = 0;
+  int spotReplicas = 0;
+  double spotNodeHourlyCost = 0;
+  double hourlyCost = 0;  // per replica
   // Per replica, what the cluster pays more for it: nothing for devices
   // idle on nodes other pods keep up. Unset: hourlyCost (no cluster view).
   std::optional<double> clusterHourlyCost;

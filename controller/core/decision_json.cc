@@ -54,6 +54,12 @@ json toJson(const Placement& placement) {
       {"performanceUnit", placement.performanceUnit},
       {"latencyMs",
        placement.latencyMs ? json(std::round(*placement.latencyMs * 100) / 100) : json(nullptr)}};
+  if (placement.capacityType == CapacityType::Mixed) {
+    result["capacityMix"] = {{"onDemandReplicas", placement.onDemandReplicas},
+                             {"spotReplicas", placement.spotReplicas},
+                             {"onDemandNodeHourlyCost", roundMoney(placement.nodeHourlyCost)},
+                             {"spotNodeHourlyCost", roundMoney(placement.spotNodeHourlyCost)}};
+  }
   if (placement.latencyMs) {
     result["latencyPer"] = latencyUnitName(placement.latencyUnit);
     result["latencyBound"] = placement.latencyComputeBound ? "compute" : "memory";

@@ -148,12 +148,43 @@ Result<std::shared_ptr<const PlacementEngine>> PlacementEngine::create(
           1ULL << instance.accelerator;
     }
   }
-  engine->defaultScheme_ = nodeLabelsFor(effective, nullptr).scheme;
+  const auto labels = nodeLabelsFor(effective, nullptr);
+  engine->defaultScheme_ = labels.scheme;
+  engine->defaultCapacityLabeled_ = !labels.capacityLabel.key.empty();
   return std::shared_ptr<const PlacementEngine>(std::move(engine));
 }
 
 std::optional<double> PlacementEngine::price(int instance, CapacityType capacity) const {
-  return capacity == CapacityType::Spot ? spot_[instance] : onDemand_[instance];
+  switch (capacity) {
+    case CapacityType::Spot:
+      return spot_[instance];
+    case CapacityType::Mixed:  // the on-demand node's, when both exist
+      return spot_[instance] ? onDemand_[instance] : std::nullopt;
+    case CapacityType::OnDemand:
+    case CapacityType::Any:
+      break;
+  }
+  return onDemand_[instance];
+}
+
+void PlacementEngine::quote(Option& option, const Request& request) const {
+  const auto& instance = catalog_->instances[option.instance];
+  const auto& fit = option.fit;
+  const auto one = [&](CapacityType capacity, double nodeHourly, int replicas) {
+    return request.costs.quote({option.instance, &instance, capacity, nodeHourly, replicas,
+                                fit.replicasPerNode, fit.share, fit.devices});
+  };
+  if (option.capacity != CapacityType::Mixed) {
+    option.cost = one(option.capacity, option.nodeHourly, request.replicas);
+    return;
+  }
+  const auto split = mixedSplit(request.replicas);
+  option.cost = one(CapacityType::OnDemand, option.nodeHourly, split.onDemand);
+  if (split.spot > 0) {
+    option.cost =
+        combineQuotes(option.cost, split.onDemand,
+                      one(CapacityType::Spot, option.spotNodeHourly, split.spot), split.spot);
+  }
 }
 
 Request PlacementEngine::requestFor(const WorkloadIntent& intent, const MemoryEstimate& memory,
@@ -179,6 +210,8 @@ Request PlacementEngine::requestFor(const WorkloadIntent& intent, const MemoryEs
   need.podCpu = intent.podCpu;
   need.podMemoryGiB = intent.podMemoryGiB;
   request.replicas = std::max(intent.replicas, 1);
+  request.capacityLabeled =
+      view ? !view->labels.capacityLabel.key.empty() : defaultCapacityLabeled_;
   request.spotWithheld = intent.kind == WorkloadKind::Inference &&
                          intent.constraints.capacityType == CapacityType::Any &&
                          !policy_.capacity.spotForServing;
@@ -283,8 +316,9 @@ void PlacementEngine::evaluateInstance(int index, const Request& request,
   // An instance without a price for the capacity asked for is never chosen,
   // so it does not count as "eligible" in the explanations either.
   const auto capacity = request.intent.constraints.capacityType;
-  const bool priced = (capacity != CapacityType::Spot && price(index, CapacityType::OnDemand)) ||
-                      (capacity != CapacityType::OnDemand && price(index, CapacityType::Spot));
+  const bool priced = capacity == CapacityType::Any
+                          ? price(index, CapacityType::OnDemand) || price(index, CapacityType::Spot)
+                          : price(index, capacity).has_value();
   if (!priced) {
     return;
   }
@@ -318,12 +352,17 @@ void PlacementEngine::evaluateInstance(int index, const Request& request,
 void PlacementEngine::addOptions(int index, const Fit& fit, const Request& request,
                                  Evaluation& evaluation) const {
   const auto& constraints = request.intent.constraints;
-  for (CapacityType capacity : {CapacityType::OnDemand, CapacityType::Spot}) {
-    if (constraints.capacityType != CapacityType::Any && constraints.capacityType != capacity) {
+  for (CapacityType capacity : {CapacityType::OnDemand, CapacityType::Spot, CapacityType::Mixed}) {
+    if (constraints.capacityType == CapacityType::Any ? capacity == CapacityType::Mixed
+                                                      : constraints.capacityType != capacity) {
       continue;
     }
     if (capacity == CapacityType::Spot && request.spotWithheld) {
       evaluation.spotWithheld = true;
+      continue;
+    }
+    if (capacity == CapacityType::Mixed && !request.capacityLabeled) {
+      evaluation.mixedUnlabeled = true;
       continue;
     }
     const auto nodeHourly = price(index, capacity);
@@ -332,11 +371,11 @@ void PlacementEngine::addOptions(int index, const Fit& fit, const Request& reque
     }
     // Built where it is kept: an option is large enough that copies show.
     auto& feasible = evaluation.feasible;
-    Option& option = feasible.emplace_back(
-        Option{index, capacity, fit,
-               request.costs.quote({index, &catalog_->instances[index], capacity, *nodeHourly,
-                                    request.replicas, fit.replicasPerNode, fit.share, fit.devices}),
-               *nodeHourly});
+    Option& option = feasible.emplace_back(Option{index, capacity, fit, {}, *nodeHourly});
+    if (capacity == CapacityType::Mixed) {
+      option.spotNodeHourly = *price(index, CapacityType::Spot);
+    }
+    quote(option, request);
     rankOf(option, request);
     if (request.capacity && (!request.capacity->offered(index, capacity) ||
                              !roomForAll(option, request, *request.capacity))) {
@@ -369,13 +408,25 @@ ReplicaRequests PlacementEngine::replicaRequests(const Option& option,
 // hold the room it needs, and leaving it is fallback's call.
 bool PlacementEngine::roomForAll(const Option& option, const Request& request,
                                  const Capacity& capacity) const {
-  const Offer* offer = capacity.offer(option.instance, option.capacity);
-  if (!offer || !offer->nodesOnly() ||
-      (option.instance == request.ownInstance && option.capacity == request.ownCapacity)) {
+  if (option.instance == request.ownInstance && option.capacity == request.ownCapacity) {
+    return true;
+  }
+  if (option.capacity != CapacityType::Mixed) {
+    return roomFor(option, option.capacity, request.replicas, request, capacity);
+  }
+  const auto split = mixedSplit(request.replicas);
+  return roomFor(option, CapacityType::OnDemand, split.onDemand, request, capacity) &&
+         (split.spot == 0 || roomFor(option, CapacityType::Spot, split.spot, request, capacity));
+}
+
+bool PlacementEngine::roomFor(const Option& option, CapacityType capacity, int replicas,
+                              const Request& request, const Capacity& view) const {
+  const Offer* offer = view.offer(option.instance, capacity);
+  if (!offer || !offer->nodesOnly()) {
     return true;
   }
   std::vector<const OwnPod*> own;
-  const int needed = replicasNeeded(option, request, own);
+  const int needed = replicasNeeded(option, capacity, replicas, request, own);
   return offer->replicasWithRoom(replicaRequests(option, request), needed, own) >= needed;
 }
 
@@ -384,17 +435,23 @@ bool PlacementEngine::roomForAll(const Option& option, const Request& request,
 // new pods start beside the old ones there, up to maxSurge of them.
 int PlacementEngine::replicasNeeded(const Option& option, const Request& request,
                                     std::vector<const OwnPod*>& ownOnType) const {
+  return replicasNeeded(option, option.capacity, request.replicas, request, ownOnType);
+}
+
+int PlacementEngine::replicasNeeded(const Option& option, CapacityType capacity, int replicas,
+                                    const Request& request,
+                                    std::vector<const OwnPod*>& ownOnType) const {
   ownOnType.clear();
   if (request.ownPods) {
     const auto& type = catalog_->instances[option.instance].type;
     for (const auto& pod : *request.ownPods) {
-      if (pod.instanceType == type && pod.capacity == option.capacity) {
+      if (pod.instanceType == type && pod.capacity == capacity) {
         ownOnType.push_back(&pod);
       }
     }
   }
-  const int replicas = std::max(request.replicas, 1);
-  return replicas + std::min(std::max(request.intent.surge, 0), static_cast<int>(ownOnType.size()));
+  return std::max(replicas, 1) +
+         std::min(std::max(request.intent.surge, 0), static_cast<int>(ownOnType.size()));
 }
 
 // The decision's order over options, best first. A latency target comes
@@ -664,12 +721,13 @@ Option PlacementEngine::inForce(int index, int count, CapacityType capacity,
                                                  request.need.runtimeGiB);
     }
   }
-  const double nodeHourly = price(index, capacity).value_or(0);
-  const CostInput input{index,      &instance,        capacity,
-                        nodeHourly, request.replicas, fit.replicasPerNode,
-                        fit.share,  fit.devices};
   // Unranked: an assessment compares its cost, not its place in an order.
-  return Option{index, capacity, fit, request.costs.quote(input), nodeHourly};
+  Option option{index, capacity, fit, {}, price(index, capacity).value_or(0)};
+  if (capacity == CapacityType::Mixed) {
+    option.spotNodeHourly = price(index, CapacityType::Spot).value_or(0);
+  }
+  quote(option, request);
+  return option;
 }
 
 }  // namespace gpuplacement::core

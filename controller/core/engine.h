@@ -42,6 +42,9 @@ class PlacementEngine {
   // workload's own pods on them, whose room is given back.
   int replicasNeeded(const Option& option, const Request& request,
                      std::vector<const OwnPod*>& ownOnType) const;
+  // The same for `replicas` of them at `capacity` (a part of a Mixed option).
+  int replicasNeeded(const Option& option, CapacityType capacity, int replicas,
+                     const Request& request, std::vector<const OwnPod*>& ownOnType) const;
   // What one replica of `option` asks of a node.
   ReplicaRequests replicaRequests(const Option& option, const Request& request) const;
   // Whole nodes with the cluster's idle devices when the view has capacity
@@ -89,6 +92,10 @@ class PlacementEngine {
   void evaluateInstance(int index, const Request& request, Evaluation& evaluation) const;
   void addOptions(int index, const Fit& fit, const Request& request, Evaluation& evaluation) const;
   bool roomForAll(const Option& option, const Request& request, const Capacity& capacity) const;
+  bool roomFor(const Option& option, CapacityType capacity, int replicas, const Request& request,
+               const Capacity& view) const;
+  // `option` without its quote: the cost model's, in two parts when Mixed.
+  void quote(Option& option, const Request& request) const;
   void rankOf(Option& option, const Request& request) const;
   enum class RuleOutcome : std::uint8_t { None, Meets, Misses };
   RuleOutcome tryRule(const Rule& rule, const Request& request, Evaluation& evaluation) const;
@@ -118,6 +125,7 @@ class PlacementEngine {
   Rule userTiersRule_;
   std::array<std::uint64_t, 4> acceleratorsOfTier_{};      // bit per accelerator, by Tier
   LabelScheme defaultScheme_ = LabelScheme::InstanceType;  // without a cluster view
+  bool defaultCapacityLabeled_ = true;                     // without a cluster view
 };
 
 // Which size bucket (by name) a parameter count falls in.

@@ -55,11 +55,28 @@ std::string Explainer::sizingBelowNeed(const Requirement& need, const Placement&
   return note;
 }
 
+// "2 replicas on-demand, 1 spot (the odd one priced on-demand, ...)".
+std::string Explainer::mixedSplitNote(const Placement& placement) {
+  const auto replicas = [](int n) {
+    return std::to_string(n) + (n == 1 ? " replica" : " replicas");
+  };
+  std::string note = replicas(placement.onDemandReplicas) + " on-demand, " +
+                     std::to_string(placement.spotReplicas) + " spot";
+  if (placement.onDemandReplicas > placement.spotReplicas) {
+    note += " (the odd one priced on-demand, the dearer: the spread lets it land on either)";
+  }
+  return note;
+}
+
 // The node behind the price, in one line: "1 of 16 Trainium on one
 // trn1.32xlarge at $3.91/h; 15 idle", or the share and what it assumes.
 std::string Explainer::costNote(const Option& option, const Placement& placement) const {
   const auto& instance = catalog_->instances[option.instance];
-  const std::string price = formatMoney(option.nodeHourly) + "/h";
+  const bool mixed = option.capacity == CapacityType::Mixed;
+  const std::string price = mixed ? formatMoney(option.nodeHourly) + "/h on-demand, " +
+                                        formatMoney(option.spotNodeHourly) + "/h spot"
+                                  : formatMoney(option.nodeHourly) + "/h";
+  const std::string split = mixed ? mixedSplitNote(placement) + "; " : "";
   const std::string shape =
       placement.accelerator.empty()
           ? formatFixed(placement.cpuRequest, 0) + " vCPU and " +
@@ -68,11 +85,11 @@ std::string Explainer::costNote(const Option& option, const Placement& placement
           : std::to_string(placement.acceleratorCount) + " of " +
                 std::to_string(instance.acceleratorCount) + " " + placement.accelerator;
   if (placement.costModel == CostModel::AcceleratorShare) {
-    return shape + ": " + base::formatPercent(option.fit.share) + " of a " + instance.type +
+    return split + shape + ": " + base::formatPercent(option.fit.share) + " of a " + instance.type +
            " at " + price + ", assuming other workloads pay for the rest (AcceleratorShare)";
   }
   if (option.cost.cluster) {
-    return clusterCostNote(option, placement, shape, price);
+    return split + clusterCostNote(option, placement, shape, price);
   }
   std::string note = placement.nodes == 1
                          ? shape + " on one " + instance.type + " at " + price
@@ -82,7 +99,7 @@ std::string Explainer::costNote(const Option& option, const Placement& placement
     note +=
         "; " + std::to_string(placement.idleAccelerators) + " " + placement.accelerator + " idle";
   }
-  return note;
+  return split + note;
 }
 
 // With a cluster view: which replicas use devices idle on existing nodes,

@@ -265,7 +265,8 @@ std::string Explainer::unofferedConstraint(const Request& request,
     names.push_back(typeLabel(*option));
     const auto other =
         option->capacity == CapacityType::Spot ? CapacityType::OnDemand : CapacityType::Spot;
-    const bool oneCapacityType = request.intent.constraints.capacityType != CapacityType::Any;
+    const auto asked = request.intent.constraints.capacityType;
+    const bool oneCapacityType = asked == CapacityType::OnDemand || asked == CapacityType::Spot;
     if (oneCapacityType && request.capacity->offered(option->instance, other)) {
       otherCapacity += (otherCapacity.empty() ? "" : ", ") + type;
     }
@@ -316,7 +317,9 @@ std::string Explainer::bindingConstraint(const Request& request, const Evaluatio
   }
   if (!overall.anyPriced) {
     return std::string("no eligible instance type has a") +
-           (constraints.capacityType == CapacityType::Spot ? " spot price" : "n on-demand price");
+           (constraints.capacityType == CapacityType::Spot    ? " spot price"
+            : constraints.capacityType == CapacityType::Mixed ? " spot and an on-demand price"
+                                                              : "n on-demand price");
   }
   if (!overall.anyRunnable) {
     return overall.precisionBlocked
@@ -326,6 +329,11 @@ std::string Explainer::bindingConstraint(const Request& request, const Evaluatio
   }
   if (!overall.anyFits) {
     return tooSmall(request, overall);
+  }
+  if (overall.mixedUnlabeled) {
+    return "constraints.capacityType Mixed spreads the replicas over a capacity-type node label, "
+           "and none is selected here: the policy's nodeLabels.capacityType.key is empty, or "
+           "not every node carries karpenter.sh/capacity-type or eks.amazonaws.com/capacityType";
   }
   if (!overall.unoffered.empty()) {
     return unofferedConstraint(request, overall);

@@ -71,6 +71,12 @@ Placement Explainer::placementOf(const Option& option, const Request& request) c
                                                             : "requests/s at batch 1";
   placement.costModel = option.cost.basis;
   placement.nodeHourlyCost = option.nodeHourly;
+  if (option.capacity == CapacityType::Mixed) {
+    const auto split = mixedSplit(request.replicas);
+    placement.onDemandReplicas = split.onDemand;
+    placement.spotReplicas = split.spot;
+    placement.spotNodeHourlyCost = option.spotNodeHourly;
+  }
   placement.nodes = option.cost.nodes;
   placement.replicasPerNode = fit.replicasPerNode;
   placement.replicasOnIdle = option.cost.replicasOnIdle;
@@ -113,6 +119,10 @@ void Explainer::explainChoice(const Rule& rule, const Option& best, const Reques
                        " " + placement.accelerator + " (the model needs " +
                        std::to_string(placement.neededAccelerators) +
                        "): the node is paid whole and the run is shorter";
+  }
+  if (best.capacity == CapacityType::Mixed && request.intent.kind == WorkloadKind::Inference) {
+    decision.reason +=
+        "; the spot half can be interrupted with two minutes' notice, the on-demand half stays";
   }
   if (best.capacity == CapacityType::Spot && request.intent.kind == WorkloadKind::Inference) {
     decision.reason += "; on spot, replicas can be interrupted with two minutes' notice: " +
@@ -301,7 +311,9 @@ std::string Explainer::shortOfRoom(const Option& option, const Request& request)
 
 std::string Explainer::typeLabel(const Option& option) const {
   return catalog_->instances[option.instance].type +
-         (option.capacity == CapacityType::Spot ? " spot" : "");
+         (option.capacity == CapacityType::Spot    ? " spot"
+          : option.capacity == CapacityType::Mixed ? " spot and on-demand"
+                                                   : "");
 }
 
 // Better options the cluster cannot run: "no node or NodePool offers g5.xlarge".

@@ -22,7 +22,9 @@ using base::formatMoney;
 inline constexpr std::size_t kMaxAlternatives = 6;
 
 inline const char* capacityLabel(CapacityType capacity) {
-  return capacity == CapacityType::Spot ? "spot" : "on-demand";
+  return capacity == CapacityType::Spot    ? "spot"
+         : capacity == CapacityType::Mixed ? "half spot, half on-demand"
+                                           : "on-demand";
 }
 
 inline std::string describeShape(const InstanceType& instance, const AcceleratorSpec* accelerator,
@@ -85,6 +87,7 @@ class Explainer {
   void listRunnersUp(const Option& best, const Request& request, const Evaluation& evaluation,
                      Decision& decision) const;
   static std::string sizingBelowNeed(const Requirement& need, const Placement& placement);
+  static std::string mixedSplitNote(const Placement& placement);
   // One option per instance type, or with eachCapacityType one per type
   // and capacity type (a type full on-demand may be absent as spot).
   std::vector<const Option*> bestUnoffered(const Evaluation& evaluation, const Option* best,

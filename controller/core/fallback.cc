@@ -68,8 +68,10 @@ std::string describeTried(const std::vector<UnavailableType>& unavailable) {
   std::string text;
   for (const auto& entry : unavailable) {
     text += (text.empty() ? "" : ", ") + entry.instanceType +
-            (entry.capacityType == CapacityType::Spot ? " spot" : " on-demand") + " until " +
-            entry.until;
+            (entry.capacityType == CapacityType::Spot    ? " spot"
+             : entry.capacityType == CapacityType::Mixed ? " spot and on-demand"
+                                                         : " on-demand") +
+            " until " + entry.until;
   }
   return text;
 }

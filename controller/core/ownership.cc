@@ -45,6 +45,12 @@ std::optional<OwnedFields> ownedFieldsFromJson(const json& document) {
       }
     }
   }
+  if (const auto& spread = memberOf(document, "spreadKey"); !spread.is_null()) {
+    if (!spread.is_string()) {
+      return std::nullopt;
+    }
+    owned.spreadKey = spread.get<std::string>();
+  }
   if (const auto& pods = memberOf(document, "pods"); !pods.is_null()) {
     owned.pods = parsePodScheduling(pods);
     if (!owned.pods) {
@@ -84,6 +90,9 @@ std::string serializeOwnedFields(const OwnedFields& owned) {
   }
   if (!owned.resources.empty()) {
     document["resources"] = owned.resources;
+  }
+  if (!owned.spreadKey.empty()) {
+    document["spreadKey"] = owned.spreadKey;
   }
   if (owned.pods) {
     document["pods"] = json::parse(serializePodScheduling(*owned.pods));

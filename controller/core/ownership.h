@@ -24,12 +24,15 @@ struct OwnedFields {
   std::vector<Toleration> tolerations;
   std::map<std::string, std::map<std::string, std::string>>
       resources;  // container -> name -> value
+  // Mixed capacity: the topologyKey of the spread constraint we added.
+  std::string spreadKey;
   // Placed at the pods: the template carries the scheduling gate and the
   // annotation kPodSchedulingAnnotation holding these.
   std::optional<PodScheduling> pods;
 
   bool empty() const {
-    return nodeSelector.empty() && tolerations.empty() && resources.empty() && !pods;
+    return nodeSelector.empty() && tolerations.empty() && resources.empty() && spreadKey.empty() &&
+           !pods;
   }
   bool operator==(const OwnedFields&) const = default;
 };

@@ -62,7 +62,9 @@ Scheduling renderScheduling(const Placement& placement, const Catalog& catalog,
   const auto* accelerator = instance ? catalog.acceleratorOf(*instance) : nullptr;
   selectNodeShape(placement, instance, accelerator, labels.scheme, scheduling.nodeSelector);
   const auto& capacity = labels.capacityLabel;
-  if (!capacity.key.empty()) {
+  if (placement.capacityType == CapacityType::Mixed) {
+    scheduling.spreadKey = capacity.key;
+  } else if (!capacity.key.empty()) {
     scheduling.nodeSelector[capacity.key] =
         placement.capacityType == CapacityType::Spot ? capacity.spot : capacity.onDemand;
   }

@@ -22,6 +22,9 @@ struct Scheduling {
   std::vector<Toleration> tolerations;
   std::map<std::string, std::string> resources;
   std::map<std::string, std::string> requestsOnly;
+  // Mixed capacity: the node label the replicas spread evenly over (a
+  // topology spread constraint, maxSkew 1); empty otherwise.
+  std::string spreadKey;
 
   bool operator==(const Scheduling&) const = default;
 };
@@ -38,7 +41,8 @@ std::string cpuQuantity(double vcpus);
 //                       (NVIDIA), instance-accelerator-name and -count (Neuron)
 //   GPUFeatureDiscovery nvidia.com/gpu.product and nvidia.com/gpu.count (NVIDIA)
 // Other tiers, and fractional GPUs, select the instance type. Plus the
-// capacity-type label for the chosen capacity, when configured. Resources:
+// capacity-type label for the chosen capacity, when configured; for Mixed,
+// no capacity label but an even spread over its values. Resources:
 // the device count (requests = limits); for CPU placements cpu and memory,
 // requests = limits, so the replica gets what it was sized and priced for.
 // Under the policy's labels as without a cluster (scheme Auto: InstanceType).

@@ -22,6 +22,13 @@ std::string text(const json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// What a status records; an unknown spelling reads as on-demand, as before
+// Mixed existed.
+CapacityType capacityTypeOf(const std::string& text) {
+  const auto capacity = parseEnum<CapacityType>(text);
+  return capacity ? *capacity : CapacityType::OnDemand;
+}
+
 std::int64_t integer(const json& object, const char* key) {
   const auto it = object.find(key);
   return it != object.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
@@ -45,6 +52,13 @@ json placementJson(const Placement& placement) {
                  {"costNote", placement.costNote}};
   if (!placement.accelerator.empty()) {
     result["accelerator"] = placement.accelerator;
+  }
+  if (placement.capacityType == CapacityType::Mixed) {
+    result["capacityMix"] = {
+        {"onDemandReplicas", placement.onDemandReplicas},
+        {"spotReplicas", placement.spotReplicas},
+        {"onDemandNodeHourlyCost", decimalString(placement.nodeHourlyCost, 4)},
+        {"spotNodeHourlyCost", decimalString(placement.spotNodeHourlyCost, 4)}};
   }
   if (placement.latencyMs) {
     result["latencyMs"] = decimalString(*placement.latencyMs, 2);
@@ -131,8 +145,7 @@ void readAppliedPlacement(const json& applied, const json& placement, AppliedRec
   const auto tier = parseEnum<Tier>(text(source, "tier"));
   record.tier = tier ? *tier : Tier::CPU;
   record.acceleratorCount = static_cast<int>(integer(source, "acceleratorCount"));
-  const auto capacity = parseEnum<CapacityType>(text(source, "capacityType"));
-  record.capacityType = capacity ? *capacity : CapacityType::OnDemand;
+  record.capacityType = capacityTypeOf(text(source, "capacityType"));
 }
 
 bool samePlacement(const AppliedRecord& applied, const Placement& placement) {
@@ -151,10 +164,9 @@ std::vector<UnavailableType> readUnavailable(const json& status) {
   if (const auto it = status.find("unavailable"); it != status.end() && it->is_array()) {
     for (const auto& item : *it) {
       if (item.is_object()) {
-        unavailable.push_back(
-            {text(item, "instanceType"),
-             text(item, "capacityType") == "Spot" ? CapacityType::Spot : CapacityType::OnDemand,
-             text(item, "since"), text(item, "until"), text(item, "message")});
+        unavailable.push_back({text(item, "instanceType"),
+                               capacityTypeOf(text(item, "capacityType")), text(item, "since"),
+                               text(item, "until"), text(item, "message")});
       }
     }
   }
@@ -209,17 +221,16 @@ WorkloadStatus workloadStatusFromJson(const json& status) {
   }
   result.unavailable = readUnavailable(status);
   if (const auto it = status.find("run"); it != status.end() && it->is_object()) {
-    result.run = JobRunRecord{
-        text(*it, "job"),
-        text(*it, "startTime"),
-        text(*it, "endTime"),
-        integer(*it, "durationSeconds"),
-        text(*it, "outcome"),
-        text(*it, "instanceType"),
-        text(*it, "capacityType") == "Spot" ? CapacityType::Spot : CapacityType::OnDemand,
-        static_cast<int>(integer(*it, "pods")),
-        text(*it, "hourlyCost"),
-        text(*it, "cost")};
+    result.run = JobRunRecord{text(*it, "job"),
+                              text(*it, "startTime"),
+                              text(*it, "endTime"),
+                              integer(*it, "durationSeconds"),
+                              text(*it, "outcome"),
+                              text(*it, "instanceType"),
+                              capacityTypeOf(text(*it, "capacityType")),
+                              static_cast<int>(integer(*it, "pods")),
+                              text(*it, "hourlyCost"),
+                              text(*it, "cost")};
   }
   if (const auto it = status.find("conditions"); it != status.end() && it->is_array()) {
     for (const auto& item : *it) {

@@ -88,6 +88,20 @@ void readPodTemplate(const json& templ, TargetState& state) {
       }
     }
   }
+  if (const auto& spreads = memberOf(podSpec, "topologySpreadConstraints"); spreads.is_array()) {
+    for (const auto& item : spreads) {
+      if (const auto& key = memberOf(item, "topologyKey"); key.is_string()) {
+        state.spreadKeys.push_back(key.get<std::string>());
+      }
+    }
+  }
+  if (const auto& labels = memberOf(memberOf(templ, "metadata"), "labels"); labels.is_object()) {
+    for (const auto& [key, value] : labels.items()) {
+      if (value.is_string()) {
+        state.podLabels[key] = value.get<std::string>();
+      }
+    }
+  }
   if (const auto& containers = memberOf(podSpec, "containers"); containers.is_array()) {
     for (const auto& item : containers) {
       ContainerResources container;
@@ -222,6 +236,15 @@ TargetState targetFromJson(TargetKind kind, const json& object) {
   }
   const auto& spec = memberOf(object, "spec");
   readPodTemplate(memberOf(spec, "template"), state);
+  if (const auto& matchLabels = memberOf(memberOf(spec, "selector"), "matchLabels");
+      matchLabels.is_object() && !matchLabels.empty()) {
+    state.podLabels.clear();
+    for (const auto& [key, value] : matchLabels.items()) {
+      if (value.is_string()) {
+        state.podLabels[key] = value.get<std::string>();
+      }
+    }
+  }
   const auto& status = memberOf(object, "status");
   state.observedGeneration = integerOf(memberOf(status, "observedGeneration"));
   state.updatedReplicas = int32Of(memberOf(status, "updatedReplicas"));

@@ -81,6 +81,11 @@ struct TargetState {
   std::int32_t surge = 0;
   std::map<std::string, std::string> nodeSelector;
   std::vector<Toleration> tolerations;
+  // The topologyKey of each of the template's topology spread constraints.
+  std::vector<std::string> spreadKeys;
+  // What selects the target's pods: spec.selector's matchLabels, or the
+  // template's labels when the selector has none (a spread counts these).
+  std::map<std::string, std::string> podLabels;
   std::vector<ContainerResources> containers;
   bool gated = false;  // the template carries kSchedulingGate
   // The template's kPodSchedulingAnnotation; nullopt: absent.

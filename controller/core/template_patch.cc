@@ -129,6 +129,40 @@ std::optional<json> planTolerations(const TargetState& live, const Scheduling* d
   return list;
 }
 
+// The even spread over capacity types of a Mixed placement: one entry of
+// a list the API server merges by topologyKey, so the team's own entries
+// stand. A team's own entry over the same key stands too: it already
+// spreads the replicas over capacity types, and is theirs to tune.
+std::optional<json> planSpread(const TargetState& live, const Scheduling* desired,
+                               const OwnedFields& owned, PatchPlan& plan) {
+  const auto present = [&live](const std::string& key) {
+    return std::find(live.spreadKeys.begin(), live.spreadKeys.end(), key) != live.spreadKeys.end();
+  };
+  json list = json::array();
+  const std::string want = desired ? desired->spreadKey : "";
+  if (!want.empty() && (owned.spreadKey == want || !present(want))) {
+    plan.owned.spreadKey = want;
+    if (!present(want)) {
+      json entry = {{"maxSkew", 1},
+                    {"topologyKey", want},
+                    {"whenUnsatisfiable", "DoNotSchedule"},
+                    // Counted as 0 while only one capacity type has nodes,
+                    // so the first nodes of one do not take every replica.
+                    {"minDomains", 2},
+                    {"labelSelector", {{"matchLabels", live.podLabels}}}};
+      if (live.kind == TargetKind::Deployment) {
+        entry["matchLabelKeys"] = json::array({"pod-template-hash"});  // this rollout's pods only
+      }
+      list.push_back(std::move(entry));
+    }
+  }
+  if (!owned.spreadKey.empty() && owned.spreadKey != plan.owned.spreadKey &&
+      present(owned.spreadKey)) {
+    list.push_back({{"$patch", "delete"}, {"topologyKey", owned.spreadKey}});
+  }
+  return list.empty() ? std::nullopt : std::optional<json>(std::move(list));
+}
+
 using ContainerPatches = std::map<std::string, json>;
 
 void setRequestAndLimit(ContainerPatches& patches, const std::string& container,
@@ -329,6 +363,9 @@ PatchPlan planTemplatePatch(const TargetState& live, const PatchRequest& request
     }
     if (auto tolerations = planTolerations(live, desired, owned, plan, atPods)) {
       podSpec["tolerations"] = std::move(*tolerations);
+    }
+    if (auto spread = planSpread(live, desired, owned, plan)) {
+      podSpec["topologySpreadConstraints"] = std::move(*spread);
     }
     if (auto resources = planResources(live, desired, request.containers, owned, plan)) {
       podSpec["containers"] = std::move(*resources);

@@ -34,7 +34,9 @@ enum class Precision : std::uint8_t { FP32, FP16, BF16, FP8, INT8, INT4 };
 enum class Framework : std::uint8_t { PyTorch, TensorFlow, JAX, ONNX, Other, vLLM, Triton };
 enum class Architecture : std::uint8_t { Transformer, Diffusion, CNN, Speech, Other };
 enum class Objective : std::uint8_t { CostOptimized, Balanced, MaxPerformance };
-enum class CapacityType : std::uint8_t { OnDemand, Spot, Any };
+// Mixed: half the replicas on each (the odd one on either), spread over the
+// capacity-type label as Karpenter's documentation does.
+enum class CapacityType : std::uint8_t { OnDemand, Spot, Any, Mixed };
 enum class CostModel : std::uint8_t { AcceleratorShare, WholeInstance };
 // Auto: detected from the labels the cluster's nodes and NodePools carry
 // (InstanceType when there is no cluster to look at).
@@ -69,7 +71,7 @@ GPUPLACEMENT_ENUM_NAMES(core::Architecture, "architecture", "Transformer", "Diff
                         "Speech", "Other");
 GPUPLACEMENT_ENUM_NAMES(core::Objective, "objective", "CostOptimized", "Balanced",
                         "MaxPerformance");
-GPUPLACEMENT_ENUM_NAMES(core::CapacityType, "capacity type", "OnDemand", "Spot", "Any");
+GPUPLACEMENT_ENUM_NAMES(core::CapacityType, "capacity type", "OnDemand", "Spot", "Any", "Mixed");
 GPUPLACEMENT_ENUM_NAMES(core::CostModel, "cost model", "AcceleratorShare", "WholeInstance");
 GPUPLACEMENT_ENUM_NAMES(core::LabelScheme, "label scheme", "InstanceType", "Karpenter",
                         "GPUFeatureDiscovery", "Auto");

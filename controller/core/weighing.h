@@ -64,7 +64,8 @@ struct Option {
   CapacityType capacity = CapacityType::OnDemand;
   Fit fit;
   CostQuote cost;
-  double nodeHourly = 0;
+  double nodeHourly = 0;      // Mixed: the on-demand node's
+  double spotNodeHourly = 0;  // Mixed only: the spot node's
   // The decision's order as a key, smallest best (see rankOf).
   std::tuple<double, double, double, double, int, int, int> rank{};
 };
@@ -86,8 +87,9 @@ struct Evaluation {
   bool anyPriced = false;
   bool anyRunnable = false;  // some candidate's hardware runs the precision
   bool anyFits = false;
-  bool spotWithheld = false;  // spot offered nothing: online serving without the policy's consent
-  double bestMs = 0;          // tryRule: the best option's latency when all miss the target
+  bool spotWithheld = false;    // spot offered nothing: online serving without the policy's consent
+  bool mixedUnlabeled = false;  // Mixed asked for, and no capacity-type label to spread over
+  double bestMs = 0;            // tryRule: the best option's latency when all miss the target
   double largestGiB = 0;
   int largestInstance = -1;  // offers the most usable memory of the runnable candidates
   bool largestFits = false;
@@ -126,6 +128,8 @@ struct Request {
   // Online serving asked for Any capacity and the policy does not allow
   // spot for it: only on-demand is priced.
   bool spotWithheld = false;
+  // The labels select a capacity type: a Mixed placement can spread over it.
+  bool capacityLabeled = true;
   unsigned neuronBlocked = 0;
   std::size_t bucket = 0;
   LatencyClass latency = LatencyClass::Relaxed;

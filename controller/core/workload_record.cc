@@ -258,7 +258,9 @@ std::string describePlacement(const Placement& placement) {
          (placement.accelerator.empty() ? " (CPU)"
                                         : " (" + std::to_string(placement.acceleratorCount) + "x " +
                                               placement.accelerator + ")") +
-         (placement.capacityType == CapacityType::Spot ? " spot" : "");
+         (placement.capacityType == CapacityType::Spot    ? " spot"
+          : placement.capacityType == CapacityType::Mixed ? " spot and on-demand"
+                                                          : "");
 }
 
 }  // namespace gpuplacement::core

@@ -242,10 +242,17 @@ TEST_CASE("a packed Deployment unpacks to its projection, and compares as it doe
   json odd = placed;  // a UID in another form, a word not in the vocabulary
   odd["metadata"]["uid"] = "uid-0001";
   odd["spec"]["template"]["spec"]["nodeSelector"]["example.com/zone"] = "b";
+  json mixed = placed;  // spread over capacity types, as a Mixed placement writes it
+  mixed["metadata"]["annotations"]["gpuplacement.io/owned-fields"] =
+      R"({"workload":"llama","spreadKey":"karpenter.sh/capacity-type"})";
+  mixed["spec"]["selector"] = {{"matchLabels", {{"app", "llama"}}}};
+  mixed["spec"]["template"]["spec"]["topologySpreadConstraints"] = {
+      {{"topologyKey", "topology.kubernetes.io/zone"}, {"maxSkew", 1}},
+      {{"topologyKey", "karpenter.sh/capacity-type"}, {"maxSkew", 1}}};
   const std::pair<const char*, json> cases[] = {
       {"placed", placed},         {"plain", plain}, {"reformatted", reformatted},
       {"unreadable", unreadable}, {"odd", odd},     {"two containers", twoContainers},
-      {"rolling", rolling}};
+      {"rolling", rolling},       {"mixed", mixed}};
   for (const auto& [name, object] : cases) {
     CAPTURE(std::string(name));
     const auto state = core::targetFromJson(core::TargetKind::Deployment, object);
@@ -257,6 +264,12 @@ TEST_CASE("a packed Deployment unpacks to its projection, and compares as it doe
               packTarget(core::targetFromJson(core::TargetKind::Deployment, plain)));
   CHECK_FALSE(packTarget(core::targetFromJson(core::TargetKind::Deployment, placed)) ==
               packTarget(core::targetFromJson(core::TargetKind::Deployment, rolling)));
+  const auto spread =
+      packTarget(core::targetFromJson(core::TargetKind::Deployment, mixed)).unpack();
+  CHECK(spread.spreadKeys ==
+        std::vector<std::string>{"topology.kubernetes.io/zone", "karpenter.sh/capacity-type"});
+  CHECK(spread.podLabels == std::map<std::string, std::string>{{"app", "llama"}});
+  CHECK(spread.ownership.fields.spreadKey == "karpenter.sh/capacity-type");
 }
 
 }  // namespace gpuplacement::app

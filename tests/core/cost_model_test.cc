@@ -270,4 +270,65 @@ TEST_CASE("a cost model that knows the cluster plugs into decide()") {
   CHECK(decision.placement->hourlyCost == doctest::Approx(3.9051 / 16));
 }
 
+TEST_CASE("Mixed: half the replicas at each capacity type, the odd one priced on-demand") {
+  struct Split {
+    int replicas;
+    int onDemand;
+    int spot;
+  };
+  for (const Split row : {Split{0, 1, 0}, Split{1, 1, 0}, Split{2, 1, 1}, Split{3, 2, 1},
+                          Split{4, 2, 2}, Split{7, 4, 3}}) {
+    CAPTURE(row.replicas);
+    CHECK(mixedSplit(row.replicas).onDemand == row.onDemand);
+    CHECK(mixedSplit(row.replicas).spot == row.spot);
+  }
+
+  // 7B fp16 serving on g5.xlarge (one A10G a node), each part on its own nodes.
+  const auto engine = shippedEngine();
+  const int index = engine->catalog().indexOf("g5.xlarge");
+  REQUIRE(index >= 0);
+  const double onDemand = *engine->price(index, C::OnDemand);
+  const double spot = *engine->price(index, C::Spot);
+  REQUIRE(spot < onDemand);
+  CHECK(engine->price(index, C::Mixed) == onDemand);
+  for (const Split row : {Split{1, 1, 0}, Split{2, 1, 1}, Split{3, 2, 1}, Split{4, 2, 2}}) {
+    CAPTURE(row.replicas);
+    const auto decision = decide(*engine, IntentBuilder(K::Inference, "7B")
+                                              .capacity(C::Mixed)
+                                              .replicas(row.replicas)
+                                              .only({"g5.xlarge"}));
+    REQUIRE_MESSAGE(decision.placement, decision.cannotPlace);
+    const auto& placement = *decision.placement;
+    CHECK(placement.capacityType == C::Mixed);
+    CHECK(placement.onDemandReplicas == row.onDemand);
+    CHECK(placement.spotReplicas == row.spot);
+    CHECK(placement.nodes == row.replicas);
+    CHECK(placement.nodeHourlyCost == doctest::Approx(onDemand));
+    CHECK(placement.spotNodeHourlyCost == doctest::Approx(spot));
+    CHECK(placement.totalHourlyCost == doctest::Approx(row.onDemand * onDemand + row.spot * spot));
+    CAPTURE(placement.costNote);
+    CHECK(placement.costNote.find(
+              std::to_string(row.onDemand) +
+              (row.onDemand == 1 ? " replica on-demand, " : " replicas on-demand, ") +
+              std::to_string(row.spot) + " spot") == 0);
+    CHECK((placement.costNote.find("the odd one priced on-demand") != std::string::npos) ==
+          (row.replicas % 2 == 1));
+    CHECK(decision.reason.find("half spot, half on-demand") != std::string::npos);
+    CHECK(decision.reason.find("the spot half can be interrupted") != std::string::npos);
+  }
+}
+
+TEST_CASE("Mixed needs a capacity-type label to spread over") {
+  Policy none;
+  none.capacityTypeLabel = {"", "", ""};
+  const auto decision = decide(*shippedEngine(none),
+                               IntentBuilder(K::Inference, "7B").capacity(C::Mixed).replicas(4));
+  REQUIRE_FALSE(decision.placement);
+  CHECK(decision.cannotPlace.find("constraints.capacityType Mixed spreads the replicas over a "
+                                  "capacity-type node label") == 0);
+  // The same workload at one capacity type needs no label.
+  CHECK(
+      decide(*shippedEngine(none), IntentBuilder(K::Inference, "7B").capacity(C::Spot)).placement);
+}
+
 }  // namespace gpuplacement::core

@@ -160,4 +160,32 @@ TEST_CASE("capacity-type label: another key, or none") {
   CHECK(scheduling.nodeSelector.size() == 1);
 }
 
+TEST_CASE("Mixed capacity selects no capacity type and spreads over the label there is") {
+  const auto& catalog = *testing::shippedCatalog();
+  struct Row {
+    const char* label;
+    CapacityTypeLabel capacityLabel;
+    const char* spreadKey;
+  };
+  const Row rows[] = {
+      {"Karpenter",
+       {"karpenter.sh/capacity-type", "on-demand", "spot"},
+       "karpenter.sh/capacity-type"},
+      {"managed node groups",
+       {"eks.amazonaws.com/capacityType", "ON_DEMAND", "SPOT"},
+       "eks.amazonaws.com/capacityType"},
+      {"no capacity label", {"", "", ""}, ""},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(std::string(row.label));
+    Policy policy;
+    policy.capacityTypeLabel = row.capacityLabel;
+    const auto scheduling =
+        renderScheduling(placementOn("g5.xlarge", 1, CapacityType::Mixed), catalog, policy);
+    CHECK(scheduling.spreadKey == row.spreadKey);
+    CHECK(scheduling.nodeSelector ==
+          std::map<std::string, std::string>{{"node.kubernetes.io/instance-type", "g5.xlarge"}});
+  }
+}
+
 }  // namespace gpuplacement::core

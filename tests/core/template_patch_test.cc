@@ -359,4 +359,99 @@ TEST_CASE("a Job's node selector and tolerations go into its template, never to 
   CHECK(resolvePlaceAt(PlaceAt::Auto, job) == PlaceAt::PodTemplate);
 }
 
+TEST_CASE("a Mixed placement spreads the replicas over capacity types, beside the team's spreads") {
+  auto live = userDeployment();
+  live.podLabels = {{"app", "chat"}};
+  live.spreadKeys = {"topology.kubernetes.io/zone"};  // the team's own
+  auto mixed = gpuScheduling();
+  mixed.nodeSelector.erase("karpenter.sh/capacity-type");
+  mixed.spreadKey = "karpenter.sh/capacity-type";
+  const auto onDemand = gpuScheduling();
+
+  struct Step {
+    const char* label;
+    const Scheduling* desired;
+    json spread;  // the patch's list; null: untouched
+    const char* owned;
+    std::vector<std::string> keysAfter;
+  };
+  const json entry = {{"maxSkew", 1},
+                      {"topologyKey", "karpenter.sh/capacity-type"},
+                      {"whenUnsatisfiable", "DoNotSchedule"},
+                      {"minDomains", 2},
+                      {"labelSelector", {{"matchLabels", {{"app", "chat"}}}}},
+                      {"matchLabelKeys", {"pod-template-hash"}}};
+  const json removal = {{"$patch", "delete"}, {"topologyKey", "karpenter.sh/capacity-type"}};
+  const Step steps[] = {
+      {"placed Mixed: our entry is added",
+       &mixed,
+       json::array({entry}),
+       "karpenter.sh/capacity-type",
+       {"topology.kubernetes.io/zone", "karpenter.sh/capacity-type"}},
+      {"again: nothing to write",
+       &mixed,
+       nullptr,
+       "karpenter.sh/capacity-type",
+       {"topology.kubernetes.io/zone", "karpenter.sh/capacity-type"}},
+      {"moved to on-demand: ours goes, the team's stays",
+       &onDemand,
+       json::array({removal}),
+       "",
+       {"topology.kubernetes.io/zone"}},
+      {"Mixed again",
+       &mixed,
+       json::array({entry}),
+       "karpenter.sh/capacity-type",
+       {"topology.kubernetes.io/zone", "karpenter.sh/capacity-type"}},
+      {"unplaced: ours goes", nullptr, json::array({removal}), "", {"topology.kubernetes.io/zone"}},
+  };
+  for (const auto& step : steps) {
+    CAPTURE(std::string(step.label));
+    const auto plan = testing::planPatch(live, step.desired, {}, "chat", "7");
+    REQUIRE_FALSE(plan.blocked());
+    const json none;
+    const json& spread = plan.patch ? (*plan.patch)["spec"]["template"]["spec"].value(
+                                          "topologySpreadConstraints", none)
+                                    : none;
+    CHECK(spread == step.spread);
+    CHECK(plan.owned.spreadKey == step.owned);
+    if (plan.patch) {
+      live = testing::applyPatch(live, *plan.patch);
+    }
+    CHECK(live.spreadKeys == step.keysAfter);
+    CHECK(live.ownership.fields.spreadKey == step.owned);
+  }
+  // The mixed placement selects no capacity type: the spread picks both.
+  const auto placed = testing::planPatch(userDeployment(), &mixed, {}, "chat", "8");
+  REQUIRE(placed.patch);
+  CHECK_FALSE((*placed.patch)["spec"]["template"]["spec"]["nodeSelector"].contains(
+      "karpenter.sh/capacity-type"));
+}
+
+TEST_CASE("a team's own spread over capacity types stands; a Job's spread has no rollout key") {
+  auto live = userDeployment();
+  live.spreadKeys = {"karpenter.sh/capacity-type"};
+  auto mixed = gpuScheduling();
+  mixed.nodeSelector.erase("karpenter.sh/capacity-type");
+  mixed.spreadKey = "karpenter.sh/capacity-type";
+  auto plan = testing::planPatch(live, &mixed, {}, "chat", "7");
+  REQUIRE_FALSE(plan.blocked());
+  REQUIRE(plan.patch);
+  CHECK_FALSE((*plan.patch)["spec"]["template"]["spec"].contains("topologySpreadConstraints"));
+  CHECK(plan.owned.spreadKey.empty());  // theirs: never removed by us
+
+  TargetState job;
+  job.kind = TargetKind::Job;
+  job.job.suspended = true;
+  job.podLabels = {{"batch.kubernetes.io/controller-uid", "u-1"}};
+  job.containers = {{"train", {}, {}}};
+  plan = testing::planPatch(job, &mixed, {}, "train", "3");
+  REQUIRE(plan.patch);
+  const auto& spread = (*plan.patch)["spec"]["template"]["spec"]["topologySpreadConstraints"];
+  REQUIRE(spread.size() == 1);
+  CHECK(spread[0]["labelSelector"]["matchLabels"] ==
+        json{{"batch.kubernetes.io/controller-uid", "u-1"}});
+  CHECK_FALSE(spread[0].contains("matchLabelKeys"));
+}
+
 }  // namespace gpuplacement::core

@@ -147,7 +147,7 @@ TEST_CASE("bad specs: every error names its field") {
       {"malformed budget", [](json& s) { s["constraints"]["maxHourlyCost"] = "$2"; },
        "spec.constraints.maxHourlyCost", "not a non-negative decimal"},
       {"unknown capacity", [](json& s) { s["constraints"]["capacityType"] = "Reserved"; },
-       "spec.constraints.capacityType", "OnDemand, Spot or Any"},
+       "spec.constraints.capacityType", "OnDemand, Spot, Any or Mixed"},
       {"unknown mode", [](json& s) { s["mode"] = "DryRun"; }, "spec.mode", "Apply or Recommend"},
       {"policyRef as text", [](json& s) { s["policyRef"] = "team-a"; }, "spec.policyRef",
        "must be an object"},

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "base/hash.h"
@@ -66,6 +68,17 @@ inline core::TargetState applyPatch(core::TargetState state, const nlohmann::jso
             }
           }
         }
+      }
+    }
+  }
+  if (podSpec.contains("topologySpreadConstraints")) {
+    // A list merged by topologyKey; {"$patch": "delete"} removes an entry.
+    auto& keys = state.spreadKeys;
+    for (const auto& entry : podSpec["topologySpreadConstraints"]) {
+      const std::string key = entry["topologyKey"];
+      keys.erase(std::remove(keys.begin(), keys.end(), key), keys.end());
+      if (!entry.contains("$patch")) {
+        keys.push_back(key);
       }
     }
   }
