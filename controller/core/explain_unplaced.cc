@@ -360,8 +360,11 @@ std::string Explainer::outsideIntent(const WorkloadIntent& intent, const Instanc
       containsString(constraints.excludedInstanceTypes, instance.type)) {
     return instance.type + " is outside the workload's constraints";
   }
-  if (capacity != CapacityType::Any && constraints.capacityType != CapacityType::Any &&
-      constraints.capacityType != capacity) {
+  // Any is the cheaper of on-demand and spot: never a Mixed placement.
+  const bool allowed =
+      capacity == constraints.capacityType || capacity == CapacityType::Any ||
+      (constraints.capacityType == CapacityType::Any && capacity != CapacityType::Mixed);
+  if (!allowed) {
     return "the workload now asks for " + std::string(nameOf(constraints.capacityType)) +
            " capacity";
   }

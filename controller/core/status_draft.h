@@ -98,6 +98,17 @@ inline Placement placementInForce(const AppliedRecord& applied, const Assessment
     // today: the pod template keeps carrying it while the placement holds.
     placement.cpuRequest = current.placement->cpuRequest;
     placement.memoryRequestGiB = current.placement->memoryRequestGiB;
+    // And the nodes behind its price, so no figure reads as zero.
+    const Placement& priced = *current.placement;
+    placement.costModel = priced.costModel;
+    placement.nodeHourlyCost = priced.nodeHourlyCost;
+    placement.nodes = priced.nodes;
+    placement.replicasPerNode = priced.replicasPerNode;
+    placement.idleAccelerators = priced.idleAccelerators;
+    placement.costNote = priced.costNote;
+    placement.onDemandReplicas = priced.onDemandReplicas;
+    placement.spotReplicas = priced.spotReplicas;
+    placement.spotNodeHourlyCost = priced.spotNodeHourlyCost;
   }
   return placement;
 }

@@ -305,9 +305,10 @@ std::string mismatch(const json& node, const json& placement) {
     problems.push_back("instance type " + label(node, "node.kubernetes.io/instance-type"));
   }
   const std::string capacity = label(node, scheme().capacityKey);
-  const std::string wantCapacity =
-      base::stringMember(placement, "capacityType") == "Spot" ? scheme().spot : scheme().onDemand;
-  if (capacity != wantCapacity) {
+  const std::string asked = base::stringMember(placement, "capacityType");
+  const std::string wantCapacity = asked == "Spot" ? scheme().spot : scheme().onDemand;
+  if (asked == "Mixed" ? capacity != scheme().spot && capacity != scheme().onDemand
+                       : capacity != wantCapacity) {
     problems.push_back(scheme().capacityKey + "=" + capacity);
   }
   const std::string tier = base::stringMember(placement, "tier");
@@ -1011,6 +1012,102 @@ spec:
                                                      << describePods("limits", "chat"));
   MESSAGE("limit raised: " << base::stringMember(workload["status"]["placement"], "instanceType")
                            << " Running " << fixed(secondsSince(raised)) << " s later");
+}
+
+// seed 000's "mix of on-demand and spot instances": Karpenter launches both
+// capacity types for one placement, and the spread keeps the replicas even.
+TEST_CASE("karpenter: a Mixed placement runs half its replicas on spot, half on-demand") {
+  fixture();
+  REQUIRE(scheme().karpenter);
+  createNamespaces({"mixed"});
+  // r5.xlarge: a CPU type no sample is placed on, so every node of it here
+  // was launched for this workload.
+  cluster().apply(serverDeployment("mixed", "embed", 4) + "---\n" +
+                  R"(apiVersion: gpuplacement.io/v1alpha1
+kind: GpuWorkload
+metadata: {name: embed, namespace: mixed}
+spec:
+  targetRef: {name: embed}
+  workload: {kind: Inference}
+  model: {parameters: 350M, precision: fp32, framework: PyTorch, architecture: Transformer}
+  objective: CostOptimized
+  constraints: {tiers: [CPU], instanceTypes: [r5.xlarge], capacityType: Mixed}
+)");
+  json workload;
+  std::map<std::string, int> byCapacity;  // capacity type: Running replicas
+  std::set<std::string> nodes;
+  const auto start = Clock::now();
+  const bool split = cluster().waitFor(
+      [&] {
+        workload = cluster().mustGet(workloadPath("mixed", "embed"));
+        const auto& placement = base::memberOf(base::memberOf(workload, "status"), "placement");
+        byCapacity.clear();
+        nodes.clear();
+        if (!settled("mixed", "embed", placement)) {
+          return false;
+        }
+        for (const auto& pod : podsOf("mixed", "embed")) {
+          const auto node = base::stringMember(base::memberOf(pod, "spec"), "nodeName");
+          nodes.insert(node);
+          ++byCapacity[label(nodeNamed(node), "karpenter.sh/capacity-type")];
+        }
+        return true;
+      },
+      std::chrono::seconds(240), std::chrono::seconds(1));
+  const auto& status = base::memberOf(workload, "status");
+  const auto& placement = base::memberOf(status, "placement");
+  REQUIRE_MESSAGE(split, status.dump() << describePods("mixed", "embed"));
+  MESSAGE("4 replicas Running " << fixed(secondsSince(start)) << " s after creation: "
+                                << byCapacity["on-demand"] << " on-demand, " << byCapacity["spot"]
+                                << " spot, on " << nodes.size() << " nodes");
+  CHECK(base::stringMember(placement, "capacityType") == "Mixed");
+  CHECK(base::memberOf(placement, "capacityMix")["onDemandReplicas"] == 2);
+  CHECK(base::memberOf(placement, "capacityMix")["spotReplicas"] == 2);
+  CHECK(byCapacity["on-demand"] + byCapacity["spot"] == 4);
+  CHECK(std::abs(byCapacity["on-demand"] - byCapacity["spot"]) <= 1);
+
+  // The template selects no capacity type and carries the spread.
+  const auto deployment = cluster().mustGet(deploymentPath("mixed", "embed"));
+  const auto& podSpec = deployment["spec"]["template"]["spec"];
+  CHECK_FALSE(base::memberOf(podSpec, "nodeSelector").contains("karpenter.sh/capacity-type"));
+  REQUIRE(base::memberOf(podSpec, "topologySpreadConstraints").size() == 1);
+  CHECK(podSpec["topologySpreadConstraints"][0]["topologyKey"] == "karpenter.sh/capacity-type");
+
+  // Every node launched by Karpenter at its capacity type; what they cost
+  // is what the status claims (two of each, priced at each).
+  const auto claims = nodeClaimsByNode();
+  double paid = 0;
+  std::string report;
+  for (const auto& node : nodes) {
+    const auto claim = claims.find(node);
+    REQUIRE_MESSAGE(claim != claims.end(), node << " has no NodeClaim");
+    CHECK(label(claim->second, "karpenter.sh/capacity-type") ==
+          label(nodeNamed(node), "karpenter.sh/capacity-type"));
+    paid += launchedPrice(nodeNamed(node));
+    report += " " + node + " (" + label(nodeNamed(node), "karpenter.sh/capacity-type") + ", $" +
+              fixed(launchedPrice(nodeNamed(node)), 4) + "/h)";
+  }
+  const double claimed = std::atof(base::stringMember(placement, "hourlyCost").c_str()) *
+                         static_cast<double>(base::integerMember(placement, "replicas"));
+  MESSAGE("launched:" << report << "; the cluster pays $" << fixed(paid, 4)
+                      << "/h, the status claims $" << fixed(claimed, 4) << "/h");
+  CHECK_MESSAGE(std::abs(claimed - paid) <= 0.05 * paid, base::stringMember(placement, "costNote"));
+
+  // The workload deleted: the spread goes with the rest of the placement,
+  // and the team's Deployment is as they wrote it.
+  auto deleted = cluster().remove(workloadPath("mixed", "embed"));
+  REQUIRE_MESSAGE(deleted.ok(), gpuplacement::testing::whyNot(deleted));
+  json after;
+  const bool released = cluster().waitFor(
+      [&] {
+        after = cluster().mustGet(deploymentPath("mixed", "embed"));
+        return !carriesPlacement(after) &&
+               !base::memberOf(after["spec"]["template"]["spec"], "topologySpreadConstraints")
+                    .is_array();
+      },
+      std::chrono::seconds(30), std::chrono::milliseconds(200));
+  CHECK_MESSAGE(released, after["spec"]["template"].dump());
+  CHECK(cluster().remove(deploymentPath("mixed", "embed")).ok());
 }
 
 // The target's pods Running on nodes of `type`.
