@@ -1,13 +1,16 @@
-// What the informer caches cost: N GpuWorkloads and N Deployments, as the
-// API server lists them (bench/fixtures/, captured from a real run, with
-// managedFields), parsed page by page and projected into stores the way the
-// operator does. Prints time per object, heap bytes kept per object and the
-// process's RSS. Prints figures; it passes or fails nothing.
-//   build/bin/cache_bench [N]
+// What the informer caches cost: N GpuWorkloads and N Deployments, and the
+// cluster's Nodes and Pods, as the API server lists them (bench/fixtures/,
+// captured from a real run, with managedFields), parsed page by page and
+// projected into stores the way the operator does. The pods are spread over
+// the nodes, one in 20 holding a GPU. Prints time per object, heap bytes
+// kept per object and the process's RSS. Prints figures; it passes or
+// fails nothing.
+//   build/bin/cache_bench [WORKLOADS [NODES [PODS]]]   (10000 5000 100000)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -17,6 +20,7 @@
 
 #include "app/cached_objects.h"
 #include "app/placement_config.h"
+#include "core/cluster.h"
 #include "core/target.h"
 #include "runtime/informer.h"
 #include "runtime/object_json.h"
@@ -51,7 +55,8 @@ double rssMiB() {
 
 // The list pages the API server would send: `pageSize` objects each, every
 // object the fixture with its own name, uid and resourceVersion.
-std::vector<std::string> listPages(const json& fixture, std::size_t count, std::size_t pageSize) {
+std::vector<std::string> listPages(const json& fixture, std::size_t count, std::size_t pageSize,
+                                   const std::function<void(json&, std::size_t)>& vary = {}) {
   std::vector<std::string> pages;
   for (std::size_t first = 0; first < count; first += pageSize) {
     json page = {{"apiVersion", "v1"}, {"kind", "List"}, {"metadata", {{"resourceVersion", "1"}}}};
@@ -65,6 +70,9 @@ std::vector<std::string> listPages(const json& fixture, std::size_t count, std::
       object["metadata"]["resourceVersion"] = std::to_string(200000 + i);
       if (object.contains("spec") && object["spec"].contains("targetRef")) {
         object["spec"]["targetRef"]["name"] = name;
+      }
+      if (vary) {
+        vary(object, i);
       }
       items.push_back(std::move(object));
     }
@@ -105,8 +113,16 @@ void load(const char* what, const std::vector<std::string>& pages, std::size_t c
 
 }  // namespace
 
+std::string nodeName(std::size_t i) {
+  char name[32];
+  std::snprintf(name, sizeof name, "ip-10-%02zu-%03zu.ec2.internal", i / 256 % 100, i % 256);
+  return name;
+}
+
 int main(int argc, char** argv) {
   const std::size_t count = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 10'000;
+  const std::size_t nodeCount = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 5'000;
+  const std::size_t podCount = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 100'000;
   constexpr std::size_t kPageSize = 500;  // the informer's
   auto engine = app::loadEngine({});
   if (!engine) {
@@ -116,6 +132,18 @@ int main(int argc, char** argv) {
   const auto& catalog = (*engine)->catalog();
   const auto workloadPages = listPages(readFixture("gpuworkload.json"), count, kPageSize);
   const auto deploymentPages = listPages(readFixture("deployment.json"), count, kPageSize);
+  const auto nodePages =
+      listPages(readFixture("node.json"), nodeCount, kPageSize,
+                [](json& node, std::size_t i) { node["metadata"]["name"] = nodeName(i); });
+  const auto podPages = listPages(
+      readFixture("pod.json"), podCount, kPageSize, [nodeCount](json& pod, std::size_t i) {
+        pod["spec"]["nodeName"] = nodeName(i % std::max<std::size_t>(nodeCount, 1));
+        if (i % 20 == 0) {  // 5% hold a device
+          auto& resources = pod["spec"]["containers"][0]["resources"];
+          resources["limits"]["nvidia.com/gpu"] = "1";
+          resources["requests"]["nvidia.com/gpu"] = "1";
+        }
+      });
   malloc_trim(0);
   const double rssBefore = rssMiB();
   const double heapBefore = heapMiB();
@@ -123,14 +151,33 @@ int main(int argc, char** argv) {
   std::unordered_map<std::string, runtime::Cached<app::CachedWorkload>> workloads;
   std::unordered_map<std::string, runtime::Cached<app::CachedTarget>> deployments;
   const auto start = Clock::now();
-  std::printf("cache_bench: %zu GpuWorkloads and %zu Deployments in pages of %zu\n", count, count,
-              kPageSize);
+  std::printf(
+      "cache_bench: %zu GpuWorkloads and %zu Deployments, %zu Nodes and %zu Pods in pages of %zu\n",
+      count, count, nodeCount, podCount, kPageSize);
   load("gpuworkloads", workloadPages, count, workloads,
        [&catalog](const json& object) { return app::packWorkload(object, catalog); });
   load("deployments", deploymentPages, count, deployments, [](const json& object) {
     return app::packTarget(core::targetFromJson(core::TargetKind::Deployment, object));
   });
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double workloadSeconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double rssWorkloads = rssMiB();
+  const double heapWorkloads = heapMiB();
+  std::unordered_map<std::string, runtime::Cached<core::NodeView>> nodes;
+  std::unordered_map<std::string, runtime::Cached<core::PodView>> pods;
+  const auto clusterStart = Clock::now();
+  load("nodes", nodePages, nodeCount, nodes, core::nodeFromJson);
+  load("pods", podPages, podCount, pods, core::podFromJson);
+  std::size_t holding = 0;
+  for (const auto& [key, entry] : pods) {
+    holding += entry.value.holdsDevices() && entry.value.devices.gpus > 0;
+  }
+  const double clusterSeconds = std::chrono::duration<double>(Clock::now() - clusterStart).count();
+  std::printf(
+      "  cluster      %zu nodes and %zu pods (%zu holding a GPU): %.0f ms, heap kept %.1f "
+      "MiB, RSS grew %.1f MiB\n",
+      nodeCount, podCount, holding, clusterSeconds * 1e3, heapMiB() - heapWorkloads,
+      rssMiB() - rssWorkloads);
+  const double seconds = workloadSeconds + clusterSeconds;
   const double rssLoaded = rssMiB();
   malloc_trim(0);
   std::printf(
@@ -147,7 +194,12 @@ int main(int argc, char** argv) {
       std::chrono::duration<double, std::micro>(Clock::now() - unpackStart).count() /
       static_cast<double>(count);
   std::printf("  unpack       %.1f us per GpuWorkload (%zu valid specs)\n", unpackMicros, valid);
-  std::printf("  sizeof       CachedWorkload %zu, CachedTarget %zu bytes\n",
-              sizeof(app::CachedWorkload), sizeof(app::CachedTarget));
-  return workloads.size() == count && deployments.size() == count ? 0 : 1;
+  std::printf(
+      "  sizeof       CachedWorkload %zu, CachedTarget %zu, NodeView %zu, PodView %zu bytes\n",
+      sizeof(app::CachedWorkload), sizeof(app::CachedTarget), sizeof(core::NodeView),
+      sizeof(core::PodView));
+  return workloads.size() == count && deployments.size() == count && nodes.size() == nodeCount &&
+                 pods.size() == podCount
+             ? 0
+             : 1;
 }

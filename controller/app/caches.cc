@@ -100,10 +100,9 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
         ++clusterGeneration_;
       });
   nodes_->setLogger(logInformer);
-  // Pods of every namespace: any pod on a GPU node holds its devices.
   auto podOptions = base;
   podOptions.resource = "pods";
-  podOptions.path = "/api/v1/pods";
+  podOptions.path = kPodsPath;
   pods_ = std::make_unique<PodInformer>(executor_, client, podOptions, core::podFromJson, clock);
   pods_->addHandler(
       [this](const std::string& key, const core::PodView* previous, const core::PodView* current) {

@@ -21,6 +21,13 @@
 
 namespace gpuplacement::app {
 
+// Pods of every namespace: any pod on a node holds its room. Finished pods
+// hold none, and no decision reads them: the server leaves them out (a pod
+// that finishes arrives as a deletion), which in a cluster that runs Jobs
+// is most of the pods there are.
+inline constexpr const char* kPodsPath =
+    "/api/v1/pods?fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed";
+
 struct CacheOptions {
   std::vector<std::string> namespaces;  // empty: all
   std::chrono::seconds watchTimeout{300};

@@ -47,10 +47,19 @@ std::string urlEncode(const std::string& value) {
   return encoded;
 }
 
+namespace {
+
+// The path's own query (a selector) comes first; ours is added to it.
+std::string withQuery(const std::string& path, const std::string& query) {
+  return path + (path.find('?') == std::string::npos ? "?" : "&") + query;
+}
+
+}  // namespace
+
 asio::awaitable<base::Result<runtime::ListPage, runtime::ListWatchError>> KubeListWatchClient::list(
     const std::string& path, const std::string& continueToken, std::size_t limit,
     const runtime::ListItemSink& onItem) {
-  std::string target = path + "?limit=" + std::to_string(limit);
+  std::string target = withQuery(path, "limit=" + std::to_string(limit));
   if (!continueToken.empty()) {
     target += "&continue=" + urlEncode(continueToken);
   }
@@ -74,9 +83,9 @@ asio::awaitable<base::Result<runtime::ListPage, runtime::ListWatchError>> KubeLi
 asio::awaitable<base::Result<std::unique_ptr<runtime::EventStream>, runtime::ListWatchError>>
 KubeListWatchClient::watch(const std::string& path, const std::string& resourceVersion,
                            std::chrono::seconds timeout) {
-  const std::string target =
-      path + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + urlEncode(resourceVersion) +
-      "&timeoutSeconds=" + std::to_string(timeout.count());
+  const std::string target = withQuery(
+      path, "watch=1&allowWatchBookmarks=true&resourceVersion=" + urlEncode(resourceVersion) +
+                "&timeoutSeconds=" + std::to_string(timeout.count()));
   co_return co_await openWatch(target, timeout);
 }
 
@@ -84,10 +93,11 @@ asio::awaitable<base::Result<std::unique_ptr<runtime::EventStream>, runtime::Lis
 KubeListWatchClient::streamList(const std::string& path, std::chrono::seconds timeout) {
   // No resourceVersion with NotOlderThan: a consistent start, as fresh as
   // a quorum read.
-  const std::string target = path +
-                             "?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
-                             "&allowWatchBookmarks=true&timeoutSeconds=" +
-                             std::to_string(timeout.count());
+  const std::string target =
+      withQuery(path,
+                "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+                "&allowWatchBookmarks=true&timeoutSeconds=" +
+                    std::to_string(timeout.count()));
   co_return co_await openWatch(target, timeout);
 }
 

@@ -61,7 +61,7 @@ class Store {
 
 struct InformerOptions {
   std::string resource;  // for logs and metrics, e.g. "deployments"
-  std::string path;      // e.g. "/apis/apps/v1/deployments"
+  std::string path;      // e.g. "/apis/apps/v1/deployments"; may carry a selector query
   std::size_t pageSize = 500;
   // The server ends each watch after a random time in [min, 2*min), as
   // client-go does, so many clients do not reconnect in step.

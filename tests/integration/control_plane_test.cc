@@ -4,7 +4,10 @@
 
 #include <doctest/doctest.h>
 
+#include "app/caches.h"
 #include "kube/client.h"
+#include "kube/list_watch_client.h"
+#include "runtime/informer.h"
 #include "runtime/run_sync.h"
 #include "support/why_not.h"
 
@@ -112,6 +115,66 @@ TEST_CASE("create a namespace and a Deployment, read them back, watch one arrive
   REQUIRE_MESSAGE(event.ok(), gpuplacement::testing::whyNot(event));
   CHECK(event->at("type") == "ADDED");
   CHECK(event->at("object").at("metadata").at("name") == "embedder");
+}
+
+TEST_CASE("the operator's pod watch leaves finished pods out; a pod that finishes leaves") {
+  auto& plane = ControlPlane::shared();
+  asio::io_context context;
+  auto client = plane.adminClient(context.get_executor());
+  const std::string ns = "pod-phases";
+  const std::string pods = "/api/v1/namespaces/" + ns + "/pods";
+  auto created = runtime::runSync(
+      context, client->create("/api/v1/namespaces",
+                              json{{"metadata", {{"name", ns}}}, {"kind", "Namespace"}}));
+  REQUIRE_MESSAGE(created.ok(), gpuplacement::testing::whyNot(created));
+  const auto pod = [&](const std::string& name) {
+    auto made = runtime::runSync(
+        context,
+        client->create(pods, json{{"metadata", {{"name", name}}},
+                                  {"spec",
+                                   {{"nodeName", "absent-node"},
+                                    {"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}}));
+    REQUIRE_MESSAGE(made.ok(), gpuplacement::testing::whyNot(made));
+  };
+  const auto setPhase = [&](const std::string& name, const std::string& phase) {
+    auto patched = runtime::runSync(
+        context, client->patch(pods + "/" + name + "/status", json{{"status", {{"phase", phase}}}},
+                               kube::PatchType::Merge));
+    REQUIRE_MESSAGE(patched.ok(), gpuplacement::testing::whyNot(patched));
+  };
+  pod("running");
+  pod("done");
+  setPhase("done", "Succeeded");
+
+  runtime::RealClock clock;
+  kube::KubeListWatchClient listWatch(*client);
+  runtime::InformerOptions options;
+  options.resource = "pods";
+  options.path = app::kPodsPath;
+  runtime::Informer<std::string> informer(
+      context.get_executor(), listWatch, options,
+      [](const json& item) { return base::stringMember(item["status"], "phase"); }, clock);
+  std::string log;
+  informer.setLogger([&log](const std::string& message) { log += message + "\n"; });
+  asio::co_spawn(context, informer.run(), asio::detached);
+  const auto until = [&](const std::function<bool()>& condition) {
+    for (int i = 0; i < 100 && !condition(); ++i) {
+      context.restart();  // runSync stops the context when its task is done
+      context.run_for(std::chrono::milliseconds(100));
+    }
+    return condition();
+  };
+  REQUIRE_MESSAGE(until([&] { return informer.synced(); }), log);
+  CHECK(informer.store().get(ns + "/running") != nullptr);
+  CHECK(informer.store().get(ns + "/done") == nullptr);  // never listed
+
+  setPhase("running", "Failed");
+  CHECK(until([&] { return informer.store().get(ns + "/running") == nullptr; }));
+  pod("next");
+  CHECK(until([&] { return informer.store().get(ns + "/next") != nullptr; }));
+  informer.stop();
+  context.restart();
+  context.run_for(std::chrono::milliseconds(100));
 }
 
 }  // namespace gpuplacement
