@@ -6,6 +6,7 @@
 // kept per object and the process's RSS. Prints figures; it passes or
 // fails nothing.
 //   build/bin/cache_bench [WORKLOADS [NODES [PODS]]]   (10000 5000 100000)
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +22,7 @@
 #include "app/cached_objects.h"
 #include "app/placement_config.h"
 #include "core/cluster.h"
+#include "core/cluster_cost.h"
 #include "core/target.h"
 #include "runtime/informer.h"
 #include "runtime/object_json.h"
@@ -133,8 +135,23 @@ int main(int argc, char** argv) {
   const auto workloadPages = listPages(readFixture("gpuworkload.json"), count, kPageSize);
   const auto deploymentPages = listPages(readFixture("deployment.json"), count, kPageSize);
   const auto nodePages =
-      listPages(readFixture("node.json"), nodeCount, kPageSize,
-                [](json& node, std::size_t i) { node["metadata"]["name"] = nodeName(i); });
+      listPages(readFixture("node.json"), nodeCount, kPageSize, [](json& node, std::size_t i) {
+        node["metadata"]["name"] = nodeName(i);
+        // EKS proportions: nine in ten CPU nodes, then GPU, then Neuron.
+        static const char* const kTypes[] = {
+            "m5.xlarge",  "m5.2xlarge", "c5.2xlarge", "r5.xlarge",   "m5.4xlarge",
+            "c5.xlarge",  "m5.xlarge",  "m5.2xlarge", "c5.2xlarge",  "g5.xlarge",
+            "g6.xlarge",  "m5.xlarge",  "m5.2xlarge", "c5.2xlarge",  "r5.xlarge",
+            "m5.4xlarge", "c5.xlarge",  "m5.xlarge",  "inf2.xlarge", "m5.2xlarge"};
+        const std::string type = kTypes[i % std::size(kTypes)];
+        node["metadata"]["labels"]["node.kubernetes.io/instance-type"] = type;
+        if (type.rfind("g", 0) != 0) {
+          for (const char* list : {"capacity", "allocatable"}) {
+            node["status"][list].erase("nvidia.com/gpu");
+          }
+          node["spec"].erase("taints");  // the GPU node group's
+        }
+      });
   const auto podPages = listPages(
       readFixture("pod.json"), podCount, kPageSize, [nodeCount](json& pod, std::size_t i) {
         pod["spec"]["nodeName"] = nodeName(i % std::max<std::size_t>(nodeCount, 1));
@@ -178,6 +195,46 @@ int main(int argc, char** argv) {
       nodeCount, podCount, holding, clusterSeconds * 1e3, heapMiB() - heapWorkloads,
       rssMiB() - rssWorkloads);
   const double seconds = workloadSeconds + clusterSeconds;
+
+  // The cluster view a decision reads, computed from these caches: what a
+  // pod event that changes some node's room costs the next decision.
+  std::unordered_map<std::string, core::ClusterState::Node> used;
+  for (const auto& [key, entry] : pods) {
+    const auto& pod = entry.value;
+    if (pod.holdsDevices()) {
+      auto& node = used[pod.node];
+      node.used += pod.devices;
+      node.usedMilliCpu += pod.milliCpu;
+      node.usedMemoryBytes += pod.memoryBytes;
+      ++node.usedPods;
+    }
+  }
+  std::vector<double> viewMillis;
+  std::size_t offered = 0;
+  for (int run = 0; run < 21; ++run) {
+    const auto viewStart = Clock::now();
+    core::ClusterState cluster;
+    cluster.nodesKnown = true;
+    cluster.nodes.reserve(nodes.size());
+    for (const auto& [name, entry] : nodes) {
+      auto node = used[name];
+      node.name = name;
+      node.node = &entry.value;
+      cluster.nodes.push_back(std::move(node));
+    }
+    const auto view = core::clusterViewOf(cluster, catalog, (*engine)->policy());
+    viewMillis.push_back(
+        std::chrono::duration<double, std::milli>(Clock::now() - viewStart).count());
+    offered = 0;
+    for (std::size_t i = 0; i < catalog.instances.size(); ++i) {
+      offered += view.capacity.offered(static_cast<int>(i), core::CapacityType::OnDemand);
+    }
+  }
+  std::sort(viewMillis.begin(), viewMillis.end());
+  std::printf(
+      "  cluster view %.2f ms p50, %.2f ms max over %zu runs, %zu nodes (%zu types offered)\n",
+      viewMillis[viewMillis.size() / 2], viewMillis.back(), viewMillis.size(), nodes.size(),
+      offered);
   const double rssLoaded = rssMiB();
   malloc_trim(0);
   std::printf(
