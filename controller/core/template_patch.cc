@@ -140,6 +140,12 @@ std::optional<json> planSpread(const TargetState& live, const Scheduling* desire
   };
   json list = json::array();
   const std::string want = desired ? desired->spreadKey : "";
+  if (!want.empty() && live.podLabels.empty()) {
+    // An empty selector would count every pod of the namespace.
+    plan.error = "the " + std::string(base::nameOf(live.kind)) +
+                 "'s pods carry no labels for a spread over capacity types to count them by";
+    return std::nullopt;
+  }
   if (!want.empty() && (owned.spreadKey == want || !present(want))) {
     plan.owned.spreadKey = want;
     if (!present(want)) {

@@ -25,6 +25,7 @@ TargetState userDeployment() {
   state.generation = 3;
   state.nodeSelector = {{"disk", "ssd"}};
   state.tolerations = {kUsers};
+  state.podLabels = {{"app", "chat"}};
   state.containers = {{"vllm", {{"example.com/fpga", "1"}}, {}}, {"sidecar", {}, {}}};
   return state;
 }
@@ -361,7 +362,6 @@ TEST_CASE("a Job's node selector and tolerations go into its template, never to 
 
 TEST_CASE("a Mixed placement spreads the replicas over capacity types, beside the team's spreads") {
   auto live = userDeployment();
-  live.podLabels = {{"app", "chat"}};
   live.spreadKeys = {"topology.kubernetes.io/zone"};  // the team's own
   auto mixed = gpuScheduling();
   mixed.nodeSelector.erase("karpenter.sh/capacity-type");
@@ -452,6 +452,13 @@ TEST_CASE("a team's own spread over capacity types stands; a Job's spread has no
   CHECK(spread[0]["labelSelector"]["matchLabels"] ==
         json{{"batch.kubernetes.io/controller-uid", "u-1"}});
   CHECK_FALSE(spread[0].contains("matchLabelKeys"));
+
+  // Pods without labels cannot be counted apart from the namespace's others.
+  auto unlabelled = userDeployment();
+  unlabelled.podLabels.clear();
+  plan = testing::planPatch(unlabelled, &mixed, {}, "chat", "9");
+  CHECK_FALSE(plan.patch);
+  CHECK(plan.error.find("carry no labels") != std::string::npos);
 }
 
 }  // namespace gpuplacement::core
