@@ -198,15 +198,10 @@ int main(int argc, char** argv) {
 
   // The cluster view a decision reads, computed from these caches: what a
   // pod event that changes some node's room costs the next decision.
-  std::unordered_map<std::string, core::ClusterState::Node> used;
+  std::unordered_map<std::string, core::NodeUse> used;  // as the operator's caches sum it
   for (const auto& [key, entry] : pods) {
-    const auto& pod = entry.value;
-    if (pod.holdsDevices()) {
-      auto& node = used[pod.node];
-      node.used += pod.devices;
-      node.usedMilliCpu += pod.milliCpu;
-      node.usedMemoryBytes += pod.memoryBytes;
-      ++node.usedPods;
+    if (entry.value.holdsDevices()) {
+      used[entry.value.node].add(entry.value);
     }
   }
   std::vector<double> viewMillis;
@@ -217,10 +212,9 @@ int main(int argc, char** argv) {
     cluster.nodesKnown = true;
     cluster.nodes.reserve(nodes.size());
     for (const auto& [name, entry] : nodes) {
-      auto node = used[name];
-      node.name = name;
-      node.node = &entry.value;
-      cluster.nodes.push_back(std::move(node));
+      const auto& use = used[name];
+      cluster.nodes.push_back(
+          {name, &entry.value, use.devices, use.milliCpu, use.memoryBytes, use.pods});
     }
     const auto view = core::clusterViewOf(cluster, catalog, (*engine)->policy());
     viewMillis.push_back(

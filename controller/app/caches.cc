@@ -262,20 +262,13 @@ void ObjectCaches::countPod(const core::PodView* previous, const core::PodView* 
   }
   if (held) {
     auto& used = usedOnNode_[previous->node];
-    used.devices -= previous->devices;
-    used.milliCpu -= previous->milliCpu;
-    used.memoryBytes -= previous->memoryBytes;
-    --used.pods;
-    if (used == NodeUse{}) {
+    used.subtract(*previous);
+    if (used == core::NodeUse{}) {
       usedOnNode_.erase(previous->node);
     }
   }
   if (holds) {
-    auto& used = usedOnNode_[current->node];
-    used.devices += current->devices;
-    used.milliCpu += current->milliCpu;
-    used.memoryBytes += current->memoryBytes;
-    ++used.pods;
+    usedOnNode_[current->node].add(*current);
   }
   if (held || holds || (current && !current->unschedulable.empty())) {
     ++clusterGeneration_;
@@ -421,7 +414,7 @@ core::ClusterState ObjectCaches::clusterState() const {
   }
   nodes_->store().forEach([&](const std::string& name, const core::NodeView& node) {
     const auto found = usedOnNode_.find(name);
-    const NodeUse used = found == usedOnNode_.end() ? NodeUse{} : found->second;
+    const core::NodeUse used = found == usedOnNode_.end() ? core::NodeUse{} : found->second;
     cluster.nodes.push_back(
         {name, &node, used.devices, used.milliCpu, used.memoryBytes, used.pods});
   });

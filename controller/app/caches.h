@@ -165,14 +165,7 @@ class ObjectCaches {
   std::unique_ptr<PodInformer> pods_;
   std::unique_ptr<NodePoolInformer> nodePools_;  // only when the CRD is served
   // What the pods bound to a node hold of it.
-  struct NodeUse {
-    core::Devices devices;
-    std::int64_t milliCpu = 0;
-    std::int64_t memoryBytes = 0;
-    std::int32_t pods = 0;
-    bool operator==(const NodeUse&) const = default;
-  };
-  std::unordered_map<std::string, NodeUse> usedOnNode_;
+  std::unordered_map<std::string, core::NodeUse> usedOnNode_;
   KeyIndex pendingOf_;  // target id -> its pods the scheduler cannot place
   KeyIndex boundOf_;    // target id -> its pods bound to a node
   std::vector<std::function<void(core::TargetKind, const std::string&)>> pendingHandlers_;

@@ -308,6 +308,20 @@ int Offer::replicasWithRoom(const ReplicaRequests& replica, int enough,
   return static_cast<int>(total);
 }
 
+void NodeUse::add(const PodView& pod) {
+  devices += pod.devices;
+  milliCpu += pod.milliCpu;
+  memoryBytes += pod.memoryBytes;
+  ++pods;
+}
+
+void NodeUse::subtract(const PodView& pod) {
+  devices -= pod.devices;
+  milliCpu -= pod.milliCpu;
+  memoryBytes -= pod.memoryBytes;
+  --pods;
+}
+
 bool Capacity::offered(int instance, CapacityType capacity) const {
   if (source == CapacitySource::None) {
     return true;

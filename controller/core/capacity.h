@@ -28,6 +28,18 @@ std::optional<std::string> excludedBy(const NodePoolView& pool,
 // Whether pods with these tolerations may land where these taints are.
 bool tolerates(const std::vector<Toleration>& tolerations, const std::vector<Taint>& taints);
 
+// What the pods bound to one node hold of it, summed as pods come and go.
+struct NodeUse {
+  Devices devices;
+  std::int64_t milliCpu = 0;
+  std::int64_t memoryBytes = 0;
+  std::int32_t pods = 0;
+
+  void add(const PodView& pod);
+  void subtract(const PodView& pod);
+  bool operator==(const NodeUse&) const = default;
+};
+
 // The cluster as the caches hold it: the input of capacityOf.
 struct ClusterState {
   bool nodesKnown = false;          // listed; false when not allowed to, or not yet

@@ -57,7 +57,6 @@ json toJson(const Placement& placement) {
   if (placement.capacityType == CapacityType::Mixed) {
     result["capacityMix"] = {{"onDemandReplicas", placement.onDemandReplicas},
                              {"spotReplicas", placement.spotReplicas},
-                             {"onDemandNodeHourlyCost", roundMoney(placement.nodeHourlyCost)},
                              {"spotNodeHourlyCost", roundMoney(placement.spotNodeHourlyCost)}};
   }
   if (placement.latencyMs) {

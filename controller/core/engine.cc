@@ -178,6 +178,7 @@ void PlacementEngine::quote(Option& option, const Request& request) const {
     option.cost = one(option.capacity, option.nodeHourly, request.replicas);
     return;
   }
+  option.spotNodeHourly = price(option.instance, CapacityType::Spot).value_or(0);
   const auto split = mixedSplit(request.replicas);
   option.cost = one(CapacityType::OnDemand, option.nodeHourly, split.onDemand);
   if (split.spot > 0) {
@@ -372,9 +373,6 @@ void PlacementEngine::addOptions(int index, const Fit& fit, const Request& reque
     // Built where it is kept: an option is large enough that copies show.
     auto& feasible = evaluation.feasible;
     Option& option = feasible.emplace_back(Option{index, capacity, fit, {}, *nodeHourly});
-    if (capacity == CapacityType::Mixed) {
-      option.spotNodeHourly = *price(index, CapacityType::Spot);
-    }
     quote(option, request);
     rankOf(option, request);
     if (request.capacity && (!request.capacity->offered(index, capacity) ||
@@ -723,9 +721,6 @@ Option PlacementEngine::inForce(int index, int count, CapacityType capacity,
   }
   // Unranked: an assessment compares its cost, not its place in an order.
   Option option{index, capacity, fit, {}, price(index, capacity).value_or(0)};
-  if (capacity == CapacityType::Mixed) {
-    option.spotNodeHourly = price(index, CapacityType::Spot).value_or(0);
-  }
   quote(option, request);
   return option;
 }

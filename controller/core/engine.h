@@ -94,7 +94,8 @@ class PlacementEngine {
   bool roomForAll(const Option& option, const Request& request, const Capacity& capacity) const;
   bool roomFor(const Option& option, CapacityType capacity, int replicas, const Request& request,
                const Capacity& view) const;
-  // `option` without its quote: the cost model's, in two parts when Mixed.
+  // Quotes `option` (priced at nodeHourly): the cost model's, in two parts
+  // when Mixed, whose spot node price it fills in.
   void quote(Option& option, const Request& request) const;
   void rankOf(Option& option, const Request& request) const;
   enum class RuleOutcome : std::uint8_t { None, Meets, Misses };

@@ -57,7 +57,6 @@ json placementJson(const Placement& placement) {
     result["capacityMix"] = {
         {"onDemandReplicas", placement.onDemandReplicas},
         {"spotReplicas", placement.spotReplicas},
-        {"onDemandNodeHourlyCost", decimalString(placement.nodeHourlyCost, 4)},
         {"spotNodeHourlyCost", decimalString(placement.spotNodeHourlyCost, 4)}};
   }
   if (placement.latencyMs) {

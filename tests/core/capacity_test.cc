@@ -395,4 +395,27 @@ TEST_CASE("the capacity-type label is one every node carries, or none") {
   CHECK_FALSE(labelOf({&managed, &bare}).has_value());       // some nodes carry neither
 }
 
+TEST_CASE("a node's use sums its pods as they come and go") {
+  PodView gpu;
+  gpu.devices = Devices{2, 0, 0};
+  gpu.milliCpu = 4000;
+  gpu.memoryBytes = 16LL << 30;
+  PodView web;
+  web.milliCpu = 250;
+  web.memoryBytes = 64LL << 20;
+  NodeUse use;
+  use.add(gpu);
+  use.add(web);
+  CHECK(use.devices == Devices{2, 0, 0});
+  CHECK(use.milliCpu == 4250);
+  CHECK(use.memoryBytes == (16LL << 30) + (64LL << 20));
+  CHECK(use.pods == 2);
+  use.subtract(gpu);
+  NodeUse webOnly;
+  webOnly.add(web);
+  CHECK(use == webOnly);
+  use.subtract(web);
+  CHECK(use == NodeUse{});  // the caches drop a node's entry when it is empty
+}
+
 }  // namespace gpuplacement::core
