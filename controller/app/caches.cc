@@ -1,5 +1,7 @@
 #include "app/caches.h"
 
+#include <map>
+
 #include "runtime/signal.h"
 
 namespace gpuplacement::app {
@@ -92,13 +94,15 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
   nodeOptions.path = "/api/v1/nodes";
   nodes_ =
       std::make_unique<NodeInformer>(executor_, client, nodeOptions, core::nodeFromJson, clock);
-  nodes_->addHandler(
-      [this](const std::string& name, const core::NodeView*, const core::NodeView* current) {
-        if (!current) {
-          usedOnNode_.erase(name);
-        }
-        ++clusterGeneration_;
-      });
+  nodes_->addHandler([this](const std::string& name, const core::NodeView* previous,
+                            const core::NodeView* current) {
+    if (!current) {
+      usedOnNode_.erase(name);
+    } else if (previous && *previous == *current) {
+      return;  // a heartbeat or a field no decision reads
+    }
+    ++clusterGeneration_;
+  });
   nodes_->setLogger(logInformer);
   auto podOptions = base;
   podOptions.resource = "pods";
@@ -434,14 +438,31 @@ void ObjectCaches::registerMetrics(MetricsRegistry& metrics) {
   auto& relists =
       metrics.counter("gpu_placement_informer_relists_total",
                       "Lists after the first: watches that expired (410 Gone)", {"resource"});
-  metrics.onCollect([this, &lists, &relists] {
+  auto& events = metrics.counter("gpu_placement_informer_events_total",
+                                 "Watch events read per watched resource", {"resource"});
+  auto& objects =
+      metrics.gauge("gpu_placement_informer_objects", "Objects cached per resource", {"resource"});
+  metrics.onCollect([this, &lists, &relists, &events, &objects] {
+    // Summed per resource: with --namespaces, one informer per namespace.
+    struct Sums {
+      double lists = 0, relists = 0, events = 0, objects = 0;
+    };
+    std::map<std::string, Sums> sums;
     const auto record = [&](const auto& informer) {
-      const auto& resource = informer.options().resource;
-      lists.set({resource}, informer.state().lists());
-      relists.set({resource}, std::max(0, informer.state().lists() - 1));
+      auto& sum = sums[informer.options().resource];
+      sum.lists += informer.state().lists();
+      sum.relists += std::max(0, informer.state().lists() - 1);
+      sum.events += static_cast<double>(informer.events());
+      sum.objects += static_cast<double>(informer.store().size());
     };
     forEachInformer(record);
     forEachOptional(record);
+    for (const auto& [resource, sum] : sums) {
+      lists.set({resource}, sum.lists);
+      relists.set({resource}, sum.relists);
+      events.set({resource}, sum.events);
+      objects.set({resource}, sum.objects);
+    }
   });
 }
 

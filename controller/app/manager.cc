@@ -6,6 +6,18 @@
 #include "base/json_access.h"
 
 namespace gpuplacement::app {
+namespace {
+
+// 50 microseconds (a few hundred nodes) doubling to 1.6 seconds.
+std::vector<double> viewBuckets() {
+  std::vector<double> buckets;
+  for (double bound = 50e-6; bound < 2; bound *= 2) {
+    buckets.push_back(bound);
+  }
+  return buckets;
+}
+
+}  // namespace
 
 Manager::Manager(asio::any_io_executor executor, kube::KubeClient& client,
                  std::shared_ptr<const core::Catalog> catalog,
@@ -32,6 +44,12 @@ Manager::Manager(asio::any_io_executor executor, kube::KubeClient& client,
       pods_(executor, caches_, writes_, logger, metrics, controllerMetrics_, clock) {
   caches_.registerMetrics(metrics);
   registerGauges(metrics);
+  // Its count is the computations; at scale, the cost that grows with the nodes.
+  auto& views = metrics.histogram("gpu_placement_cluster_view_seconds",
+                                  "Time to compute what a policy sees of the cluster (its nodes' "
+                                  "room and what NodePools may launch)",
+                                  {}, viewBuckets());
+  engines_.observeViews(clock, [&views](double seconds) { views.observe({}, seconds); });
 }
 
 void Manager::registerGauges(MetricsRegistry& metrics) {

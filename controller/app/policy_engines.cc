@@ -64,11 +64,21 @@ std::shared_ptr<const core::ClusterView> PolicyEngines::clusterView(
   if (!cached.view || cached.engine != view.engine || cached.generation != view.generation ||
       !(cached.stamp == stamp)) {
     const auto& engine = *view.engine;
+    const auto started = clock_ ? clock_->monotonicNow() : runtime::MonotonicTime{};
     cached = {view.engine, view.generation, stamp,
               std::make_shared<const core::ClusterView>(
                   core::clusterViewOf(caches.clusterState(), engine.catalog(), engine.policy()))};
+    if (observeView_) {
+      observeView_(std::chrono::duration<double>(clock_->monotonicNow() - started).count());
+    }
   }
   return cached.view;
+}
+
+void PolicyEngines::observeViews(const runtime::Clock& clock,
+                                 std::function<void(double seconds)> observe) {
+  clock_ = &clock;
+  observeView_ = std::move(observe);
 }
 
 std::optional<std::int64_t> PolicyEngines::generationInForce(const std::string& name) const {

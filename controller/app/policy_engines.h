@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 #include "core/cluster_cost.h"
 #include "core/engine.h"
 #include "core/workload_plan.h"
+#include "runtime/clock.h"
 
 namespace gpuplacement::app {
 
@@ -39,6 +41,9 @@ class PolicyEngines {
                                                        const core::PolicyView& view,
                                                        const ObjectCaches& caches) const;
 
+  // Told how long each computation of a cluster view took (a metric).
+  void observeViews(const runtime::Clock& clock, std::function<void(double seconds)> observe);
+
   // The generation in force, if any version of the policy is.
   std::optional<std::int64_t> generationInForce(const std::string& name) const;
   // Policy name -> generation in force (the built-in "default" is 0).
@@ -62,6 +67,8 @@ class PolicyEngines {
   InForce builtin_;  // generation 0
   std::map<std::string, InForce> engines_;
   mutable std::map<std::string, ClusterViewOf> clusterViews_;  // a cache: const to readers
+  const runtime::Clock* clock_ = nullptr;
+  std::function<void(double seconds)> observeView_;
 };
 
 }  // namespace gpuplacement::app

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -98,6 +99,9 @@ class Informer {
   bool synced() const { return state_.synced(); }
   const WatchState& state() const { return state_; }
   const InformerOptions& options() const { return options_; }
+  // Watch events applied since the start (ADDED, MODIFIED, DELETED; not
+  // bookmarks nor a list's objects): the traffic the cache reads.
+  std::uint64_t events() const { return events_; }
 
   // Runs until stop().
   asio::awaitable<void> run();
@@ -160,6 +164,7 @@ class Informer {
   Logger log_;
   std::minstd_rand random_;
   bool stopped_ = false;
+  std::uint64_t events_ = 0;
   EventStream* activeStream_ = nullptr;
   Signal stopping_;  // cuts a backoff wait short
   Signal synced_;    // wakes waitForSync()
@@ -353,6 +358,7 @@ bool Informer<T>::applyEvent(const std::string& line) {
     return true;
   }
   const std::string key = objectKey(object);
+  ++events_;
   if (type == "ADDED" || type == "MODIFIED") {
     upsert(key, resourceVersion, project_(object));
   } else if (type == "DELETED") {

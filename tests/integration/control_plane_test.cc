@@ -5,10 +5,12 @@
 #include <doctest/doctest.h>
 
 #include "app/caches.h"
+#include "app/logging.h"
 #include "kube/client.h"
 #include "kube/list_watch_client.h"
 #include "runtime/informer.h"
 #include "runtime/run_sync.h"
+#include "support/engine_fixture.h"
 #include "support/why_not.h"
 
 namespace gpuplacement {
@@ -173,6 +175,51 @@ TEST_CASE("the operator's pod watch leaves finished pods out; a pod that finishe
   pod("next");
   CHECK(until([&] { return informer.store().get(ns + "/next") != nullptr; }));
   informer.stop();
+  context.restart();
+  context.run_for(std::chrono::milliseconds(100));
+}
+
+TEST_CASE("a node's heartbeat does not move the cluster view; a change it reads does") {
+  auto& plane = ControlPlane::shared();
+  asio::io_context context;
+  auto client = plane.adminClient(context.get_executor());
+  const std::string node = "view-generation-node";
+  auto created = runtime::runSync(
+      context, client->create("/api/v1/nodes", json{{"metadata", {{"name", node}}}}));
+  REQUIRE_MESSAGE(created.ok(), gpuplacement::testing::whyNot(created));
+  const auto patch = [&](const json& body) {
+    auto patched = runtime::runSync(
+        context, client->patch("/api/v1/nodes/" + node, body, kube::PatchType::Merge));
+    REQUIRE_MESSAGE(patched.ok(), gpuplacement::testing::whyNot(patched));
+  };
+
+  runtime::RealClock clock;
+  kube::KubeListWatchClient listWatch(*client);
+  app::Logger logger(app::LogLevel::Error, app::LogFormat::Json);
+  app::ObjectCaches caches(context.get_executor(), listWatch, *testing::shippedCatalog(),
+                           *testing::shippedRules(), app::CacheOptions{}, logger, clock);
+  asio::co_spawn(context, caches.run(), asio::detached);
+  const auto until = [&](const std::function<bool()>& condition) {
+    for (int i = 0; i < 100 && !condition(); ++i) {
+      context.restart();  // runSync stops the context when its task is done
+      context.run_for(std::chrono::milliseconds(100));
+    }
+    return condition();
+  };
+  REQUIRE(until([&] { return caches.clusterStamp().nodesKnown; }));
+  const auto before = caches.clusterStamp().generation;
+
+  // An annotation (what a heartbeat or another controller writes), then a
+  // label the view reads. Watch events arrive in order: once the label's
+  // has moved the generation, the annotation's was read before it.
+  patch(json{{"metadata", {{"annotations", {{"example.com/heartbeat", "1"}}}}}});
+  patch(json{{"metadata", {{"labels", {{"node.kubernetes.io/instance-type", "m5.xlarge"}}}}}});
+  REQUIRE(until([&] { return caches.clusterStamp().generation != before; }));
+  CHECK(caches.clusterStamp().generation == before + 1);
+
+  auto removed = runtime::runSync(context, client->remove("/api/v1/nodes/" + node));
+  CHECK_MESSAGE(removed.ok(), gpuplacement::testing::whyNot(removed));
+  caches.stop();
   context.restart();
   context.run_for(std::chrono::milliseconds(100));
 }

@@ -187,6 +187,8 @@ TEST_CASE("paged list, then a watch: adds, updates, deletes, bookmarks, resume")
   std::sort(h.changes.begin(), h.changes.begin() + 3);
   CHECK(h.changes == std::vector<std::string>{"add ns/a=1", "add ns/b=2", "add ns/c=3",
                                               "add ns/d=4", "update ns/a=10", "delete ns/b"});
+  // Watch events read: the three changes, not the bookmark nor the list's objects.
+  CHECK(h.informer.events() == 3);
 }
 
 TEST_CASE("410 in the stream: list again, drop what is gone, keep what is unchanged") {
