@@ -68,8 +68,10 @@ var clusterProcesses = []string{"kube-scheduler", "kube-controller-manager", "kw
 // startControlPlane starts kube-apiserver and etcd in dir; with pools (a
 // pool file) a simulated cluster too: kube-scheduler,
 // kube-controller-manager, kwok and the pool file's nodes, and with
-// karpenter Karpenter's kwok provider, launching the pool file's NodePools.
-func startControlPlane(repo, dir string, stopWithUs bool, pools string, karpenter bool) (*ControlPlane, error) {
+// karpenter Karpenter's kwok provider, launching the pool file's NodePools;
+// clusterFlags are scripts/controlplane's (--no-rollouts).
+func startControlPlane(repo, dir string, stopWithUs bool, pools string, karpenter bool,
+	clusterFlags ...string) (*ControlPlane, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -87,6 +89,7 @@ func startControlPlane(repo, dir string, stopWithUs bool, pools string, karpente
 		if karpenter {
 			args = append(args, "--karpenter")
 		}
+		args = append(args, clusterFlags...)
 	}
 	args = append(args, "--", "--audit-policy-file", policyFile, "--audit-log-path",
 		filepath.Join(dir, "logs", "audit.log"), "--audit-log-maxsize", "0", "--audit-log-mode", "batch",

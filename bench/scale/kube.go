@@ -159,6 +159,9 @@ func (c *Client) ListAll(path string) ([]Object, string, error) {
 	for {
 		var page List
 		query := "?limit=500"
+		if strings.Contains(path, "?") {
+			query = "&limit=500" // a path with a selector
+		}
 		if next != "" {
 			query += "&continue=" + url.QueryEscape(next)
 		}

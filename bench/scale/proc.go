@@ -120,6 +120,13 @@ func (s *Sampler) Stop() ([]ProcSample, float64) {
 	return s.samples, s.peak
 }
 
+// Peak is the highest VmHWM seen so far.
+func (s *Sampler) Peak() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peak
+}
+
 // Between returns the samples within [from, to] seconds.
 func (s *Sampler) Between(from, to float64) []ProcSample {
 	s.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -89,11 +90,19 @@ func replot(path string) error {
 	if err != nil {
 		return err
 	}
+	out := strings.TrimSuffix(path, ".json") + ".png"
+	if strings.HasPrefix(filepath.Base(path), "eks-") { // EKS mode's figures
+		var report EKSReport
+		if err := json.Unmarshal(data, &report); err != nil {
+			return err
+		}
+		return plotSoak(report, out)
+	}
 	var report Report
 	if err := json.Unmarshal(data, &report); err != nil {
 		return err
 	}
-	return drawPlot(report, strings.TrimSuffix(path, ".json")+".png")
+	return drawPlot(report, out)
 }
 
 var palette = []color.Color{

@@ -1,0 +1,179 @@
+package main
+
+// EKS mode's readings of the operator's histograms and its soak plot.
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// Histogram: a Prometheus histogram's cumulative buckets (upper bound ->
+// count), count and sum.
+type Histogram struct {
+	buckets    map[float64]float64
+	count, sum float64
+}
+
+func readHistogram(r *Reactor, family string) (Histogram, error) {
+	h := Histogram{buckets: map[float64]float64{}}
+	resp, err := metricsClient.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", r.metricsPort))
+	if err != nil {
+		return h, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return h, fmt.Errorf("/metrics answered %s", resp.Status)
+	}
+	found := false
+	scanner := bufio.NewScanner(resp.Body)
+	for scanner.Scan() {
+		line := scanner.Text()
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		value, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(line, family+"_bucket{"):
+			_, rest, _ := strings.Cut(line, `le="`)
+			bound, _, _ := strings.Cut(rest, `"`)
+			upper := math.Inf(1)
+			if bound != "+Inf" {
+				if upper, err = strconv.ParseFloat(bound, 64); err != nil {
+					return h, fmt.Errorf("/metrics: %q: %v", line, err)
+				}
+			}
+			h.buckets[upper] = value
+			found = true
+		case strings.HasPrefix(line, family+"_count"):
+			h.count = value
+		case strings.HasPrefix(line, family+"_sum"):
+			h.sum = value
+		}
+	}
+	if err := scanner.Err(); err != nil {
+		return h, err
+	}
+	if !found {
+		return h, fmt.Errorf("/metrics has no %s", family)
+	}
+	return h, nil
+}
+
+// minus: what was observed between two readings.
+func (h Histogram) minus(before Histogram) Histogram {
+	out := Histogram{buckets: map[float64]float64{}, count: h.count - before.count, sum: h.sum - before.sum}
+	for bound, count := range h.buckets {
+		out.buckets[bound] = count - before.buckets[bound]
+	}
+	return out
+}
+
+// quantileMs: the upper bound, in ms, of the bucket the quantile falls in
+// (NaN without observations; +Inf past the last finite bucket).
+func (h Histogram) quantileMs(q float64) float64 {
+	if h.count <= 0 {
+		return math.NaN()
+	}
+	bounds := make([]float64, 0, len(h.buckets))
+	for bound := range h.buckets {
+		bounds = append(bounds, bound)
+	}
+	sort.Float64s(bounds)
+	for _, bound := range bounds {
+		if h.buckets[bound] >= q*h.count {
+			return round(bound*1000, 3)
+		}
+	}
+	return math.Inf(1)
+}
+
+// plotSoak draws the operator's resident memory and heap over the churn,
+// Karpenter's resident memory, and what the operator caches.
+func plotSoak(report EKSReport, path string) error {
+	if len(report.Soak) < 2 {
+		return nil
+	}
+	panel := func(title, yLabel string) *plot.Plot {
+		p := plot.New()
+		p.Title.Text = title
+		p.X.Label.Text = "minutes since churn began"
+		p.Y.Label.Text = yLabel
+		p.Add(plotter.NewGrid())
+		return p
+	}
+	// The operator on its own panel: beside Karpenter's gigabytes its
+	// curve would be a flat line at the bottom.
+	operator := panel(fmt.Sprintf("The operator under churn (%d nodes, %d pods, %d GpuWorkloads): "+
+		"resident memory slope %.2f MiB/h", report.Nodes, report.BoundPods,
+		report.Settings.Workloads+report.Settings.Arrivals, report.SoakSlopeMiBPerHour), "MiB")
+	karpenter := panel("Karpenter on the same cluster", "MiB")
+	caches := panel("The operator's caches", "objects")
+	series := []struct {
+		panel  *plot.Plot
+		name   string
+		colour int
+		value  func(SoakSample) float64
+	}{
+		{operator, "operator RSS", 0, func(s SoakSample) float64 { return s.OperatorMiB }},
+		{operator, "operator heap in use", 2, func(s SoakSample) float64 { return s.HeapInUseMiB }},
+		{karpenter, "Karpenter RSS", 1, func(s SoakSample) float64 { return s.KarpenterMiB }},
+		{caches, "pods", 0, func(s SoakSample) float64 { return s.Pods }},
+		{caches, "GpuWorkloads", 1, func(s SoakSample) float64 { return s.Workloads }},
+	}
+	for _, line := range series {
+		points := make(plotter.XYs, 0, len(report.Soak))
+		for _, sample := range report.Soak {
+			if v := line.value(sample); v > 0 {
+				points = append(points, plotter.XY{X: sample.Minute, Y: v})
+			}
+		}
+		if len(points) == 0 {
+			continue
+		}
+		drawn, err := plotter.NewLine(points)
+		if err != nil {
+			return err
+		}
+		drawn.Color = palette[line.colour]
+		drawn.Width = vg.Points(1.5)
+		line.panel.Add(drawn)
+		line.panel.Legend.Add(line.name, drawn)
+	}
+	panels := []*plot.Plot{operator, karpenter, caches}
+	for _, p := range panels {
+		p.Y.Min = 0
+		p.Legend.Top = false
+	}
+	const width, height = 10 * vg.Inch, 11 * vg.Inch
+	canvas := vgimg.PngCanvas{Canvas: vgimg.New(width, height)}
+	dc := draw.New(canvas)
+	tiles := draw.Tiles{Rows: 3, Cols: 1, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 6,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
+	canvases := plot.Align([][]*plot.Plot{{operator}, {karpenter}, {caches}}, tiles, dc)
+	for i, p := range panels {
+		p.Draw(canvases[i][0])
+	}
+	file, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	_, err = canvas.WriteTo(file)
+	return err
+}
