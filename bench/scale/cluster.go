@@ -144,6 +144,21 @@ func startControlPlane(repo, dir string, stopWithUs bool, pools string, karpente
 	return plane, nil
 }
 
+// StartKarpenter starts the Karpenter a control plane started with
+// --karpenter-later left out.
+func (p *ControlPlane) StartKarpenter() error {
+	script := filepath.Join(p.repo, "scripts", "controlplane")
+	if output, err := exec.Command(script, "start-karpenter", p.dir).CombinedOutput(); err != nil {
+		return fmt.Errorf("starting Karpenter: %v\n%s", err, output)
+	}
+	pid, err := readPid(p.dir, "karpenter")
+	if err != nil {
+		return err
+	}
+	p.clusterPids["karpenter"] = pid
+	return nil
+}
+
 func readPid(dir, name string) (int, error) {
 	data, err := os.ReadFile(filepath.Join(dir, name+".pid"))
 	if err != nil {

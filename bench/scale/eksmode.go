@@ -104,6 +104,8 @@ type EKSReport struct {
 	BoundPods  int         `json:"boundPods"`
 	DevicePods int         `json:"devicePods"`
 	FillSecs   float64     `json:"fillSeconds"` // creating the bound pods
+	// From the first creation to every pod Running (kwok's pace).
+	RunningSecs float64 `json:"runningSeconds"`
 	// The operator's start: to /readyz (its own resources and targets
 	// cached), to every Node and Pod cached, to every GpuWorkload placed.
 	SecondsToReady  float64                   `json:"secondsToReady"`
@@ -150,9 +152,15 @@ func runEKS(args []string) error {
 	report := EKSReport{Machine: describeMachine(), Date: time.Now().UTC().Format(time.RFC3339), Settings: s,
 		Steady: map[string]ProcessFigures{}, ChurnFigures: map[string]ProcessFigures{}}
 	os.RemoveAll(s.Work)
-	logf("starting the control plane, kwok and %s's nodes%s", filepath.Base(s.Pools),
-		map[bool]string{true: ", and Karpenter", false: ""}[s.Karpenter])
-	plane, err := startControlPlane(s.Repo, s.Work, !s.Keep, s.Pools, s.Karpenter, "--no-rollouts")
+	logf("starting the control plane, kwok and %s's nodes", filepath.Base(s.Pools))
+	// Karpenter starts once the cluster is full: it would read every one of
+	// the 100,000 creations and kwok's updates, and on two cores slow the
+	// filling down to a crawl.
+	clusterFlags := []string{"--no-rollouts"}
+	if s.Karpenter {
+		clusterFlags = append(clusterFlags, "--karpenter", "--karpenter-later")
+	}
+	plane, err := startControlPlane(s.Repo, s.Work, !s.Keep, s.Pools, false, clusterFlags...)
 	if err != nil {
 		return err
 	}
@@ -194,8 +202,15 @@ func runEKS(args []string) error {
 	}
 	report.FillSecs = round(time.Since(began).Seconds(), 1)
 	logf("created in %.0f s; waiting for kwok to mark them Running", report.FillSecs)
-	if err := waitNoPending(plane.client, 15*time.Minute); err != nil {
+	if err := waitNoPending(plane.client, 30*time.Minute); err != nil {
 		return err
+	}
+	report.RunningSecs = round(time.Since(began).Seconds(), 1)
+	if s.Karpenter {
+		logf("all Running %.0f s after the first creation; starting Karpenter", report.RunningSecs)
+		if err := plane.StartKarpenter(); err != nil {
+			return err
+		}
 	}
 
 	// ---- the GpuWorkloads and their Deployments ----------------------------
@@ -526,22 +541,24 @@ func createPods(client *Client, pods []boundPod) error {
 	return nil
 }
 
-// waitNoPending waits until kwok has marked every pod Running.
+// waitNoPending waits until kwok has marked every pod Running: one page of
+// Pending pods, not all of them, so that asking does not slow kwok down.
 func waitNoPending(client *Client, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
-		items, _, err := client.ListAll("/api/v1/pods?fieldSelector=status.phase%3DPending")
-		if err != nil {
+		var page List
+		if err := client.Do("GET", "/api/v1/pods?fieldSelector=status.phase%3DPending&limit=1", "", nil,
+			&page); err != nil {
 			return err
 		}
-		if len(items) == 0 {
+		if len(page.Items) == 0 {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d pods still Pending after %v", len(items), limit)
+			return fmt.Errorf("pods still Pending after %v, %s/%s among them", limit,
+				page.Items[0].Metadata.Namespace, page.Items[0].Metadata.Name)
 		}
-		logf("  %d pods not Running yet", len(items))
-		time.Sleep(10 * time.Second)
+		time.Sleep(5 * time.Second)
 	}
 }
 
@@ -738,8 +755,8 @@ func writeEKS(out string, report EKSReport) error {
 }
 
 func printEKS(r EKSReport) {
-	fmt.Printf("EKS mode: %d nodes, %d bound pods (%d with a device, created in %.0f s), %d GpuWorkloads\n",
-		r.Nodes, r.BoundPods, r.DevicePods, r.FillSecs, r.Settings.Workloads)
+	fmt.Printf("EKS mode: %d nodes, %d bound pods (%d with a device; created in %.0f s, all Running in %.0f s), "+
+		"%d GpuWorkloads\n", r.Nodes, r.BoundPods, r.DevicePods, r.FillSecs, r.RunningSecs, r.Settings.Workloads)
 	fmt.Printf("operator start: ready in %.1f s, Nodes and Pods cached in %.1f s, %d of %d placed %.1f s after start\n",
 		r.SecondsToReady, r.SecondsToSynced, r.Placed, r.Settings.Workloads, r.SecondsToPlaced)
 	names := []string{"operator", "karpenter"}
