@@ -3,11 +3,8 @@ package main
 // EKS mode's readings of the operator's histograms and its soak plot.
 
 import (
-	"bufio"
 	"fmt"
 	"math"
-	"net/http"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,8 +12,6 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Histogram: a Prometheus histogram's cumulative buckets (upper bound ->
@@ -28,18 +23,12 @@ type Histogram struct {
 
 func readHistogram(r *Reactor, family string) (Histogram, error) {
 	h := Histogram{buckets: map[float64]float64{}}
-	resp, err := metricsClient.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", r.metricsPort))
+	lines, err := r.metricLines()
 	if err != nil {
 		return h, err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return h, fmt.Errorf("/metrics answered %s", resp.Status)
-	}
 	found := false
-	scanner := bufio.NewScanner(resp.Body)
-	for scanner.Scan() {
-		line := scanner.Text()
+	for _, line := range lines {
 		fields := strings.Fields(line)
 		if len(fields) < 2 {
 			continue
@@ -65,9 +54,6 @@ func readHistogram(r *Reactor, family string) (Histogram, error) {
 		case strings.HasPrefix(line, family+"_sum"):
 			h.sum = value
 		}
-	}
-	if err := scanner.Err(); err != nil {
-		return h, err
 	}
 	if !found {
 		return h, fmt.Errorf("/metrics has no %s", family)
@@ -155,25 +141,9 @@ func plotSoak(report EKSReport, path string) error {
 		line.panel.Add(drawn)
 		line.panel.Legend.Add(line.name, drawn)
 	}
-	panels := []*plot.Plot{operator, karpenter, caches}
-	for _, p := range panels {
+	for _, p := range []*plot.Plot{operator, karpenter, caches} {
 		p.Y.Min = 0
 		p.Legend.Top = false
 	}
-	const width, height = 10 * vg.Inch, 11 * vg.Inch
-	canvas := vgimg.PngCanvas{Canvas: vgimg.New(width, height)}
-	dc := draw.New(canvas)
-	tiles := draw.Tiles{Rows: 3, Cols: 1, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 6,
-		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
-	canvases := plot.Align([][]*plot.Plot{{operator}, {karpenter}, {caches}}, tiles, dc)
-	for i, p := range panels {
-		p.Draw(canvases[i][0])
-	}
-	file, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	_, err = canvas.WriteTo(file)
-	return err
+	return writePanels(path, 11*vg.Inch, operator, karpenter, caches)
 }

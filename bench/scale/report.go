@@ -198,14 +198,23 @@ func drawPlot(report Report, path string) error {
 	memory.Legend.Top = true
 	memory.Legend.Left = true
 
-	const width, height = 10 * vg.Inch, 10 * vg.Inch
-	canvas := vgimg.PngCanvas{Canvas: vgimg.New(width, height)}
-	dc := draw.New(canvas)
-	tiles := draw.Tiles{Rows: 2, Cols: 1, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 6,
+	return writePanels(path, 10*vg.Inch, latency, memory)
+}
+
+// writePanels draws the panels one above the other, aligned, into a PNG
+// 10 inches wide.
+func writePanels(path string, height vg.Length, panels ...*plot.Plot) error {
+	canvas := vgimg.PngCanvas{Canvas: vgimg.New(10*vg.Inch, height)}
+	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 6,
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
-	canvases := plot.Align([][]*plot.Plot{{latency}, {memory}}, tiles, dc)
-	latency.Draw(canvases[0][0])
-	memory.Draw(canvases[1][0])
+	rows := make([][]*plot.Plot, len(panels))
+	for i, panel := range panels {
+		rows[i] = []*plot.Plot{panel}
+	}
+	canvases := plot.Align(rows, tiles, draw.New(canvas))
+	for i, panel := range panels {
+		panel.Draw(canvases[i][0])
+	}
 	file, err := os.Create(path)
 	if err != nil {
 		return err

@@ -431,18 +431,12 @@ var metricsClient = &http.Client{Timeout: 5 * time.Second}
 // metric sums every sample of a family on the operator's /metrics; a
 // family that is not there is an error, not a zero.
 func (r *Reactor) metric(family string) (float64, error) {
-	resp, err := metricsClient.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", r.metricsPort))
+	lines, err := r.metricLines()
 	if err != nil {
 		return 0, err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("/metrics answered %s", resp.Status)
-	}
 	total, found := 0.0, false
-	scanner := bufio.NewScanner(resp.Body)
-	for scanner.Scan() {
-		line := scanner.Text()
+	for _, line := range lines {
 		if !strings.HasPrefix(line, family+"{") && !strings.HasPrefix(line, family+" ") {
 			continue
 		}
@@ -454,13 +448,29 @@ func (r *Reactor) metric(family string) (float64, error) {
 		total += value
 		found = true
 	}
-	if err := scanner.Err(); err != nil {
-		return 0, err
-	}
 	if !found {
 		return 0, fmt.Errorf("/metrics has no %s", family)
 	}
 	return total, nil
+}
+
+// metricLines scrapes the operator's /metrics.
+func (r *Reactor) metricLines() ([]string, error) {
+	resp, err := metricsClient.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", r.metricsPort))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("/metrics answered %s", resp.Status)
+	}
+	var lines []string
+	scanner := bufio.NewScanner(resp.Body)
+	scanner.Buffer(make([]byte, 64*1024), 1<<20)
+	for scanner.Scan() {
+		lines = append(lines, scanner.Text())
+	}
+	return lines, scanner.Err()
 }
 
 // settle waits until the operator has nothing queued and has stopped
