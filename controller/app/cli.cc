@@ -350,6 +350,11 @@ CLI::App* addRunCommand(CLI::App& cli, RunFlags& flags) {
   run->add_option("--qps", flags.qps, "Client-side requests per second to the API server")
       ->capture_default_str();
   run->add_option("--burst", flags.burst, "Client-side request burst")->capture_default_str();
+  run->add_option("--busy-status-qps", flags.busyStatusQps,
+                  "GpuWorkload status writes per second while reconciles wait: under a burst "
+                  "the statuses trail the placements, and go out at full speed once the queue "
+                  "is empty")
+      ->capture_default_str();
   run->add_option("--resync", flags.resync, "Re-check every workload this often")
       ->capture_default_str();
   run->add_option("--watch-timeout", flags.watchTimeout,

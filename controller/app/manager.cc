@@ -37,7 +37,7 @@ Manager::Manager(asio::any_io_executor executor, kube::KubeClient& client,
       controllerMetrics_(metrics),
       workloads_(executor, caches_, engines_, writes_, events_,
                  WorkloadReconcilerOptions{options_.workers, options_.finalizer,
-                                           options_.perWorkloadMetrics},
+                                           options_.perWorkloadMetrics, options_.statuses},
                  logger, metrics, controllerMetrics_, clock),
       policies_(executor, caches_, engines_, writes_, workloads_, logger, controllerMetrics_,
                 clock),
@@ -60,11 +60,15 @@ void Manager::registerGauges(MetricsRegistry& metrics) {
                                "1 while this replica reconciles (the leader, or alone)", {"name"});
   auto& eventsWaiting =
       metrics.gauge("gpu_placement_events_waiting", "Events queued behind their write budget");
+  auto& statusesWaiting = metrics.gauge(
+      "gpu_placement_statuses_waiting",
+      "GpuWorkload statuses decided and not yet stored (they trail the placements under a burst)");
   // What resident memory is made of, beside process_resident_memory_bytes.
   auto& heap = metrics.gauge("gpu_placement_heap_bytes",
                              "malloc's heap: in_use, free (inside the heap), mapped", {"state"});
-  metrics.onCollect([this, &generation, &leader, &eventsWaiting, &heap] {
+  metrics.onCollect([this, &generation, &leader, &eventsWaiting, &statusesWaiting, &heap] {
     eventsWaiting.set({}, static_cast<double>(events_.waiting()));
+    statusesWaiting.set({}, static_cast<double>(workloads_.statusesWaiting()));
     const auto usage = heapUsage();
     heap.set({"in_use"}, static_cast<double>(usage.inUse));
     heap.set({"free"}, static_cast<double>(usage.free));

@@ -31,6 +31,7 @@ struct ManagerOptions {
   std::size_t pageSize = 500;
   std::string instance;  // this replica's name, for Events
   EventBudget events;
+  StatusBudget statuses;
 };
 
 // Wires the operator together, as controller-runtime's manager does: the

@@ -1,5 +1,6 @@
 #include "app/run_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -100,6 +101,9 @@ base::Result<Settings> checkFlags(const RunFlags& flags) {
   }
   if (flags.burst < 1) {
     return base::Error{"--burst", "must be at least 1"};
+  }
+  if (!(flags.busyStatusQps > 0) || flags.busyStatusQps > flags.qps) {
+    return base::Error{"--busy-status-qps", "must be above 0 and at most --qps"};
   }
   if (!flags.metricsSecure && !flags.metricsCertDir.empty()) {
     return base::Error{"--metrics-cert-dir",
@@ -364,6 +368,8 @@ int runOperator(const RunFlags& flags) {
   options.workers = flags.workers;
   options.finalizer = flags.finalizer;
   options.perWorkloadMetrics = flags.perWorkloadMetrics;
+  options.statuses.busyPerSecond = flags.busyStatusQps;
+  options.statuses.busyBurst = std::max(1, static_cast<int>(flags.busyStatusQps));
   options.resync = settings->resync;
   options.watchTimeout = settings->watchTimeout;
   options.instance = identity;

@@ -14,6 +14,9 @@ struct RunFlags {
   bool perWorkloadMetrics = true;
   double qps = 100;  // a placement is two writes (the Events have their own budget): 50 a second
   int burst = 200;
+  // Status writes a second while reconciles wait: under a burst the
+  // statuses trail the placements (app::StatusBudget).
+  double busyStatusQps = 20;
   std::string resync = "1h";
   std::string watchTimeout = "5m";
   std::string metricsAddress = ":8080";

@@ -83,6 +83,10 @@ WorkloadReconciler::WorkloadReconciler(asio::any_io_executor executor, ObjectCac
       controller_(
           executor, asyncQueue_, options.workers,
           [this](const runtime::ObjectKey& key) { return reconcile(key); }, clock),
+      statuses_(
+          writes, log, metrics, clock, options.statuses, [this] { return queue_.depth() > 0; },
+          [this](const std::string& key, const nlohmann::json& written,
+                 const nlohmann::json& stored) { statusStored(key, written, stored); }),
       placementsTotal_(metrics.counter("gpu_placement_placements_total",
                                        "Placements written to targets (Deployments, StatefulSets, "
                                        "Jobs), by tier and instance type",
@@ -116,7 +120,20 @@ WorkloadReconciler::WorkloadReconciler(asio::any_io_executor executor, ObjectCac
 }
 
 asio::awaitable<void> WorkloadReconciler::run() {
+  bool writing = true;
+  runtime::Signal statusesDone;
+  asio::co_spawn(co_await asio::this_coro::executor, statuses_.run(),
+                 [&writing, &statusesDone](const std::exception_ptr&) {
+                   writing = false;
+                   statusesDone.notifyAll();
+                 });
   co_await controller_.run();
+  // The reconciles have finished: the statuses they handed over go out
+  // (for a moment) before this returns.
+  statuses_.stop();
+  while (writing) {
+    co_await statusesDone.wait();
+  }
 }
 
 void WorkloadReconciler::enqueueAll() {
@@ -161,6 +178,7 @@ asio::awaitable<ReconcileResult> WorkloadReconciler::reconcile(const runtime::Ob
   Snapshot snapshot;
   read(key, snapshot);
   compareWithWhatWasWritten(key.str(), snapshot);
+  readPendingStatus(key.str(), snapshot);
   core::WorkloadPlan plan = core::planWorkload(snapshot.input);
   for (const auto& target : plan.release) {
     auto released = co_await release(key.ns, target, key.name);
@@ -404,18 +422,34 @@ asio::awaitable<base::Result<base::Ok, std::string>> WorkloadReconciler::writeRe
                 {{"namespace", key.ns}, {"name", key.name}});
     }
   }
-  if (record.status) {
+  if (record.status && !statuses_.submit(key.str(), *record.status)) {
+    // The writer is full (a burst larger than its queue): write it here.
     auto stored = co_await writes_.replaceWorkloadStatus(key.ns, key.name, *record.status);
     if (!stored && !stored.error().notFound()) {
       co_return "writing status: " + stored.error().describe();
     }
     if (stored) {
-      const auto storedDigest = core::statusDigest(*stored);
-      expectations_.expectStatus(key.str(), storedDigest);
-      noteStoredStatus(key.str(), *record.status, *stored, storedDigest);
+      statusStored(key.str(), *record.status, *stored);
     }
   }
   co_return base::Ok{};
+}
+
+void WorkloadReconciler::statusStored(const std::string& key, const nlohmann::json& written,
+                                      const nlohmann::json& stored) {
+  const auto storedDigest = core::statusDigest(stored);
+  expectations_.expectStatus(key, storedDigest);
+  noteStoredStatus(key, written, stored, storedDigest);
+}
+
+void WorkloadReconciler::readPendingStatus(const std::string& key, Snapshot& snapshot) const {
+  const auto* text = statuses_.pending(key);
+  if (!text || !snapshot.workload) {
+    return;
+  }
+  const auto status = nlohmann::json::parse(*text);
+  snapshot.workload->status = core::workloadStatusFromJson(status);
+  snapshot.workload->statusHash = core::statusDigest(status);
 }
 
 void WorkloadReconciler::noteStoredStatus(const std::string& key, const nlohmann::json& written,

@@ -14,6 +14,7 @@
 #include "app/metrics.h"
 #include "app/policy_engines.h"
 #include "app/rollout_tracker.h"
+#include "app/status_writer.h"
 #include "core/workload_plan.h"
 #include "runtime/async_work_queue.h"
 #include "runtime/controller.h"
@@ -27,6 +28,7 @@ struct WorkloadReconcilerOptions {
   // A cost and an idle-devices series per placed GpuWorkload
   // (--per-workload-metrics); off, only the totals by namespace and type.
   bool perWorkloadMetrics = true;
+  StatusBudget statuses;
 };
 
 // What the API server lets the operator change on a suspended Job.
@@ -55,6 +57,7 @@ class WorkloadReconciler {
   void stop() { asyncQueue_.shutDown(); }
 
   void enqueue(const std::string& key) { asyncQueue_.add(runtime::ObjectKey::parse(key)); }
+  std::size_t statusesWaiting() const { return statuses_.waiting(); }
   void enqueueAll();
   void enqueueWorkloadsOf(const std::string& policy);
   // After a restart: moves this operator started that are still rolling
@@ -103,6 +106,11 @@ class WorkloadReconciler {
   void noteStoredStatus(const std::string& key, const nlohmann::json& written,
                         const nlohmann::json& stored, std::uint64_t storedDigest);
   void compareWithWhatWasWritten(const std::string& key, Snapshot& snapshot);
+  // A status handed to the writer and not yet in the cache is the one in
+  // force: the reconcile reads it instead of the cached one.
+  void readPendingStatus(const std::string& key, Snapshot& snapshot) const;
+  void statusStored(const std::string& key, const nlohmann::json& written,
+                    const nlohmann::json& stored);
   void count(const core::WorkloadRecord& record, const core::WorkloadObject& workload);
   // The target's rollout slot is free: wake who waits for one.
   void finishRollout(const std::string& targetId);
@@ -126,6 +134,7 @@ class WorkloadReconciler {
   runtime::WorkQueue<runtime::ObjectKey> queue_;
   runtime::AsyncWorkQueue<runtime::ObjectKey> asyncQueue_;
   runtime::Controller<runtime::ObjectKey> controller_;
+  StatusWriter statuses_;
 
   // What each workload has in force, for the cost and placement gauges.
   struct InForce {  // 10,000 of these: the namespace and name are in the key

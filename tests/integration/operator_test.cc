@@ -727,4 +727,67 @@ TEST_CASE("a CRD older than the operator: a pruned status is not written again a
               .ok());
 }
 
+TEST_CASE("a burst: statuses trail the placements on their own budget, each written once") {
+  auto& c = cluster();
+  const std::string ns = "burst";
+  constexpr int kWorkloads = 40;
+  createNamespace(ns);
+  for (int i = 0; i < kWorkloads; ++i) {
+    createDeployment(ns, "b-" + std::to_string(i));
+    createWorkload(ns, "b-" + std::to_string(i), "b-" + std::to_string(i), kSmallGpu);
+  }
+  const auto before = testing::readAudit(c.plane(), c.operatorUser()).size();
+  // All forty queued at the start, one worker: the queue is busy through
+  // the placements, and statuses go out at one each five seconds until it
+  // is empty.
+  OperatorProcess op(c.operatorKubeconfig(), {"--workers", "1", "--busy-status-qps", "0.2"});
+  REQUIRE(op.waitReady());
+  for (int i = 0; i < kWorkloads; ++i) {
+    REQUIRE_MESSAGE(c.waitFor([&] {
+      return conditionIs(workloadsPath(ns, "b-" + std::to_string(i)), "Applied", "True");
+    }),
+                    op.log());
+    CHECK(podSpec(ns, "b-" + std::to_string(i))["nodeSelector"].contains(
+        "node.kubernetes.io/instance-type"));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const auto entries = testing::readAudit(c.plane(), c.operatorUser());
+  std::map<std::string, int> deploymentPatches;
+  std::map<std::string, int> statusPatches;
+  std::size_t statusesBeforeLastPlacement = 0;
+  std::size_t statusesSoFar = 0;
+  for (std::size_t i = before; i < entries.size(); ++i) {
+    const auto& entry = entries[i];
+    if (entry.ns != ns || entry.verb != "patch" || entry.stage != "ResponseComplete") {
+      continue;
+    }
+    if (entry.resource == "deployments") {
+      ++deploymentPatches[entry.name];
+      statusesBeforeLastPlacement = statusesSoFar;
+    } else if (entry.resource == "gpuworkloads" && entry.subresource == "status") {
+      ++statusPatches[entry.name];
+      ++statusesSoFar;
+    }
+  }
+  // Each placed once and its status written once: reconciles that ran
+  // while a status waited read it, and decided nothing again.
+  CHECK(deploymentPatches.size() == kWorkloads);
+  CHECK(statusPatches.size() == kWorkloads);
+  for (const auto& [name, count] : deploymentPatches) {
+    CHECK_MESSAGE(count == 1, name << ": " << count << " Deployment patches");
+  }
+  for (const auto& [name, count] : statusPatches) {
+    CHECK_MESSAGE(count == 1, name << ": " << count << " status patches");
+  }
+  // Written inline, one per placement, 39 would come before the last
+  // patch; on the budget, the first, one per five seconds and what the
+  // writers send while the last reconcile runs.
+  CHECK_MESSAGE(statusesBeforeLastPlacement <= 8,
+                statusesBeforeLastPlacement << " statuses before the last placement");
+  CHECK(op.metric("gpu_placement_statuses_written_inline_total") == 0);
+  CHECK(op.metric("gpu_placement_status_writes_total", "result=\"ok\"") >= kWorkloads);
+  CHECK(op.metric("gpu_placement_statuses_waiting") == 0);
+  CHECK(op.stop() == 0);
+}
+
 }  // namespace gpuplacement

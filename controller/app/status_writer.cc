@@ -1,0 +1,202 @@
+#include "app/status_writer.h"
+
+#include <algorithm>
+
+#include "runtime/object_key.h"
+
+namespace gpuplacement::app {
+namespace {
+
+// What is still queued when the operator stops gets this long.
+constexpr auto kFlushOnStop = std::chrono::seconds(2);
+// A refused write is tried again after this, doubling to the cap.
+constexpr auto kRetryBase = std::chrono::milliseconds(500);
+constexpr auto kRetryCap = std::chrono::minutes(5);
+
+}  // namespace
+
+StatusWriter::StatusWriter(ApiWrites& writes, Logger& log, MetricsRegistry& metrics,
+                           const runtime::Clock& clock, StatusBudget budget,
+                           std::function<bool()> busy, Stored stored)
+    : writes_(writes),
+      log_(log),
+      clock_(clock),
+      budget_(budget),
+      busy_(std::move(busy)),
+      stored_(std::move(stored)),
+      bucket_(budget.busyPerSecond, budget.busyBurst),
+      written_(metrics.counter("gpu_placement_status_writes_total",
+                               "GpuWorkload statuses written, by result (ok, failed, gone)",
+                               {"result"})),
+      coalesced_(
+          metrics.counter("gpu_placement_statuses_coalesced_total",
+                          "GpuWorkload statuses replaced by a newer one before they were written")),
+      inline_(
+          metrics.counter("gpu_placement_statuses_written_inline_total",
+                          "GpuWorkload statuses a reconcile wrote itself: the writer was full")) {}
+
+bool StatusWriter::submit(const std::string& key, nlohmann::json status) {
+  auto text = status.dump();
+  if (const auto it = pending_.find(key); it != pending_.end()) {
+    auto& entry = it->second;
+    if (!entry.next.empty()) {
+      coalesced_.inc({});
+    }
+    bytes_ = bytes_ - entry.next.size() + text.size();
+    entry.next = std::move(text);
+    entry.failures = 0;
+    schedule(key, entry);
+    return true;
+  }
+  if (stopped_ || bytes_ + text.size() > budget_.queueBytes) {
+    inline_.inc({});
+    return false;
+  }
+  bytes_ += text.size();
+  auto& entry = pending_[key];
+  entry.next = std::move(text);
+  schedule(key, entry);
+  return true;
+}
+
+const std::string* StatusWriter::pending(const std::string& key) const {
+  const auto it = pending_.find(key);
+  if (it == pending_.end()) {
+    return nullptr;
+  }
+  const auto& entry = it->second;
+  return entry.next.empty() ? &entry.inFlight : &entry.next;
+}
+
+void StatusWriter::schedule(const std::string& key, Entry& entry) {
+  // One write per workload at a time: a status that arrives while the
+  // previous one is on its way goes out after it.
+  if (entry.queued || !entry.inFlight.empty() || entry.next.empty()) {
+    return;
+  }
+  entry.queued = true;
+  queue_.push_back(key);
+  wake_.notifyOne();
+}
+
+asio::awaitable<void> StatusWriter::run() {
+  auto executor = co_await asio::this_coro::executor;
+  for (int i = 0; i < std::max(budget_.writers, 1); ++i) {
+    ++loops_;
+    asio::co_spawn(executor, writeLoop(), [this](const std::exception_ptr& error) {
+      if (error) {
+        try {
+          std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+          log_.error("status writer stopped", {{"error", e.what()}});
+        }
+      }
+      --loops_;
+      loopEnded_.notifyAll();
+    });
+  }
+  while (loops_ > 0) {
+    co_await loopEnded_.wait();
+  }
+}
+
+void StatusWriter::stop() {
+  stopped_ = true;
+  wake_.notifyAll();
+}
+
+void StatusWriter::promoteDueRetries() {
+  const auto now = clock_.monotonicNow();
+  while (!retries_.empty() && retries_.begin()->first <= now) {
+    const std::string key = std::move(retries_.begin()->second);
+    retries_.erase(retries_.begin());
+    if (const auto it = pending_.find(key); it != pending_.end()) {
+      schedule(key, it->second);
+    }
+  }
+}
+
+asio::awaitable<void> StatusWriter::writeLoop() {
+  auto flushUntil = runtime::MonotonicTime::max();
+  while (true) {
+    if (stopped_) {
+      if (flushUntil == runtime::MonotonicTime::max()) {
+        flushUntil = clock_.monotonicNow() + kFlushOnStop;
+      }
+      if (queue_.empty() || clock_.monotonicNow() >= flushUntil) {
+        co_return;
+      }
+    } else {
+      promoteDueRetries();
+    }
+    if (queue_.empty()) {
+      co_await wake_.waitUntil(retries_.empty() ? runtime::MonotonicTime::max()
+                                                : retries_.begin()->first);
+      continue;
+    }
+    if (!stopped_ && busy_()) {
+      // Reconciles wait: the token is taken now, and the write waits out
+      // its debt (stopping cuts it short).
+      const auto until = clock_.monotonicNow() + bucket_.reserve(clock_.monotonicNow());
+      while (!stopped_ && clock_.monotonicNow() < until) {
+        co_await wake_.waitUntil(until);
+      }
+      if (queue_.empty()) {
+        continue;
+      }
+    }
+    std::string key = std::move(queue_.front());
+    queue_.pop_front();
+    co_await write(std::move(key));
+  }
+}
+
+asio::awaitable<void> StatusWriter::write(std::string key) {
+  auto it = pending_.find(key);
+  if (it == pending_.end()) {
+    co_return;
+  }
+  it->second.queued = false;
+  it->second.inFlight = std::move(it->second.next);
+  it->second.next.clear();
+  const auto status = nlohmann::json::parse(it->second.inFlight);
+  const auto object = runtime::ObjectKey::parse(key);
+  auto result = co_await writes_.replaceWorkloadStatus(object.ns, object.name, status);
+  it = pending_.find(key);  // the map may have grown while the write was out
+  if (it == pending_.end()) {
+    co_return;  // only this write removes the entry; kept as a guard
+  }
+  auto& entry = it->second;
+  if (result) {
+    written_.inc({"ok"});
+    // The cache has not seen it yet: the expectation holds the reconciles
+    // back from here, as pending() did until now.
+    stored_(key, status, *result);
+  } else if (result.error().notFound()) {
+    written_.inc({"gone"});
+  } else {
+    written_.inc({"failed"});
+    log_.warn(
+        "writing a GpuWorkload status failed; will retry",
+        {{"namespace", object.ns}, {"name", object.name}, {"error", result.error().describe()}});
+    if (entry.next.empty() && !stopped_) {
+      entry.next = std::move(entry.inFlight);
+      const auto delay = std::min<std::chrono::nanoseconds>(
+          kRetryBase * (1LL << std::min(entry.failures, 20)), kRetryCap);
+      ++entry.failures;
+      entry.inFlight.clear();
+      retries_.emplace(clock_.monotonicNow() + delay, key);
+      wake_.notifyOne();
+      co_return;
+    }
+  }
+  bytes_ -= entry.inFlight.size();
+  entry.inFlight.clear();
+  if (entry.next.empty()) {
+    pending_.erase(it);
+  } else {
+    schedule(key, entry);
+  }
+}
+
+}  // namespace gpuplacement::app

@@ -1,0 +1,101 @@
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <map>
+#include <string>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "app/api_writes.h"
+#include "app/logging.h"
+#include "app/metrics.h"
+#include "runtime/clock.h"
+#include "runtime/rate_limiter.h"
+#include "runtime/signal.h"
+
+namespace gpuplacement::app {
+
+struct StatusBudget {
+  int writers = 4;  // status writes in flight at once
+  // While reconciles wait in the queue (a burst), statuses go out at most
+  // this fast, so the placements' patches have the API server first.
+  double busyPerSecond = 20;
+  int busyBurst = 20;
+  // The statuses held, in bytes of their text, at most: 16 MiB holds about
+  // 7,000 of 2.4 KB. A reconcile that finds the writer full writes its
+  // status itself, as it would without one.
+  std::size_t queueBytes = std::size_t{16} << 20;
+};
+
+// A GpuWorkload's status goes out behind the patch that placed it: the
+// reconcile hands the status over and is done. The Deployment patch
+// places the workload and the ownership record on it is the durable fact;
+// the status is the account a person reads, and under a burst it trails
+// on its own budget (busyPerSecond while reconciles wait, as fast as the
+// writers go once they do not). The latest status of a workload replaces
+// one still waiting, so a burst of changes is one write; one workload's
+// writes never overlap, so the server never stores an older one last.
+// Until the cache shows a status, pending() has it: the reconciler reads
+// its own write, and no decision acts on the record before it.
+class StatusWriter {
+ public:
+  // Called when the server has stored a status: what was sent and what it
+  // kept (an older CRD prunes fields).
+  using Stored = std::function<void(const std::string& key, const nlohmann::json& written,
+                                    const nlohmann::json& stored)>;
+
+  // `busy`: whether reconciles are waiting. A refused write is tried again
+  // with backoff, unless a newer status replaces it first.
+  StatusWriter(ApiWrites& writes, Logger& log, MetricsRegistry& metrics,
+               const runtime::Clock& clock, StatusBudget budget, std::function<bool()> busy,
+               Stored stored);
+
+  // False when the writer is full: write it yourself.
+  bool submit(const std::string& key, nlohmann::json status);
+  // The status waiting or being written for `key`, as its text; null when
+  // none.
+  const std::string* pending(const std::string& key) const;
+  // Writes until stop(), then what is left for a moment.
+  asio::awaitable<void> run();
+  void stop();
+
+  std::size_t waiting() const { return pending_.size(); }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  struct Entry {
+    std::string next;      // the status to write next (empty: none)
+    std::string inFlight;  // the status being written (empty: none)
+    bool queued = false;
+    int failures = 0;  // in a row, for the backoff
+  };
+  // Queues the key when it has a status to write and none on its way.
+  void schedule(const std::string& key, Entry& entry);
+  void promoteDueRetries();
+  asio::awaitable<void> writeLoop();
+  asio::awaitable<void> write(std::string key);
+
+  ApiWrites& writes_;
+  Logger& log_;
+  const runtime::Clock& clock_;
+  StatusBudget budget_;
+  std::function<bool()> busy_;
+  Stored stored_;
+  runtime::TokenBucket bucket_;
+  std::deque<std::string> queue_;  // keys, oldest first
+  std::unordered_map<std::string, Entry> pending_;
+  std::multimap<runtime::MonotonicTime, std::string> retries_;
+  runtime::Signal wake_;
+  runtime::Signal loopEnded_;
+  std::size_t bytes_ = 0;  // of the statuses' texts held
+  int loops_ = 0;
+  bool stopped_ = false;
+  MetricFamily& written_;
+  MetricFamily& coalesced_;
+  MetricFamily& inline_;
+};
+
+}  // namespace gpuplacement::app

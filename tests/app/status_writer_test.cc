@@ -1,0 +1,197 @@
+// Statuses go out behind the placements, on their own budget: one write at
+// a time per workload, the newest winning, refused writes tried again.
+// (A scripted server: it answers 500 and answers while the test submits
+// more, which a real API server cannot be made to do on cue.)
+#include "app/status_writer.h"
+
+#include <doctest/doctest.h>
+
+#include "kube/beast_transport.h"
+#include "support/fake_api_server.h"
+
+namespace gpuplacement::app {
+namespace {
+
+using json = nlohmann::json;
+using testing::FakeApiServer;
+
+struct Rig {
+  asio::io_context context;
+  runtime::RealClock clock;
+  // Answers a status patch with the status as stored, unless `answer`
+  // says otherwise; `onRequest` runs while the write is on its way.
+  std::function<unsigned(const json& status)> answer = [](const json&) { return 200u; };
+  std::function<void()> onRequest = [] {};
+  FakeApiServer server{context, [this](const FakeApiServer::Request& request) {
+                         onRequest();
+                         const auto status = json::parse(request.body).at(0).at("value");
+                         FakeApiServer::Response response;
+                         response.status = answer(status);
+                         response.body =
+                             response.status == 200
+                                 ? json{{"status", status}}.dump()
+                                 : json{{"kind", "Status"}, {"code", response.status}}.dump();
+                         return response;
+                       }};
+  std::unique_ptr<kube::KubeClient> client;
+  Logger logger{LogLevel::Error, LogFormat::Text};
+  MetricsRegistry metrics;
+  std::unique_ptr<ApiWrites> writes;
+  bool busy = false;
+  std::vector<std::pair<std::string, json>> stored;
+
+  Rig() {
+    auto transport = kube::BeastTransport::create(context.get_executor(),
+                                                  *kube::parseServerUrl(server.url()), {});
+    REQUIRE(transport.ok());
+    client = std::make_unique<kube::KubeClient>(std::move(transport).value(),
+                                                kube::makeCredentialSource({}, clock),
+                                                kube::ClientOptions{}, clock);
+    writes = std::make_unique<ApiWrites>(*client, logger, clock, "test");
+  }
+
+  StatusWriter writer(StatusBudget budget) {
+    return StatusWriter(
+        *writes, logger, metrics, clock, budget, [this] { return busy; },
+        [this](const std::string& key, const json&, const json& status) {
+          stored.emplace_back(key, status);
+        });
+  }
+
+  // The statuses the server received, in order: (path, status).
+  std::vector<std::pair<std::string, json>> written() const {
+    std::vector<std::pair<std::string, json>> statuses;
+    for (const auto& request : server.requests()) {
+      statuses.emplace_back(request.target, json::parse(request.body).at(0).at("value"));
+    }
+    return statuses;
+  }
+
+  // Runs the writer for `runFor`, then stops it and lets it finish.
+  void run(StatusWriter& writer, std::chrono::milliseconds runFor) {
+    asio::co_spawn(context, writer.run(), asio::detached);
+    asio::steady_timer stop(context, runFor);
+    stop.async_wait([&](auto) { writer.stop(); });
+    context.run_for(runFor + std::chrono::seconds(5));
+  }
+
+  bool metric(const std::string& line) { return metrics.render().find(line) != std::string::npos; }
+};
+
+json status(int version) {
+  return {{"observedGeneration", version}};
+}
+
+const std::string kPath = "/apis/gpuplacement.io/v1alpha1/namespaces/ml/gpuworkloads/chat/status";
+
+}  // namespace
+
+TEST_CASE("one workload's statuses go out one at a time, the newest replacing those waiting") {
+  Rig rig;
+  auto writer = rig.writer({});
+  REQUIRE(writer.submit("ml/chat", status(1)));
+  // While the first is on its way two more come: the third replaces the
+  // second, and goes out only once the first has been stored.
+  bool submitted = false;
+  std::string pendingDuringWrite;
+  rig.onRequest = [&] {
+    if (!submitted) {
+      submitted = true;
+      writer.submit("ml/chat", status(2));
+      writer.submit("ml/chat", status(3));
+      pendingDuringWrite = *writer.pending("ml/chat");
+    }
+  };
+  CHECK(writer.pending("ml/chat") != nullptr);
+  CHECK(writer.pending("ml/other") == nullptr);
+  rig.run(writer, std::chrono::milliseconds(500));
+  const auto written = rig.written();
+  REQUIRE(written.size() == 2);
+  CHECK(written[0] == std::pair{kPath, status(1)});
+  CHECK(written[1] == std::pair{kPath, status(3)});
+  CHECK(json::parse(pendingDuringWrite) == status(3));
+  REQUIRE(rig.stored.size() == 2);
+  CHECK(rig.stored[1] == std::pair{std::string("ml/chat"), status(3)});
+  CHECK(writer.pending("ml/chat") == nullptr);
+  CHECK(writer.waiting() == 0);
+  CHECK(rig.metric("gpu_placement_statuses_coalesced_total 1"));
+  CHECK(rig.metric("gpu_placement_status_writes_total{result=\"ok\"} 2"));
+}
+
+TEST_CASE("a refused status is tried again after a backoff, and stays readable meanwhile") {
+  Rig rig;
+  auto writer = rig.writer({});
+  int answered = 0;
+  rig.answer = [&](const json&) { return ++answered == 1 ? 500u : 200u; };
+  REQUIRE(writer.submit("ml/chat", status(1)));
+  std::string pendingAfterRefusal;
+  asio::steady_timer look(rig.context, std::chrono::milliseconds(250));
+  look.async_wait([&](auto) {
+    if (const auto* text = writer.pending("ml/chat")) {
+      pendingAfterRefusal = *text;
+    }
+  });
+  rig.run(writer, std::chrono::milliseconds(1500));
+  const auto written = rig.written();
+  REQUIRE(written.size() == 2);  // refused, then stored after the 0.5 s backoff
+  CHECK(written[1].second == status(1));
+  CHECK(json::parse(pendingAfterRefusal) == status(1));
+  REQUIRE(rig.stored.size() == 1);
+  CHECK(rig.metric("gpu_placement_status_writes_total{result=\"failed\"} 1"));
+  CHECK(writer.waiting() == 0);
+}
+
+TEST_CASE("a workload gone (404) drops its status, without retrying") {
+  Rig rig;
+  auto writer = rig.writer({});
+  rig.answer = [](const json&) { return 404u; };
+  REQUIRE(writer.submit("ml/chat", status(1)));
+  rig.run(writer, std::chrono::milliseconds(800));
+  CHECK(rig.written().size() == 1);
+  CHECK(rig.stored.empty());
+  CHECK(writer.waiting() == 0);
+  CHECK(rig.metric("gpu_placement_status_writes_total{result=\"gone\"} 1"));
+}
+
+TEST_CASE("while reconciles wait statuses go at the busy budget, and at once when they do not") {
+  Rig rig;
+  rig.busy = true;
+  // 5 a second after a burst of 1: by 0.35 s two of six are out.
+  auto writer = rig.writer({.writers = 4, .busyPerSecond = 5, .busyBurst = 1});
+  for (int i = 0; i < 6; ++i) {
+    REQUIRE(writer.submit("ml/w" + std::to_string(i), status(i)));
+  }
+  std::size_t whileBusy = 0;
+  asio::steady_timer look(rig.context, std::chrono::milliseconds(350));
+  look.async_wait([&](auto) {
+    whileBusy = rig.written().size();
+    rig.busy = false;
+  });
+  std::size_t afterBusy = 0;
+  asio::steady_timer later(rig.context, std::chrono::milliseconds(700));
+  later.async_wait([&](auto) { afterBusy = rig.written().size(); });
+  rig.run(writer, std::chrono::milliseconds(1000));
+  CHECK(whileBusy >= 1);
+  CHECK(whileBusy <= 2);
+  // At the budget the last would go out at 1.0 s; the queue empty, by 0.7.
+  CHECK(afterBusy == 6);
+}
+
+TEST_CASE("a full writer says so, and the reconcile writes the status itself") {
+  Rig rig;
+  // Room for two statuses of 24 bytes.
+  REQUIRE(status(1).dump().size() == 24);
+  auto writer = rig.writer({.queueBytes = 50});
+  CHECK(writer.submit("ml/a", status(1)));
+  CHECK(writer.submit("ml/b", status(1)));
+  CHECK_FALSE(writer.submit("ml/c", status(1)));
+  CHECK(writer.submit("ml/a", status(2)));  // one already waiting is replaced, full or not
+  CHECK(writer.waiting() == 2);
+  CHECK(writer.bytes() == 48);
+  CHECK(rig.metric("gpu_placement_statuses_written_inline_total 1"));
+  rig.run(writer, std::chrono::milliseconds(300));
+  CHECK(rig.written().size() == 2);
+  CHECK(writer.bytes() == 0);
+}
+
+}  // namespace gpuplacement::app
