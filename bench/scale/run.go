@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -435,6 +436,27 @@ func (r *Reactor) metric(family string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return sumFamily(lines, family)
+}
+
+// counter is metric for a counter with labels, which has no sample until
+// its first increment: a family not there yet is zero. (Right after a
+// restart /readyz answers before the first reconcile has finished.)
+func (r *Reactor) counter(family string) (float64, error) {
+	lines, err := r.metricLines()
+	if err != nil {
+		return 0, err
+	}
+	total, err := sumFamily(lines, family)
+	if errors.Is(err, errNoFamily) {
+		return 0, nil
+	}
+	return total, err
+}
+
+var errNoFamily = errors.New("/metrics has no such family")
+
+func sumFamily(lines []string, family string) (float64, error) {
 	total, found := 0.0, false
 	for _, line := range lines {
 		if !strings.HasPrefix(line, family+"{") && !strings.HasPrefix(line, family+" ") {
@@ -449,7 +471,7 @@ func (r *Reactor) metric(family string) (float64, error) {
 		found = true
 	}
 	if !found {
-		return 0, fmt.Errorf("/metrics has no %s", family)
+		return 0, fmt.Errorf("%w: %s", errNoFamily, family)
 	}
 	return total, nil
 }
@@ -481,7 +503,7 @@ func (r *Reactor) settle(limit time.Duration) (time.Time, error) {
 	last := -1.0
 	stableSince := time.Now()
 	for time.Now().Before(deadline) {
-		reconciles, err := r.metric("controller_runtime_reconcile_total")
+		reconciles, err := r.counter("controller_runtime_reconcile_total")
 		if err != nil {
 			return stableSince, err
 		}
