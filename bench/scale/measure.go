@@ -167,10 +167,13 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 		cluster.waitRollouts(settings.Cluster, sent, watch)
 		cluster.afterPlacement()
 	}
+	quiet := 0.0
 	if reactor.metricsPort != 0 { // the operator and controller-runtime
-		if _, err := reactor.settle(5 * time.Minute); err != nil {
+		settled, err := reactor.settle(5 * time.Minute)
+		if err != nil {
 			return result, "", err
 		}
+		quiet = round(max(settled.Sub(last).Seconds(), 0), 1)
 	} else {
 		time.Sleep(2 * time.Second)
 	}
@@ -185,6 +188,7 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 	result.LatenciesMs = latencies
 	result.Placement = PlacementFigures{Rate: rate, Placed: len(latencies), LatencyMs: summarize(latencies),
 		SecondsToPlaceAll:   round(last.Sub(sent[0]).Seconds(), 3),
+		SecondsToQuiet:      quiet,
 		CPUSeconds:          round(sampler.Now().CPUSeconds-cpuBefore, 2),
 		ServerCPUSeconds:    round(apiserverCPUAfter+etcdCPUAfter-apiserverCPUBefore-etcdCPUBefore, 2),
 		APIServerCPUSeconds: round(apiserverCPUAfter-apiserverCPUBefore, 2)}

@@ -22,8 +22,9 @@ func printRun(r RunResult) {
 		"%.2f requests per placement; CPU %.1f s (control plane %.1f s); peak RSS %.1f MiB, idle RSS %.1f MiB, idle CPU %.3f%%\n",
 		r.Reactor, r.Size, p.Rate, p.LatencyMs.P50, p.LatencyMs.P90, p.LatencyMs.P99, p.LatencyMs.Max,
 		p.SecondsToPlaceAll, p.PlacementsPerSec, p.RequestsPerPlaced, p.CPUSeconds, p.ServerCPUSeconds, r.PeakRSSMiB, r.Idle.RSSMiB, r.Idle.CPUPercent)
-	fmt.Printf("  per placement: kube-apiserver CPU %.2f ms (with etcd %.2f ms), the reactor's CPU %.2f ms; requests: %s\n",
-		p.APIServerMsPerPlaced, p.ServerCPUMsPerPlaced, p.ReactorCPUMsPerPlaced, describeCounts(p.Requests))
+	fmt.Printf("  per placement: kube-apiserver CPU %.2f ms (with etcd %.2f ms), the reactor's CPU %.2f ms; requests: %s; "+
+		"quiet (statuses written) %.1f s after the last placement\n",
+		p.APIServerMsPerPlaced, p.ServerCPUMsPerPlaced, p.ReactorCPUMsPerPlaced, describeCounts(p.Requests), p.SecondsToQuiet)
 	if r.Cluster != nil {
 		printCluster(r.Cluster)
 	}

@@ -56,10 +56,13 @@ type Latency struct {
 }
 
 type PlacementFigures struct {
-	Rate              float64       `json:"creationsPerSecond"`
-	Placed            int           `json:"placed"`
-	LatencyMs         Latency       `json:"latencyMs"`
-	SecondsToPlaceAll float64       `json:"secondsToPlaceAll"`
+	Rate              float64 `json:"creationsPerSecond"`
+	Placed            int     `json:"placed"`
+	LatencyMs         Latency `json:"latencyMs"`
+	SecondsToPlaceAll float64 `json:"secondsToPlaceAll"`
+	// From the last placement until the reactor was quiet: its statuses
+	// (and the reconciles its own writes caused) done.
+	SecondsToQuiet    float64       `json:"secondsToQuietAfterLastPlacement"`
 	PlacementsPerSec  float64       `json:"placementsPerSecond"`
 	Requests          RequestCounts `json:"requests"`
 	RequestsPerPlaced float64       `json:"requestsPerPlacement"`
@@ -495,9 +498,9 @@ func (r *Reactor) metricLines() ([]string, error) {
 	return lines, scanner.Err()
 }
 
-// settle waits until the operator has nothing queued and has stopped
-// reconciling for a second: the end of a phase. Returns when the last
-// reconcile was seen.
+// settle waits until the operator has nothing queued (reconciles, or
+// statuses to write) and has stopped reconciling for a second: the end of
+// a phase. Returns when the last reconcile was seen.
 func (r *Reactor) settle(limit time.Duration) (time.Time, error) {
 	deadline := time.Now().Add(limit)
 	last := -1.0
@@ -510,6 +513,11 @@ func (r *Reactor) settle(limit time.Duration) (time.Time, error) {
 		depth, err := r.metric("workqueue_depth")
 		if err != nil {
 			return stableSince, err
+		}
+		// The operator's statuses trail its placements under a burst: a
+		// phase ends once they are written too, so their cost is in it.
+		if statuses, err := r.metric("gpu_placement_statuses_waiting"); err == nil {
+			depth += statuses
 		}
 		if reconciles != last || depth != 0 {
 			last = reconciles

@@ -7,8 +7,10 @@
 namespace gpuplacement::app {
 namespace {
 
-// What is still queued when the operator stops gets this long.
-constexpr auto kFlushOnStop = std::chrono::seconds(2);
+// What is still queued when the operator stops gets this long (a pod has
+// 30 s by default between SIGTERM and SIGKILL). What is not written by
+// then is decided again by the next leader, from the targets.
+constexpr auto kFlushOnStop = std::chrono::seconds(10);
 // A refused write is tried again after this, doubling to the cap.
 constexpr auto kRetryBase = std::chrono::milliseconds(500);
 constexpr auto kRetryCap = std::chrono::minutes(5);
