@@ -353,8 +353,7 @@ CLI::App* addRunCommand(CLI::App& cli, RunFlags& flags) {
   run->add_option("--busy-status-qps", flags.busyStatusQps,
                   "GpuWorkload status writes per second while reconciles wait: under a burst "
                   "the statuses trail the placements, and go out at full speed once the queue "
-                  "is empty")
-      ->capture_default_str();
+                  "is empty (default: a fifth of --qps)");
   run->add_option("--resync", flags.resync, "Re-check every workload this often")
       ->capture_default_str();
   run->add_option("--watch-timeout", flags.watchTimeout,

@@ -102,7 +102,8 @@ base::Result<Settings> checkFlags(const RunFlags& flags) {
   if (flags.burst < 1) {
     return base::Error{"--burst", "must be at least 1"};
   }
-  if (!(flags.busyStatusQps > 0) || flags.busyStatusQps > flags.qps) {
+  if (flags.busyStatusQps &&
+      (!(*flags.busyStatusQps > 0) || (flags.qps > 0 && *flags.busyStatusQps > flags.qps))) {
     return base::Error{"--busy-status-qps", "must be above 0 and at most --qps"};
   }
   if (!flags.metricsSecure && !flags.metricsCertDir.empty()) {
@@ -368,8 +369,9 @@ int runOperator(const RunFlags& flags) {
   options.workers = flags.workers;
   options.finalizer = flags.finalizer;
   options.perWorkloadMetrics = flags.perWorkloadMetrics;
-  options.statuses.busyPerSecond = flags.busyStatusQps;
-  options.statuses.busyBurst = std::max(1, static_cast<int>(flags.busyStatusQps));
+  const double busyStatusQps = flags.busyStatusQps.value_or(flags.qps / 5);
+  options.statuses.busyPerSecond = busyStatusQps;
+  options.statuses.busyBurst = std::max(1, static_cast<int>(busyStatusQps));
   options.resync = settings->resync;
   options.watchTimeout = settings->watchTimeout;
   options.instance = identity;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,9 @@ struct RunFlags {
   double qps = 100;  // a placement is two writes (the Events have their own budget): 50 a second
   int burst = 200;
   // Status writes a second while reconciles wait: under a burst the
-  // statuses trail the placements (app::StatusBudget).
-  double busyStatusQps = 20;
+  // statuses trail the placements (app::StatusBudget). Unset: a fifth of
+  // qps, so lowering --qps alone never makes the flags contradict.
+  std::optional<double> busyStatusQps;
   std::string resync = "1h";
   std::string watchTimeout = "5m";
   std::string metricsAddress = ":8080";

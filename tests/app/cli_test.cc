@@ -143,6 +143,12 @@ TEST_CASE("bad input exits 2 naming the field and the allowed values") {
        "current.hourlyCost: must be a positive"},
       {"catalog --tier TPU", "--tier: \"TPU\" is not a valid tier"},
       {"catalog -o markdown", "-o: markdown is for recommend"},
+      {"run --busy-status-qps 200", "--busy-status-qps: must be above 0 and at most --qps"},
+      {"run --qps 4 --busy-status-qps 5", "--busy-status-qps: must be above 0 and at most --qps"},
+      {"run --busy-status-qps 0", "--busy-status-qps: must be above 0 and at most --qps"},
+      // Lowering --qps alone passes the flag checks (the status budget
+      // defaults to a fifth of it) and stops at the next step.
+      {"run --qps 4 --kubeconfig /nonexistent", "kubeconfig: cannot read /nonexistent"},
   };
   for (const auto& c : cases) {
     CAPTURE(std::string(c.arguments));
