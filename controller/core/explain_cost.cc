@@ -103,7 +103,7 @@ std::string Explainer::costNote(const Option& option, const Placement& placement
 }
 
 // With a cluster view: which replicas use devices idle on existing nodes,
-// which stay on nodes they have alone, and which need new nodes. "2 idle
+// which stay on nodes they have alone, and which need new nodes. "1 idle
 // L4 on an existing g6.12xlarge at $4.60/h: 1 of 4 L4, charged its share
 // (25%), nothing more for the cluster"; "1 of 1 L4 on a new g6.xlarge at
 // $0.80/h".
@@ -113,10 +113,13 @@ std::string Explainer::clusterCostNote(const Option& option, const Placement& pl
   const auto& cost = option.cost;
   std::string note;
   if (cost.replicasOnIdle > 0) {
-    note = std::to_string(cost.idleDevices) + " idle " + placement.accelerator + " on " +
-           (cost.idleNodes <= 1
-                ? "an existing " + instance.type
-                : std::to_string(cost.idleNodes) + " existing " + instance.type + " nodes") +
+    // The idle devices it takes, not how many the type has idle: that count
+    // moves with every pod on those nodes, and in the status it would be
+    // stale at once and rewrite the status of every workload sharing them.
+    const int taken = cost.replicasOnIdle * placement.acceleratorCount;
+    note = std::to_string(taken) + " idle " + placement.accelerator + " on " +
+           (cost.replicasOnIdle == 1 ? "an existing " + instance.type
+                                     : "existing " + instance.type + " nodes") +
            " at " + price + ": " + shape + ", charged its share (" +
            base::formatPercent(option.fit.share) + "), nothing more for the cluster";
     if (cost.replicasOnIdle < placement.replicas) {

@@ -208,7 +208,7 @@ TEST_CASE("idle devices on existing nodes first; a new node costs the whole node
        {{g6x4(true)}, {2}, {g6Pool()}},
        {},
        "g6.12xlarge",
-       "2 idle L4 on an existing g6.12xlarge",
+       "1 idle L4 on an existing g6.12xlarge at $4.60/h: 1 of 4 L4, charged its share (25%)",
        4.6016 / 4},
       {"then the second",
        {{g6x4(true)}, {3}, {g6Pool()}},
@@ -271,6 +271,47 @@ TEST_CASE("idle devices on existing nodes first; a new node costs the whole node
     CHECK(decision.placement->costNote.find(c.note) != std::string::npos);
     CHECK(decision.placement->hourlyCost == doctest::Approx(c.hourly));
   }
+}
+
+TEST_CASE("the cost note says what the workload takes, not what others leave idle") {
+  // Its note is in its status: a count of the type's idle devices would
+  // move with every pod on those nodes, go stale at once, and rewrite the
+  // status of every workload sharing them. Others come and go around its
+  // own bound pod; its note stays as it was.
+  const int g6x4Index = shippedCatalog()->indexOf("g6.12xlarge");
+  const OwnDevices itsPod{g6x4Index, CapacityType::OnDemand, 1, 1};
+  const Cluster worlds[] = {
+      {{g6x4(true)}, {2}, {g6Pool()}},                 // it and one other pod
+      {{g6x4(true)}, {3}, {g6Pool()}},                 // a second service came
+      {{g6x4(true)}, {4}, {g6Pool()}},                 // the node is full
+      {{g6x4(true), g6x4(true)}, {4, 1}, {g6Pool()}},  // a second node, 3 idle
+  };
+  const auto engine = shippedEngine();
+  std::string first;
+  for (const auto& world : worlds) {
+    const auto state = world.state();
+    const auto view = clusterViewOf(state, *shippedCatalog(), engine->policy());
+    const auto decision = decide(*engine, service(), ClusterContext{&view, itsPod, {}});
+    REQUIRE(decision.placement);
+    CAPTURE(decision.placement->costNote);
+    CHECK(decision.placement->instanceType == "g6.12xlarge");
+    if (first.empty()) {
+      first = decision.placement->costNote;
+      CHECK(first.find("1 idle L4 on an existing g6.12xlarge") != std::string::npos);
+    }
+    CHECK(decision.placement->costNote == first);
+  }
+  // Three replicas on idle devices: what they take, on the type's nodes.
+  auto three = service();
+  three.replicas = 3;
+  const Cluster roomy{{g6x4(true), g6x4(true)}, {1, 1}, {g6Pool()}};
+  const auto state = roomy.state();
+  const auto view = clusterViewOf(state, *shippedCatalog(), engine->policy());
+  const auto decision = decide(*engine, three, ClusterContext{&view, {}, {}});
+  REQUIRE(decision.placement);
+  CAPTURE(decision.placement->costNote);
+  CHECK(decision.placement->costNote.find("3 idle L4 on existing g6.12xlarge nodes") !=
+        std::string::npos);
 }
 
 TEST_CASE("replicas beyond the idle devices price new nodes") {

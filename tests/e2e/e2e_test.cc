@@ -1367,6 +1367,7 @@ TEST_CASE("capacity: two small services share a partly used node; the status say
   REQUIRE_MESSAGE(cluster().waitFor([] { return teamPodRuns("holder"); }, std::chrono::seconds(60)),
                   describePods(kTeam, "holder"));
   std::string report = "two services on a g6.12xlarge a team's pod holds 2 of 4 L4 of:";
+  std::map<std::string, std::string> notes;
   for (const char* name : {"svc-a", "svc-b"}) {
     applyService(name);
     const bool landed = cluster().waitFor([&] { return runsOn(kServices, name, "g6.12xlarge"); },
@@ -1378,12 +1379,16 @@ TEST_CASE("capacity: two small services share a partly used node; the status say
     CHECK_MESSAGE(note.find("idle L4 on an existing g6.12xlarge") != std::string::npos, note);
     CHECK_MESSAGE(note.find("nothing more for the cluster") != std::string::npos, note);
     report += std::string("\n") + name + ": " + note;
+    notes[name] = note;
   }
-  // Sharing is stable: neither moves once both run.
+  // Sharing is stable: neither moves once both run, and svc-b taking the
+  // last idle L4 left svc-a's status as it was.
   std::this_thread::sleep_for(std::chrono::seconds(5));
   for (const char* name : {"svc-a", "svc-b"}) {
     const auto workload = cluster().mustGet(workloadPath(kServices, name));
     CHECK(placedType(workload) == "g6.12xlarge");
+    CHECK(base::stringMember(base::memberOf(base::memberOf(workload, "status"), "placement"),
+                             "costNote") == notes[name]);
     CHECK_FALSE(base::memberOf(workload, "status").contains("lastReplacement"));
   }
   MESSAGE(report);

@@ -57,6 +57,7 @@ struct World {
   bool useFinalizer = true;
   std::vector<std::string> finalizers = {kFinalizer};
   WorkloadStatus status;
+  std::uint64_t statusHash = 0;  // of the status stored; 0: none, any status is written
   std::optional<TargetState> target = chatDeployment();
   std::string policyProblem;  // non-empty: no engine for the policy
   RolloutView rollouts;
@@ -88,6 +89,7 @@ struct World {
       workload.specError = parsed.error();
     }
     workload.status = status;
+    workload.statusHash = statusHash;
     WorkloadInput input;
     input.ns = "ml";
     input.name = "w";
