@@ -57,10 +57,9 @@ namespace {
 // whether it moves or not). Where its pods are alone on the type, leaving
 // would let their nodes go: staying costs the whole nodes, as before.
 struct Slots {
-  int free = 0;         // replicas that fit on devices already paid for
-  int onOwnNodes = 0;   // replicas that stay on nodes only they use
-  int idleDevices = 0;  // what the free slots were counted from
-  int idleNodes = 0;
+  int free = 0;        // replicas that fit on devices already paid for
+  int onOwnNodes = 0;  // replicas that stay on nodes only they use
+  int idleNodes = 0;   // nodes with room for one replica
 };
 
 Slots slotsOf(const Offer& offer, const CostInput& input, const OwnDevices& own) {
@@ -74,12 +73,10 @@ Slots slotsOf(const Offer& offer, const CostInput& input, const OwnDevices& own)
     return slots;
   }
   for (const auto free : offer.idle) {
-    slots.idleDevices += free;
     slots.free += free / input.devices;
     slots.idleNodes += free >= input.devices ? 1 : 0;
   }
   if (held > 0 && own.devices >= input.devices) {
-    slots.idleDevices += held * own.devices;
     slots.free += held * (own.devices / input.devices);
     slots.idleNodes = std::max(slots.idleNodes, 1);
   }
@@ -110,7 +107,6 @@ CostQuote ClusterCost::quote(const CostInput& input) const {
   const int perNode = std::max(input.replicasPerNode, 1);
   quote.replicasOnOwnNodes = slots.onOwnNodes;
   quote.replicasOnIdle = std::min(replicas, slots.free);
-  quote.idleDevices = slots.idleDevices;
   quote.idleNodes = slots.idleNodes;
   const int rest = replicas - quote.replicasOnIdle;
   const int wholeNodes = (rest + perNode - 1) / perNode;

@@ -31,7 +31,6 @@ CostQuote combineQuotes(const CostQuote& onDemand, int onDemandReplicas, const C
   quote.replicasOnIdle = onDemand.replicasOnIdle + spot.replicasOnIdle;
   quote.replicasOnOwnNodes = onDemand.replicasOnOwnNodes + spot.replicasOnOwnNodes;
   quote.ownNodes = onDemand.ownNodes + spot.ownNodes;
-  quote.idleDevices = onDemand.idleDevices + spot.idleDevices;
   quote.idleNodes = onDemand.idleNodes + spot.idleNodes;
   quote.newNodes = onDemand.newNodes + spot.newNodes;
   return quote;

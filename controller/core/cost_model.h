@@ -30,14 +30,13 @@ struct CostQuote {
   // order under CostOptimized. The same as perReplicaHourly unless some
   // replicas use devices already paid for (ClusterCost).
   double marginalHourly = 0;
-  // ClusterCost only: replicas on idle devices of existing nodes, the idle
-  // devices it saw and on how many nodes, replicas that stay on nodes only
-  // they use (whole nodes), and the new nodes for the rest.
+  // ClusterCost only: replicas on idle devices of existing nodes, how many
+  // nodes have room for one, replicas that stay on nodes only they use
+  // (whole nodes), and the new nodes for the rest.
   bool cluster = false;
   int replicasOnIdle = 0;
   int replicasOnOwnNodes = 0;
   int ownNodes = 0;
-  int idleDevices = 0;
   int idleNodes = 0;
   int newNodes = 0;
 };

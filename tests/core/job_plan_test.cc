@@ -350,8 +350,8 @@ TEST_CASE("a completed Job's run is recorded once, never repriced, and costs not
   const auto run = (*ended.record.status)["run"];
   world.status = workloadStatusFromJson(*ended.record.status);
   {
+    world.statusHash = statusDigest(*ended.record.status);
     const auto input = world.input();
-    world.workload.statusHash = statusDigest(*ended.record.status);
     const auto again = recordWorkload(input, planWorkload(input), nullptr);
     CHECK_FALSE(again.status.has_value());
     CHECK(again.events.empty());
@@ -403,8 +403,8 @@ TEST_CASE("after the resume, the Job's own change writes no status until it star
   REQUIRE(first.record.status.has_value());
   world.target = first.outcome->state;  // resumed; the Job controller has not started it yet
   world.status = workloadStatusFromJson(*first.record.status);
+  world.statusHash = statusDigest(*first.record.status);
   const auto input = world.input();
-  world.workload.statusHash = statusDigest(*first.record.status);
   const auto next = recordWorkload(input, planWorkload(input), nullptr);
   CHECK_MESSAGE(!next.status.has_value(),
                 (next.status ? nlohmann::json::diff(*first.record.status, *next.status).dump()

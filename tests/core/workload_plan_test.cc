@@ -546,9 +546,8 @@ json placeOnce(World& world) {
 TEST_CASE("a reconcile of a settled workload writes nothing and reports nothing again") {
   World world;
   const auto stored = placeOnce(world);
-
+  world.statusHash = statusDigest(stored);
   const auto input = world.input();
-  world.workload.statusHash = statusDigest(stored);
   auto plan = planWorkload(input);
   REQUIRE(plan.write.has_value());
   const auto outcome = outcomeWithoutWrite(*plan.write, *world.target);
@@ -575,8 +574,8 @@ TEST_CASE("the steps of a rollout write no status until it completes") {
     state.updatedReplicas = updated;
     state.availableReplicas = available;
     state.statusReplicas = replicas + 1;
+    world.statusHash = statusDigest(stored);
     const auto input = world.input();
-    world.workload.statusHash = statusDigest(stored);
     auto plan = planWorkload(input);
     REQUIRE(plan.write.has_value());
     const auto outcome = outcomeWithoutWrite(*plan.write, *world.target);
@@ -587,8 +586,8 @@ TEST_CASE("the steps of a rollout write no status until it completes") {
   state.updatedReplicas = replicas;
   state.availableReplicas = replicas;
   state.statusReplicas = replicas;
+  world.statusHash = statusDigest(stored);
   const auto input = world.input();
-  world.workload.statusHash = statusDigest(stored);
   auto plan = planWorkload(input);
   const auto outcome = outcomeWithoutWrite(*plan.write, *world.target);
   REQUIRE(outcome.has_value());
