@@ -45,6 +45,8 @@ ClusterView clusterViewOf(const ClusterState& cluster, const Catalog& catalog,
 struct OwnDevices {
   int instance = -1;  // catalog index; -1: none
   CapacityType capacity = CapacityType::OnDemand;
+  // Its replicas bound to nodes of the type (Mixed: on either side); one
+  // with no pod yet holds nothing.
   int replicas = 0;
   int devices = 0;  // per replica
 };

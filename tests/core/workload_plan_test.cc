@@ -659,22 +659,29 @@ TEST_CASE("a plan with the cluster view: idle devices, detected labels, no move 
     const char* name;
     Cluster cluster;
     int pending;
+    bool bound;  // its pod holds an L4 on node-0 (counted in the node's use)
     std::vector<std::string> events;
     const char* recommended;  // shown, not applied; empty: none
   };
   // The world as the first reconcile left it, then the cluster moves.
   const Row rows[] = {
       // Its own pod now holds one of the two: still its place.
-      {"its pod took an idle L4", {{g6x4(true)}, {3}, {g6Pool()}}, 0, {}, ""},
+      {"its pod took an idle L4", {{g6x4(true)}, {3}, {g6Pool()}}, 0, true, {}, ""},
       // Others filled the node: a new g6.xlarge would be cheaper than its
       // share, but a cluster change moves it only through the gate.
-      {"the node filled up", {{g6x4(true)}, {4}, {g6Pool()}}, 0, {}, ""},
-      {"a second node with idle L4", {{g6x4(true), g6x4(true)}, {4, 0}, {g6Pool()}}, 0, {}, ""},
+      {"the node filled up", {{g6x4(true)}, {4}, {g6Pool()}}, 0, true, {}, ""},
+      {"a second node with idle L4",
+       {{g6x4(true), g6x4(true)}, {4, 0}, {g6Pool()}},
+       0,
+       true,
+       {},
+       ""},
       // Its pod waits and the node is full: a new g6.xlarge is better, and
       // waits for the cooldown like any move.
       {"its pod cannot be scheduled",
        {{g6x4(true)}, {4}, {g6Pool()}},
        1,
+       false,
        {"Unschedulable"},
        "g6.xlarge"},
   };
@@ -686,6 +693,9 @@ TEST_CASE("a plan with the cluster view: idle devices, detected labels, no move 
     later.statusHash = statusDigest(*first.record.status);
     later.cluster = row.cluster;
     later.pending.count = row.pending;
+    if (row.bound) {
+      later.ownPods = {{"node-0", "g6.12xlarge", CapacityType::OnDemand, 1, 1000, 1LL << 30}};
+    }
     const auto again = reconcile(later);
     REQUIRE(again.outcome.has_value());
     CHECK(again.outcome->kind == TargetOutcome::Kind::Unchanged);
@@ -702,6 +712,46 @@ TEST_CASE("a plan with the cluster view: idle devices, detected labels, no move 
                     nlohmann::json::diff(*first.record.status, status).dump());
     }
   }
+}
+
+TEST_CASE("a replica with no pod yet holds no device: patching the target changes no price") {
+  using testing::Cluster;
+  using testing::g6Pool;
+  using testing::g6x1;
+  // Two g6.xlarge, each with its one L4 held by another team's pod, and a
+  // NodePool that may launch more.
+  World world;
+  world.finalizers = {};
+  world.cluster = Cluster{{g6x1(), g6x1()}, {1, 1}, {g6Pool()}};
+  const auto first = reconcile(world);
+  REQUIRE(first.record.placedNow.has_value());
+  REQUIRE(first.record.status.has_value());
+  const std::string note = first.record.placedNow->costNote;
+  CAPTURE(note);
+  CHECK(first.record.placedNow->instanceType == "g6.xlarge");
+  CHECK(note.find("on a new g6.xlarge") != std::string::npos);
+
+  // The reconcile on the patched target's own event, before any pod of it
+  // exists: the L4 the other pods hold are not its own, so the price and
+  // the note are as they were and there is no status to write.
+  World later = world;
+  later.target = first.outcome->state;
+  later.status = workloadStatusFromJson(*first.record.status);
+  later.statusHash = statusDigest(*first.record.status);
+  const auto again = reconcile(later);
+  CHECK_MESSAGE(!again.record.status.has_value(),
+                nlohmann::json::diff(*first.record.status,
+                                     again.record.status.value_or(nlohmann::json::object()))
+                    .dump());
+
+  // Its pod runs on node-0 (its L4 is the one counted there): that device
+  // is its own now, and the note says so.
+  later.ownPods = {{"node-0", "g6.xlarge", CapacityType::OnDemand, 1, 1000, 1LL << 30}};
+  const auto bound = reconcile(later);
+  REQUIRE(bound.record.status.has_value());
+  const auto boundNote = (*bound.record.status)["placement"]["costNote"].get<std::string>();
+  CAPTURE(boundNote);
+  CHECK(boundNote != note);
 }
 
 }  // namespace gpuplacement::core

@@ -63,6 +63,7 @@ struct World {
   RolloutView rollouts;
   std::vector<std::string> orphans;
   PendingPods pending;
+  std::vector<OwnPod> ownPods;  // the target's pods bound to nodes
   bool podsPlaceable = false;
   std::optional<testing::Cluster> cluster;  // none: no cluster view, as offline
   bool jobResourcesMutable = true;          // a 1.36 API server
@@ -107,6 +108,7 @@ struct World {
     }
     input.rollouts = rollouts;
     input.pending = pending;
+    input.ownPods = ownPods;
     input.now = kNow;
     input.useFinalizer = useFinalizer;
     input.podsPlaceable = podsPlaceable;
