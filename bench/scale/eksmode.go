@@ -85,9 +85,16 @@ type ProcessFigures struct {
 }
 
 type SoakSample struct {
-	Minute        float64 `json:"minute"` // since churn began
-	OperatorMiB   float64 `json:"operatorMiB"`
-	HeapInUseMiB  float64 `json:"heapInUseMiB"`
+	Minute       float64 `json:"minute"` // since churn began
+	OperatorMiB  float64 `json:"operatorMiB"`
+	HeapInUseMiB float64 `json:"heapInUseMiB"`
+	// What the rest of resident memory is: free chunks inside the heap,
+	// blocks mapped on their own, anonymous and file-backed pages, threads.
+	HeapFreeMiB   float64 `json:"heapFreeMiB"`
+	HeapMappedMiB float64 `json:"heapMappedMiB"`
+	AnonMiB       float64 `json:"anonMiB"`
+	FileMiB       float64 `json:"fileMiB"`
+	Threads       float64 `json:"threads"`
 	KarpenterMiB  float64 `json:"karpenterMiB,omitempty"`
 	Pods          float64 `json:"pods"` // in the operator's cache
 	Nodes         float64 `json:"nodes"`
@@ -350,8 +357,8 @@ func runEKS(args []string) error {
 	}
 	views := viewsAfter.minus(viewsBefore)
 	report.ViewsPerSec = round(views.count/seconds, 2)
-	report.ViewP50Ms, report.ViewP99Ms = views.quantileMs(0.5), views.quantileMs(0.99)
-	if views.count > 0 {
+	if views.count > 0 { // none in a short churn that moved no node's room: no quantile to give
+		report.ViewP50Ms, report.ViewP99Ms = views.quantileMs(0.5), views.quantileMs(0.99)
 		report.ViewMeanMs = round(views.sum/views.count*1000, 3)
 	}
 	state = watch.Snapshot()
@@ -691,6 +698,11 @@ func sampleSoak(reactor *Reactor, operator, karpenter *Sampler, origin time.Time
 			return value
 		}
 		sample.HeapInUseMiB = round(read(`gpu_placement_heap_bytes{state="in_use"}`)/(1<<20), 1)
+		sample.HeapFreeMiB = round(read(`gpu_placement_heap_bytes{state="free"}`)/(1<<20), 1)
+		sample.HeapMappedMiB = round(read(`gpu_placement_heap_bytes{state="mapped"}`)/(1<<20), 1)
+		if stats, ok := readProc(operator.pid); ok {
+			sample.AnonMiB, sample.FileMiB, sample.Threads = round(stats.AnonMiB, 1), round(stats.FileMiB, 1), stats.Threads
+		}
 		sample.Pods = read(`gpu_placement_informer_objects{resource="pods"}`)
 		sample.Nodes = read(`gpu_placement_informer_objects{resource="nodes"}`)
 		sample.Workloads = read(`gpu_placement_informer_objects{resource="gpuworkloads"}`)
@@ -788,4 +800,12 @@ func printEKS(r EKSReport) {
 	fmt.Printf("operator requests in churn: %s\n", describeCounts(r.Requests))
 	fmt.Printf("soak: %d samples, slope %.2f MiB/h, noise (residual sd) %.2f MiB\n", len(r.Soak),
 		r.SoakSlopeMiBPerHour, r.SoakNoiseMiB)
+	if len(r.Soak) >= 2 {
+		first, last := r.Soak[1], r.Soak[len(r.Soak)-1] // from the second: churn has warmed the caches
+		fmt.Printf("soak, minute %.0f to %.0f (MiB): resident %.1f to %.1f; heap in use %.1f to %.1f, free in it %.1f to %.1f, "+
+			"mapped %.1f to %.1f; anonymous %.1f to %.1f, file-backed %.1f to %.1f; threads %.0f to %.0f\n",
+			first.Minute, last.Minute, first.OperatorMiB, last.OperatorMiB, first.HeapInUseMiB, last.HeapInUseMiB,
+			first.HeapFreeMiB, last.HeapFreeMiB, first.HeapMappedMiB, last.HeapMappedMiB, first.AnonMiB, last.AnonMiB,
+			first.FileMiB, last.FileMiB, first.Threads, last.Threads)
+	}
 }

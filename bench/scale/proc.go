@@ -22,6 +22,9 @@ type ProcSample struct {
 type ProcStats struct {
 	RSSMiB     float64
 	PeakMiB    float64 // VmHWM
+	AnonMiB    float64 // RssAnon: the heap, stacks and anonymous mappings
+	FileMiB    float64 // RssFile: the binary's and libraries' pages read in
+	Threads    float64
 	CPUSeconds float64
 }
 
@@ -42,6 +45,12 @@ func readProc(pid int) (ProcStats, bool) {
 			stats.RSSMiB = kib / 1024
 		case "VmHWM:":
 			stats.PeakMiB = kib / 1024
+		case "RssAnon:":
+			stats.AnonMiB = kib / 1024
+		case "RssFile:":
+			stats.FileMiB = kib / 1024
+		case "Threads:":
+			stats.Threads = kib
 		}
 	}
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
