@@ -6,8 +6,7 @@
 
 #include <doctest/doctest.h>
 
-#include "kube/beast_transport.h"
-#include "support/fake_api_server.h"
+#include "support/scripted_writes.h"
 
 namespace gpuplacement::app {
 namespace {
@@ -15,29 +14,15 @@ namespace {
 using json = nlohmann::json;
 using testing::FakeApiServer;
 
-struct Rig {
-  asio::io_context context;
-  runtime::RealClock clock;
-  FakeApiServer server{context, [](const FakeApiServer::Request& request) {
-                         FakeApiServer::Response response;
-                         response.status = 201;
-                         response.body = request.body;
-                         return response;
-                       }};
-  std::unique_ptr<kube::KubeClient> client;
-  Logger logger{LogLevel::Error, LogFormat::Text};
-  MetricsRegistry metrics;
-  std::unique_ptr<ApiWrites> writes;
-
-  Rig() {
-    auto transport = kube::BeastTransport::create(context.get_executor(),
-                                                  *kube::parseServerUrl(server.url()), {});
-    REQUIRE(transport.ok());
-    client = std::make_unique<kube::KubeClient>(std::move(transport).value(),
-                                                kube::makeCredentialSource({}, clock),
-                                                kube::ClientOptions{}, clock);
-    writes = std::make_unique<ApiWrites>(*client, logger, clock, "test");
-  }
+// The server stores every Event as sent.
+struct Rig : testing::ScriptedWrites {
+  Rig()
+      : ScriptedWrites([](const FakeApiServer::Request& request) {
+          FakeApiServer::Response response;
+          response.status = 201;
+          response.body = request.body;
+          return response;
+        }) {}
 
   std::vector<json> written() const {
     std::vector<json> events;

@@ -6,8 +6,7 @@
 
 #include <doctest/doctest.h>
 
-#include "kube/beast_transport.h"
-#include "support/fake_api_server.h"
+#include "support/scripted_writes.h"
 
 namespace gpuplacement::app {
 namespace {
@@ -15,40 +14,25 @@ namespace {
 using json = nlohmann::json;
 using testing::FakeApiServer;
 
-struct Rig {
-  asio::io_context context;
-  runtime::RealClock clock;
-  // Answers a status patch with the status as stored, unless `answer`
-  // says otherwise; `onRequest` runs while the write is on its way.
+// The server answers a status patch with the status as stored, unless
+// `answer` says otherwise; `onRequest` runs while the write is on its way.
+struct Rig : testing::ScriptedWrites {
   std::function<unsigned(const json& status)> answer = [](const json&) { return 200u; };
   std::function<void()> onRequest = [] {};
-  FakeApiServer server{context, [this](const FakeApiServer::Request& request) {
-                         onRequest();
-                         const auto status = json::parse(request.body).at(0).at("value");
-                         FakeApiServer::Response response;
-                         response.status = answer(status);
-                         response.body =
-                             response.status == 200
-                                 ? json{{"status", status}}.dump()
-                                 : json{{"kind", "Status"}, {"code", response.status}}.dump();
-                         return response;
-                       }};
-  std::unique_ptr<kube::KubeClient> client;
-  Logger logger{LogLevel::Error, LogFormat::Text};
-  MetricsRegistry metrics;
-  std::unique_ptr<ApiWrites> writes;
   bool busy = false;
   std::vector<std::pair<std::string, json>> stored;
 
-  Rig() {
-    auto transport = kube::BeastTransport::create(context.get_executor(),
-                                                  *kube::parseServerUrl(server.url()), {});
-    REQUIRE(transport.ok());
-    client = std::make_unique<kube::KubeClient>(std::move(transport).value(),
-                                                kube::makeCredentialSource({}, clock),
-                                                kube::ClientOptions{}, clock);
-    writes = std::make_unique<ApiWrites>(*client, logger, clock, "test");
-  }
+  Rig()
+      : ScriptedWrites([this](const FakeApiServer::Request& request) {
+          onRequest();
+          const auto status = json::parse(request.body).at(0).at("value");
+          FakeApiServer::Response response;
+          response.status = answer(status);
+          response.body = response.status == 200
+                              ? json{{"status", status}}.dump()
+                              : json{{"kind", "Status"}, {"code", response.status}}.dump();
+          return response;
+        }) {}
 
   StatusWriter writer(StatusBudget budget) {
     return StatusWriter(
