@@ -686,7 +686,11 @@ func sampleSoak(reactor *Reactor, operator, karpenter *Sampler, origin time.Time
 	stop chan struct{}) []SoakSample {
 	var samples []SoakSample
 	take := func() {
-		sample := SoakSample{Minute: round(time.Since(origin).Minutes(), 2), OperatorMiB: round(operator.Now().RSSMiB, 1)}
+		sample := SoakSample{Minute: round(time.Since(origin).Minutes(), 2)}
+		if stats, ok := readProc(operator.pid); ok { // one read for resident memory and its parts
+			sample.OperatorMiB, sample.AnonMiB, sample.FileMiB = round(stats.RSSMiB, 1), round(stats.AnonMiB, 1), round(stats.FileMiB, 1)
+			sample.Threads = stats.Threads
+		}
 		if karpenter != nil {
 			sample.KarpenterMiB = round(karpenter.Now().RSSMiB, 1)
 		}
@@ -700,9 +704,6 @@ func sampleSoak(reactor *Reactor, operator, karpenter *Sampler, origin time.Time
 		sample.HeapInUseMiB = round(read(`gpu_placement_heap_bytes{state="in_use"}`)/(1<<20), 1)
 		sample.HeapFreeMiB = round(read(`gpu_placement_heap_bytes{state="free"}`)/(1<<20), 1)
 		sample.HeapMappedMiB = round(read(`gpu_placement_heap_bytes{state="mapped"}`)/(1<<20), 1)
-		if stats, ok := readProc(operator.pid); ok {
-			sample.AnonMiB, sample.FileMiB, sample.Threads = round(stats.AnonMiB, 1), round(stats.FileMiB, 1), stats.Threads
-		}
 		sample.Pods = read(`gpu_placement_informer_objects{resource="pods"}`)
 		sample.Nodes = read(`gpu_placement_informer_objects{resource="nodes"}`)
 		sample.Workloads = read(`gpu_placement_informer_objects{resource="gpuworkloads"}`)

@@ -39,18 +39,18 @@ func readProc(pid int) (ProcStats, bool) {
 		if len(fields) < 2 {
 			continue
 		}
-		kib, _ := strconv.ParseFloat(fields[1], 64)
+		value, _ := strconv.ParseFloat(fields[1], 64) // kB, but for Threads
 		switch fields[0] {
 		case "VmRSS:":
-			stats.RSSMiB = kib / 1024
+			stats.RSSMiB = value / 1024
 		case "VmHWM:":
-			stats.PeakMiB = kib / 1024
+			stats.PeakMiB = value / 1024
 		case "RssAnon:":
-			stats.AnonMiB = kib / 1024
+			stats.AnonMiB = value / 1024
 		case "RssFile:":
-			stats.FileMiB = kib / 1024
+			stats.FileMiB = value / 1024
 		case "Threads:":
-			stats.Threads = kib
+			stats.Threads = value
 		}
 	}
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
