@@ -36,6 +36,24 @@ json replaceStatus(const json& status) {
   return json::array({{{"op", "add"}, {"path", "/status"}, {"value", status}}});
 }
 
+constexpr const char* kUidPath = "/metadata/uid";
+
+// A status computed for one object must not land on another that took its
+// name (deleted and created again while the status waited): the patch
+// first tests the uid, and the server refuses it whole when that fails.
+json replaceStatusOf(const std::string& uid, const json& status) {
+  auto patch = replaceStatus(status);
+  if (!uid.empty()) {
+    patch.insert(patch.begin(), json{{"op", "test"}, {"path", kUidPath}, {"value", uid}});
+  }
+  return patch;
+}
+
+// The server answers a failed test with 422 and the path tested.
+bool uidTestFailed(const kube::ApiError& error) {
+  return error.status == 422 && error.message.find(kUidPath) != std::string::npos;
+}
+
 TargetRead targetRead(core::TargetKind kind, const json& object) {
   return {core::targetFromJson(kind, object),
           base::stringMember(base::memberOf(object, "metadata"), "resourceVersion"),
@@ -99,14 +117,22 @@ std::string ApiWrites::refusals() const {
 
 asio::awaitable<kube::ApiResult<json>> ApiWrites::replaceWorkloadStatus(std::string ns,
                                                                         std::string name,
+                                                                        std::string uid,
                                                                         json status) {
-  const auto patch = replaceStatus(status);
+  const auto patch = replaceStatusOf(uid, status);
   auto result =
       co_await client_.patch(workloadPath(ns, name) + "/status", patch, kube::PatchType::Json);
   noteRefusal("patch gpuworkloads.gpuplacement.io/status", ns,
               !result && result.error().forbidden());
   if (!result) {
-    co_return result.error();
+    auto error = std::move(result).error();
+    if (uidTestFailed(error)) {
+      // The object the status was for is gone; another has its name.
+      error.status = 404;
+      error.reason = "NotFound";
+      error.message = "GpuWorkload " + ns + "/" + name + " is no longer the object of uid " + uid;
+    }
+    co_return error;
   }
   co_return base::memberOf(*result, "status");  // as the server stored it
 }

@@ -42,8 +42,11 @@ class ApiWrites {
                                                       nlohmann::json patch);
   // Replaces the whole status (a JSON Patch "add" of /status, so fields the
   // new one lacks do not linger); answers the status as the server stored it.
+  // Only on the object of `uid` (none: any): on another that has taken the
+  // name since, it writes nothing and answers 404.
   asio::awaitable<kube::ApiResult<nlohmann::json>> replaceWorkloadStatus(std::string ns,
                                                                          std::string name,
+                                                                         std::string uid,
                                                                          nlohmann::json status);
   asio::awaitable<kube::ApiResult<base::Ok>> replacePolicyStatus(std::string name,
                                                                  nlohmann::json status);

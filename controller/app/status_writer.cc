@@ -27,9 +27,11 @@ StatusWriter::StatusWriter(ApiWrites& writes, Logger& log, MetricsRegistry& metr
       busy_(std::move(busy)),
       stored_(std::move(stored)),
       bucket_(budget.busyPerSecond, budget.busyBurst),
-      written_(metrics.counter("gpu_placement_status_writes_total",
-                               "GpuWorkload statuses written, by result (ok, failed, gone)",
-                               {"result"})),
+      written_(
+          metrics.counter("gpu_placement_status_writes_total",
+                          "GpuWorkload statuses written, by result (ok, failed, gone: the object "
+                          "deleted, or another made under its name)",
+                          {"result"})),
       coalesced_(
           metrics.counter("gpu_placement_statuses_coalesced_total",
                           "GpuWorkload statuses replaced by a newer one before they were written")),
@@ -37,7 +39,7 @@ StatusWriter::StatusWriter(ApiWrites& writes, Logger& log, MetricsRegistry& metr
           metrics.counter("gpu_placement_statuses_written_inline_total",
                           "GpuWorkload statuses a reconcile wrote itself: the writer was full")) {}
 
-bool StatusWriter::submit(const std::string& key, nlohmann::json status) {
+bool StatusWriter::submit(const std::string& key, const std::string& uid, nlohmann::json status) {
   auto text = status.dump();
   if (const auto it = pending_.find(key); it != pending_.end()) {
     auto& entry = it->second;
@@ -46,6 +48,7 @@ bool StatusWriter::submit(const std::string& key, nlohmann::json status) {
     }
     bytes_ = bytes_ - entry.next.size() + text.size();
     entry.next = std::move(text);
+    entry.nextUid = uid;
     entry.failures = 0;
     schedule(key, entry);
     return true;
@@ -57,17 +60,21 @@ bool StatusWriter::submit(const std::string& key, nlohmann::json status) {
   bytes_ += text.size();
   auto& entry = pending_[key];
   entry.next = std::move(text);
+  entry.nextUid = uid;
   schedule(key, entry);
   return true;
 }
 
-const std::string* StatusWriter::pending(const std::string& key) const {
+const std::string* StatusWriter::pending(const std::string& key, const std::string& uid) const {
   const auto it = pending_.find(key);
   if (it == pending_.end()) {
     return nullptr;
   }
   const auto& entry = it->second;
-  return entry.next.empty() ? &entry.inFlight : &entry.next;
+  if (!entry.next.empty()) {
+    return entry.nextUid == uid ? &entry.next : nullptr;
+  }
+  return entry.inFlightUid == uid ? &entry.inFlight : nullptr;
 }
 
 void StatusWriter::schedule(const std::string& key, Entry& entry) {
@@ -160,10 +167,13 @@ asio::awaitable<void> StatusWriter::write(std::string key) {
   }
   it->second.queued = false;
   it->second.inFlight = std::move(it->second.next);
+  it->second.inFlightUid = std::move(it->second.nextUid);
   it->second.next.clear();
+  it->second.nextUid.clear();
   const auto status = nlohmann::json::parse(it->second.inFlight);
   const auto object = runtime::ObjectKey::parse(key);
-  auto result = co_await writes_.replaceWorkloadStatus(object.ns, object.name, status);
+  auto result = co_await writes_.replaceWorkloadStatus(object.ns, object.name,
+                                                       it->second.inFlightUid, status);
   it = pending_.find(key);  // the map may have grown while the write was out
   if (it == pending_.end()) {
     co_return;  // only this write removes the entry; kept as a guard
@@ -183,10 +193,12 @@ asio::awaitable<void> StatusWriter::write(std::string key) {
         {{"namespace", object.ns}, {"name", object.name}, {"error", result.error().describe()}});
     if (entry.next.empty() && !stopped_) {
       entry.next = std::move(entry.inFlight);
+      entry.nextUid = std::move(entry.inFlightUid);
       const auto delay = std::min<std::chrono::nanoseconds>(
           kRetryBase * (1LL << std::min(entry.failures, 20)), kRetryCap);
       ++entry.failures;
       entry.inFlight.clear();
+      entry.inFlightUid.clear();
       retries_.emplace(clock_.monotonicNow() + delay, key);
       wake_.notifyOne();
       co_return;
@@ -194,6 +206,7 @@ asio::awaitable<void> StatusWriter::write(std::string key) {
   }
   bytes_ -= entry.inFlight.size();
   entry.inFlight.clear();
+  entry.inFlightUid.clear();
   if (entry.next.empty()) {
     pending_.erase(it);
   } else {

@@ -53,11 +53,12 @@ class StatusWriter {
                const runtime::Clock& clock, StatusBudget budget, std::function<bool()> busy,
                Stored stored);
 
-  // False when the writer is full: write it yourself.
-  bool submit(const std::string& key, nlohmann::json status);
-  // The status waiting or being written for `key`, as its text; null when
-  // none.
-  const std::string* pending(const std::string& key) const;
+  // False when the writer is full: write it yourself. `uid` is the object's
+  // the status was computed for: it is written to that object only.
+  bool submit(const std::string& key, const std::string& uid, nlohmann::json status);
+  // The status waiting or being written for the object `uid` under `key`,
+  // as its text; null when none (or one for another object of that name).
+  const std::string* pending(const std::string& key, const std::string& uid) const;
   // Writes until stop(), then what is left for a moment.
   asio::awaitable<void> run();
   void stop();
@@ -69,6 +70,8 @@ class StatusWriter {
   struct Entry {
     std::string next;      // the status to write next (empty: none)
     std::string inFlight;  // the status being written (empty: none)
+    std::string nextUid;   // the objects they are for
+    std::string inFlightUid;
     bool queued = false;
     int failures = 0;  // in a row, for the backoff
   };

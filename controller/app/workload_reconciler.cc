@@ -422,9 +422,10 @@ asio::awaitable<base::Result<base::Ok, std::string>> WorkloadReconciler::writeRe
                 {{"namespace", key.ns}, {"name", key.name}});
     }
   }
-  if (record.status && !statuses_.submit(key.str(), *record.status)) {
+  const std::string uid = snapshot.workload ? snapshot.workload->uid : std::string();
+  if (record.status && !statuses_.submit(key.str(), uid, *record.status)) {
     // The writer is full (a burst larger than its queue): write it here.
-    auto stored = co_await writes_.replaceWorkloadStatus(key.ns, key.name, *record.status);
+    auto stored = co_await writes_.replaceWorkloadStatus(key.ns, key.name, uid, *record.status);
     if (!stored && !stored.error().notFound()) {
       co_return "writing status: " + stored.error().describe();
     }
@@ -443,8 +444,11 @@ void WorkloadReconciler::statusStored(const std::string& key, const nlohmann::js
 }
 
 void WorkloadReconciler::readPendingStatus(const std::string& key, Snapshot& snapshot) const {
-  const auto* text = statuses_.pending(key);
-  if (!text || !snapshot.workload) {
+  if (!snapshot.workload) {
+    return;
+  }
+  const auto* text = statuses_.pending(key, snapshot.workload->uid);
+  if (!text) {
     return;
   }
   const auto status = nlohmann::json::parse(*text);

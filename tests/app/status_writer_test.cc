@@ -25,12 +25,18 @@ struct Rig : testing::ScriptedWrites {
   Rig()
       : ScriptedWrites([this](const FakeApiServer::Request& request) {
           onRequest();
-          const auto status = json::parse(request.body).at(0).at("value");
+          const auto status = json::parse(request.body).back().at("value");
           FakeApiServer::Response response;
           response.status = answer(status);
-          response.body = response.status == 200
-                              ? json{{"status", status}}.dump()
-                              : json{{"kind", "Status"}, {"code", response.status}}.dump();
+          json body = {{"kind", "Status"}, {"code", response.status}};
+          if (response.status == 200) {
+            body = {{"status", status}};
+          } else if (response.status == 422) {  // kube-apiserver's answer to a failed test
+            body["message"] = "the server rejected our request due to an error in our request";
+            body["details"]["causes"] = {
+                {{"message", "testing value /metadata/uid failed: test failed"}}};
+          }
+          response.body = body.dump();
           return response;
         }) {}
 
@@ -46,7 +52,7 @@ struct Rig : testing::ScriptedWrites {
   std::vector<std::pair<std::string, json>> written() const {
     std::vector<std::pair<std::string, json>> statuses;
     for (const auto& request : server.requests()) {
-      statuses.emplace_back(request.target, json::parse(request.body).at(0).at("value"));
+      statuses.emplace_back(request.target, json::parse(request.body).back().at("value"));
     }
     return statuses;
   }
@@ -62,6 +68,9 @@ struct Rig : testing::ScriptedWrites {
   bool metric(const std::string& line) { return metrics.render().find(line) != std::string::npos; }
 };
 
+// The object the statuses are for.
+const std::string kUid = "4f1c0e2a-0000-4000-8000-000000000001";
+
 json status(int version) {
   return {{"observedGeneration", version}};
 }
@@ -73,7 +82,7 @@ const std::string kPath = "/apis/gpuplacement.io/v1alpha1/namespaces/ml/gpuworkl
 TEST_CASE("one workload's statuses go out one at a time, the newest replacing those waiting") {
   Rig rig;
   auto writer = rig.writer({});
-  REQUIRE(writer.submit("ml/chat", status(1)));
+  REQUIRE(writer.submit("ml/chat", kUid, status(1)));
   // While the first is on its way two more come: the third replaces the
   // second, and goes out only once the first has been stored.
   bool submitted = false;
@@ -81,13 +90,13 @@ TEST_CASE("one workload's statuses go out one at a time, the newest replacing th
   rig.onRequest = [&] {
     if (!submitted) {
       submitted = true;
-      writer.submit("ml/chat", status(2));
-      writer.submit("ml/chat", status(3));
-      pendingDuringWrite = *writer.pending("ml/chat");
+      writer.submit("ml/chat", kUid, status(2));
+      writer.submit("ml/chat", kUid, status(3));
+      pendingDuringWrite = *writer.pending("ml/chat", kUid);
     }
   };
-  CHECK(writer.pending("ml/chat") != nullptr);
-  CHECK(writer.pending("ml/other") == nullptr);
+  CHECK(writer.pending("ml/chat", kUid) != nullptr);
+  CHECK(writer.pending("ml/other", kUid) == nullptr);
   rig.run(writer, std::chrono::milliseconds(500));
   const auto written = rig.written();
   REQUIRE(written.size() == 2);
@@ -96,7 +105,7 @@ TEST_CASE("one workload's statuses go out one at a time, the newest replacing th
   CHECK(json::parse(pendingDuringWrite) == status(3));
   REQUIRE(rig.stored.size() == 2);
   CHECK(rig.stored[1] == std::pair{std::string("ml/chat"), status(3)});
-  CHECK(writer.pending("ml/chat") == nullptr);
+  CHECK(writer.pending("ml/chat", kUid) == nullptr);
   CHECK(writer.waiting() == 0);
   CHECK(rig.metric("gpu_placement_statuses_coalesced_total 1"));
   CHECK(rig.metric("gpu_placement_status_writes_total{result=\"ok\"} 2"));
@@ -107,11 +116,11 @@ TEST_CASE("a refused status is tried again after a backoff, and stays readable m
   auto writer = rig.writer({});
   int answered = 0;
   rig.answer = [&](const json&) { return ++answered == 1 ? 500u : 200u; };
-  REQUIRE(writer.submit("ml/chat", status(1)));
+  REQUIRE(writer.submit("ml/chat", kUid, status(1)));
   std::string pendingAfterRefusal;
   asio::steady_timer look(rig.context, std::chrono::milliseconds(250));
   look.async_wait([&](auto) {
-    if (const auto* text = writer.pending("ml/chat")) {
+    if (const auto* text = writer.pending("ml/chat", kUid)) {
       pendingAfterRefusal = *text;
     }
   });
@@ -129,7 +138,7 @@ TEST_CASE("a workload gone (404) drops its status, without retrying") {
   Rig rig;
   auto writer = rig.writer({});
   rig.answer = [](const json&) { return 404u; };
-  REQUIRE(writer.submit("ml/chat", status(1)));
+  REQUIRE(writer.submit("ml/chat", kUid, status(1)));
   rig.run(writer, std::chrono::milliseconds(800));
   CHECK(rig.written().size() == 1);
   CHECK(rig.stored.empty());
@@ -143,7 +152,7 @@ TEST_CASE("while reconciles wait statuses go at the busy budget, and at once whe
   // 5 a second after a burst of 1: by 0.35 s two of six are out.
   auto writer = rig.writer({.writers = 4, .busyPerSecond = 5, .busyBurst = 1});
   for (int i = 0; i < 6; ++i) {
-    REQUIRE(writer.submit("ml/w" + std::to_string(i), status(i)));
+    REQUIRE(writer.submit("ml/w" + std::to_string(i), kUid, status(i)));
   }
   std::size_t whileBusy = 0;
   asio::steady_timer look(rig.context, std::chrono::milliseconds(350));
@@ -166,16 +175,34 @@ TEST_CASE("a full writer says so, and the reconcile writes the status itself") {
   // Room for two statuses of 24 bytes.
   REQUIRE(status(1).dump().size() == 24);
   auto writer = rig.writer({.queueBytes = 50});
-  CHECK(writer.submit("ml/a", status(1)));
-  CHECK(writer.submit("ml/b", status(1)));
-  CHECK_FALSE(writer.submit("ml/c", status(1)));
-  CHECK(writer.submit("ml/a", status(2)));  // one already waiting is replaced, full or not
+  CHECK(writer.submit("ml/a", kUid, status(1)));
+  CHECK(writer.submit("ml/b", kUid, status(1)));
+  CHECK_FALSE(writer.submit("ml/c", kUid, status(1)));
+  CHECK(writer.submit("ml/a", kUid, status(2)));  // one already waiting is replaced, full or not
   CHECK(writer.waiting() == 2);
   CHECK(writer.bytes() == 48);
   CHECK(rig.metric("gpu_placement_statuses_written_inline_total 1"));
   rig.run(writer, std::chrono::milliseconds(300));
   CHECK(rig.written().size() == 2);
   CHECK(writer.bytes() == 0);
+}
+
+TEST_CASE("a status goes only to the object it was made for, not one that took its name") {
+  Rig rig;
+  // The server holds another object under the name now: the uid test fails.
+  rig.answer = [](const json&) { return 422u; };
+  auto writer = rig.writer({});
+  REQUIRE(writer.submit("ml/chat", kUid, status(1)));
+  // The new object's reconcile does not read the old one's status as its own.
+  CHECK(writer.pending("ml/chat", kUid) != nullptr);
+  CHECK(writer.pending("ml/chat", "another-uid") == nullptr);
+  rig.run(writer, std::chrono::milliseconds(800));
+  REQUIRE(rig.server.requests().size() == 1);  // refused whole, and not tried again
+  CHECK(json::parse(rig.server.requests()[0].body).at(0) ==
+        json{{"op", "test"}, {"path", "/metadata/uid"}, {"value", kUid}});
+  CHECK(rig.stored.empty());
+  CHECK(writer.waiting() == 0);
+  CHECK(rig.metric("gpu_placement_status_writes_total{result=\"gone\"} 1"));
 }
 
 }  // namespace gpuplacement::app
