@@ -44,7 +44,9 @@ var writeKinds = []WriteKind{
 	{"deployment-patch", "operator, controller-runtime, floor", "the placement: node selector, toleration, nvidia.com/gpu",
 		"PATCH deployments (strategic merge)"},
 	{"finalizer-patch", "operator", "the finalizer, with the resourceVersion read", "PATCH gpuworkloads (merge)"},
-	{"status-jsonpatch", "operator", "the status the operator writes (taken from it)", "PATCH gpuworkloads/status (JSON patch add /status)"},
+	{"status-jsonpatch", "operator", "the status the operator writes (taken from it)", "PATCH gpuworkloads/status (JSON patch: test the uid, add /status)"},
+	{"status-jsonpatch-granular", "operator", "the same status, its CRD's status objects granular (as before 2026-11-27)",
+		"PATCH gpuworkloads/status (JSON patch: test the uid, add /status)"},
 	{"event-create", "operator, controller-runtime", "one Placed Event", "POST events"},
 	{"finalizer-update", "controller-runtime", "the finalizer, the whole object sent back", "PUT gpuworkloads"},
 	{"status-update-small", "controller-runtime", "observedGeneration, placement, Placed and Applied", "PUT gpuworkloads/status"},
@@ -52,16 +54,18 @@ var writeKinds = []WriteKind{
 
 type WriteCost struct {
 	WriteKind
-	Writes            int     `json:"writes"`
-	Failed            int     `json:"failed"`
-	Seconds           float64 `json:"seconds"`
-	APIServerCPUMs    float64 `json:"apiServerCpuMsPerWrite"`
-	EtcdCPUMs         float64 `json:"etcdCpuMsPerWrite"`
-	IdleAPIServerPct  float64 `json:"idleApiServerCpuPercent"`
-	RequestBytes      float64 `json:"requestBytes"` // mean body sent
-	ObjectBytes       float64 `json:"objectBytes"`  // mean object returned, as stored
-	ObjectBytesNoMF   float64 `json:"objectBytesWithoutManagedFields"`
-	StatusBytes       float64 `json:"statusBytes,omitempty"` // the status alone, for GpuWorkloads
+	Writes           int     `json:"writes"`
+	Failed           int     `json:"failed"`
+	Seconds          float64 `json:"seconds"`
+	APIServerCPUMs   float64 `json:"apiServerCpuMsPerWrite"`
+	EtcdCPUMs        float64 `json:"etcdCpuMsPerWrite"`
+	IdleAPIServerPct float64 `json:"idleApiServerCpuPercent"`
+	RequestBytes     float64 `json:"requestBytes"` // mean body sent
+	ObjectBytes      float64 `json:"objectBytes"`  // mean object returned, as stored
+	ObjectBytesNoMF  float64 `json:"objectBytesWithoutManagedFields"`
+	StatusBytes      float64 `json:"statusBytes,omitempty"` // the status alone, for GpuWorkloads
+	// Fields the status's writer owns, as managedFields records them.
+	OwnedStatusFields float64 `json:"ownedStatusFields,omitempty"`
 	LatencyP50Ms      float64 `json:"latencyP50Ms"`
 	LatencyP99Ms      float64 `json:"latencyP99Ms"`
 	LoadBefore, After string  `json:"-"`
@@ -262,6 +266,55 @@ func captureOperatorStatuses(repo, operator, dir string) (map[string]json.RawMes
 	return statuses, sizes, version.GitVersion, nil
 }
 
+// withoutAtomicMaps: a CRD's text with its x-kubernetes-map-type: atomic
+// markings left out, so that the server tracks those objects field by field.
+func withoutAtomicMaps(crd string) string {
+	var kept []string
+	for _, line := range strings.Split(crd, "\n") {
+		if strings.TrimSpace(line) != "x-kubernetes-map-type: atomic" {
+			kept = append(kept, line)
+		}
+	}
+	return strings.Join(kept, "\n")
+}
+
+// ownedStatusFields: how many fields the managedFields entry of the status
+// subresource lists (each "f:" or "k:" key, at any depth).
+func ownedStatusFields(object []byte) int {
+	var read struct {
+		Metadata struct {
+			ManagedFields []struct {
+				Subresource string         `json:"subresource"`
+				FieldsV1    map[string]any `json:"fieldsV1"`
+			} `json:"managedFields"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(object, &read) != nil {
+		return 0
+	}
+	var count func(map[string]any) int
+	count = func(fields map[string]any) int {
+		n := 0
+		for key, value := range fields {
+			if key == "." {
+				continue
+			}
+			n++
+			if child, ok := value.(map[string]any); ok {
+				n += count(child)
+			}
+		}
+		return n
+	}
+	total := 0
+	for _, entry := range read.Metadata.ManagedFields {
+		if entry.Subresource == "status" {
+			total += count(entry.FieldsV1)
+		}
+	}
+	return total
+}
+
 func withoutManagedFields(object []byte) []byte {
 	var generic map[string]any
 	if json.Unmarshal(object, &generic) != nil {
@@ -299,6 +352,15 @@ func measureWriteKind(repo, dir string, kind WriteKind, n, workers int,
 	if err := plane.Install(); err != nil {
 		return cost, err
 	}
+	if kind.Name == "status-jsonpatch-granular" {
+		crd, err := os.ReadFile(filepath.Join(repo, "crds", "gpuplacement.io_gpuworkloads.yaml"))
+		if err != nil {
+			return cost, err
+		}
+		if _, err := plane.kubectl(withoutAtomicMaps(string(crd)), "apply", "-f", "-"); err != nil {
+			return cost, err
+		}
+	}
 	// The operator's writes go as the operator: its token, its RBAC, its
 	// audit rule. Writes only the controller-runtime reactor makes (PUT,
 	// which the operator's RBAC does not grant) go as the admin.
@@ -335,7 +397,8 @@ func measureWriteKind(repo, dir string, kind WriteKind, n, workers int,
 	// Each write's body, and for PUTs the object to send back.
 	var mu sync.Mutex
 	current := map[int]map[string]any{}
-	if kind.Name == "finalizer-update" || kind.Name == "status-update-small" || kind.Name == "finalizer-patch" {
+	if kind.Name == "finalizer-update" || kind.Name == "status-update-small" || kind.Name == "finalizer-patch" ||
+		strings.HasPrefix(kind.Name, "status-jsonpatch") {
 		var list struct {
 			Items []map[string]any `json:"items"`
 		}
@@ -378,9 +441,14 @@ func measureWriteKind(repo, dir string, kind WriteKind, n, workers int,
 			return http.MethodPatch, workloadsPath + "/" + name, MergePatch,
 				map[string]any{"metadata": map[string]any{"resourceVersion": rv,
 					"finalizers": []string{"gpuplacement.io/finalizer"}}}
-		case "status-jsonpatch":
+		case "status-jsonpatch", "status-jsonpatch-granular":
+			// As the operator sends it: the uid tested, then the status.
+			mu.Lock()
+			uid := current[i]["metadata"].(map[string]any)["uid"]
+			mu.Unlock()
 			return http.MethodPatch, workloadsPath + "/" + name + "/status", "application/json-patch+json",
-				[]map[string]any{{"op": "add", "path": "/status", "value": statusList[i%len(statusList)]}}
+				[]map[string]any{{"op": "test", "path": "/metadata/uid", "value": uid},
+					{"op": "add", "path": "/status", "value": statusList[i%len(statusList)]}}
 		case "event-create":
 			now := time.Now().UTC().Format(time.RFC3339)
 			return http.MethodPost, "/api/v1/namespaces/" + benchNamespace + "/events", "application/json",
@@ -438,6 +506,7 @@ func measureWriteKind(repo, dir string, kind WriteKind, n, workers int,
 	objectBytes := make([]int, n)
 	objectBytesNoMF := make([]int, n)
 	statusBytes := make([]int, n)
+	ownedFields := make([]int, n)
 	failed := 0
 	var firstErr error
 	next := make(chan int)
@@ -472,6 +541,7 @@ func measureWriteKind(repo, dir string, kind WriteKind, n, workers int,
 					if json.Unmarshal(answer, &read) == nil {
 						statusBytes[i] = len(read.Status)
 					}
+					ownedFields[i] = ownedStatusFields(answer)
 				}
 			}
 		}()
@@ -501,6 +571,7 @@ func measureWriteKind(repo, dir string, kind WriteKind, n, workers int,
 	cost.ObjectBytesNoMF = meanInts(objectBytesNoMF)
 	if kind.Name != "deployment-patch" && kind.Name != "event-create" {
 		cost.StatusBytes = meanInts(statusBytes)
+		cost.OwnedStatusFields = meanInts(ownedFields)
 	}
 	sorted := append([]float64(nil), latencies...)
 	sort.Float64s(sorted)
@@ -576,14 +647,15 @@ func printWriteCosts(report WriteCostReport) {
 	fmt.Println()
 	fmt.Printf("API server CPU per write: %d writes per kind, %d connections, Kubernetes %s; load average %s before, %s after\n",
 		report.Writes, report.Workers, report.Kubernetes, report.LoadBefore, report.LoadAfter)
-	fmt.Printf("%-20s %-50s %12s %8s %9s %9s %9s %9s %8s %8s\n", "kind", "request", "apiserver ms", "etcd ms",
-		"req bytes", "obj bytes", "obj no mf", "status", "p50 ms", "p99 ms")
+	fmt.Printf("%-26s %-66s %12s %8s %9s %9s %9s %9s %6s %8s %8s\n", "kind", "request", "apiserver ms", "etcd ms",
+		"req bytes", "obj bytes", "obj no mf", "status", "owned", "p50 ms", "p99 ms")
 	for _, c := range report.Costs {
-		fmt.Printf("%-20s %-50s %12.3f %8.3f %9.0f %9.0f %9.0f %9.0f %8.2f %8.2f\n", c.Name, c.Request,
+		fmt.Printf("%-26s %-66s %12.3f %8.3f %9.0f %9.0f %9.0f %9.0f %6.0f %8.2f %8.2f\n", c.Name, c.Request,
 			c.APIServerCPUMs, c.EtcdCPUMs, c.RequestBytes, c.ObjectBytes, c.ObjectBytesNoMF, c.StatusBytes,
-			c.LatencyP50Ms, c.LatencyP99Ms)
+			c.OwnedStatusFields, c.LatencyP50Ms, c.LatencyP99Ms)
 	}
 	fmt.Println("(obj bytes: the object the server answered with, as stored; obj no mf: the same without managedFields;" +
+		" owned: the fields managedFields records for the status's writer;" +
 		" CPU less the server's idle rate, one watch open on the written collection)")
 	fmt.Println("the operator's objects, as it wrote them:")
 	for _, name := range sortedKeys(report.Objects) {

@@ -11,8 +11,10 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
+#include "app/api_writes.h"
 #include "base/io/yaml_json.h"
 #include "base/json_access.h"
+#include "runtime/run_sync.h"
 #include "support/cluster.h"
 #include "support/why_not.h"
 
@@ -203,6 +205,18 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
   CHECK(conditionIs(workloadsPath(ns, "llm"), "Ready", "False", "RolloutInProgress"));
   // No finalizer by default: the ownership record gives the fields back.
   CHECK_FALSE(workload["metadata"].contains("finalizers"));
+  // The status's objects are atomic (the CRD): the server records each as
+  // one field the operator owns, not each leaf, and the write costs less.
+  json ownedStatus;
+  for (const auto& entry : workload["metadata"]["managedFields"]) {
+    if (entry.value("subresource", "") == "status") {
+      ownedStatus = entry["fieldsV1"]["f:status"];
+    }
+  }
+  CHECK_MESSAGE(ownedStatus["f:placement"] == json::object(), ownedStatus.dump());
+  CHECK(ownedStatus["f:memory"] == json::object());
+  CHECK(ownedStatus["f:applied"] == json::object());
+  CHECK(ownedStatus["f:conditions"].contains("k:{\"type\":\"Placed\"}"));
 
   auto spec = podSpec(ns, "llm");
   CHECK(spec["nodeSelector"] == json{{"topology.kubernetes.io/zone", "us-east-1a"},
@@ -256,6 +270,39 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
   CHECK_FALSE(c.mustGet(deploymentsPath(ns, "llm"))["metadata"]["annotations"].contains(
       "gpuplacement.io/owned-fields"));
   CHECK(op.stop() == 0);
+}
+
+TEST_CASE("a status made for a GpuWorkload since deleted and created again is refused whole") {
+  auto& c = cluster();
+  const std::string ns = "recreated";
+  createNamespace(ns);
+  const std::string spec =
+      "  workload: {kind: Inference}\n  model: {parameters: 7B, precision: fp16}\n";
+  createWorkload(ns, "chat", "chat", spec);
+  const std::string oldUid = c.mustGet(workloadsPath(ns, "chat"))["metadata"]["uid"];
+  REQUIRE(c.remove(workloadsPath(ns, "chat")).ok());
+  REQUIRE(c.waitFor([&] { return !c.get(workloadsPath(ns, "chat")).ok(); }));
+  createWorkload(ns, "chat", "chat", spec);
+  const std::string newUid = c.mustGet(workloadsPath(ns, "chat"))["metadata"]["uid"];
+  REQUIRE(newUid != oldUid);
+
+  asio::io_context context;
+  runtime::RealClock clock;
+  app::Logger logger(app::LogLevel::Error, app::LogFormat::Text);
+  auto client = c.plane().adminClient(context.get_executor());
+  app::ApiWrites writes(*client, logger, clock, "test");
+  const json status = {{"observedGeneration", 1}};
+  // The server tests the uid and refuses the patch; the writer reads that
+  // as the object gone.
+  auto refused =
+      runtime::runSync(context, writes.replaceWorkloadStatus(ns, "chat", oldUid, status));
+  REQUIRE_FALSE(refused.ok());
+  CHECK_MESSAGE(refused.error().notFound(), refused.error().describe());
+  CHECK_FALSE(c.mustGet(workloadsPath(ns, "chat"))["status"].contains("observedGeneration"));
+  auto stored = runtime::runSync(context, writes.replaceWorkloadStatus(ns, "chat", newUid, status));
+  REQUIRE_MESSAGE(stored.ok(), gpuplacement::testing::whyNot(stored));
+  CHECK((*stored)["observedGeneration"] == 1);
+  CHECK(c.mustGet(workloadsPath(ns, "chat"))["status"]["observedGeneration"] == 1);
 }
 
 TEST_CASE("a GpuWorkload deleted while no operator runs: its fields are taken back") {
