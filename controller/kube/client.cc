@@ -63,15 +63,6 @@ ApiError apiErrorFrom(unsigned status, const std::string& body,
   if (base::stringMember(document, "kind") == "Status") {
     error.reason = base::stringMember(document, "reason");
     error.message = base::stringMember(document, "message");
-    // Some refusals say what failed only in their causes (a JSON Patch
-    // test: "the server rejected our request ..."); a validation error
-    // repeats them in its message.
-    for (const auto& cause : base::memberOf(base::memberOf(document, "details"), "causes")) {
-      const auto text = base::stringMember(cause, "message");
-      if (!text.empty() && error.message.find(text) == std::string::npos) {
-        error.message += (error.message.empty() ? "" : ": ") + text;
-      }
-    }
   } else {
     error.message = body.substr(0, 512);
   }

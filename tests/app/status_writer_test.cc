@@ -32,9 +32,8 @@ struct Rig : testing::ScriptedWrites {
           if (response.status == 200) {
             body = {{"status", status}};
           } else if (response.status == 422) {  // kube-apiserver's answer to a failed test
+            body["reason"] = "Invalid";
             body["message"] = "the server rejected our request due to an error in our request";
-            body["details"]["causes"] = {
-                {{"message", "testing value /metadata/uid failed: test failed"}}};
           }
           response.body = body.dump();
           return response;

@@ -207,8 +207,13 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
   CHECK_FALSE(workload["metadata"].contains("finalizers"));
   // The status's objects are atomic (the CRD): the server records each as
   // one field the operator owns, not each leaf, and the write costs less.
+  asio::io_context context;
+  auto admin = c.plane().adminClient(context.get_executor());
+  auto withFields = runtime::runSync(
+      context, admin->get(workloadsPath(ns, "llm"), kube::KubeClient::ManagedFields::Keep));
+  REQUIRE_MESSAGE(withFields.ok(), gpuplacement::testing::whyNot(withFields));
   json ownedStatus;
-  for (const auto& entry : workload["metadata"]["managedFields"]) {
+  for (const auto& entry : (*withFields)["metadata"]["managedFields"]) {
     if (entry.value("subresource", "") == "status") {
       ownedStatus = entry["fieldsV1"]["f:status"];
     }

@@ -178,36 +178,6 @@ TEST_CASE("non-JSON answers and error bodies become errors, not crashes") {
   CHECK(missing.error().message == "not json at all");
 }
 
-TEST_CASE("an error's causes join its message when the message does not already say them") {
-  Harness h([](const FakeApiServer::Request& request) {
-    // What kube-apiserver answers a JSON Patch whose test fails, and a
-    // validation error, which names its causes in the message too.
-    const json patchTest = {
-        {"kind", "Status"},
-        {"code", 422},
-        {"reason", "Invalid"},
-        {"message", "the server rejected our request due to an error in our request"},
-        {"details",
-         {{"causes",
-           {{{"reason", "UnexpectedServerResponse"},
-             {"message", "testing value /metadata/uid failed: test failed"}}}}}}};
-    const json invalid = {{"kind", "Status"},
-                          {"code", 422},
-                          {"reason", "Invalid"},
-                          {"message", "x is invalid: spec.a: Required value"},
-                          {"details", {{"causes", {{{"message", "Required value"}}, "junk"}}}}};
-    return answer(422, (request.target == "/test" ? patchTest : invalid).dump());
-  });
-  auto tested = h.run(h.client->get("/test"));
-  REQUIRE_FALSE(tested.ok());
-  CHECK(tested.error().message ==
-        "the server rejected our request due to an error in our request: testing value "
-        "/metadata/uid failed: test failed");
-  auto invalid = h.run(h.client->get("/invalid"));
-  REQUIRE_FALSE(invalid.ok());
-  CHECK(invalid.error().message == "x is invalid: spec.a: Required value");
-}
-
 TEST_CASE("an error answer to a watch keeps its status and the server's message") {
   Harness h([&](const FakeApiServer::Request&) { return status(403, "Forbidden"); });
   auto opened = h.run(h.client->watch("/apis/x/v1/things?watch=1", std::chrono::seconds(5)));
