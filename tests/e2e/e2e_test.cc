@@ -159,8 +159,8 @@ void createPolicy(const json& policy) {
   REQUIRE_MESSAGE(created.ok(), gpuplacement::testing::whyNot(created));
 }
 
-std::unique_ptr<OperatorProcess> startOperator() {
-  auto op = std::make_unique<OperatorProcess>(cluster().operatorKubeconfig());
+std::unique_ptr<OperatorProcess> startOperator(std::vector<std::string> extraArgs = {}) {
+  auto op = std::make_unique<OperatorProcess>(cluster().operatorKubeconfig(), std::move(extraArgs));
   REQUIRE_MESSAGE(op->waitReady(std::chrono::seconds(60)), op->log());
   return op;
 }
@@ -1219,7 +1219,9 @@ struct CapacityFixture {
     policy["spec"]["capacity"] = {
         {"source", "Auto"}, {"fallbackAfter", "10s"}, {"retryAfter", "20s"}};
     createPolicy(policy);
-    op = startOperator();
+    // Resyncs at the shortest period: a test that needs a workload
+    // reconciled after a change that does not enqueue it waits past one.
+    op = startOperator({"--resync", "10s"});
   }
   ~CapacityFixture() {
     if (op) {
@@ -1382,8 +1384,15 @@ TEST_CASE("capacity: two small services share a partly used node; the status say
     notes[name] = note;
   }
   // Sharing is stable: neither moves once both run, and svc-b taking the
-  // last idle L4 left svc-a's status as it was.
-  std::this_thread::sleep_for(std::chrono::seconds(5));
+  // last idle L4 left svc-a's status as it was. A change on the node does
+  // not enqueue svc-a, the resync does: waiting longer than its period
+  // (10 s here) makes svc-a's status one reconciled since svc-b landed.
+  const char* const ofWorkloads = "controller=\"gpuworkload\"";
+  const double reconciles =
+      capacityFixture().op->metric("controller_runtime_reconcile_total", ofWorkloads);
+  std::this_thread::sleep_for(std::chrono::seconds(12));
+  CHECK(capacityFixture().op->metric("controller_runtime_reconcile_total", ofWorkloads) >=
+        reconciles + 2);
   for (const char* name : {"svc-a", "svc-b"}) {
     const auto workload = cluster().mustGet(workloadPath(kServices, name));
     CHECK(placedType(workload) == "g6.12xlarge");
