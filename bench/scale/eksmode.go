@@ -7,7 +7,8 @@ package main
 // (spec.nodeName: no scheduler needed, kwok marks them Running), and the
 // GpuWorkloads' Deployments as objects that never roll out
 // (scripts/controlplane --no-rollouts). Then churn: pods created and
-// deleted while new GpuWorkloads arrive.
+// deleted while new GpuWorkloads arrive; then, with the operator stopped,
+// the floor's arrivals under the same churn (eksfloor.go).
 
 import (
 	"encoding/json"
@@ -35,6 +36,7 @@ type EKSSettings struct {
 	Arrivals                         int     // GpuWorkloads arriving during churn
 	ArrivalRate                      float64 // a second
 	Karpenter, Keep                  bool
+	Floor                            bool          // then the floor's arrivals under the same churn (eksfloor.go)
 	SampleEvery                      time.Duration // the soak's samples (memory, caches, queues)
 }
 
@@ -55,6 +57,7 @@ func parseEKS(args []string) (EKSSettings, error) {
 	flags.IntVar(&s.Arrivals, "arrivals", 1000, "GpuWorkloads that arrive during churn")
 	flags.Float64Var(&s.ArrivalRate, "arrival-rate", 10, "their rate, a second")
 	flags.BoolVar(&s.Karpenter, "karpenter", true, "run Karpenter (kwok provider) beside the operator")
+	flags.BoolVar(&s.Floor, "floor", true, "after the operator's churn, stop it and run the floor's arrivals under churn")
 	flags.BoolVar(&s.Keep, "keep", false, "leave the control plane running afterwards")
 	flags.DurationVar(&s.SampleEvery, "sample-every", time.Minute, "the soak's sampling period")
 	if err := flags.Parse(args); err != nil {
@@ -140,6 +143,10 @@ type EKSReport struct {
 	Soak                []SoakSample  `json:"soak"`
 	SoakSlopeMiBPerHour float64       `json:"soakSlopeMiBPerHour"`
 	SoakNoiseMiB        float64       `json:"soakNoiseMiB"` // residuals' standard deviation
+	// The same fit of what malloc holds (heapHeld).
+	SoakHeapHeldSlopeMiBPerHour float64     `json:"soakHeapHeldSlopeMiBPerHour"`
+	SoakHeapHeldNoiseMiB        float64     `json:"soakHeapHeldNoiseMiB"`
+	Floor                       *FloorChurn `json:"floor,omitempty"`
 }
 
 type eksNode struct {
@@ -326,7 +333,9 @@ func runEKS(args []string) error {
 	soakDone := make(chan []SoakSample)
 	go func() { soakDone <- sampleSoak(reactor, operator, karpenter, churnBegan, s.SampleEvery, stopSoak) }()
 	churnDone := make(chan churnResult)
-	go func() { churnDone <- churnPods(plane.client, nodes, namespaces, s.ChurnRate, s.ChurnLifetime, s.Churn) }()
+	go func() {
+		churnDone <- churnPods(plane.client, nodes, namespaces, "churn", s.ChurnRate, s.ChurnLifetime, s.Churn)
+	}()
 	sent, err := createAtRate(plane.client, s.Arrivals, s.ArrivalRate, func(i int) map[string]any {
 		return workloadManifest(s.Workloads + i)
 	}, nil)
@@ -378,7 +387,20 @@ func runEKS(args []string) error {
 		logf("reading the audit log: %v", err)
 	}
 	report.SoakSlopeMiBPerHour, report.SoakNoiseMiB = memorySlope(report.Soak)
+	report.SoakHeapHeldSlopeMiBPerHour, report.SoakHeapHeldNoiseMiB = slopeOf(report.Soak, heapHeld)
 	operator.Stop()
+	if s.Floor {
+		reactor.stop()
+		// A failure here loses only the floor's figures, not the run's.
+		if floor, err := floorUnderChurn(plane, s, nodes, namespaces, watch, s.Workloads+s.Arrivals); err != nil {
+			logf("the floor under churn: %v", err)
+		} else {
+			if floor.Arrivals.P99 > 0 {
+				floor.P99Ratio = round(report.Arrivals.P99/floor.Arrivals.P99, 2)
+			}
+			report.Floor = &floor
+		}
+	}
 	if karpenter != nil {
 		karpenter.Stop()
 	}
@@ -585,8 +607,9 @@ type churnResult struct {
 
 // churnPods creates `rate` pods a second on the CPU nodes for `duration`,
 // each deleted (at once: grace period 0) `lifetime` after its creation, so
-// that as many go as come once the first have lived out.
-func churnPods(client *Client, nodes []*eksNode, namespaces []string, rate float64, lifetime,
+// that as many go as come once the first have lived out. Their names begin
+// with `prefix`.
+func churnPods(client *Client, nodes []*eksNode, namespaces []string, prefix string, rate float64, lifetime,
 	duration time.Duration) churnResult {
 	var cpu []*eksNode
 	for _, node := range nodes {
@@ -643,7 +666,7 @@ func churnPods(client *Client, nodes []*eksNode, namespaces []string, rate float
 			jobs <- job{pod: living[0].pod, delete: true}
 			living = living[1:]
 		}
-		pod := boundPod{namespace: namespaces[i%len(namespaces)], name: fmt.Sprintf("churn-%07d", i),
+		pod := boundPod{namespace: namespaces[i%len(namespaces)], name: fmt.Sprintf("%s-%07d", prefix, i),
 			node: cpu[i%len(cpu)].name, milliCPU: eksPodCPU}
 		jobs <- job{pod: pod}
 		living = append(living, alive{pod, time.Now().Add(lifetime)})
@@ -729,6 +752,16 @@ func sampleSoak(reactor *Reactor, operator, karpenter *Sampler, origin time.Time
 // squares) from its second sample on (the first is before churn warms the
 // caches); the slope in MiB an hour and the residuals' standard deviation.
 func memorySlope(samples []SoakSample) (float64, float64) {
+	return slopeOf(samples, func(s SoakSample) float64 { return s.OperatorMiB })
+}
+
+// heapHeld: what malloc holds, in use or free, in its heap and in blocks
+// mapped on their own. Resident memory can rise toward it as free pages
+// are touched again; only a leak or a larger cluster raises it.
+func heapHeld(s SoakSample) float64 { return s.HeapInUseMiB + s.HeapFreeMiB + s.HeapMappedMiB }
+
+// slopeOf: memorySlope for any figure of the samples.
+func slopeOf(samples []SoakSample, value func(SoakSample) float64) (float64, float64) {
 	if len(samples) < 3 {
 		return 0, 0
 	}
@@ -737,9 +770,9 @@ func memorySlope(samples []SoakSample) (float64, float64) {
 	n := float64(len(points))
 	for _, p := range points {
 		sx += p.Minute
-		sy += p.OperatorMiB
+		sy += value(p)
 		sxx += p.Minute * p.Minute
-		sxy += p.Minute * p.OperatorMiB
+		sxy += p.Minute * value(p)
 	}
 	denominator := n*sxx - sx*sx
 	if denominator == 0 {
@@ -749,7 +782,7 @@ func memorySlope(samples []SoakSample) (float64, float64) {
 	intercept := (sy - slope*sx) / n
 	var squares float64
 	for _, p := range points {
-		residual := p.OperatorMiB - (intercept + slope*p.Minute)
+		residual := value(p) - (intercept + slope*p.Minute)
 		squares += residual * residual
 	}
 	return round(slope*60, 2), round(math.Sqrt(squares/n), 2)
@@ -798,9 +831,15 @@ func printEKS(r EKSReport) {
 		r.ViewP99Ms, r.ViewMeanMs)
 	fmt.Printf("arrivals: %d of %d placed, p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", r.ArrivalsPlaced,
 		r.Settings.Arrivals, r.Arrivals.P50, r.Arrivals.P99, r.Arrivals.Max)
+	if f := r.Floor; f != nil {
+		fmt.Printf("the floor's arrivals, under %.0f s of the same churn: %d of %d placed, p50 %.1f ms, p99 %.1f ms, "+
+			"max %.1f ms; the operator's p99 is %.2fx the floor's\n", f.ChurnSeconds, f.ArrivalsPlaced,
+			r.Settings.Arrivals, f.Arrivals.P50, f.Arrivals.P99, f.Arrivals.Max, f.P99Ratio)
+	}
 	fmt.Printf("operator requests in churn: %s\n", describeCounts(r.Requests))
-	fmt.Printf("soak: %d samples, slope %.2f MiB/h, noise (residual sd) %.2f MiB\n", len(r.Soak),
-		r.SoakSlopeMiBPerHour, r.SoakNoiseMiB)
+	fmt.Printf("soak: %d samples, slope %.2f MiB/h, noise (residual sd) %.2f MiB; what malloc holds: "+
+		"slope %.2f MiB/h, noise %.2f MiB\n", len(r.Soak), r.SoakSlopeMiBPerHour, r.SoakNoiseMiB,
+		r.SoakHeapHeldSlopeMiBPerHour, r.SoakHeapHeldNoiseMiB)
 	if len(r.Soak) >= 2 {
 		first, last := r.Soak[1], r.Soak[len(r.Soak)-1] // from the second: churn has warmed the caches
 		fmt.Printf("soak, minute %.0f to %.0f (MiB): resident %.1f to %.1f; heap in use %.1f to %.1f, free in it %.1f to %.1f, "+

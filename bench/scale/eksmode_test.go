@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 func TestPlaceBoundPodsFillsDevicesThenCPUNodesWithinRoom(t *testing.T) {
@@ -79,5 +80,33 @@ func TestHistogramQuantileIsTheBucketBound(t *testing.T) {
 	}
 	if q := (Histogram{}).quantileMs(0.5); !math.IsNaN(q) {
 		t.Errorf("no observations: %v, want NaN", q)
+	}
+}
+
+func TestFloorChurnCoversTheArrivalsWithinTheOperatorsChurn(t *testing.T) {
+	s := EKSSettings{Arrivals: 1000, ArrivalRate: 10, ChurnLifetime: 30 * time.Second, Churn: time.Hour}
+	if d := floorChurnDuration(s); d != 130*time.Second { // 100 s of arrivals, then a pod's lifetime
+		t.Errorf("%v, want 2m10s", d)
+	}
+	s.Churn = time.Minute
+	if d := floorChurnDuration(s); d != time.Minute {
+		t.Errorf("%v, want the operator's churn, 1m", d)
+	}
+}
+
+func TestHeapHeldSlopeIsFlatWhileResidentMemoryRisesTowardIt(t *testing.T) {
+	var samples []SoakSample
+	for minute := 0; minute <= 60; minute++ {
+		// Free pages touched again: resident memory rises, what malloc
+		// holds (in use and free move against each other) does not.
+		inUse := 20 + float64(minute%3)
+		samples = append(samples, SoakSample{Minute: float64(minute), OperatorMiB: 40 + float64(minute)/60,
+			HeapInUseMiB: inUse, HeapFreeMiB: 30 - inUse, HeapMappedMiB: 0.5})
+	}
+	if slope, _ := memorySlope(samples); math.Abs(slope-1) > 0.01 {
+		t.Errorf("resident: %v MiB/h, want 1", slope)
+	}
+	if slope, noise := slopeOf(samples, heapHeld); slope != 0 || noise != 0 {
+		t.Errorf("held: slope %v MiB/h, noise %v, want both 0", slope, noise)
 	}
 }

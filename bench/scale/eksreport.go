@@ -105,9 +105,13 @@ func plotSoak(report EKSReport, path string) error {
 	}
 	// The operator on its own panel: beside Karpenter's gigabytes its
 	// curve would be a flat line at the bottom.
+	// Computed here as well as in the run, so that a replot of an older
+	// file (without the heap held's fit) says it too.
+	residentSlope, _ := memorySlope(report.Soak)
+	heldSlope, _ := slopeOf(report.Soak, heapHeld)
 	operator := panel(fmt.Sprintf("The operator under churn (%d nodes, %d pods, %d GpuWorkloads): "+
-		"resident memory slope %.2f MiB/h", report.Nodes, report.BoundPods,
-		report.Settings.Workloads+report.Settings.Arrivals, report.SoakSlopeMiBPerHour), "MiB")
+		"slope %.2f MiB/h resident, %.2f MiB/h held by malloc", report.Nodes, report.BoundPods,
+		report.Settings.Workloads+report.Settings.Arrivals, residentSlope, heldSlope), "MiB")
 	karpenter := panel("Karpenter on the same cluster", "MiB")
 	caches := panel("The operator's caches", "objects")
 	series := []struct {
@@ -117,6 +121,7 @@ func plotSoak(report EKSReport, path string) error {
 		value  func(SoakSample) float64
 	}{
 		{operator, "operator RSS", 0, func(s SoakSample) float64 { return s.OperatorMiB }},
+		{operator, "held by malloc (in use, free, mapped)", 3, heapHeld},
 		{operator, "operator heap in use", 2, func(s SoakSample) float64 { return s.HeapInUseMiB }},
 		{karpenter, "Karpenter RSS", 1, func(s SoakSample) float64 { return s.KarpenterMiB }},
 		{caches, "pods", 0, func(s SoakSample) float64 { return s.Pods }},

@@ -45,7 +45,7 @@ func runFloor(args []string) error {
 		return err
 	}
 	workloads := "/apis/gpuplacement.io/v1alpha1/namespaces/" + *namespace + "/gpuworkloads"
-	_, resourceVersion, err := client.ListAll(workloads)
+	existing, resourceVersion, err := client.ListAll(workloads)
 	if err != nil {
 		return err
 	}
@@ -64,8 +64,13 @@ func runFloor(args []string) error {
 	// Each workload once: the watch is reopened whenever it ends (an API
 	// server restart, its timeout, EOF), and a relist after 410 Gone hands
 	// back workloads already seen, and any created while it was down.
+	// Workloads there before it started are someone else's (in EKS mode,
+	// the operator's): it places only those created after.
 	var mu sync.Mutex
 	seen := map[string]bool{}
+	for _, object := range existing {
+		seen[object.Metadata.Namespace+"/"+object.Metadata.Name] = true
+	}
 	place := func(object Object) {
 		var spec struct {
 			TargetRef struct {
