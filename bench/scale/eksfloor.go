@@ -79,15 +79,7 @@ func floorUnderChurn(plane *ControlPlane, s EKSSettings, nodes []*eksNode, names
 	}
 	result.ChurnSeconds = round(time.Since(began).Seconds(), 1)
 	result.PodsCreated, result.PodsDeleted = churned.created, churned.deleted
-	state := watch.Snapshot()
-	var latencies []float64
-	for i := range sent {
-		if at := state[deploymentName(first+i)].placedAt; !at.IsZero() {
-			latencies = append(latencies, round(at.Sub(sent[i]).Seconds()*1000, 3))
-		}
-	}
-	result.ArrivalsPlaced = len(latencies)
-	result.Arrivals = summarize(latencies)
+	result.Arrivals, result.ArrivalsPlaced = arrivalLatencies(watch, first, sent)
 	logf("the floor's churn done: %d pods created, %d deleted; %d of %d arrivals placed", churned.created,
 		churned.deleted, result.ArrivalsPlaced, s.Arrivals)
 	return result, nil

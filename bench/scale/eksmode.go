@@ -370,15 +370,7 @@ func runEKS(args []string) error {
 		report.ViewP50Ms, report.ViewP99Ms = views.quantileMs(0.5), views.quantileMs(0.99)
 		report.ViewMeanMs = round(views.sum/views.count*1000, 3)
 	}
-	state = watch.Snapshot()
-	var latencies []float64
-	for i := range sent {
-		if at := state[deploymentName(s.Workloads+i)].placedAt; !at.IsZero() {
-			latencies = append(latencies, round(at.Sub(sent[i]).Seconds()*1000, 3))
-		}
-	}
-	report.ArrivalsPlaced = len(latencies)
-	report.Arrivals = summarize(latencies)
+	report.Arrivals, report.ArrivalsPlaced = arrivalLatencies(watch, s.Workloads, sent)
 	logf("churn done: %d pods created, %d deleted; %d of %d arrivals placed", churned.created, churned.deleted,
 		report.ArrivalsPlaced, s.Arrivals)
 	if requests, err := plane.Audit(); err == nil {
@@ -405,6 +397,20 @@ func runEKS(args []string) error {
 		karpenter.Stop()
 	}
 	return writeEKS(s.Out, report)
+}
+
+// arrivalLatencies: creation to placed (ms) of the GpuWorkloads first,
+// first+1, ... created at `sent`, from the Deployment watch; and how many
+// were placed.
+func arrivalLatencies(watch *DeploymentWatch, first int, sent []time.Time) (Latency, int) {
+	state := watch.Snapshot()
+	var latencies []float64
+	for i := range sent {
+		if at := state[deploymentName(first+i)].placedAt; !at.IsZero() {
+			latencies = append(latencies, round(at.Sub(sent[i]).Seconds()*1000, 3))
+		}
+	}
+	return summarize(latencies), len(latencies)
 }
 
 // waitClusterSynced: seconds from the operator's start until its caches
