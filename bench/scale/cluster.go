@@ -70,6 +70,10 @@ var clusterProcesses = []string{"kube-scheduler", "kube-controller-manager", "kw
 // kube-controller-manager, kwok and the pool file's nodes, and with
 // karpenter Karpenter's kwok provider, launching the pool file's NodePools;
 // clusterFlags are scripts/controlplane's (--no-rollouts).
+// apiServerExtraFlags go to every kube-apiserver the harness starts (writecost
+// --profile sets --profiling=true; scripts/controlplane turns it off).
+var apiServerExtraFlags []string
+
 func startControlPlane(repo, dir string, stopWithUs bool, pools string, karpenter bool,
 	clusterFlags ...string) (*ControlPlane, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -94,6 +98,7 @@ func startControlPlane(repo, dir string, stopWithUs bool, pools string, karpente
 	args = append(args, "--", "--audit-policy-file", policyFile, "--audit-log-path",
 		filepath.Join(dir, "logs", "audit.log"), "--audit-log-maxsize", "0", "--audit-log-mode", "batch",
 		"--audit-log-batch-max-wait", "1s")
+	args = append(args, apiServerExtraFlags...)
 	start := exec.Command(script, args...)
 	if output, err := start.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("starting the control plane: %v\n%s", err, output)

@@ -47,6 +47,8 @@ var writeKinds = []WriteKind{
 	{"status-jsonpatch", "operator", "the status the operator writes (taken from it)", "PATCH gpuworkloads/status (JSON patch: test the uid, add /status)"},
 	{"status-jsonpatch-granular", "operator", "the same status, its CRD's status objects granular (as before 2026-11-27)",
 		"PATCH gpuworkloads/status (JSON patch: test the uid, add /status)"},
+	{"status-jsonpatch-conditions", "operator (a measure, not a write it makes)", "the same status with its conditions only (what its size costs)",
+		"PATCH gpuworkloads/status (JSON patch: test the uid, add /status)"},
 	{"event-create", "operator, controller-runtime", "one Placed Event", "POST events"},
 	{"finalizer-update", "controller-runtime", "the finalizer, the whole object sent back", "PUT gpuworkloads"},
 	{"status-update-small", "controller-runtime", "observedGeneration, placement, Placed and Applied", "PUT gpuworkloads/status"},
@@ -94,7 +96,12 @@ func runWriteCost(args []string) error {
 	kinds := flags.String("kinds", "", "comma-separated kinds (default: all)")
 	work := flags.String("work", filepath.Join(os.TempDir(), "gpu-placement-writecost"), "scratch directory")
 	out := flags.String("out", "build/bench-results", "where the JSON goes")
+	profile := flags.Duration("profile", 0, "take a CPU profile of kube-apiserver this long once the writes start "+
+		"(the server runs with --profiling; the profile and its top functions go next to the JSON)")
 	flags.Parse(args)
+	if *profile > 0 {
+		apiServerExtraFlags = append(apiServerExtraFlags, "--profiling=true")
+	}
 	for _, path := range []*string{repo, operator, out, work} {
 		abs, err := filepath.Abs(*path)
 		if err != nil {
@@ -134,9 +141,15 @@ func runWriteCost(args []string) error {
 		logf("the operator's %s: %d bytes", name, bytes)
 	}
 
+	stamp := report.Started.Format("20060102-150405")
 	for _, kind := range selected {
 		logf("%s: %d writes (%s)", kind.Name, *n, kind.Request)
-		cost, err := measureWriteKind(*repo, filepath.Join(*work, kind.Name), kind, *n, *workers, statuses)
+		var profileTo string
+		if *profile > 0 {
+			profileTo = filepath.Join(*out, "writecost-"+stamp+"-"+kind.Name+".pprof")
+		}
+		cost, err := measureWriteKind(*repo, filepath.Join(*work, kind.Name), kind, *n, *workers, statuses,
+			profileTo, *profile)
 		if err != nil {
 			return fmt.Errorf("%s: %v", kind.Name, err)
 		}
@@ -145,7 +158,7 @@ func runWriteCost(args []string) error {
 	}
 	report.LoadAfter = loadAverage()
 	printWriteCosts(report)
-	path := filepath.Join(*out, "writecost-"+report.Started.Format("20060102-150405")+".json")
+	path := filepath.Join(*out, "writecost-"+stamp+".json")
 	data, err := json.MarshalIndent(report, "", "  ")
 	if err != nil {
 		return err
@@ -341,7 +354,7 @@ func smallStatus(generation int64) map[string]any {
 }
 
 func measureWriteKind(repo, dir string, kind WriteKind, n, workers int,
-	statuses map[string]json.RawMessage) (WriteCost, error) {
+	statuses map[string]json.RawMessage, profileTo string, profileFor time.Duration) (WriteCost, error) {
 	cost := WriteCost{WriteKind: kind, Writes: n}
 	os.RemoveAll(dir)
 	plane, err := startControlPlane(repo, dir, true, "", false)
@@ -421,7 +434,18 @@ func measureWriteKind(repo, dir string, kind WriteKind, n, workers int,
 	}
 	statusList := make([]json.RawMessage, 0, len(statuses))
 	for _, name := range sortedKeys(statuses) {
-		statusList = append(statusList, statuses[name])
+		status := statuses[name]
+		if kind.Name == "status-jsonpatch-conditions" {
+			var whole map[string]json.RawMessage
+			if err := json.Unmarshal(status, &whole); err != nil {
+				return cost, fmt.Errorf("the operator's status: %v", err)
+			}
+			if status, err = json.Marshal(map[string]json.RawMessage{"conditions": whole["conditions"],
+				"observedGeneration": whole["observedGeneration"]}); err != nil {
+				return cost, err
+			}
+		}
+		statusList = append(statusList, status)
 	}
 	operatorPatch := map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
 		"nodeSelector": map[string]string{"node.kubernetes.io/instance-type": "g4dn.xlarge"},
@@ -441,7 +465,7 @@ func measureWriteKind(repo, dir string, kind WriteKind, n, workers int,
 			return http.MethodPatch, workloadsPath + "/" + name, MergePatch,
 				map[string]any{"metadata": map[string]any{"resourceVersion": rv,
 					"finalizers": []string{"gpuplacement.io/finalizer"}}}
-		case "status-jsonpatch", "status-jsonpatch-granular":
+		case "status-jsonpatch", "status-jsonpatch-granular", "status-jsonpatch-conditions":
 			// As the operator sends it: the uid tested, then the status.
 			mu.Lock()
 			uid := current[i]["metadata"].(map[string]any)["uid"]
@@ -511,6 +535,10 @@ func measureWriteKind(repo, dir string, kind WriteKind, n, workers int,
 	var firstErr error
 	next := make(chan int)
 	var wg sync.WaitGroup
+	profiled := make(chan error, 1)
+	if profileTo != "" {
+		go func() { profiled <- profileAPIServer(plane.client, profileTo, profileFor) }()
+	}
 	start := time.Now()
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -552,6 +580,14 @@ func measureWriteKind(repo, dir string, kind WriteKind, n, workers int,
 	close(next)
 	wg.Wait()
 	cost.Seconds = round(time.Since(start).Seconds(), 3)
+	if profileTo != "" {
+		if err := <-profiled; err != nil {
+			return cost, fmt.Errorf("the profile: %v", err)
+		}
+		if time.Duration(cost.Seconds*float64(time.Second)) < profileFor {
+			logf("the writes took %.1f s, less than the profile's %v: it holds idle time too", cost.Seconds, profileFor)
+		}
+	}
 	// The batch audit writer and the watch's fan-out finish within a second.
 	time.Sleep(1500 * time.Millisecond)
 	api1, etcd1, err := plane.CPUSeconds()
@@ -578,6 +614,37 @@ func measureWriteKind(repo, dir string, kind WriteKind, n, workers int,
 	cost.LatencyP50Ms = round(percentile(sorted, 0.5), 2)
 	cost.LatencyP99Ms = round(percentile(sorted, 0.99), 2)
 	return cost, nil
+}
+
+// profileAPIServer takes a CPU profile of kube-apiserver (its
+// /debug/pprof/profile, as the admin) and writes it, and the functions
+// that took the most of it with what they called (go tool pprof -top
+// -cum), next to it.
+func profileAPIServer(admin *Client, to string, seconds time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), seconds+30*time.Second)
+	defer cancel()
+	resp, err := admin.request(ctx, http.MethodGet,
+		fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(seconds.Seconds())), "", nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", resp.Status, data)
+	}
+	if err := os.WriteFile(to, data, 0o644); err != nil {
+		return err
+	}
+	top, err := exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=80", to).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go tool pprof: %v\n%s", err, top)
+	}
+	logf("profile in %s", to)
+	return os.WriteFile(strings.TrimSuffix(to, ".pprof")+".top.txt", top, 0o644)
 }
 
 // meanInts: the mean of the non-zero values.
