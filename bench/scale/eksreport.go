@@ -21,7 +21,9 @@ type Histogram struct {
 	count, sum float64
 }
 
-func readHistogram(r *Reactor, family string) (Histogram, error) {
+// readHistogram: the series of the family whose line holds `labels` (all
+// of them when empty).
+func readHistogram(r *Reactor, family, labels string) (Histogram, error) {
 	h := Histogram{buckets: map[float64]float64{}}
 	lines, err := r.metricLines()
 	if err != nil {
@@ -29,6 +31,9 @@ func readHistogram(r *Reactor, family string) (Histogram, error) {
 	}
 	found := false
 	for _, line := range lines {
+		if !strings.Contains(line, labels) {
+			continue // another series of the family
+		}
 		fields := strings.Fields(line)
 		if len(fields) < 2 {
 			continue
@@ -55,10 +60,10 @@ func readHistogram(r *Reactor, family string) (Histogram, error) {
 			h.sum = value
 		}
 	}
-	if !found {
+	if !found && labels == "" {
 		return h, fmt.Errorf("/metrics has no %s", family)
 	}
-	return h, nil
+	return h, nil // a labelled series is there once observed: none yet is zero
 }
 
 // minus: what was observed between two readings.

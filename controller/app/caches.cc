@@ -1,6 +1,8 @@
 #include "app/caches.h"
 
 #include <map>
+#include <string_view>
+#include <unordered_set>
 
 #include "runtime/signal.h"
 
@@ -94,15 +96,15 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
   nodeOptions.path = "/api/v1/nodes";
   nodes_ =
       std::make_unique<NodeInformer>(executor_, client, nodeOptions, core::nodeFromJson, clock);
-  nodes_->addHandler([this](const std::string& name, const core::NodeView* previous,
-                            const core::NodeView* current) {
-    if (!current) {
-      usedOnNode_.erase(name);
-    } else if (previous && *previous == *current) {
-      return;  // a heartbeat or a field no decision reads
-    }
-    ++clusterGeneration_;
-  });
+  nodes_->addHandler(
+      [this](const std::string&, const core::NodeView* previous, const core::NodeView* current) {
+        // What its pods hold stays until they go (the pod garbage collector
+        // deletes them after the node): their deletions subtract it.
+        if (previous && current && *previous == *current) {
+          return;  // a heartbeat or a field no decision reads
+        }
+        ++clusterGeneration_;
+      });
   nodes_->setLogger(logInformer);
   auto podOptions = base;
   podOptions.resource = "pods";
@@ -270,13 +272,54 @@ void ObjectCaches::countPod(const core::PodView* previous, const core::PodView* 
     if (used == core::NodeUse{}) {
       usedOnNode_.erase(previous->node);
     }
+    roomMoved(previous->node);
   }
   if (holds) {
     usedOnNode_[current->node].add(*current);
+    if (!held || previous->node != current->node) {
+      roomMoved(current->node);
+    }
   }
-  if (held || holds || (current && !current->unschedulable.empty())) {
-    ++clusterGeneration_;
+}
+
+void ObjectCaches::roomMoved(const std::string& node) {
+  roomMoves_.emplace_back(++roomGeneration_, node);
+  if (roomMoves_.size() > kRoomMovesKept) {
+    roomMoves_.pop_front();
   }
+}
+
+std::optional<std::vector<std::string>> ObjectCaches::nodesWithRoomMovedSince(
+    std::uint64_t room) const {
+  std::vector<std::string> nodes;
+  if (room >= roomGeneration_) {
+    return nodes;
+  }
+  if (roomMoves_.empty() || roomMoves_.front().first > room + 1) {
+    return std::nullopt;  // some of the moves since have been forgotten
+  }
+  std::unordered_set<std::string_view> seen;
+  for (auto it = roomMoves_.rbegin(); it != roomMoves_.rend() && it->first > room; ++it) {
+    if (seen.insert(it->second).second) {
+      nodes.push_back(it->second);
+    }
+  }
+  return nodes;
+}
+
+std::optional<core::ClusterState::Node> ObjectCaches::clusterNode(const std::string& name) const {
+  const core::NodeView* node = nodes_->store().get(name);
+  if (!node) {
+    return std::nullopt;
+  }
+  return clusterNodeOf(name, *node);
+}
+
+core::ClusterState::Node ObjectCaches::clusterNodeOf(const std::string& name,
+                                                     const core::NodeView& node) const {
+  const auto found = usedOnNode_.find(name);
+  const core::NodeUse used = found == usedOnNode_.end() ? core::NodeUse{} : found->second;
+  return {name, &node, used.devices, used.milliCpu, used.memoryBytes, used.pods};
 }
 
 ObjectCaches::~ObjectCaches() = default;
@@ -400,7 +443,7 @@ bool ObjectCaches::healthy() const {
 }
 
 ObjectCaches::ClusterStamp ObjectCaches::clusterStamp() const {
-  return {clusterGeneration_, nodes_->synced() && pods_->synced(),
+  return {clusterGeneration_, roomGeneration_, nodes_->synced() && pods_->synced(),
           nodePools_ && nodePools_->synced()};
 }
 
@@ -416,11 +459,9 @@ core::ClusterState ObjectCaches::clusterState() const {
     cluster.nodesProblem = !nodes_->synced() ? problem(*nodes_) : problem(*pods_);
     return cluster;
   }
+  cluster.nodes.reserve(nodes_->store().size());
   nodes_->store().forEach([&](const std::string& name, const core::NodeView& node) {
-    const auto found = usedOnNode_.find(name);
-    const core::NodeUse used = found == usedOnNode_.end() ? core::NodeUse{} : found->second;
-    cluster.nodes.push_back(
-        {name, &node, used.devices, used.milliCpu, used.memoryBytes, used.pods});
+    cluster.nodes.push_back(clusterNodeOf(name, node));
   });
   cluster.nodePoolsInstalled = nodePools_ && nodePools_->synced();
   if (cluster.nodePoolsInstalled) {

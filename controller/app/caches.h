@@ -1,8 +1,10 @@
 #pragma once
 
 #include <array>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -112,18 +114,31 @@ class ObjectCaches {
   // The cluster view as it is now. Its pointers are into the caches: use
   // it before the next co_await.
   core::ClusterState clusterState() const;
-  // Moves on every change of a Node, a Pod's devices or a NodePool, so
-  // what is computed from clusterState() can be kept until it moves.
-  std::uint64_t clusterGeneration() const { return clusterGeneration_; }
-  // The generation, and whether nodes (with pods) and NodePools are known:
-  // what is computed from clusterState() is good while this stays equal.
+  // What is computed from clusterState() is good while this stays equal.
+  // `generation` moves on every change of a Node or a NodePool that the
+  // view reads, `room` on every change of what the pods bound to a node
+  // hold of it.
   struct ClusterStamp {
     std::uint64_t generation = 0;
+    std::uint64_t room = 0;
     bool nodesKnown = false;
     bool nodePoolsInstalled = false;
     bool operator==(const ClusterStamp&) const = default;
+    // Since `before`, only the room on some nodes moved: a view computed
+    // then is brought up to date by recounting those nodes.
+    bool onlyRoomMovedSince(const ClusterStamp& before) const {
+      return generation == before.generation && nodesKnown == before.nodesKnown &&
+             nodePoolsInstalled == before.nodePoolsInstalled;
+    }
   };
   ClusterStamp clusterStamp() const;
+  // The nodes whose room moved after stamp.room == `room`, each once;
+  // nullopt when more moved than the caches remember (kRoomMovesKept).
+  std::optional<std::vector<std::string>> nodesWithRoomMovedSince(std::uint64_t room) const;
+  // One node as clusterState() gives it; nullopt when it is not cached.
+  // Its pointer is into the caches: use it before the next co_await.
+  std::optional<core::ClusterState::Node> clusterNode(const std::string& name) const;
+  static constexpr std::size_t kRoomMovesKept = 4096;
   // The target's pods the scheduler cannot place.
   core::PendingPods pendingPodsOf(core::TargetKind kind, const std::string& key) const;
   // The target's pods bound to nodes, with the node's type and what they
@@ -171,7 +186,12 @@ class ObjectCaches {
   std::vector<std::function<void(core::TargetKind, const std::string&)>> pendingHandlers_;
   std::vector<std::function<void(const std::string&)>> gatedHandlers_;
   std::vector<std::function<void()>> nodePoolHandlers_;
+  void roomMoved(const std::string& node);
+  core::ClusterState::Node clusterNodeOf(const std::string& name, const core::NodeView& node) const;
   std::uint64_t clusterGeneration_ = 0;
+  std::uint64_t roomGeneration_ = 0;
+  // The last kRoomMovesKept moves of room: (room generation, node).
+  std::deque<std::pair<std::uint64_t, std::string>> roomMoves_;
   runtime::InformerOptions base_;
   runtime::ListWatchClient& client_;
   const runtime::Clock& clock_;

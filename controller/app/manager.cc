@@ -8,10 +8,11 @@
 namespace gpuplacement::app {
 namespace {
 
-// 50 microseconds (a few hundred nodes) doubling to 1.6 seconds.
+// 2 microseconds (a recount of a few nodes) doubling to 1 second (a whole
+// view of tens of thousands of nodes on a busy machine).
 std::vector<double> viewBuckets() {
   std::vector<double> buckets;
-  for (double bound = 50e-6; bound < 2; bound *= 2) {
+  for (double bound = 2e-6; bound < 2; bound *= 2) {
     buckets.push_back(bound);
   }
   return buckets;
@@ -44,12 +45,16 @@ Manager::Manager(asio::any_io_executor executor, kube::KubeClient& client,
       pods_(executor, caches_, writes_, logger, metrics, controllerMetrics_, clock) {
   caches_.registerMetrics(metrics);
   registerGauges(metrics);
-  // Its count is the computations; at scale, the cost that grows with the nodes.
-  auto& views = metrics.histogram("gpu_placement_cluster_view_seconds",
-                                  "Time to compute what a policy sees of the cluster (its nodes' "
-                                  "room and what NodePools may launch)",
-                                  {}, viewBuckets());
-  engines_.observeViews(clock, [&views](double seconds) { views.observe({}, seconds); });
+  // Its count is the computations; at scale, the whole ones are the cost
+  // that grows with the nodes.
+  auto& views = metrics.histogram(
+      "gpu_placement_cluster_view_seconds",
+      "Time to compute what a policy sees of the cluster (its nodes' room and what NodePools may "
+      "launch): whole (a node or NodePool changed) or by recounting the nodes whose pods changed",
+      {"work"}, viewBuckets());
+  engines_.observeViews(clock, [&views](PolicyEngines::ViewWork work, double seconds) {
+    views.observe({work == PolicyEngines::ViewWork::Whole ? "whole" : "recount"}, seconds);
+  });
 }
 
 void Manager::registerGauges(MetricsRegistry& metrics) {

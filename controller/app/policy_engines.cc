@@ -61,22 +61,43 @@ std::shared_ptr<const core::ClusterView> PolicyEngines::clusterView(
   }
   const auto stamp = caches.clusterStamp();
   auto& cached = clusterViews_[name];
-  if (!cached.view || cached.engine != view.engine || cached.generation != view.generation ||
-      !(cached.stamp == stamp)) {
-    const auto& engine = *view.engine;
-    const auto started = clock_ ? clock_->monotonicNow() : runtime::MonotonicTime{};
-    cached = {view.engine, view.generation, stamp,
-              std::make_shared<const core::ClusterView>(
-                  core::clusterViewOf(caches.clusterState(), engine.catalog(), engine.policy()))};
+  if (cached.view && cached.engine == view.engine && cached.generation == view.generation &&
+      cached.stamp == stamp) {
+    return cached.view;
+  }
+  const auto& engine = *view.engine;
+  const auto started = clock_ ? clock_->monotonicNow() : runtime::MonotonicTime{};
+  const auto observe = [&](ViewWork work) {
     if (observeView_) {
-      observeView_(std::chrono::duration<double>(clock_->monotonicNow() - started).count());
+      observeView_(work, std::chrono::duration<double>(clock_->monotonicNow() - started).count());
+    }
+  };
+  if (cached.view && cached.engine == view.engine && cached.generation == view.generation &&
+      stamp.onlyRoomMovedSince(cached.stamp)) {
+    if (const auto moved = caches.nodesWithRoomMovedSince(cached.stamp.room)) {
+      // A reconcile waiting on a write may hold the view: it keeps its own.
+      if (cached.view.use_count() > 1) {
+        cached.view = std::make_shared<core::ClusterView>(*cached.view);
+      }
+      for (const auto& node : *moved) {
+        const auto entry = caches.clusterNode(node);
+        cached.view->capacity.recount(
+            node, entry ? core::shareOf(*entry, engine.catalog(), engine.policy()) : std::nullopt);
+      }
+      cached.stamp = stamp;
+      observe(ViewWork::Recount);
+      return cached.view;
     }
   }
+  cached = {view.engine, view.generation, stamp,
+            std::make_shared<core::ClusterView>(
+                core::clusterViewOf(caches.clusterState(), engine.catalog(), engine.policy()))};
+  observe(ViewWork::Whole);
   return cached.view;
 }
 
 void PolicyEngines::observeViews(const runtime::Clock& clock,
-                                 std::function<void(double seconds)> observe) {
+                                 std::function<void(ViewWork work, double seconds)> observe) {
   clock_ = &clock;
   observeView_ = std::move(observe);
 }

@@ -34,15 +34,20 @@ class PolicyEngines {
   // the cached policy of that name, if any (to say why it is not in force).
   core::PolicyView view(const std::string& name, const PolicyObject* object) const;
 
-  // What the policy in force (`view`, from view()) sees of the cluster:
-  // computed again only when the cluster stamp or the engine in force
-  // moves, and shared by every decision until then. Null without an engine.
+  // What the policy in force (`view`, from view()) sees of the cluster,
+  // shared by every decision until the cluster stamp or the engine in
+  // force moves. When only the room on some nodes moved (pods came and
+  // went), those nodes are recounted; otherwise it is computed again
+  // whole. Null without an engine.
   std::shared_ptr<const core::ClusterView> clusterView(const std::string& name,
                                                        const core::PolicyView& view,
                                                        const ObjectCaches& caches) const;
 
-  // Told how long each computation of a cluster view took (a metric).
-  void observeViews(const runtime::Clock& clock, std::function<void(double seconds)> observe);
+  enum class ViewWork : std::uint8_t { Whole, Recount };
+  // Told how long each computation or recount of a cluster view took (a
+  // metric).
+  void observeViews(const runtime::Clock& clock,
+                    std::function<void(ViewWork work, double seconds)> observe);
 
   // The generation in force, if any version of the policy is.
   std::optional<std::int64_t> generationInForce(const std::string& name) const;
@@ -61,14 +66,14 @@ class PolicyEngines {
     const core::PlacementEngine* engine = nullptr;
     std::int64_t generation = 0;
     ObjectCaches::ClusterStamp stamp;
-    std::shared_ptr<const core::ClusterView> view;
+    std::shared_ptr<core::ClusterView> view;  // recounted in place when no one else holds it
   };
 
   InForce builtin_;  // generation 0
   std::map<std::string, InForce> engines_;
   mutable std::map<std::string, ClusterViewOf> clusterViews_;  // a cache: const to readers
   const runtime::Clock* clock_ = nullptr;
-  std::function<void(double seconds)> observeView_;
+  std::function<void(ViewWork work, double seconds)> observeView_;
 };
 
 }  // namespace gpuplacement::app

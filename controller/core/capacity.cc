@@ -151,50 +151,6 @@ bool tolerates(const std::vector<Toleration>& tolerations, const std::vector<Tai
 
 namespace {
 
-constexpr std::size_t kOnDemand = 0;
-constexpr std::size_t kSpot = 1;
-
-std::size_t slotOf(CapacityType capacity) {
-  return capacity == CapacityType::Spot ? kSpot : kOnDemand;
-}
-
-// Free devices of the kind the tier uses, for comparing nodes.
-std::int32_t usable(const Devices& devices, Tier tier) {
-  return tier == Tier::NVIDIA ? devices.gpus : tier == Tier::CPU ? 0 : devices.neuronDevices;
-}
-
-void countNodes(const ClusterState& cluster, const Catalog& catalog, const Policy& policy,
-                Capacity& capacity) {
-  for (const auto& [name, node, used, usedMilliCpu, usedMemoryBytes, usedPods] : cluster.nodes) {
-    const int index = catalog.indexOf(node->instanceType);
-    if (index < 0 || !node->schedulable) {
-      continue;
-    }
-    const auto& instance = catalog.instances[static_cast<std::size_t>(index)];
-    if (!tolerates(policy.tier(instance.tier).tolerations, node->taints)) {
-      continue;  // a taint our placements do not tolerate: the team's own nodes
-    }
-    auto& offer = capacity.offers[static_cast<std::size_t>(index)][slotOf(node->capacityType)];
-    ++offer.nodes;
-    Devices idle = node->allocatable;
-    idle -= used;
-    offer.room.push_back({name, usable(idle, instance.tier), node->milliCpu - usedMilliCpu,
-                          node->memoryBytes - usedMemoryBytes,
-                          node->pods > 0 ? node->pods - usedPods : NodeRoom::kUnboundedPods});
-    offer.used += usable(used, instance.tier);
-    const auto free = usable(idle, instance.tier);
-    if (free > usable(offer.idleLargest, instance.tier)) {
-      offer.idleLargest = idle;
-    }
-    // Only a node some pod's devices keep up has devices that cost the
-    // cluster nothing more: an empty one is what the cluster autoscaler or
-    // Karpenter's consolidation removes, so using it costs the whole node.
-    if (free > 0 && usable(used, instance.tier) > 0) {
-      offer.idle.push_back(free);
-    }
-  }
-}
-
 // Replicas that fit on one node's room: each resource the replica asks for
 // bounds them.
 std::int64_t fitsIn(const NodeRoom& room, const ReplicaRequests& replica) {
@@ -253,7 +209,7 @@ void countNodePools(const ClusterState& cluster, const Catalog& catalog, const P
       const bool room = withinLimits(*pool, usage, instance);
       for (const auto type : {CapacityType::OnDemand, CapacityType::Spot}) {
         if (!excludedBy(*pool, karpenterLabels(instance, catalog, type))) {
-          auto& offer = capacity.offers[index][slotOf(type)];
+          auto& offer = capacity.offers[index][offerSlot(type)];
           (room ? offer.nodePools : offer.poolsAtLimit).push_back(name);
         }
       }
@@ -337,7 +293,7 @@ const Offer* Capacity::offer(int instance, CapacityType capacity) const {
   if (instance < 0 || static_cast<std::size_t>(instance) >= offers.size()) {
     return nullptr;
   }
-  return &offers[static_cast<std::size_t>(instance)][slotOf(capacity)];
+  return &offers[static_cast<std::size_t>(instance)][offerSlot(capacity)];
 }
 
 Capacity capacityOf(const ClusterState& cluster, const Catalog& catalog, const Policy& policy,
@@ -348,7 +304,9 @@ Capacity capacityOf(const ClusterState& cluster, const Catalog& catalog, const P
     return capacity;
   }
   capacity.offers.resize(catalog.instances.size());
-  countNodes(cluster, catalog, policy, capacity);
+  for (const auto& node : cluster.nodes) {
+    capacity.recount(node.name, shareOf(node, catalog, policy));
+  }
   if (capacity.source == CapacitySource::NodePools) {
     countNodePools(cluster, catalog, policy, capacity);
   }

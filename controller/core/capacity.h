@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/catalog.h"
@@ -89,18 +90,28 @@ struct ReplicaRequests {
   std::int64_t memoryBytes = 0;
 };
 
+// The offer slot of a capacity type: [0] on-demand (Mixed's too), [1] spot.
+inline std::size_t offerSlot(CapacityType capacity) {
+  return capacity == CapacityType::Spot ? 1 : 0;
+}
+
+// Devices of the kind the tier places on (none for CPU).
+inline std::int32_t tierDevices(const Devices& devices, Tier tier) {
+  return tier == Tier::NVIDIA ? devices.gpus : tier == Tier::CPU ? 0 : devices.neuronDevices;
+}
+
 // What the cluster offers of one instance type at one capacity type.
 struct Offer {
-  std::int32_t nodes = 0;  // schedulable, tolerated nodes of the type
-  Devices idleLargest;     // the most devices free on one of them
+  std::int32_t nodes = 0;        // schedulable, tolerated nodes of the type
+  std::int32_t largestIdle = 0;  // the most of the tier's devices free on one of them
   // The tier's devices free on each node where pods hold some (never an
-  // empty node: that one costs what a new one does).
+  // empty node: that one costs what a new one does). In no order.
   std::vector<std::int32_t> idle;
   std::int32_t used = 0;               // the tier's devices pods hold on these nodes
   std::vector<std::string> nodePools;  // NodePools that may launch another
   // NodePools that would launch one but are at their limits.
   std::vector<std::string> poolsAtLimit;
-  std::vector<NodeRoom> room;  // each of the nodes, for counting replicas that fit
+  std::vector<NodeRoom> room;  // each of the nodes, in no order, for counting replicas that fit
 
   bool available() const { return nodes > 0 || !nodePools.empty(); }
   // The nodes there are, and no NodePool that may launch another: what
@@ -111,6 +122,20 @@ struct Offer {
   int replicasWithRoom(const ReplicaRequests& replica, int enough,
                        const std::vector<const OwnPod*>& own = {}) const;
 };
+
+// One node's part in the offers: the offer it counts in, the room it has
+// and the tier's devices its pods hold.
+struct NodeShare {
+  int instance = -1;  // catalog index
+  std::size_t slot = 0;
+  NodeRoom room;
+  std::int32_t used = 0;
+};
+
+// Nullopt when the node counts in no offer: a type the catalog lacks, not
+// schedulable, or tainted where the tier's placements do not tolerate.
+std::optional<NodeShare> shareOf(const ClusterState::Node& node, const Catalog& catalog,
+                                 const Policy& policy);
 
 // Where candidates come from, resolved, with the offers per instance type
 // (indexed like the catalog's instances; [0] on-demand, [1] spot).
@@ -123,6 +148,24 @@ struct Capacity {
   bool offered(int instance, CapacityType capacity) const;
   // One capacity type's offer (Mixed: the on-demand one).
   const Offer* offer(int instance, CapacityType capacity) const;
+
+  // The node's share counted again: its old one taken out, the new one
+  // (nullopt: none) put in, at a cost that does not grow with the cluster.
+  // capacityOf counts every node this way, so after the pods on some nodes
+  // changed (and no node or NodePool did), recounting those nodes gives
+  // what capacityOf over the whole cluster would, but for the order of
+  // `room` and `idle`. Nothing under source None.
+  void recount(const std::string& node, std::optional<NodeShare> share);
+
+ private:
+  struct Counted {
+    int instance = -1;
+    std::size_t slot = 0;
+    std::size_t at = 0;  // in the offer's room
+    std::int32_t used = 0;
+  };
+  void takeOut(const std::string& node);
+  std::unordered_map<std::string, Counted> counted_;  // node name -> where it counts
 };
 
 Capacity capacityOf(const ClusterState& cluster, const Catalog& catalog, const Policy& policy,

@@ -239,7 +239,7 @@ std::function<bool(const std::string&, CapacityType)> roomSeenIn(const ClusterVi
       return true;  // CPU: free room is not in the view
     }
     const Offer* offer = view->capacity.offer(index, capacity);
-    return offer && offer->idleLargest.gpus + offer->idleLargest.neuronDevices > 0;
+    return offer && offer->largestIdle > 0;
   };
 }
 

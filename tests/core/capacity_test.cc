@@ -3,9 +3,12 @@
 // cluster offers of each instance type.
 #include "core/capacity.h"
 
+#include <stdexcept>
+
 #include <doctest/doctest.h>
 
 #include "support/engine_fixture.h"
+#include "support/offers_text.h"
 
 namespace gpuplacement::core {
 namespace {
@@ -267,7 +270,7 @@ TEST_CASE("what the cluster offers, from where") {
     CHECK(capacity.source == CapacitySource::Nodes);
     CHECK(capacity.offered(g6, CapacityType::OnDemand));
     CHECK_FALSE(capacity.offered(g6, CapacityType::Spot));
-    CHECK(capacity.offer(g6, CapacityType::OnDemand)->idleLargest.gpus == 1);  // 4 - 3
+    CHECK(capacity.offer(g6, CapacityType::OnDemand)->largestIdle == 1);  // 4 - 3
     CHECK(capacity.offered(g5, CapacityType::Spot));
     CHECK_FALSE(capacity.offered(g5, CapacityType::OnDemand));
     CHECK_FALSE(capacity.offered(p5, CapacityType::OnDemand));  // a taint we do not tolerate
@@ -393,6 +396,111 @@ TEST_CASE("the capacity-type label is one every node carries, or none") {
   CHECK(karpenterLabel->key == "karpenter.sh/capacity-type");
   CHECK_FALSE(labelOf({&managed, &karpenter}).has_value());  // they disagree
   CHECK_FALSE(labelOf({&managed, &bare}).has_value());       // some nodes carry neither
+}
+
+TEST_CASE("recounting the nodes whose pods changed gives what counting every node does") {
+  const auto& catalog = *testing::shippedCatalog();
+  const Policy policy;
+  const NodeView l4 = nodeFromJson(g6x4());
+  const NodeView spotG5 = nodeFromJson(karpenterG5());
+  const NodeView teamOnly =
+      nodeFromJson(node("p5.48xlarge", json::object(), {{"nvidia.com/gpu", 8}},
+                        {{{"key", "team"}, {"value", "a"}, {"effect", "NoSchedule"}}}));
+  const NodeView cpu = nodeFromJson(
+      node("m5.xlarge", json::object(), {{"cpu", "3920m"}, {"memory", "15Gi"}, {"pods", "58"}}));
+  const NodeView unknown = nodeFromJson(node("x9.huge", json::object(), {{"nvidia.com/gpu", 4}}));
+  const auto pool =
+      nodePoolFromJson(nodePool({requirement("karpenter.k8s.aws/instance-family", "In", {"g5"})}));
+
+  ClusterState cluster;
+  cluster.nodesKnown = true;
+  cluster.nodePoolsInstalled = true;
+  cluster.nodePools = {{"gpu-a10g", &pool}};
+  cluster.nodes = {{"l4-a", &l4, Devices{3, 0, 0}, 12000, 48LL << 30, 3},
+                   {"l4-b", &l4, Devices{}, 0, 0, 0},
+                   {"l4-c", &l4, Devices{1, 0, 0}, 4000, 16LL << 30, 1},
+                   {"g5-a", &spotG5, Devices{}, 0, 0, 0},
+                   {"g5-b", &spotG5, Devices{1, 0, 0}, 2000, 8LL << 30, 1},
+                   {"team-only", &teamOnly, Devices{}, 0, 0, 0},
+                   {"cpu-a", &cpu, Devices{}, 500, 1LL << 30, 2},
+                   {"unknown", &unknown, Devices{}, 0, 0, 0}};
+  const auto find = [&](const std::string& name) -> ClusterState::Node& {
+    for (auto& entry : cluster.nodes) {
+      if (entry.name == name) {
+        return entry;
+      }
+    }
+    FAIL("no node " << name);
+    throw std::logic_error("unreachable");
+  };
+
+  // Each step: what the pods on one node hold after it.
+  struct Step {
+    const char* what;
+    const char* node;
+    Devices used;
+    std::int64_t milliCpu;
+    std::int64_t memoryBytes;
+    std::int32_t pods;
+  };
+  const Step steps[] = {
+      {"a GPU pod lands on an empty node: its idle devices now cost nothing more", "l4-b",
+       Devices{1, 0, 0}, 4000, 16LL << 30, 1},
+      {"the node with the most idle devices fills: the largest idle is another's", "l4-b",
+       Devices{4, 0, 0}, 16000, 64LL << 30, 4},
+      {"the busiest node empties: the largest idle is its again, and not at no cost", "l4-a",
+       Devices{}, 0, 0, 0},
+      {"a CPU pod on a GPU node: room for CPU, not for devices", "l4-a", Devices{}, 250, 64LL << 20,
+       1},
+      {"CPU pods come and go on a CPU node", "cpu-a", Devices{}, 1500, 3LL << 30, 5},
+      {"the last pod leaves the CPU node", "cpu-a", Devices{}, 0, 0, 0},
+      {"a spot node's pod leaves", "g5-b", Devices{}, 0, 0, 0},
+      {"pods on a node placements do not tolerate count nowhere", "team-only", Devices{8, 0, 0},
+       8000, 32LL << 30, 1},
+      {"pods on a type the catalog lacks count nowhere", "unknown", Devices{2, 0, 0}, 0, 0, 1},
+      {"more devices held than the node has: negative room, no idle", "l4-c", Devices{5, 0, 0}, 0,
+       0, 5},
+  };
+  for (const auto source : {CapacitySource::Nodes, CapacitySource::NodePools}) {
+    SUBCASE(("step by step, source " + std::string(base::nameOf(source))).c_str()) {
+      auto recounted = capacityOf(cluster, catalog, policy, source);
+      for (const auto& step : steps) {
+        CAPTURE(step.what);
+        auto& entry = find(step.node);
+        entry.used = step.used;
+        entry.usedMilliCpu = step.milliCpu;
+        entry.usedMemoryBytes = step.memoryBytes;
+        entry.usedPods = step.pods;
+        recounted.recount(entry.name, shareOf(entry, catalog, policy));
+        CHECK(testing::offersText(recounted) ==
+              testing::offersText(capacityOf(cluster, catalog, policy, source)));
+      }
+    }
+  }
+  SUBCASE("the largest idle follows the nodes") {
+    const auto g6 = catalog.indexOf("g6.12xlarge");
+    auto capacity = capacityOf(cluster, catalog, policy, CapacitySource::Nodes);
+    CHECK(capacity.offer(g6, CapacityType::OnDemand)->largestIdle == 4);  // l4-b, empty
+    auto& entry = find("l4-b");
+    entry.used = Devices{4, 0, 0};
+    capacity.recount("l4-b", shareOf(entry, catalog, policy));
+    CHECK(capacity.offer(g6, CapacityType::OnDemand)->largestIdle == 3);  // l4-c, 4 - 1
+    CHECK(capacity.offer(g6, CapacityType::OnDemand)->idle.size() == 2);  // l4-a 1, l4-c 3
+  }
+  SUBCASE("a node taken out, then counted again") {
+    auto capacity = capacityOf(cluster, catalog, policy, CapacitySource::Nodes);
+    const auto before = testing::offersText(capacity);
+    capacity.recount("l4-a", std::nullopt);
+    CHECK(capacity.offer(catalog.indexOf("g6.12xlarge"), CapacityType::OnDemand)->nodes == 2);
+    capacity.recount("l4-a", shareOf(find("l4-a"), catalog, policy));
+    CHECK(testing::offersText(capacity) == before);
+  }
+  SUBCASE("under source None there is nothing to recount") {
+    auto capacity = capacityOf(cluster, catalog, policy, CapacitySource::None);
+    capacity.recount("l4-a", shareOf(find("l4-a"), catalog, policy));
+    CHECK(capacity.offers.empty());
+    CHECK(capacity.offered(catalog.indexOf("p5.48xlarge"), CapacityType::OnDemand));
+  }
 }
 
 TEST_CASE("a node's use sums its pods as they come and go") {

@@ -6,11 +6,13 @@
 
 #include "app/caches.h"
 #include "app/logging.h"
+#include "app/policy_engines.h"
 #include "kube/client.h"
 #include "kube/list_watch_client.h"
 #include "runtime/informer.h"
 #include "runtime/run_sync.h"
 #include "support/engine_fixture.h"
+#include "support/offers_text.h"
 #include "support/why_not.h"
 
 namespace gpuplacement {
@@ -219,6 +221,163 @@ TEST_CASE("a node's heartbeat does not move the cluster view; a change it reads 
 
   auto removed = runtime::runSync(context, client->remove("/api/v1/nodes/" + node));
   CHECK_MESSAGE(removed.ok(), gpuplacement::testing::whyNot(removed));
+  caches.stop();
+  context.restart();
+  context.run_for(std::chrono::milliseconds(100));
+}
+
+TEST_CASE(
+    "pods that come and go are recounted on their nodes; a node that changes is counted whole") {
+  auto& plane = ControlPlane::shared();
+  asio::io_context context;
+  auto client = plane.adminClient(context.get_executor());
+  const std::string ns = "view-recount";
+  const std::vector<std::string> nodes = {"view-recount-a", "view-recount-b"};
+  const auto require = [](const auto& result) {
+    REQUIRE_MESSAGE(result.ok(), gpuplacement::testing::whyNot(result));
+  };
+  require(runtime::runSync(
+      context, client->create("/api/v1/namespaces", json{{"metadata", {{"name", ns}}}})));
+  for (const auto& name : nodes) {
+    require(runtime::runSync(
+        context, client->create(
+                     "/api/v1/nodes",
+                     json{{"metadata",
+                           {{"name", name},
+                            {"labels", {{"node.kubernetes.io/instance-type", "g6.12xlarge"}}}}}})));
+    const json resources = {
+        {"cpu", "47810m"}, {"memory", "176052Mi"}, {"pods", "234"}, {"nvidia.com/gpu", "4"}};
+    require(runtime::runSync(
+        context, client->patch("/api/v1/nodes/" + name + "/status",
+                               json{{"status",
+                                     {{"capacity", resources},
+                                      {"allocatable", resources},
+                                      {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}},
+                               kube::PatchType::Merge)));
+    // The not-ready taint the API server puts on a new node: no kubelet
+    // here takes it off.
+    require(runtime::runSync(
+        context, client->patch("/api/v1/nodes/" + name, json{{"spec", {{"taints", nullptr}}}},
+                               kube::PatchType::Merge)));
+  }
+  const auto pod = [&](const std::string& name, const std::string& node, int gpus) {
+    require(runtime::runSync(
+        context,
+        client->create(
+            "/api/v1/namespaces/" + ns + "/pods",
+            json{{"metadata", {{"name", name}}},
+                 {"spec",
+                  {{"nodeName", node},
+                   {"containers",
+                    {{{"name", "c"},
+                      {"image", "busybox"},
+                      {"resources",
+                       {{"limits",
+                         {{"nvidia.com/gpu", std::to_string(gpus)}, {"cpu", "2"}}}}}}}}}}})));
+  };
+
+  runtime::RealClock clock;
+  kube::KubeListWatchClient listWatch(*client);
+  app::Logger logger(app::LogLevel::Error, app::LogFormat::Json);
+  app::ObjectCaches caches(context.get_executor(), listWatch, *testing::shippedCatalog(),
+                           *testing::shippedRules(), app::CacheOptions{}, logger, clock);
+  app::PolicyEngines engines(testing::shippedCatalog(), testing::shippedRules());
+  std::vector<app::PolicyEngines::ViewWork> work;
+  engines.observeViews(
+      clock, [&work](app::PolicyEngines::ViewWork done, double) { work.push_back(done); });
+  asio::co_spawn(context, caches.run(), asio::detached);
+  const auto until = [&](const std::function<bool()>& condition) {
+    for (int i = 0; i < 100 && !condition(); ++i) {
+      context.restart();  // runSync stops the context when its task is done
+      context.run_for(std::chrono::milliseconds(100));
+    }
+    return condition();
+  };
+  const auto policy = engines.view("default", nullptr);
+  REQUIRE(policy.engine != nullptr);
+  const auto g6 = testing::shippedCatalog()->indexOf("g6.12xlarge");
+  const auto gpusUsed = [&](const core::ClusterView& view) {
+    return view.capacity.offer(g6, core::CapacityType::OnDemand)->used;
+  };
+  // What a whole computation over the caches gives now.
+  const auto whole = [&] {
+    return testing::offersText(core::clusterViewOf(caches.clusterState(), policy.engine->catalog(),
+                                                   policy.engine->policy())
+                                   .capacity);
+  };
+  REQUIRE(until([&] {
+    return caches.clusterStamp().nodesKnown && caches.clusterNode(nodes[1]) &&
+           caches.clusterNode(nodes[1])->node->allocatable.gpus == 4;
+  }));
+  const auto first = engines.clusterView("default", policy, caches);
+  REQUIRE(first != nullptr);
+  CHECK(work == std::vector{app::PolicyEngines::ViewWork::Whole});
+  const auto used = gpusUsed(*first);
+
+  // A pod lands on a node: that node is recounted, and the view is what a
+  // whole computation gives.
+  auto stamp = caches.clusterStamp();
+  pod("one", nodes[0], 1);
+  REQUIRE(until([&] { return caches.clusterStamp().room != stamp.room; }));
+  CHECK(caches.nodesWithRoomMovedSince(stamp.room) == std::vector<std::string>{nodes[0]});
+  const auto firstText = testing::offersText(first->capacity);
+  std::shared_ptr<const core::ClusterView> held = first;  // a reconcile still holds it
+  const auto second = engines.clusterView("default", policy, caches);
+  CHECK(work.back() == app::PolicyEngines::ViewWork::Recount);
+  CHECK(gpusUsed(*second) == used + 1);
+  CHECK(testing::offersText(second->capacity) == whole());
+  CHECK(testing::offersText(held->capacity) == firstText);  // untouched: it got a copy
+  held.reset();
+
+  // Pods on both nodes, one gone: each node once.
+  stamp = caches.clusterStamp();
+  pod("two", nodes[1], 2);
+  pod("three", nodes[1], 1);
+  // No kubelet confirms a graceful deletion here: at once.
+  require(runtime::runSync(
+      context, client->remove("/api/v1/namespaces/" + ns + "/pods/one?gracePeriodSeconds=0")));
+  REQUIRE(until([&] { return caches.clusterStamp().room >= stamp.room + 3; }));
+  auto moved = caches.nodesWithRoomMovedSince(stamp.room);
+  REQUIRE(moved.has_value());
+  std::sort(moved->begin(), moved->end());
+  CHECK(*moved == nodes);
+  const auto third = engines.clusterView("default", policy, caches);
+  CHECK(work.back() == app::PolicyEngines::ViewWork::Recount);
+  CHECK(gpusUsed(*third) == used + 3);
+  CHECK(testing::offersText(third->capacity) == whole());
+  CHECK(engines.clusterView("default", policy, caches) == third);  // nothing moved: the same
+
+  // A node cordoned: a change of the node, counted whole.
+  stamp = caches.clusterStamp();
+  require(runtime::runSync(
+      context, client->patch("/api/v1/nodes/" + nodes[1], json{{"spec", {{"unschedulable", true}}}},
+                             kube::PatchType::Merge)));
+  REQUIRE(until([&] { return caches.clusterStamp().generation != stamp.generation; }));
+  const auto fourth = engines.clusterView("default", policy, caches);
+  CHECK(work.back() == app::PolicyEngines::ViewWork::Whole);
+  CHECK(gpusUsed(*fourth) == used);  // "two" and "three" hold no offered node's devices now
+  CHECK(testing::offersText(fourth->capacity) == whole());
+
+  // The node deleted before its pods, as the pod garbage collector does
+  // it, then a node of the same name: it starts empty.
+  require(runtime::runSync(context, client->remove("/api/v1/nodes/" + nodes[1])));
+  REQUIRE(until([&] { return !caches.clusterNode(nodes[1]); }));
+  stamp = caches.clusterStamp();
+  for (const char* name : {"two", "three"}) {
+    require(runtime::runSync(context, client->remove("/api/v1/namespaces/" + ns + "/pods/" + name +
+                                                     "?gracePeriodSeconds=0")));
+  }
+  REQUIRE(until([&] { return caches.clusterStamp().room >= stamp.room + 2; }));
+  require(runtime::runSync(
+      context, client->create("/api/v1/nodes", json{{"metadata", {{"name", nodes[1]}}}})));
+  REQUIRE(until([&] { return caches.clusterNode(nodes[1]).has_value(); }));
+  CHECK(caches.clusterNode(nodes[1])->used == core::Devices{});
+  CHECK(caches.clusterNode(nodes[1])->usedPods == 0);
+
+  for (const auto& name : nodes) {
+    require(runtime::runSync(context, client->remove("/api/v1/nodes/" + name)));
+  }
+  require(runtime::runSync(context, client->remove("/api/v1/namespaces/" + ns)));
   caches.stop();
   context.restart();
   context.run_for(std::chrono::milliseconds(100));

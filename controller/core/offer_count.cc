@@ -1,0 +1,96 @@
+// How each node counts in the offers, one node at a time: capacityOf counts
+// them all this way, and the cluster view recounts only the nodes whose
+// pods changed.
+#include <algorithm>
+
+#include "core/capacity.h"
+
+namespace gpuplacement::core {
+
+std::optional<NodeShare> shareOf(const ClusterState::Node& entry, const Catalog& catalog,
+                                 const Policy& policy) {
+  const NodeView& node = *entry.node;
+  const int index = catalog.indexOf(node.instanceType);
+  if (index < 0 || !node.schedulable) {
+    return std::nullopt;
+  }
+  const auto& instance = catalog.instances[static_cast<std::size_t>(index)];
+  if (!tolerates(policy.tier(instance.tier).tolerations, node.taints)) {
+    return std::nullopt;  // a taint our placements do not tolerate: the team's own nodes
+  }
+  Devices idle = node.allocatable;
+  idle -= entry.used;
+  NodeShare share;
+  share.instance = index;
+  share.slot = offerSlot(node.capacityType);
+  share.room = {entry.name, tierDevices(idle, instance.tier), node.milliCpu - entry.usedMilliCpu,
+                node.memoryBytes - entry.usedMemoryBytes,
+                node.pods > 0 ? node.pods - entry.usedPods : NodeRoom::kUnboundedPods};
+  share.used = tierDevices(entry.used, instance.tier);
+  return share;
+}
+
+namespace {
+
+// Only a node some pod's devices keep up has devices that cost the cluster
+// nothing more: an empty one is what the cluster autoscaler or Karpenter's
+// consolidation removes, so using it costs the whole node.
+bool idleAtNoCost(std::int32_t free, std::int32_t used) {
+  return free > 0 && used > 0;
+}
+
+}  // namespace
+
+void Capacity::recount(const std::string& node, std::optional<NodeShare> share) {
+  if (offers.empty()) {
+    return;  // source None: no offers to count in
+  }
+  takeOut(node);
+  if (!share || share->instance < 0 || static_cast<std::size_t>(share->instance) >= offers.size()) {
+    return;
+  }
+  auto& offer = offers[static_cast<std::size_t>(share->instance)][share->slot];
+  const auto free = share->room.devices;
+  ++offer.nodes;
+  offer.used += share->used;
+  offer.largestIdle = std::max(offer.largestIdle, free);
+  if (idleAtNoCost(free, share->used)) {
+    offer.idle.push_back(free);
+  }
+  counted_[node] = {share->instance, share->slot, offer.room.size(), share->used};
+  offer.room.push_back(std::move(share->room));
+}
+
+void Capacity::takeOut(const std::string& node) {
+  const auto found = counted_.find(node);
+  if (found == counted_.end()) {
+    return;
+  }
+  const Counted was = found->second;
+  counted_.erase(found);
+  auto& offer = offers[static_cast<std::size_t>(was.instance)][was.slot];
+  const auto free = offer.room[was.at].devices;
+  --offer.nodes;
+  offer.used -= was.used;
+  if (idleAtNoCost(free, was.used)) {
+    if (const auto at = std::find(offer.idle.begin(), offer.idle.end(), free);
+        at != offer.idle.end()) {
+      *at = offer.idle.back();
+      offer.idle.pop_back();
+    }
+  }
+  // The last node's room takes the place of this one's.
+  if (was.at + 1 != offer.room.size()) {
+    offer.room[was.at] = std::move(offer.room.back());
+    counted_[offer.room[was.at].node].at = was.at;
+  }
+  offer.room.pop_back();
+  if (free == offer.largestIdle && free > 0) {
+    offer.largestIdle = 0;
+    for (const auto& room : offer.room) {
+      offer.largestIdle = std::max(offer.largestIdle, room.devices);
+    }
+  }
+}
+
+}  // namespace gpuplacement::core
