@@ -117,7 +117,8 @@ void load(const char* what, const std::vector<std::string>& pages, std::size_t c
 
 std::string nodeName(std::size_t i) {
   char name[32];
-  std::snprintf(name, sizeof name, "ip-10-%02zu-%03zu.ec2.internal", i / 256 % 100, i % 256);
+  std::snprintf(name, sizeof name, "ip-10-%zu-%zu-%zu.ec2.internal", i / 65536 % 256, i / 256 % 256,
+                i % 256);
   return name;
 }
 

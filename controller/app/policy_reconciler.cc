@@ -91,9 +91,14 @@ asio::awaitable<ReconcileResult> PolicyReconciler::reconcile(const runtime::Obje
   input.workloads = caches_.workloadsOfPolicy(name);
   input.conditions = object->conditions;
   input.now = clock_.systemNow();
-  const auto cluster = engines_.clusterView(name, engines_.view(name, object), caches_);
-  input.cluster = cluster.get();
-  auto status = core::policyStatus(input);
+  auto status = [&] {
+    // Not held past this: a view no one holds is recounted in place.
+    const auto cluster = engines_.clusterView(name, engines_.view(name, object), caches_);
+    input.cluster = cluster.get();
+    auto computed = core::policyStatus(input);
+    input.cluster = nullptr;
+    return computed;
+  }();
   if (core::statusDigest(status) == object->statusHash) {
     // The cluster moves without an event of the policy: look again later
     // (no request unless what the status says changed).

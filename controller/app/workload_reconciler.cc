@@ -180,6 +180,11 @@ asio::awaitable<ReconcileResult> WorkloadReconciler::reconcile(const runtime::Ob
   compareWithWhatWasWritten(key.str(), snapshot);
   readPendingStatus(key.str(), snapshot);
   core::WorkloadPlan plan = core::planWorkload(snapshot.input);
+  // The plan holds what it read of the cluster view, and nothing after it
+  // reads the view: let it go before the writes, so that a recount while
+  // this reconcile waits on the API server need not copy it.
+  snapshot.input.cluster = nullptr;
+  snapshot.cluster.reset();
   for (const auto& target : plan.release) {
     auto released = co_await release(key.ns, target, key.name);
     if (!released) {

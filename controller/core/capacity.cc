@@ -304,8 +304,12 @@ Capacity capacityOf(const ClusterState& cluster, const Catalog& catalog, const P
     return capacity;
   }
   capacity.offers.resize(catalog.instances.size());
+  // Each node as a recount puts it in: nothing to take out yet.
+  capacity.counted_.reserve(cluster.nodes.size());
   for (const auto& node : cluster.nodes) {
-    capacity.recount(node.name, shareOf(node, catalog, policy));
+    if (auto share = shareOf(node, catalog, policy)) {
+      capacity.putIn(node.name, std::move(*share));
+    }
   }
   if (capacity.source == CapacitySource::NodePools) {
     countNodePools(cluster, catalog, policy, capacity);

@@ -164,7 +164,9 @@ struct Capacity {
     std::size_t at = 0;  // in the offer's room
     std::int32_t used = 0;
   };
+  friend Capacity capacityOf(const ClusterState&, const Catalog&, const Policy&, CapacitySource);
   void takeOut(const std::string& node);
+  void putIn(const std::string& node, NodeShare share);
   std::unordered_map<std::string, Counted> counted_;  // node name -> where it counts
 };
 

@@ -46,19 +46,26 @@ void Capacity::recount(const std::string& node, std::optional<NodeShare> share) 
     return;  // source None: no offers to count in
   }
   takeOut(node);
-  if (!share || share->instance < 0 || static_cast<std::size_t>(share->instance) >= offers.size()) {
+  if (share) {
+    putIn(node, std::move(*share));
+  }
+}
+
+void Capacity::putIn(const std::string& node, NodeShare share) {
+  if (share.instance < 0 || static_cast<std::size_t>(share.instance) >= offers.size()) {
     return;
   }
-  auto& offer = offers[static_cast<std::size_t>(share->instance)][share->slot];
-  const auto free = share->room.devices;
+  auto& offer = offers[static_cast<std::size_t>(share.instance)][share.slot];
+  const auto free = share.room.devices;
   ++offer.nodes;
-  offer.used += share->used;
+  offer.used += share.used;
   offer.largestIdle = std::max(offer.largestIdle, free);
-  if (idleAtNoCost(free, share->used)) {
+  if (idleAtNoCost(free, share.used)) {
     offer.idle.push_back(free);
   }
-  counted_[node] = {share->instance, share->slot, offer.room.size(), share->used};
-  offer.room.push_back(std::move(share->room));
+  counted_.insert_or_assign(node,
+                            Counted{share.instance, share.slot, offer.room.size(), share.used});
+  offer.room.push_back(std::move(share.room));
 }
 
 void Capacity::takeOut(const std::string& node) {
