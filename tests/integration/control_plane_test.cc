@@ -40,6 +40,15 @@ json deploymentManifest(const std::string& name) {
   })");
 }
 
+// Runs the context's handlers until the condition holds, for at most 10 s.
+bool runUntil(asio::io_context& context, const std::function<bool()>& condition) {
+  for (int i = 0; i < 100 && !condition(); ++i) {
+    context.restart();  // runSync stops the context when its task is done
+    context.run_for(std::chrono::milliseconds(100));
+  }
+  return condition();
+}
+
 }  // namespace
 
 TEST_CASE("the control plane runs the pinned Kubernetes release") {
@@ -162,11 +171,7 @@ TEST_CASE("the operator's pod watch leaves finished pods out; a pod that finishe
   informer.setLogger([&log](const std::string& message) { log += message + "\n"; });
   asio::co_spawn(context, informer.run(), asio::detached);
   const auto until = [&](const std::function<bool()>& condition) {
-    for (int i = 0; i < 100 && !condition(); ++i) {
-      context.restart();  // runSync stops the context when its task is done
-      context.run_for(std::chrono::milliseconds(100));
-    }
-    return condition();
+    return runUntil(context, condition);
   };
   REQUIRE_MESSAGE(until([&] { return informer.synced(); }), log);
   CHECK(informer.store().get(ns + "/running") != nullptr);
@@ -202,11 +207,7 @@ TEST_CASE("a node's heartbeat does not move the cluster view; a change it reads 
                            *testing::shippedRules(), app::CacheOptions{}, logger, clock);
   asio::co_spawn(context, caches.run(), asio::detached);
   const auto until = [&](const std::function<bool()>& condition) {
-    for (int i = 0; i < 100 && !condition(); ++i) {
-      context.restart();  // runSync stops the context when its task is done
-      context.run_for(std::chrono::milliseconds(100));
-    }
-    return condition();
+    return runUntil(context, condition);
   };
   REQUIRE(until([&] { return caches.clusterStamp().nodesKnown; }));
   const auto before = caches.clusterStamp().generation;
@@ -287,11 +288,7 @@ TEST_CASE(
       clock, [&work](app::PolicyEngines::ViewWork done, double) { work.push_back(done); });
   asio::co_spawn(context, caches.run(), asio::detached);
   const auto until = [&](const std::function<bool()>& condition) {
-    for (int i = 0; i < 100 && !condition(); ++i) {
-      context.restart();  // runSync stops the context when its task is done
-      context.run_for(std::chrono::milliseconds(100));
-    }
-    return condition();
+    return runUntil(context, condition);
   };
   const auto policy = engines.view("default", nullptr);
   REQUIRE(policy.engine != nullptr);
