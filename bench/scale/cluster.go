@@ -65,15 +65,15 @@ type ControlPlane struct {
 
 var clusterProcesses = []string{"kube-scheduler", "kube-controller-manager", "kwok"}
 
+// apiServerExtraFlags go to every kube-apiserver the harness starts (writecost
+// --profile sets --profiling=true; scripts/controlplane turns it off).
+var apiServerExtraFlags []string
+
 // startControlPlane starts kube-apiserver and etcd in dir; with pools (a
 // pool file) a simulated cluster too: kube-scheduler,
 // kube-controller-manager, kwok and the pool file's nodes, and with
 // karpenter Karpenter's kwok provider, launching the pool file's NodePools;
 // clusterFlags are scripts/controlplane's (--no-rollouts).
-// apiServerExtraFlags go to every kube-apiserver the harness starts (writecost
-// --profile sets --profiling=true; scripts/controlplane turns it off).
-var apiServerExtraFlags []string
-
 func startControlPlane(repo, dir string, stopWithUs bool, pools string, karpenter bool,
 	clusterFlags ...string) (*ControlPlane, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {

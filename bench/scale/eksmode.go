@@ -337,11 +337,7 @@ func runEKS(args []string) error {
 	if err != nil {
 		return err
 	}
-	viewsBefore, err := readHistogram(reactor, viewFamily, wholeViews)
-	if err != nil {
-		return err
-	}
-	recountsBefore, err := readHistogram(reactor, viewFamily, recountedViews)
+	viewsBefore, err := readHistograms(reactor, viewFamily, wholeViews, recountedViews)
 	if err != nil {
 		return err
 	}
@@ -379,21 +375,17 @@ func runEKS(args []string) error {
 	if report.PodEvents > 0 {
 		report.CPUMicrosPerPodEvent = round(report.ChurnFigures["operator"].CPUSeconds*1e6/report.PodEvents, 1)
 	}
-	viewsAfter, err := readHistogram(reactor, viewFamily, wholeViews)
+	viewsAfter, err := readHistograms(reactor, viewFamily, wholeViews, recountedViews)
 	if err != nil {
 		return err
 	}
-	recountsAfter, err := readHistogram(reactor, viewFamily, recountedViews)
-	if err != nil {
-		return err
-	}
-	views := viewsAfter.minus(viewsBefore)
+	views := viewsAfter[0].minus(viewsBefore[0])
 	report.ViewsPerSec = round(views.count/seconds, 2)
 	if views.count > 0 { // none in a short churn that moved no node: no quantile to give
 		report.ViewP50Ms, report.ViewP99Ms = views.quantileMs(0.5), views.quantileMs(0.99)
 		report.ViewMeanMs = round(views.sum/views.count*1000, 3)
 	}
-	recounts := recountsAfter.minus(recountsBefore)
+	recounts := viewsAfter[1].minus(viewsBefore[1])
 	report.RecountsPerSec = round(recounts.count/seconds, 2)
 	if recounts.count > 0 {
 		report.RecountP50Ms, report.RecountP99Ms = recounts.quantileMs(0.5), recounts.quantileMs(0.99)

@@ -21,14 +21,27 @@ type Histogram struct {
 	count, sum float64
 }
 
-// readHistogram: the series of the family whose line holds `labels` (all
-// of them when empty).
-func readHistogram(r *Reactor, family, labels string) (Histogram, error) {
-	h := Histogram{buckets: map[float64]float64{}}
+// readHistograms: the series of the family whose lines hold each of
+// `labels`, from one reading of /metrics. A labelled series is there once
+// observed: none yet reads as zero.
+func readHistograms(r *Reactor, family string, labels ...string) ([]Histogram, error) {
 	lines, err := r.metricLines()
 	if err != nil {
-		return h, err
+		return nil, err
 	}
+	histograms := make([]Histogram, len(labels))
+	for i, label := range labels {
+		if histograms[i], err = histogramOf(lines, family, label); err != nil {
+			return nil, err
+		}
+	}
+	return histograms, nil
+}
+
+// histogramOf: the series of the family whose lines hold `labels` (all of
+// them when empty).
+func histogramOf(lines []string, family, labels string) (Histogram, error) {
+	h := Histogram{buckets: map[float64]float64{}}
 	found := false
 	for _, line := range lines {
 		if !strings.Contains(line, labels) {
@@ -63,7 +76,7 @@ func readHistogram(r *Reactor, family, labels string) (Histogram, error) {
 	if !found && labels == "" {
 		return h, fmt.Errorf("/metrics has no %s", family)
 	}
-	return h, nil // a labelled series is there once observed: none yet is zero
+	return h, nil
 }
 
 // minus: what was observed between two readings.

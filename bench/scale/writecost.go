@@ -621,20 +621,10 @@ func measureWriteKind(repo, dir string, kind WriteKind, n, workers int,
 // that took the most of it with what they called (go tool pprof -top
 // -cum), next to it.
 func profileAPIServer(admin *Client, to string, seconds time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), seconds+30*time.Second)
-	defer cancel()
-	resp, err := admin.request(ctx, http.MethodGet,
+	data, err := admin.rawWithin(seconds+30*time.Second, http.MethodGet,
 		fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(seconds.Seconds())), "", nil)
 	if err != nil {
 		return err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", resp.Status, data)
 	}
 	if err := os.WriteFile(to, data, 0o644); err != nil {
 		return err
@@ -671,11 +661,19 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// raw sends a body as is and returns the answer's bytes.
+// raw sends a body as is (none when nil) and returns the answer's bytes.
 func (c *Client) raw(method, path, contentType string, body []byte) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	return c.rawWithin(60*time.Second, method, path, contentType, body)
+}
+
+func (c *Client) rawWithin(timeout time.Duration, method, path, contentType string, body []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	resp, err := c.request(ctx, method, path, contentType, json.RawMessage(body))
+	var payload any
+	if body != nil {
+		payload = json.RawMessage(body)
+	}
+	resp, err := c.request(ctx, method, path, contentType, payload)
 	if err != nil {
 		return nil, err
 	}

@@ -61,8 +61,9 @@ std::shared_ptr<const core::ClusterView> PolicyEngines::clusterView(
   }
   const auto stamp = caches.clusterStamp();
   auto& cached = clusterViews_[name];
-  if (cached.view && cached.engine == view.engine && cached.generation == view.generation &&
-      cached.stamp == stamp) {
+  const bool sameEngine =
+      cached.view && cached.engine == view.engine && cached.generation == view.generation;
+  if (sameEngine && cached.stamp == stamp) {
     return cached.view;
   }
   const auto& engine = *view.engine;
@@ -72,8 +73,7 @@ std::shared_ptr<const core::ClusterView> PolicyEngines::clusterView(
       observeView_(work, std::chrono::duration<double>(clock_->monotonicNow() - started).count());
     }
   };
-  if (cached.view && cached.engine == view.engine && cached.generation == view.generation &&
-      stamp.onlyRoomMovedSince(cached.stamp)) {
+  if (sameEngine && stamp.onlyRoomMovedSince(cached.stamp)) {
     if (const auto moved = caches.nodesWithRoomMovedSince(cached.stamp.room)) {
       // A reconcile waiting on a write may hold the view: it keeps its own.
       if (cached.view.use_count() > 1) {

@@ -839,6 +839,10 @@ TEST_CASE("a burst: statuses trail the placements on their own budget, each writ
   CHECK(op.metric("gpu_placement_statuses_written_inline_total") == 0);
   CHECK(op.metric("gpu_placement_status_writes_total", "result=\"ok\"") >= kWorkloads);
   CHECK(op.metric("gpu_placement_statuses_waiting") == 0);
+  // No pod came or went here: the cluster view was computed whole, for
+  // the first decision, and never recounted.
+  CHECK(op.metric("gpu_placement_cluster_view_seconds_count", "work=\"whole\"") >= 1);
+  CHECK(op.metric("gpu_placement_cluster_view_seconds_count", "work=\"recount\"") == 0);
   CHECK(op.stop() == 0);
 }
 
