@@ -2,7 +2,7 @@
 # scripts/build-release, the very build CI runs and tests (scripts/test);
 # the runtime is bookworm-slim with only the shared libraries the binary
 # needs, as an unprivileged user. Without a Docker engine, scripts/build-image
-# builds the image CI checks, from the same binary (README "2. Install").
+# builds the image CI checks, from the same binary (docs/operating/install.md).
 #   docker build -t gpu-placement-operator:0.1.0 \
 #     --build-arg REVISION="$(git rev-parse HEAD)" \
 #     --build-arg CREATED="$(date -u -d @"$(git log -1 --format=%ct)" +%Y-%m-%dT%H:%M:%SZ)" .

@@ -1,7 +1,8 @@
 // The chart's documentation: its README is what helm-docs writes from
 // values.yaml (scripts/chart-docs), it has a described row for every value
-// values.schema.json allows, and NOTES.txt sends users only to README
-// sections that exist. No control plane: these read files and run helm-docs.
+// values.schema.json allows, and NOTES.txt and the README's template link
+// only to docs pages and sections that exist. No control plane: these read
+// files and run helm-docs.
 #include <cctype>
 #include <fstream>
 #include <map>
@@ -173,37 +174,34 @@ TEST_CASE("every value values.schema.json allows has a described row in the char
   CHECK(checked > 30);
 }
 
-TEST_CASE("NOTES.txt and the chart's README point at README sections that exist") {
-  const auto headings = headingsOf(readText(testing::repoRoot() + "/README.md"));
-  REQUIRE(headings.anchors.count("operating-it-on-eks") == 1);  // the slugs are GitHub's
+TEST_CASE("NOTES.txt and the chart's README link to docs pages and sections that exist") {
   int references = 0;
   for (const std::string file : {"templates/NOTES.txt", "README.md.gotmpl"}) {
     const auto text = readText(kChartDir + "/" + file);
-    // Links to a section: {{ .Chart.Home }}#anchor (NOTES.txt) or
-    // {{ .Home }}#anchor (helm-docs' template).
-    const std::regex link(R"(\{\{ \.(?:Chart\.)?Home \}\}#([A-Za-z0-9_-]+))");
+    // {{ .Chart.Home }}/blob/main/PATH[#anchor] (NOTES.txt) or the same with
+    // {{ .Home }} (helm-docs' template): a file of this repository, and a
+    // section of it by GitHub's slug.
+    const std::regex link(
+        R"(\{\{ \.(?:Chart\.)?Home \}\}/blob/main/([A-Za-z0-9_./-]*[A-Za-z0-9_/-])(?:#([A-Za-z0-9_-]+))?)");
     for (std::sregex_iterator it(text.begin(), text.end(), link), end; it != end; ++it) {
       ++references;
-      const std::string anchor = (*it)[1];
+      const std::string path = (*it)[1];
       CAPTURE(file);
-      CHECK_MESSAGE(headings.anchors.count(anchor) == 1,
-                    "README.md has no section with the anchor #" << anchor);
+      CAPTURE(path);
+      const auto target = testing::repoRoot() + "/" + path;
+      REQUIRE_MESSAGE(std::ifstream(target).good(), "no file " << path << " in the repository");
+      if ((*it)[2].matched) {
+        const std::string anchor = (*it)[2];
+        CHECK_MESSAGE(headingsOf(readText(target)).anchors.count(anchor) == 1,
+                      path << " has no section with the anchor #" << anchor);
+      }
     }
-    if (file != "templates/NOTES.txt") {
-      continue;
-    }
-    // Sections named in words: README, "Title" (how NOTES.txt once sent
-    // users to an "Installing on EKS" that did not exist).
-    const std::regex named(R"rx(README[^"\n]*"([^"]+)")rx");
-    for (std::sregex_iterator it(text.begin(), text.end(), named), end; it != end; ++it) {
-      ++references;
-      const std::string title = (*it)[1];
-      CAPTURE(file);
-      CHECK_MESSAGE(headings.titles.count(title) == 1,
-                    "README.md has no section \"" << title << "\"");
-    }
+    // No link may point at the repository's front page for a section: the
+    // README is the front door, the manual is docs/.
+    const std::regex bare(R"(\{\{ \.(?:Chart\.)?Home \}\}#)");
+    CHECK_MESSAGE(!std::regex_search(text, bare), file << " links to a README section");
   }
-  CHECK(references >= 3);
+  CHECK(references >= 5);
 }
 
 }  // namespace gpuplacement

@@ -1,6 +1,6 @@
 // The operator against the Kubernetes 1.34 line (tests/controlplane/k8s-1.34),
-// the oldest the README's support matrix lists as tested: Deployments are
-// placed as on 1.36; a suspended Job's pod resources cannot change there
+// the oldest the support matrix (docs/concepts/jobs.md) lists as tested:
+// Deployments are placed as on 1.36; a suspended Job's pod resources cannot change there
 // (KEP-5440 is on by default only from 1.36), so a Job is placed only when
 // its own device requests already match, and otherwise left suspended and
 // untouched, with a condition that says why and what to do; the chart's

@@ -1,6 +1,6 @@
 // The Kubernetes 1.34 line, kept beside the release ../go.mod pins so that
-// the support matrix in the README is tested, not claimed: compat_tests runs
-// the operator against this kube-apiserver (scripts/controlplane start
+// the support matrix in docs/concepts/jobs.md is tested, not claimed:
+// compat_tests runs the operator against this kube-apiserver (scripts/controlplane start
 // --kubernetes 1.34) for Deployments and for Jobs on a server where a
 // suspended Job's pod resources cannot change (KEP-5440 is on by default
 // only from 1.36). Built like ../go.mod: every staging module replaced by

@@ -269,7 +269,7 @@ func instanceLabels(domain string, in *instance, accel *accelerator, withAcceler
 // by themselves; the taint is whatever the node group or NodePool declares
 // (EKS user guide node-taints-managed-node-groups, Karpenter NodePool
 // spec.template.spec.taints). A pool without a taints field gets the one
-// this project's README asks operators to put on each tier.
+// docs/operating/nodes.md asks operators to put on each tier.
 func poolTaints(p *pool, in *instance) []corev1.Taint {
 	var ts []taint
 	switch {
