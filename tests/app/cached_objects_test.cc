@@ -10,6 +10,7 @@
 #include "app/packing.h"
 #include "app/placement_config.h"
 #include "base/json_access.h"
+#include "support/paths.h"
 
 namespace gpuplacement::app {
 namespace {
@@ -17,7 +18,7 @@ namespace {
 using json = nlohmann::json;
 
 json fixture(const std::string& name) {
-  std::ifstream in(std::string(GPUPLACEMENT_SOURCE_DIR) + "/bench/fixtures/" + name);
+  std::ifstream in(testing::repoRoot() + "/bench/fixtures/" + name);
   std::stringstream text;
   text << in.rdbuf();
   return json::parse(text.str());

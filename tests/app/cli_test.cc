@@ -5,6 +5,7 @@
 
 #include "base/io/yaml_json.h"
 #include "support/command.h"
+#include "support/paths.h"
 
 namespace gpuplacement::app {
 namespace {
@@ -15,10 +16,10 @@ using testing::runCommand;
 using testing::TempDir;
 
 std::string binary() {
-  return GPUPLACEMENT_BINARY;
+  return testing::operatorBinary();
 }
 std::string repo() {
-  return GPUPLACEMENT_SOURCE_DIR;
+  return testing::repoRoot();
 }
 
 json runJson(const std::string& arguments, int expectedExit = 0) {

@@ -15,8 +15,8 @@ using json = nlohmann::json;
 using testing::FakeApiServer;
 
 // The server stores every Event as sent.
-struct Rig : testing::ScriptedWrites {
-  Rig()
+struct EventRig : testing::ScriptedWrites {
+  EventRig()
       : ScriptedWrites([](const FakeApiServer::Request& request) {
           FakeApiServer::Response response;
           response.status = 201;
@@ -50,7 +50,7 @@ core::Event placed(const std::string& message) {
 }  // namespace
 
 TEST_CASE("identical Events waiting are folded into one, with their count") {
-  Rig rig;
+  EventRig rig;
   EventRecorder recorder(*rig.writes, rig.logger, rig.metrics, rig.clock, {100, 10, 100});
   for (int i = 0; i < 3; ++i) {
     recorder.record("ml", "chat", "u1", placed("placed on g5.xlarge"));
@@ -71,7 +71,7 @@ TEST_CASE("identical Events waiting are folded into one, with their count") {
 }
 
 TEST_CASE("past the queue's bound Events are dropped and counted, never waited for") {
-  Rig rig;
+  EventRig rig;
   EventRecorder recorder(*rig.writes, rig.logger, rig.metrics, rig.clock, {100, 10, 2});
   for (int i = 0; i < 5; ++i) {
     recorder.record("ml", "w" + std::to_string(i), "u", placed("placed"));
@@ -84,7 +84,7 @@ TEST_CASE("past the queue's bound Events are dropped and counted, never waited f
 }
 
 TEST_CASE("Events go out at their budget's pace") {
-  Rig rig;
+  EventRig rig;
   // 5 a second after a burst of 1: the 4th Event is written 0.6 s after the first.
   EventRecorder recorder(*rig.writes, rig.logger, rig.metrics, rig.clock, {5, 1, 100});
   for (int i = 0; i < 4; ++i) {

@@ -16,13 +16,13 @@ using testing::FakeApiServer;
 
 // The server answers a status patch with the status as stored, unless
 // `answer` says otherwise; `onRequest` runs while the write is on its way.
-struct Rig : testing::ScriptedWrites {
+struct StatusRig : testing::ScriptedWrites {
   std::function<unsigned(const json& status)> answer = [](const json&) { return 200u; };
   std::function<void()> onRequest = [] {};
   bool busy = false;
   std::vector<std::pair<std::string, json>> stored;
 
-  Rig()
+  StatusRig()
       : ScriptedWrites([this](const FakeApiServer::Request& request) {
           onRequest();
           const auto status = json::parse(request.body).back().at("value");
@@ -79,7 +79,7 @@ const std::string kPath = "/apis/gpuplacement.io/v1alpha1/namespaces/ml/gpuworkl
 }  // namespace
 
 TEST_CASE("one workload's statuses go out one at a time, the newest replacing those waiting") {
-  Rig rig;
+  StatusRig rig;
   auto writer = rig.writer({});
   REQUIRE(writer.submit("ml/chat", kUid, status(1)));
   // While the first is on its way two more come: the third replaces the
@@ -111,7 +111,7 @@ TEST_CASE("one workload's statuses go out one at a time, the newest replacing th
 }
 
 TEST_CASE("a refused status is tried again after a backoff, and stays readable meanwhile") {
-  Rig rig;
+  StatusRig rig;
   auto writer = rig.writer({});
   int answered = 0;
   rig.answer = [&](const json&) { return ++answered == 1 ? 500u : 200u; };
@@ -134,7 +134,7 @@ TEST_CASE("a refused status is tried again after a backoff, and stays readable m
 }
 
 TEST_CASE("a workload gone (404) drops its status, without retrying") {
-  Rig rig;
+  StatusRig rig;
   auto writer = rig.writer({});
   rig.answer = [](const json&) { return 404u; };
   REQUIRE(writer.submit("ml/chat", kUid, status(1)));
@@ -146,7 +146,7 @@ TEST_CASE("a workload gone (404) drops its status, without retrying") {
 }
 
 TEST_CASE("while reconciles wait statuses go at the busy budget, and at once when they do not") {
-  Rig rig;
+  StatusRig rig;
   rig.busy = true;
   // 5 a second after a burst of 1: by 0.35 s two of six are out.
   auto writer = rig.writer({.writers = 4, .busyPerSecond = 5, .busyBurst = 1});
@@ -170,7 +170,7 @@ TEST_CASE("while reconciles wait statuses go at the busy budget, and at once whe
 }
 
 TEST_CASE("a full writer says so, and the reconcile writes the status itself") {
-  Rig rig;
+  StatusRig rig;
   // Room for two statuses of 24 bytes.
   REQUIRE(status(1).dump().size() == 24);
   auto writer = rig.writer({.queueBytes = 50});
@@ -187,7 +187,7 @@ TEST_CASE("a full writer says so, and the reconcile writes the status itself") {
 }
 
 TEST_CASE("a status goes only to the object it was made for, not one that took its name") {
-  Rig rig;
+  StatusRig rig;
   // The server holds another object under the name now: the uid test fails.
   rig.answer = [](const json&) { return 422u; };
   auto writer = rig.writer({});

@@ -234,7 +234,7 @@ TEST_CASE("NodePool requirements, as Karpenter reads them") {
   };
   for (const auto& c : cases) {
     CAPTURE(std::string(c.label));
-    const auto pool = nodePoolFromJson(nodePool({c.requirement}));
+    const auto pool = nodePoolFromJson(nodePool(json::array({c.requirement})));
     const auto excluded = excludedBy(pool, g5);
     CHECK(!excluded.has_value() == c.allows);
     if (excluded) {

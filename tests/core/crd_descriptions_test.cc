@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include "base/io/yaml_json.h"
+#include "support/paths.h"
 #include "support/why_not.h"
 
 namespace gpuplacement {
@@ -52,7 +53,7 @@ TEST_CASE("every property of both CRDs has a description for kubectl explain") {
   };
   for (const Crd crd : {Crd{"gpuplacement.io_gpuworkloads.yaml", 114},
                         Crd{"gpuplacement.io_placementpolicies.yaml", 82}}) {
-    const std::string path = std::string(GPUPLACEMENT_SOURCE_DIR) + "/crds/" + crd.file;
+    const std::string path = testing::repoRoot() + "/crds/" + crd.file;
     CAPTURE(path);
     auto text = base::readTextFile(path);
     REQUIRE_MESSAGE(text.ok(), testing::whyNot(text));

@@ -5,6 +5,7 @@
 #include "core/explainer.h"
 #include "core/replacement.h"
 #include "support/engine_fixture.h"
+#include "support/paths.h"
 
 namespace gpuplacement::core {
 
@@ -107,8 +108,7 @@ TEST_CASE("status shows the node behind the price and the latency estimate, as t
   CHECK(status.at("ruleSource").get<std::string>().find("seed 002 I1") == 0);
   CHECK(std::string(decision.placedReason()) == "LatencyTargetUnreachable");
 
-  const std::string path =
-      std::string(GPUPLACEMENT_SOURCE_DIR) + "/crds/gpuplacement.io_gpuworkloads.yaml";
+  const std::string path = testing::repoRoot() + "/crds/gpuplacement.io_gpuworkloads.yaml";
   auto text = base::readTextFile(path);
   REQUIRE(text.ok());
   auto crd = base::parseYaml(*text, path);

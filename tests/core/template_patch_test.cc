@@ -16,7 +16,7 @@ using json = nlohmann::json;
 // bug 105329), which fails the Release build.
 using namespace std::string_literals;
 
-const Toleration kGpu{"nvidia.com/gpu", "Exists", "", "NoSchedule"};
+const Toleration kGpuToleration{"nvidia.com/gpu", "Exists", "", "NoSchedule"};
 const Toleration kNeuron{"aws.amazon.com/neuron", "Exists", "", "NoSchedule"};
 const Toleration kUsers{"dedicated", "Equal", "ml", "NoSchedule"};
 
@@ -34,7 +34,7 @@ Scheduling gpuScheduling(const std::string& type = "g5.xlarge") {
   Scheduling scheduling;
   scheduling.nodeSelector = {{"node.kubernetes.io/instance-type", type},
                              {"karpenter.sh/capacity-type", "on-demand"}};
-  scheduling.tolerations = {kGpu};
+  scheduling.tolerations = {kGpuToleration};
   scheduling.resources = {{"nvidia.com/gpu", "1"}};
   return scheduling;
 }
@@ -66,7 +66,7 @@ TEST_CASE("first placement adds only what it needs, next to the user's fields") 
 
   CHECK(plan.owned.workload == "llama");
   CHECK(plan.owned.nodeSelector.size() == 2);
-  CHECK(plan.owned.tolerations == std::vector<Toleration>{kGpu});
+  CHECK(plan.owned.tolerations == std::vector<Toleration>{kGpuToleration});
   CHECK(plan.owned.resources.at("vllm").at("nvidia.com/gpu") == "1");
 
   // Applied, the same placement plans nothing: zero writes.
@@ -121,7 +121,7 @@ TEST_CASE("drift is repaired: fields we own that someone removed come back") {
   REQUIRE(repair.patch.has_value());
   const auto repaired = applyPatch(placed, *repair.patch);
   CHECK(repaired.nodeSelector.at("node.kubernetes.io/instance-type") == "g5.xlarge");
-  CHECK(repaired.tolerations == std::vector<Toleration>{kUsers, kGpu});
+  CHECK(repaired.tolerations == std::vector<Toleration>{kUsers, kGpuToleration});
   CHECK(repaired.containers[0].limits.at("nvidia.com/gpu") == "1");
 }
 
@@ -136,7 +136,7 @@ TEST_CASE("a team's toleration keeps its tolerationSeconds through placing and r
   REQUIRE(list.size() == 3);
   CHECK(list[1]["tolerationSeconds"] == 60);
   const auto placed = applyPatch(live, *plan.patch);
-  CHECK(placed.tolerations == std::vector<Toleration>{kUsers, timed, kGpu});
+  CHECK(placed.tolerations == std::vector<Toleration>{kUsers, timed, kGpuToleration});
   const auto removed =
       applyPatch(placed, *testing::planPatch(placed, nullptr, {}, "llama", "2").patch);
   CHECK(removed.tolerations == std::vector<Toleration>{kUsers, timed});
@@ -164,7 +164,7 @@ TEST_CASE("the user's own values are never overwritten: a conflict blocks the wh
   SUBCASE("the same values the user set are left theirs, not taken over") {
     auto live = userDeployment();
     live.nodeSelector["karpenter.sh/capacity-type"] = "on-demand";
-    live.tolerations.push_back(kGpu);
+    live.tolerations.push_back(kGpuToleration);
     live.containers[0].limits["nvidia.com/gpu"] = "1"s;
     live.containers[0].requests["nvidia.com/gpu"] = "1"s;
     const auto plan = testing::planPatch(live, &desired, {}, "llama", "1");
@@ -177,7 +177,7 @@ TEST_CASE("the user's own values are never overwritten: a conflict blocks the wh
     const auto cleaned =
         applyPatch(placed, *testing::planPatch(placed, nullptr, {}, "llama", "2").patch);
     CHECK(cleaned.nodeSelector.at("karpenter.sh/capacity-type") == "on-demand");
-    CHECK(cleaned.tolerations == std::vector<Toleration>{kUsers, kGpu});
+    CHECK(cleaned.tolerations == std::vector<Toleration>{kUsers, kGpuToleration});
     CHECK(cleaned.containers[0].limits.at("nvidia.com/gpu") == "1");
   }
 }

@@ -368,7 +368,7 @@ const Row kRows[] = {
        // does not repeat it; read back, it is whole.
        CHECK_FALSE((*r.record.status)["applied"].contains("instanceType"));
        CHECK(workloadStatusFromJson(*r.record.status).applied->instanceType ==
-             (*r.record.status)["placement"]["instanceType"]);
+             (*r.record.status)["placement"]["instanceType"].get<std::string>());
        CHECK((*r.record.status)["recommendation"]["instanceType"] !=
              (*r.record.status)["placement"]["instanceType"]);
      }},
@@ -617,11 +617,12 @@ TEST_CASE("the status says each thing once") {
   // Read back, the record is whole again.
   const auto read = workloadStatusFromJson(status);
   REQUIRE(read.applied.has_value());
-  CHECK(read.applied->instanceType == status["placement"]["instanceType"]);
-  CHECK(read.applied->accelerator == status["placement"]["accelerator"]);
-  CHECK(nameOf(read.applied->tier) == status["placement"]["tier"]);
+  CHECK(read.applied->instanceType == status["placement"]["instanceType"].get<std::string>());
+  CHECK(read.applied->accelerator == status["placement"]["accelerator"].get<std::string>());
+  CHECK(nameOf(read.applied->tier) == status["placement"]["tier"].get<std::string>());
   CHECK(read.applied->acceleratorCount == status["placement"]["acceleratorCount"]);
-  CHECK(nameOf(read.applied->capacityType) == status["placement"]["capacityType"]);
+  CHECK(nameOf(read.applied->capacityType) ==
+        status["placement"]["capacityType"].get<std::string>());
 }
 
 TEST_CASE("an Event for a condition is sent once, when its reason first appears") {

@@ -1043,7 +1043,9 @@ spec:
         const auto& placement = base::memberOf(base::memberOf(workload, "status"), "placement");
         byCapacity.clear();
         nodes.clear();
-        if (!settled("mixed", "embed", placement)) {
+        // Placed, not only rolled out: before the operator writes, the
+        // unplaced template runs on whatever CPU nodes have room.
+        if (!placement.is_object() || !settled("mixed", "embed", placement)) {
           return false;
         }
         for (const auto& pod : podsOf("mixed", "embed")) {

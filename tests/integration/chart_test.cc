@@ -19,6 +19,7 @@
 #include "runtime/run_sync.h"
 #include "support/cluster.h"
 #include "support/command.h"
+#include "support/paths.h"
 #include "support/why_not.h"
 
 namespace gpuplacement {
@@ -70,9 +71,7 @@ spec:
 // A shell command with the pinned kubectl and helm on PATH and KUBECONFIG
 // pointing at the test's control plane.
 CommandResult tool(const std::string& command) {
-  auto& plane = ControlPlane::shared();
-  return testing::runCommand("eval \"$(" + testing::repoRoot() + "/scripts/controlplane env " +
-                             plane.dir() + ")\" && " + command);
+  return ControlPlane::shared().withTools(command);
 }
 
 std::string readFile(const std::string& path) {
@@ -464,7 +463,7 @@ spec:
   CHECK(leader->metric("controller_runtime_reconcile_total", "result=\"success\"") >= 1);
   CHECK(leader->metric("rest_client_requests_total", "verb=\"patch\"") >= 1);
   CHECK(leader->metric("process_resident_memory_bytes") > 1e6);
-#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(GPUPLACEMENT_SANITIZED)
   // The heap holds the caches, and cannot hold more than is resident. (Not
   // under ASan, which this test is built with when the operator is: its
   // allocator stands in for glibc's and mallinfo2 reads zero.)
@@ -636,7 +635,7 @@ TEST_CASE("kube-score finds nothing in the chart that is not a documented choice
 
 TEST_CASE("the Dockerfile: bases pinned by digest, the release build, what it copies, its labels") {
   const auto result = testing::runCommand(testing::repoRoot() + "/scripts/check-dockerfile " +
-                                          testing::repoRoot() + " " + GPUPLACEMENT_BUILD_DIR);
+                                          testing::repoRoot() + " " + testing::buildDir());
   CHECK_MESSAGE(result.exitCode == 0, (result.out + result.err));
 }
 
@@ -670,8 +669,9 @@ TEST_CASE(
   REQUIRE_MESSAGE(bare.exitCode == 0, bare.err);
   CHECK(findKind(documents(bare.out), "Deployment"));
 
-  // The documented path (README, "Rendering offline"), applied to the real
-  // control plane: CRDs first, then the render, server-side.
+  // The documented path (docs/operating/install.md, "Rendering offline for
+  // GitOps"), applied to the real control plane: CRDs first, then the
+  // render, server-side.
   cluster();
   const std::string ns = "gitops";
   const std::string file = ControlPlane::shared().dir() + "/gitops.yaml";

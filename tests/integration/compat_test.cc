@@ -93,7 +93,8 @@ spec:
   c.apply(job("bare", "", true, "gpuplacement.io/workload: bare"));
   OperatorProcess op(c.operatorKubeconfig());
   REQUIRE(op.waitReady());
-  CHECK(op.log().find("immutable (before 1.36)") != std::string::npos);
+  // Read once the caches are synced, so after readiness.
+  CHECK(c.waitFor([&] { return op.log().find("immutable (before 1.36)") != std::string::npos; }));
 
   // A Deployment, as on 1.36.
   c.apply(R"(apiVersion: gpuplacement.io/v1alpha1

@@ -18,6 +18,7 @@
 #include "support/command.h"
 #include "support/fault_proxy.h"
 #include "support/objects.h"
+#include "support/paths.h"
 
 namespace gpuplacement {
 namespace {
@@ -50,8 +51,7 @@ std::string proxiedKubeconfig(const FaultProxy& proxy, const std::string& name) 
 std::string expectedInstanceType(const json& spec) {
   const std::string file = ControlPlane::shared().dir() + "/expected.json";
   std::ofstream(file) << workloadObject("x", "x", spec).dump();
-  const auto answer =
-      runCommand(std::string(GPUPLACEMENT_BINARY) + " recommend -f " + file + " -o json");
+  const auto answer = runCommand(testing::operatorBinary() + " recommend -f " + file + " -o json");
   REQUIRE_MESSAGE(answer.exitCode == 0, answer.err);
   auto parsed = json::parse(answer.out, nullptr, false);
   if (parsed.is_array()) {

@@ -21,10 +21,6 @@ using namespace testing;
 
 const std::string kNs = "hostile";
 
-Cluster& cluster() {
-  return Cluster::withCrds();
-}
-
 CommandResult kubectl(const std::string& arguments, const std::string& manifest = "") {
   const std::string file = ControlPlane::shared().dir() + "/hostile.yaml";
   std::ofstream(file) << manifest;
@@ -218,7 +214,7 @@ std::string conditionPath(const Row& row) {
 }  // namespace
 
 TEST_CASE("hostile and careless input: refused by the API server or named in a condition") {
-  auto& c = cluster();
+  auto& c = Cluster::withCrds();
   createNamespace(c, kNs);
   OperatorProcess op(c.operatorKubeconfig());
   REQUIRE_MESSAGE(op.waitReady(), op.log());

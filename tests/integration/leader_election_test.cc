@@ -34,8 +34,7 @@ asio::awaitable<void> pause(std::chrono::milliseconds duration) {
 }
 
 // Polls until `condition` holds or `limit` passes; the time it took, or -1.
-template <typename Condition>
-asio::awaitable<double> secondsUntil(Condition condition, std::chrono::seconds limit) {
+asio::awaitable<double> secondsUntil(std::function<bool()> condition, std::chrono::seconds limit) {
   const auto start = std::chrono::steady_clock::now();
   while (!condition()) {
     if (std::chrono::steady_clock::now() - start > limit) {

@@ -24,26 +24,21 @@ using testing::ControlPlane;
 using testing::json;
 using testing::OperatorProcess;
 
-const bool kConfigured = [] {
+const bool kAuditConfigured = [] {
   testing::ControlPlaneOptions options;
   options.audit = true;  // the audit log counts the reviews
   ControlPlane::configure(options);
   return true;
 }();
 
-const std::string kChart = testing::repoRoot() + "/charts/gpu-placement-operator";
-const std::string kNamespace = "gpu-placement-system";
-const std::string kRelease = "gpo-metrics";
-const std::string kFullname = "gpo-metrics-gpu-placement-operator";
-
-CommandResult tool(const std::string& command) {
-  return testing::runCommand("eval \"$(" + testing::repoRoot() + "/scripts/controlplane env " +
-                             ControlPlane::shared().dir() + ")\" && " + command);
-}
+const std::string kMetricsChart = testing::repoRoot() + "/charts/gpu-placement-operator";
+const std::string kMetricsNamespace = "gpu-placement-system";
+const std::string kMetricsRelease = "gpo-metrics";
+const std::string kMetricsFullname = "gpo-metrics-gpu-placement-operator";
 
 std::string tokenOf(Cluster& c, const std::string& account) {
   auto token =
-      c.create("/api/v1/namespaces/" + kNamespace + "/serviceaccounts/" + account + "/token",
+      c.create("/api/v1/namespaces/" + kMetricsNamespace + "/serviceaccounts/" + account + "/token",
                json{{"apiVersion", "authentication.k8s.io/v1"},
                     {"kind", "TokenRequest"},
                     {"spec", {{"expirationSeconds", 3600}}}});
@@ -99,30 +94,30 @@ TEST_CASE(
     "/metrics over HTTPS with the chart's RBAC: 401 without a token, 403 without the role, 200 "
     "with it, two reviews a minute per token; plain HTTP as a flag") {
   auto& c = Cluster::withCrds();
-  c.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + kNamespace + "}\n");
+  c.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + kMetricsNamespace + "}\n");
   for (const char* account : {"prometheus", "stranger"}) {
     c.apply("apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: " + std::string(account) +
-            ", namespace: " + kNamespace + "}\n");
+            ", namespace: " + kMetricsNamespace + "}\n");
   }
   // The chart, with Prometheus's account bound to the metrics-reader role.
-  const auto installed = tool(
-      "helm install " + kRelease + " " + kChart + " -n " + kNamespace +
+  const auto installed = ControlPlane::shared().withTools(
+      "helm install " + kMetricsRelease + " " + kMetricsChart + " -n " + kMetricsNamespace +
       " --wait=false --set placementPolicy.create=false --set-json "
       "'metrics.readers=[{\"kind\":\"ServiceAccount\",\"name\":\"prometheus\",\"namespace\":\"" +
-      kNamespace + "\"}]'");
+      kMetricsNamespace + "\"}]'");
   REQUIRE_MESSAGE(installed.exitCode == 0, installed.err);
-  const std::string prometheus = "system:serviceaccount:" + kNamespace + ":prometheus";
+  const std::string prometheus = "system:serviceaccount:" + kMetricsNamespace + ":prometheus";
   // RBAC is in force once the authorizer has seen the binding: wait for it,
   // or a 403 from before would be what the cache keeps.
   REQUIRE(c.waitFor(
-      [&] { return tool("kubectl auth can-i get /metrics --as=" + prometheus).out == "yes\n"; }));
+      [&] { return ControlPlane::shared().withTools("kubectl auth can-i get /metrics --as=" + prometheus).out == "yes\n"; }));
   CHECK(
-      tool("kubectl auth can-i get /metrics --as=system:serviceaccount:" + kNamespace + ":stranger")
+      ControlPlane::shared().withTools("kubectl auth can-i get /metrics --as=system:serviceaccount:" + kMetricsNamespace + ":stranger")
           .out == "no\n");
 
   // The operator with the chart's ServiceAccount, /metrics as by default.
-  const std::string operatorUser = "system:serviceaccount:" + kNamespace + ":" + kFullname;
-  OperatorProcess op(kubeconfigOf(c, kFullname), {"--namespaces", kNamespace, "--metrics-secure"});
+  const std::string operatorUser = "system:serviceaccount:" + kMetricsNamespace + ":" + kMetricsFullname;
+  OperatorProcess op(kubeconfigOf(c, kMetricsFullname), {"--namespaces", kMetricsNamespace, "--metrics-secure"});
   REQUIRE_MESSAGE(op.waitReady(), op.log());
   CHECK(op.log().find("TokenReview and SubjectAccessReview for get /metrics") != std::string::npos);
   const std::string url = "https://127.0.0.1:" + std::to_string(op.metricsPort()) + "/metrics";
@@ -137,7 +132,7 @@ TEST_CASE(
     const auto refused = scrape(url, stranger);
     CHECK(refused.status == 403);
     CHECK(refused.body ==
-          "Authorization denied for user system:serviceaccount:" + kNamespace + ":stranger\n");
+          "Authorization denied for user system:serviceaccount:" + kMetricsNamespace + ":stranger\n");
   }
   for (int i = 0; i < 5; ++i) {
     const auto allowed = scrape(url, reader);
@@ -175,8 +170,8 @@ TEST_CASE(
       " && openssl x509 -req -in tls.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1"
       " -extfile ext.cnf -out tls.crt 2>&1");
   REQUIRE_MESSAGE(made.exitCode == 0, made.out);
-  OperatorProcess verified(kubeconfigOf(c, kFullname),
-                           {"--namespaces", kNamespace, "--metrics-cert-dir", dir});
+  OperatorProcess verified(kubeconfigOf(c, kMetricsFullname),
+                           {"--namespaces", kMetricsNamespace, "--metrics-cert-dir", dir});
   REQUIRE_MESSAGE(verified.waitReady(), verified.log());
   const std::string verifiedUrl =
       "https://127.0.0.1:" + std::to_string(verified.metricsPort()) + "/metrics";
@@ -185,8 +180,8 @@ TEST_CASE(
   CHECK(verified.stop() == 0);
 
   // Plain HTTP, as with metrics.secure=false: no token needed.
-  OperatorProcess plain(kubeconfigOf(c, kFullname),
-                        {"--namespaces", kNamespace, "--metrics-secure=false"});
+  OperatorProcess plain(kubeconfigOf(c, kMetricsFullname),
+                        {"--namespaces", kMetricsNamespace, "--metrics-secure=false"});
   REQUIRE_MESSAGE(plain.waitReady(), plain.log());
   const auto open = OperatorProcess::httpGet(plain.metricsPort(), "/metrics");
   CHECK(open.first == 200);
@@ -194,13 +189,13 @@ TEST_CASE(
   CHECK(plain.stop() == 0);
 
   // A bad certificate directory is refused at start, naming the flag.
-  OperatorProcess broken(kubeconfigOf(c, kFullname),
+  OperatorProcess broken(kubeconfigOf(c, kMetricsFullname),
                          {"--metrics-cert-dir", c.plane().dir() + "/no-such-dir"});
   CHECK_FALSE(broken.waitReady(std::chrono::seconds(5)));
   CHECK(broken.stop() == -1);  // it had exited already
   CHECK(broken.log().find("--metrics-cert-dir: cannot read") != std::string::npos);
 
-  REQUIRE(tool("helm uninstall " + kRelease + " -n " + kNamespace).exitCode == 0);
+  REQUIRE(ControlPlane::shared().withTools("helm uninstall " + kMetricsRelease + " -n " + kMetricsNamespace).exitCode == 0);
 }
 
 }  // namespace gpuplacement

@@ -16,6 +16,7 @@
 #include "support/cluster.h"
 #include "support/command.h"
 #include "support/objects.h"
+#include "support/paths.h"
 #include "support/why_not.h"
 
 namespace gpuplacement {
@@ -24,10 +25,6 @@ namespace {
 using namespace testing;
 
 const std::string kOperatorNs = "gpu-placement-system";
-
-Cluster& cluster() {
-  return Cluster::withCrds();
-}
 
 std::string shell(const std::string& command) {
   const auto result = runCommand("eval \"$(" + repoRoot() + "/scripts/controlplane env " +
@@ -60,7 +57,7 @@ std::string server() {
 // A ServiceAccount bound to a ClusterRole made of `rules` (and the Lease
 // Role), and a token for it.
 std::string serviceAccountWithRules(const std::string& account, const json& rules) {
-  auto& c = cluster();
+  auto& c = Cluster::withCrds();
   c.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + kOperatorNs + "}\n");
   c.apply("apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: " + account +
           ", namespace: " + kOperatorNs + "}\n");
@@ -90,7 +87,7 @@ std::string tokenFor(const std::string& account, const json& boundTo = nullptr) 
   if (!boundTo.is_null()) {
     spec["boundObjectRef"] = boundTo;
   }
-  auto token = cluster().create(
+  auto token = Cluster::withCrds().create(
       "/api/v1/namespaces/" + kOperatorNs + "/serviceaccounts/" + account + "/token",
       json{{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "TokenRequest"}, {"spec", spec}});
   REQUIRE_MESSAGE(token.ok(), gpuplacement::testing::whyNot(token));
@@ -204,7 +201,7 @@ TEST_CASE("TLS: a wrong CA and a host-name mismatch are refused, and the error s
                       "    server: " + server() + "\n    certificate-authority-data: " + caData() +
                           "\n    tls-server-name: not-the-apiserver.example\n",
                       user);
-  const std::string binary = GPUPLACEMENT_BINARY;
+  const std::string binary = testing::operatorBinary();
   const auto ca = runCommand(binary + " version --server --kubeconfig " + wrongCa);
   CHECK(ca.exitCode == 3);
   CHECK_MESSAGE(ca.err.find("certificate verify failed") != std::string::npos, ca.err);
@@ -227,7 +224,7 @@ TEST_CASE("TLS: a wrong CA and a host-name mismatch are refused, and the error s
 }
 
 TEST_CASE("a rotated service-account token file is picked up; no token or key is ever logged") {
-  auto& c = cluster();
+  auto& c = Cluster::withCrds();
   const std::string account = "rotating";
   const std::string user = serviceAccountWithRules(account, operatorRules());
   const std::string tokenFile = c.plane().dir() + "/rotating.token";
@@ -312,7 +309,7 @@ TEST_CASE("a rotated service-account token file is picked up; no token or key is
 }
 
 TEST_CASE("RBAC: the chart's roles grant exactly the calls the operator makes") {
-  auto& c = cluster();
+  auto& c = Cluster::withCrds();
   const std::string ns = "rbac-use";
   createNamespace(c, ns);
   createDeployment(c, ns, "model");
@@ -390,7 +387,7 @@ TEST_CASE("RBAC: the chart's roles grant exactly the calls the operator makes") 
 TEST_CASE(
     "a Role without patch on Deployments: said on the GpuWorkload and in /readyz, "
     "retried with backoff") {
-  auto& c = cluster();
+  auto& c = Cluster::withCrds();
   json rules = operatorRules();
   for (auto& rule : rules) {
     if (rule["apiGroups"] == json::array({"apps"})) {

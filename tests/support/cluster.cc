@@ -18,6 +18,7 @@
 #include "kube/kubeconfig.h"
 #include "runtime/run_sync.h"
 #include "support/command.h"
+#include "support/paths.h"
 #include "support/why_not.h"
 
 namespace gpuplacement::testing {
@@ -279,12 +280,12 @@ OperatorProcess::OperatorProcess(const std::string& kubeconfig,
   const int logFd = mkstemp(logTemplate);
   REQUIRE(logFd >= 0);
   logPath_ = logTemplate;
-  std::vector<std::string> args = {GPUPLACEMENT_BINARY, "run",
-                                   "--kubeconfig",      kubeconfig,
-                                   "--metrics-addr",    "127.0.0.1:" + std::to_string(metricsPort_),
-                                   "--health-addr",     "127.0.0.1:" + std::to_string(healthPort_),
-                                   "--log-format",      "text",
-                                   "--log-level",       "debug"};
+  std::vector<std::string> args = {operatorBinary(), "run",
+                                   "--kubeconfig",   kubeconfig,
+                                   "--metrics-addr", "127.0.0.1:" + std::to_string(metricsPort_),
+                                   "--health-addr",  "127.0.0.1:" + std::to_string(healthPort_),
+                                   "--log-format",   "text",
+                                   "--log-level",    "debug"};
   // Plain HTTP, for metric(), unless the test is about how /metrics is served.
   if (std::none_of(extraArgs.begin(), extraArgs.end(), [](const std::string& arg) {
         return arg.rfind("--metrics-secure", 0) == 0 || arg.rfind("--metrics-cert-dir", 0) == 0;

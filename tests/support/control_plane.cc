@@ -1,5 +1,6 @@
 #include "support/control_plane.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
@@ -11,10 +12,6 @@
 #include "kube/connect.h"
 
 namespace gpuplacement::testing {
-
-std::string repoRoot() {
-  return GPUPLACEMENT_SOURCE_DIR;
-}
 
 std::string readFile(const std::string& path) {
   auto text = base::readTextFile(path);
@@ -35,8 +32,13 @@ ControlPlane::ControlPlane() {
   }
   dir_ = pattern;
   // --owner-pid: should this process die without running destructors, the
-  // script's watchdog stops etcd and kube-apiserver within a second.
-  std::string arguments = "start " + dir_ + " --owner-pid " + std::to_string(getpid());
+  // script's watchdog stops etcd and kube-apiserver within a second. A
+  // control plane kept for a person to look at (scripts/test --keep) has no
+  // owner: it runs until scripts/controlplane stop.
+  std::string arguments = "start " + dir_;
+  if (!keep()) {
+    arguments += " --owner-pid " + std::to_string(getpid());
+  }
   if (options().audit) {
     arguments += " --audit";
   }
@@ -65,7 +67,20 @@ ControlPlane::ControlPlane() {
   }
 }
 
+bool ControlPlane::keep() {
+  const char* value = std::getenv("GPUPLACEMENT_KEEP_CONTROL_PLANE");
+  return value != nullptr && std::string(value) == "1";
+}
+
 ControlPlane::~ControlPlane() {
+  if (keep()) {
+    std::fprintf(stderr,
+                 "the control plane keeps running (GPUPLACEMENT_KEEP_CONTROL_PLANE=1):\n"
+                 "  eval \"$(%s/scripts/controlplane env %s)\"\n"
+                 "  %s/scripts/controlplane stop %s   # when done\n",
+                 repoRoot().c_str(), dir_.c_str(), repoRoot().c_str(), dir_.c_str());
+    return;
+  }
   script("stop " + dir_ + " >/dev/null 2>&1");
   std::error_code ignored;
   std::filesystem::remove_all(dir_, ignored);

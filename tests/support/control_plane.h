@@ -8,6 +8,7 @@
 #include "kube/kubeconfig.h"
 #include "runtime/clock.h"
 #include "support/command.h"
+#include "support/paths.h"
 
 namespace gpuplacement::testing {
 
@@ -66,12 +67,14 @@ class ControlPlane {
 
  private:
   ControlPlane();
+  // GPUPLACEMENT_KEEP_CONTROL_PLANE=1 (scripts/test --keep): leave it
+  // running when the suite ends, to look at what the tests left.
+  static bool keep();
   std::string dir_;
   runtime::RealClock clock_;
   static ControlPlaneOptions& options();
 };
 
-std::string repoRoot();
 // A whole file; empty when it cannot be read (the caller's checks then fail).
 std::string readFile(const std::string& path);
 

@@ -8,6 +8,7 @@
 #include "base/io/yaml_json.h"
 #include "core/engine.h"
 #include "core/quantity.h"
+#include "support/paths.h"
 #include "support/why_not.h"
 
 namespace gpuplacement::testing {
@@ -15,7 +16,7 @@ namespace gpuplacement::testing {
 // The catalog and rules that ship (config/*.yaml, the files the binary
 // compiles in), read as the command line reads them, parsed once.
 inline nlohmann::json shippedDocument(const char* file) {
-  const std::string path = std::string(GPUPLACEMENT_SOURCE_DIR) + "/config/" + file;
+  const std::string path = repoRoot() + "/config/" + file;
   auto text = base::readTextFile(path);
   REQUIRE_MESSAGE(text.ok(), gpuplacement::testing::whyNot(text));
   auto document = base::parseYaml(*text, path);

@@ -52,7 +52,7 @@ inline core::TargetState applyPatch(core::TargetState state, const nlohmann::jso
   if (podSpec.contains("containers")) {
     for (const auto& item : podSpec["containers"]) {
       for (auto& container : state.containers) {
-        if (container.name != item["name"]) {
+        if (container.name != item["name"].get<std::string>()) {
           continue;
         }
         for (const char* list : {"limits", "requests"}) {
