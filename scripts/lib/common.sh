@@ -55,6 +55,12 @@ SIMCLUSTER_BIN="$CACHE_ROOT/simcluster-karpenter-$KARPENTER_VERSION-$SIMCLUSTER_
 SYFT_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/syft" github.com/anchore/syft)
 SYFT_BIN="$CACHE_ROOT/syft-$SYFT_VERSION/bin"
 
+# The documentation site's tools (MkDocs, Material, jsonschema2md): a Python
+# virtual environment named by the hash of docs/requirements.txt, so a pin
+# changed there gets an environment of its own.
+DOCS_REQUIREMENTS="$REPO_ROOT/docs/requirements.txt"
+DOCS_VENV="$CACHE_ROOT/docs-$(sha256sum "$DOCS_REQUIREMENTS" | cut -c1-16)"
+
 # Configures (first time) and builds a tree; extra arguments go to cmake.
 # BUILD_TARGETS (space-separated) builds only those, e.g. the demo's binary.
 build_tree() { # build-dir cmake-args...

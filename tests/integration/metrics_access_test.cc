@@ -109,15 +109,21 @@ TEST_CASE(
   const std::string prometheus = "system:serviceaccount:" + kMetricsNamespace + ":prometheus";
   // RBAC is in force once the authorizer has seen the binding: wait for it,
   // or a 403 from before would be what the cache keeps.
-  REQUIRE(c.waitFor(
-      [&] { return ControlPlane::shared().withTools("kubectl auth can-i get /metrics --as=" + prometheus).out == "yes\n"; }));
-  CHECK(
-      ControlPlane::shared().withTools("kubectl auth can-i get /metrics --as=system:serviceaccount:" + kMetricsNamespace + ":stranger")
-          .out == "no\n");
+  REQUIRE(c.waitFor([&] {
+    return ControlPlane::shared()
+               .withTools("kubectl auth can-i get /metrics --as=" + prometheus)
+               .out == "yes\n";
+  }));
+  CHECK(ControlPlane::shared()
+            .withTools("kubectl auth can-i get /metrics --as=system:serviceaccount:" +
+                       kMetricsNamespace + ":stranger")
+            .out == "no\n");
 
   // The operator with the chart's ServiceAccount, /metrics as by default.
-  const std::string operatorUser = "system:serviceaccount:" + kMetricsNamespace + ":" + kMetricsFullname;
-  OperatorProcess op(kubeconfigOf(c, kMetricsFullname), {"--namespaces", kMetricsNamespace, "--metrics-secure"});
+  const std::string operatorUser =
+      "system:serviceaccount:" + kMetricsNamespace + ":" + kMetricsFullname;
+  OperatorProcess op(kubeconfigOf(c, kMetricsFullname),
+                     {"--namespaces", kMetricsNamespace, "--metrics-secure"});
   REQUIRE_MESSAGE(op.waitReady(), op.log());
   CHECK(op.log().find("TokenReview and SubjectAccessReview for get /metrics") != std::string::npos);
   const std::string url = "https://127.0.0.1:" + std::to_string(op.metricsPort()) + "/metrics";
@@ -131,8 +137,8 @@ TEST_CASE(
   for (int i = 0; i < 3; ++i) {
     const auto refused = scrape(url, stranger);
     CHECK(refused.status == 403);
-    CHECK(refused.body ==
-          "Authorization denied for user system:serviceaccount:" + kMetricsNamespace + ":stranger\n");
+    CHECK(refused.body == "Authorization denied for user system:serviceaccount:" +
+                              kMetricsNamespace + ":stranger\n");
   }
   for (int i = 0; i < 5; ++i) {
     const auto allowed = scrape(url, reader);
@@ -195,7 +201,9 @@ TEST_CASE(
   CHECK(broken.stop() == -1);  // it had exited already
   CHECK(broken.log().find("--metrics-cert-dir: cannot read") != std::string::npos);
 
-  REQUIRE(ControlPlane::shared().withTools("helm uninstall " + kMetricsRelease + " -n " + kMetricsNamespace).exitCode == 0);
+  REQUIRE(ControlPlane::shared()
+              .withTools("helm uninstall " + kMetricsRelease + " -n " + kMetricsNamespace)
+              .exitCode == 0);
 }
 
 }  // namespace gpuplacement
