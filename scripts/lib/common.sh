@@ -61,8 +61,24 @@ SYFT_BIN="$CACHE_ROOT/syft-$SYFT_VERSION/bin"
 DOCS_REQUIREMENTS="$REPO_ROOT/docs/requirements.txt"
 DOCS_VENV="$CACHE_ROOT/docs-$(sha256sum "$DOCS_REQUIREMENTS" | cut -c1-16)"
 
+# Runs a build quietly: on failure it prints what the compiler said, without
+# ninja's progress lines, and returns the failure.
+quiet_build() { # command...
+  local output
+  output=$("$@" 2>&1) && return
+  local status=$?
+  echo "$output" | grep -vE '^\[[0-9]+/[0-9]+\] ' >&2
+  return "$status"
+}
+
+# What ships, scripts/build-release, into a tree under the repository.
+build_release() { # build-dir
+  quiet_build "$REPO_ROOT/scripts/build-release" "$REPO_ROOT/$1" ||
+    die "the release build in $1 (scripts/build-release) failed"
+}
+
 # Configures (first time) and builds a tree; extra arguments go to cmake.
-# BUILD_TARGETS (space-separated) builds only those, e.g. the demo's binary.
+# BUILD_TARGETS (space-separated) builds only those, e.g. the unit tests.
 build_tree() { # build-dir cmake-args...
   local dir=$1
   shift
@@ -71,10 +87,6 @@ build_tree() { # build-dir cmake-args...
   else
     cmake "$REPO_ROOT/$dir" "$@" >/dev/null
   fi
-  local output
   # shellcheck disable=SC2086 # one target a word
-  if ! output=$(ninja -C "$REPO_ROOT/$dir" ${BUILD_TARGETS:-} 2>&1); then
-    echo "$output" | grep -vE '^\[[0-9]+/[0-9]+\] ' >&2
-    die "the build in $dir failed"
-  fi
+  quiet_build ninja -C "$REPO_ROOT/$dir" ${BUILD_TARGETS:-} || die "the build in $dir failed"
 }
