@@ -1,5 +1,6 @@
 #include "app/api_writes.h"
 
+#include "app/resource_paths.h"
 #include "base/json_access.h"
 #include "base/time_format.h"
 
@@ -7,17 +8,6 @@ namespace gpuplacement::app {
 namespace {
 
 using json = nlohmann::json;
-
-constexpr const char* kGroupVersion = "/apis/gpuplacement.io/v1alpha1";
-
-std::string workloadPath(const std::string& ns, const std::string& name) {
-  return std::string(kGroupVersion) + "/namespaces/" + ns + "/gpuworkloads/" + name;
-}
-
-std::string targetPath(core::TargetKind kind, const std::string& ns, const std::string& name) {
-  return "/apis/" + std::string(core::apiVersionOf(kind)) + "/namespaces/" + ns + "/" +
-         std::string(core::resourceOf(kind)) + "/" + name;
-}
 
 // "deployments.apps", "jobs.batch": as RBAC names the resource.
 std::string rbacResource(core::TargetKind kind) {
@@ -63,35 +53,34 @@ TargetRead targetRead(core::TargetKind kind, const json& object) {
 
 }  // namespace
 
-asio::awaitable<kube::ApiResult<TargetRead>> ApiWrites::readTarget(core::TargetKind kind,
-                                                                   std::string ns,
-                                                                   std::string name) {
+asio::awaitable<kube::ApiResult<TargetRead>> ApiWrites::readTarget(TargetKey target) {
   // With managedFields: who else writes the pod template is named from them.
-  auto result =
-      co_await client_.get(targetPath(kind, ns, name), kube::KubeClient::ManagedFields::Keep);
+  // Each path is a named local, never a temporary of the co_await
+  // expression: g++ 12 frees a braced temporary ({ns, name}) there twice.
+  const std::string path = targetPath(target);
+  auto result = co_await client_.get(path, kube::KubeClient::ManagedFields::Keep);
   if (!result) {
     co_return result.error();
   }
-  co_return targetRead(kind, *result);
+  co_return targetRead(target.kind, *result);
 }
 
-asio::awaitable<kube::ApiResult<TargetRead>> ApiWrites::patchTarget(core::TargetKind kind,
-                                                                    std::string ns,
-                                                                    std::string name, json patch) {
-  auto result =
-      co_await client_.patch(asFieldManager(targetPath(kind, ns, name)), patch,
-                             kube::PatchType::Strategic, kube::KubeClient::ManagedFields::Keep);
-  noteRefusal("patch " + rbacResource(kind), ns, !result && result.error().forbidden());
+asio::awaitable<kube::ApiResult<TargetRead>> ApiWrites::patchTarget(TargetKey target, json patch) {
+  const std::string path = asFieldManager(targetPath(target));
+  auto result = co_await client_.patch(path, patch, kube::PatchType::Strategic,
+                                       kube::KubeClient::ManagedFields::Keep);
+  noteRefusal("patch " + rbacResource(target.kind), target.object.ns,
+              !result && result.error().forbidden());
   if (!result) {
     co_return result.error();
   }
-  co_return targetRead(kind, *result);
+  co_return targetRead(target.kind, *result);
 }
 
 asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::patchPod(std::string ns, std::string name,
                                                                json patch) {
-  auto result = co_await client_.patch(asFieldManager("/api/v1/namespaces/" + ns + "/pods/" + name),
-                                       patch, kube::PatchType::Strategic);
+  const std::string path = asFieldManager(podPath({ns, name}));
+  auto result = co_await client_.patch(path, patch, kube::PatchType::Strategic);
   noteRefusal("patch pods", ns, !result && result.error().forbidden());
   if (!result) {
     co_return result.error();
@@ -121,8 +110,8 @@ asio::awaitable<kube::ApiResult<json>> ApiWrites::replaceWorkloadStatus(std::str
                                                                         std::string uid,
                                                                         json status) {
   const auto patch = replaceStatusOf(uid, status);
-  auto result =
-      co_await client_.patch(workloadPath(ns, name) + "/status", patch, kube::PatchType::Json);
+  const std::string path = workloadPath({ns, name}) + "/status";
+  auto result = co_await client_.patch(path, patch, kube::PatchType::Json);
   noteRefusal("patch gpuworkloads.gpuplacement.io/status", ns,
               !result && result.error().forbidden());
   if (!result) {
@@ -140,7 +129,7 @@ asio::awaitable<kube::ApiResult<json>> ApiWrites::replaceWorkloadStatus(std::str
 
 asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::replacePolicyStatus(std::string name,
                                                                           json status) {
-  const std::string path = std::string(kGroupVersion) + "/placementpolicies/" + name + "/status";
+  const std::string path = policyPath(name) + "/status";
   const auto patch = replaceStatus(status);
   auto result = co_await client_.patch(path, patch, kube::PatchType::Json);
   if (!result) {
@@ -154,7 +143,8 @@ asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::setFinalizers(
     std::vector<std::string> finalizers) {
   const json patch = {
       {"metadata", {{"resourceVersion", resourceVersion}, {"finalizers", finalizers}}}};
-  auto result = co_await client_.patch(workloadPath(ns, name), patch, kube::PatchType::Merge);
+  const std::string path = workloadPath({ns, name});
+  auto result = co_await client_.patch(path, patch, kube::PatchType::Merge);
   if (!result) {
     co_return result.error();
   }
@@ -182,7 +172,8 @@ asio::awaitable<void> ApiWrites::recordEvent(std::string ns, std::string name, s
                      {"firstTimestamp", now},
                      {"lastTimestamp", now},
                      {"count", count}};
-  auto result = co_await client_.create("/api/v1/namespaces/" + ns + "/events", body);
+  const std::string path = eventsPath(ns);
+  auto result = co_await client_.create(path, body);
   if (!result) {
     log_.warn("cannot record event", {{"namespace", ns},
                                       {"name", name},

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/logging.h"
+#include "app/target_key.h"
 #include "core/target.h"
 #include "core/workload_plan.h"
 #include "kube/client.h"
@@ -32,11 +33,9 @@ class ApiWrites {
             std::string instance)
       : client_(client), log_(log), clock_(clock), instance_(std::move(instance)) {}
 
-  asio::awaitable<kube::ApiResult<TargetRead>> readTarget(core::TargetKind kind, std::string ns,
-                                                          std::string name);
+  asio::awaitable<kube::ApiResult<TargetRead>> readTarget(TargetKey target);
   // A strategic merge patch (its resourceVersion is the precondition).
-  asio::awaitable<kube::ApiResult<TargetRead>> patchTarget(core::TargetKind kind, std::string ns,
-                                                           std::string name, nlohmann::json patch);
+  asio::awaitable<kube::ApiResult<TargetRead>> patchTarget(TargetKey target, nlohmann::json patch);
   // A strategic merge patch of a pod (its resourceVersion is the precondition).
   asio::awaitable<kube::ApiResult<base::Ok>> patchPod(std::string ns, std::string name,
                                                       nlohmann::json patch);

@@ -4,12 +4,12 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "app/resource_paths.h"
 #include "runtime/signal.h"
 
 namespace gpuplacement::app {
 namespace {
 
-constexpr const char* kGroupVersion = "/apis/gpuplacement.io/v1alpha1";
 // An informer that has failed this many times in a row is not making
 // progress; a restart (what a failing liveness probe causes) is the cheap fix.
 constexpr int kTooManyFailures = 20;
@@ -20,10 +20,6 @@ std::size_t indexOf(core::TargetKind kind) {
 }
 
 }  // namespace
-
-std::string targetId(core::TargetKind kind, const std::string& key) {
-  return std::string(base::nameOf(kind)) + ":" + key;
-}
 
 ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchClient& client,
                            const core::Catalog& catalog, const core::RuleSet& rules,
@@ -37,7 +33,7 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
 
   auto policyOptions = base;
   policyOptions.resource = "placementpolicies";
-  policyOptions.path = std::string(kGroupVersion) + "/placementpolicies";
+  policyOptions.path = policiesPath();
   policies_ = std::make_unique<PolicyInformer>(
       executor_, client, policyOptions,
       [&catalog, &rules](const nlohmann::json& object) {
@@ -51,11 +47,10 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
     scopes.push_back("");
   }
   for (const auto& ns : scopes) {
-    const std::string nsPath = ns.empty() ? "" : "/namespaces/" + ns;
     const std::string suffix = ns.empty() ? "" : " in " + ns;
     auto workloadOptions = base;
     workloadOptions.resource = "gpuworkloads" + suffix;
-    workloadOptions.path = std::string(kGroupVersion) + nsPath + "/gpuworkloads";
+    workloadOptions.path = workloadsPath(ns);
     auto& workloads = workloads_.emplace_back(std::make_unique<WorkloadInformer>(
         executor_, client, workloadOptions,
         [&catalog](const nlohmann::json& object) { return packWorkload(object, catalog); }, clock));
@@ -72,8 +67,7 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
       auto targetOptions = base;
       const std::string resource(core::resourceOf(kind));
       targetOptions.resource = resource + suffix;
-      targetOptions.path =
-          "/apis/" + std::string(core::apiVersionOf(kind)) + nsPath + "/" + resource;
+      targetOptions.path = targetsPath(kind, ns);
       auto& targets = targets_[indexOf(kind)].emplace_back(std::make_unique<TargetInformer>(
           executor_, client, targetOptions,
           [kind](const nlohmann::json& object) {
@@ -82,9 +76,10 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
           clock));
       targets->addHandler([this, kind](const std::string& key, const CachedTarget* previous,
                                        const CachedTarget* current) {
-        indexTarget(kind, key, previous, current);
+        const TargetKey target{kind, runtime::ObjectKey::parse(key)};
+        indexTarget(target, previous, current);
         for (const auto& handler : targetHandlers_) {
-          handler(kind, key, previous, current);
+          handler(target, previous, current);
         }
       });
       targets->setLogger(logInformer);
@@ -93,7 +88,7 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
 
   auto nodeOptions = base;
   nodeOptions.resource = "nodes";
-  nodeOptions.path = "/api/v1/nodes";
+  nodeOptions.path = nodesPath();
   nodes_ =
       std::make_unique<NodeInformer>(executor_, client, nodeOptions, core::nodeFromJson, clock);
   nodes_->addHandler(
@@ -108,7 +103,7 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
   nodes_->setLogger(logInformer);
   auto podOptions = base;
   podOptions.resource = "pods";
-  podOptions.path = kPodsPath;
+  podOptions.path = unfinishedPodsPath();
   pods_ = std::make_unique<PodInformer>(executor_, client, podOptions, core::podFromJson, clock);
   pods_->addHandler(
       [this](const std::string& key, const core::PodView* previous, const core::PodView* current) {
@@ -127,7 +122,7 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
 void ObjectCaches::enableNodePools() {
   auto options = base_;
   options.resource = "nodepools";
-  options.path = "/apis/karpenter.sh/v1/nodepools";
+  options.path = nodePoolsPath();
   nodePools_ = std::make_unique<NodePoolInformer>(executor_, client_, options,
                                                   core::nodePoolFromJson, clock_);
   nodePools_->addHandler([this](const std::string&, const core::NodePoolView* previous,
@@ -148,20 +143,24 @@ void ObjectCaches::enableNodePools() {
 
 namespace {
 
-// The target id of the pod's owner, while the pod cannot be scheduled.
-std::string pendingTarget(const std::string& pod, const core::PodView* view) {
-  if (!view || view->unschedulable.empty() || view->owner.empty()) {
-    return "";
-  }
-  return targetId(view->ownerKind, namespaceOf(pod) + "/" + view->owner);
+TargetKey ownerOf(const std::string& pod, const core::PodView& view) {
+  return {view.ownerKind, {namespaceOf(pod), view.owner}};
 }
 
-// The target id of the pod's owner, while the pod holds room on a node.
-std::string boundTarget(const std::string& pod, const core::PodView* view) {
-  if (!view || !view->holdsDevices() || view->owner.empty()) {
-    return "";
+// The pod's owner, while the pod cannot be scheduled.
+std::optional<TargetKey> pendingTarget(const std::string& pod, const core::PodView* view) {
+  if (!view || view->unschedulable.empty() || view->owner.empty()) {
+    return std::nullopt;
   }
-  return targetId(view->ownerKind, namespaceOf(pod) + "/" + view->owner);
+  return ownerOf(pod, *view);
+}
+
+// The pod's owner, while the pod holds room on a node.
+std::optional<TargetKey> boundTarget(const std::string& pod, const core::PodView* view) {
+  if (!view || !view->holdsDevices() || view->owner.empty()) {
+    return std::nullopt;
+  }
+  return ownerOf(pod, *view);
 }
 
 }  // namespace
@@ -173,18 +172,17 @@ void ObjectCaches::indexBound(const std::string& pod, const core::PodView* previ
   if (before == after) {
     return;
   }
-  if (!before.empty()) {
-    boundOf_.remove(before, pod);
+  if (before) {
+    boundOf_.remove(*before, pod);
   }
-  if (!after.empty()) {
-    boundOf_.add(after, pod);
+  if (after) {
+    boundOf_.add(*after, pod);
   }
 }
 
-std::vector<core::OwnPod> ObjectCaches::boundPodsOf(core::TargetKind kind,
-                                                    const std::string& target) const {
+std::vector<core::OwnPod> ObjectCaches::boundPodsOf(const TargetKey& target) const {
   std::vector<core::OwnPod> bound;
-  for (const auto& key : boundOf_.of(targetId(kind, target))) {
+  for (const auto& key : boundOf_.of(target)) {
     const auto* pod = pods_->store().get(key);
     const auto* node = pod ? nodes_->store().get(pod->node) : nullptr;
     if (node) {
@@ -196,8 +194,7 @@ std::vector<core::OwnPod> ObjectCaches::boundPodsOf(core::TargetKind kind,
   return bound;
 }
 
-void ObjectCaches::onPendingPods(
-    std::function<void(core::TargetKind, const std::string&)> handler) {
+void ObjectCaches::onPendingPods(std::function<void(const TargetKey&)> handler) {
   pendingHandlers_.push_back(std::move(handler));
 }
 
@@ -205,20 +202,19 @@ void ObjectCaches::indexPending(const std::string& pod, const core::PodView* pre
                                 const core::PodView* current) {
   const auto before = pendingTarget(pod, previous);
   const auto after = pendingTarget(pod, current);
-  if (before == after && (before.empty() || previous->unschedulable == current->unschedulable)) {
+  if (before == after && (!before || previous->unschedulable == current->unschedulable)) {
     return;
   }
-  if (!before.empty()) {
-    pendingOf_.remove(before, pod);
+  if (before) {
+    pendingOf_.remove(*before, pod);
   }
-  if (!after.empty()) {
-    pendingOf_.add(after, pod);
+  if (after) {
+    pendingOf_.add(*after, pod);
   }
-  for (const auto* view :
-       {before.empty() ? nullptr : previous, after.empty() ? nullptr : current}) {
-    if (view) {
+  for (const auto& target : {before, after}) {
+    if (target) {
       for (const auto& handler : pendingHandlers_) {
-        handler(view->ownerKind, namespaceOf(pod) + "/" + view->owner);
+        handler(*target);
       }
     }
   }
@@ -241,10 +237,9 @@ bool ObjectCaches::podsKnown() const {
   return pods_->synced();
 }
 
-core::PendingPods ObjectCaches::pendingPodsOf(core::TargetKind kind,
-                                              const std::string& target) const {
+core::PendingPods ObjectCaches::pendingPodsOf(const TargetKey& target) const {
   core::PendingPods pending;
-  for (const auto& key : pendingOf_.of(targetId(kind, target))) {
+  for (const auto& key : pendingOf_.of(target)) {
     const auto* pod = pods_->store().get(key);
     if (!pod) {
       continue;
@@ -525,8 +520,9 @@ std::string ObjectCaches::workloadResourceVersion(const std::string& key) const 
   return "";
 }
 
-const CachedTarget* ObjectCaches::target(core::TargetKind kind, const std::string& key) const {
-  for (const auto& informer : targets_[indexOf(kind)]) {
+const CachedTarget* ObjectCaches::target(const TargetKey& target) const {
+  const std::string key = target.object.str();
+  for (const auto& informer : targets_[indexOf(target.kind)]) {
     if (const auto* found = informer->store().get(key)) {
       return found;
     }
@@ -534,9 +530,9 @@ const CachedTarget* ObjectCaches::target(core::TargetKind kind, const std::strin
   return nullptr;
 }
 
-std::string ObjectCaches::targetResourceVersion(core::TargetKind kind,
-                                                const std::string& key) const {
-  for (const auto& informer : targets_[indexOf(kind)]) {
+std::string ObjectCaches::targetResourceVersion(const TargetKey& target) const {
+  const std::string key = target.object.str();
+  for (const auto& informer : targets_[indexOf(target.kind)]) {
     if (const auto* entry = informer->store().entry(key)) {
       return entry->resourceVersion;
     }
@@ -572,26 +568,25 @@ void ObjectCaches::indexWorkload(const std::string& key, const CachedWorkload* p
                                  const CachedWorkload* current) {
   const std::string ns = namespaceOf(key);
   if (previous) {
-    byTarget_.remove(targetId(previous->targetKind, ns + "/" + previous->targetName), key);
+    byTarget_.remove({previous->targetKind, {ns, previous->targetName}}, key);
     if (--workloadsOfPolicy_[previous->policyName] == 0) {
       workloadsOfPolicy_.erase(previous->policyName);
     }
   }
   if (current) {
-    byTarget_.add(targetId(current->targetKind, ns + "/" + current->targetName), key);
+    byTarget_.add({current->targetKind, {ns, current->targetName}}, key);
     ++workloadsOfPolicy_[current->policyName];
   }
 }
 
-void ObjectCaches::indexTarget(core::TargetKind kind, const std::string& key,
-                               const CachedTarget* previous, const CachedTarget* current) {
-  const std::string ns = namespaceOf(key);
-  const std::string id = targetId(kind, key);
+void ObjectCaches::indexTarget(const TargetKey& target, const CachedTarget* previous,
+                               const CachedTarget* current) {
+  const std::string& ns = target.object.ns;
   if (previous && !previous->owner.empty()) {
-    ownedBy_.remove(ns + "/" + previous->owner, id);
+    ownedBy_.remove(runtime::ObjectKey{ns, previous->owner}.str(), target);
   }
   if (current && !current->owner.empty()) {
-    ownedBy_.add(ns + "/" + current->owner, id);
+    ownedBy_.add(runtime::ObjectKey{ns, current->owner}.str(), target);
   }
 }
 
@@ -612,13 +607,8 @@ std::string ObjectCaches::targetsUnreadable(core::TargetKind kind) const {
 
 std::vector<core::TargetRef> ObjectCaches::targetsOwnedBy(const std::string& workloadKey) const {
   std::vector<core::TargetRef> targets;
-  for (const auto& id : ownedBy_.of(workloadKey)) {
-    const auto colon = id.find(':');
-    const auto slash = id.find('/', colon);
-    const auto kind = core::targetKindNamed(std::string_view(id).substr(0, colon));
-    if (kind && slash != std::string::npos) {
-      targets.push_back({*kind, id.substr(slash + 1)});
-    }
+  for (const auto& target : ownedBy_.of(workloadKey)) {
+    targets.push_back({target.kind, target.object.name});
   }
   return targets;
 }

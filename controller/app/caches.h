@@ -13,6 +13,7 @@
 #include "app/key_index.h"
 #include "app/logging.h"
 #include "app/metrics.h"
+#include "app/target_key.h"
 #include "core/capacity.h"
 #include "core/catalog.h"
 #include "core/cluster.h"
@@ -23,27 +24,16 @@
 
 namespace gpuplacement::app {
 
-// Pods of every namespace: any pod on a node holds its room. Finished pods
-// hold none, and no decision reads them: the server leaves them out (a pod
-// that finishes arrives as a deletion), which in a cluster that runs Jobs
-// is most of the pods there are.
-inline constexpr const char* kPodsPath =
-    "/api/v1/pods?fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed";
-
 struct CacheOptions {
   std::vector<std::string> namespaces;  // empty: all
   std::chrono::seconds watchTimeout{300};
   std::size_t pageSize = 500;
 };
 
-// A target across kinds, as indexes, expectations and rollout slots key
-// it: "Job:ns/name".
-std::string targetId(core::TargetKind kind, const std::string& key);
-
 // The informers' caches of PlacementPolicies, GpuWorkloads and their
 // targets (Deployments, StatefulSets, Jobs), and the indexes between them,
 // shared read-only by the reconcilers. Keys are "namespace/name" (policies:
-// "name"), a target's with its kind beside. One informer per watched
+// "name"), a target's a TargetKey. One informer per watched
 // namespace and kind, or one per kind for all.
 //
 // Beside them, the cluster view: Nodes, Pods (only the devices they hold
@@ -54,9 +44,8 @@ class ObjectCaches {
  public:
   template <typename T>
   using Handler = std::function<void(const std::string& key, const T* previous, const T* current)>;
-  using TargetHandler =
-      std::function<void(core::TargetKind kind, const std::string& key,
-                         const CachedTarget* previous, const CachedTarget* current)>;
+  using TargetHandler = std::function<void(const TargetKey& target, const CachedTarget* previous,
+                                           const CachedTarget* current)>;
 
   ObjectCaches(asio::any_io_executor executor, runtime::ListWatchClient& client,
                const core::Catalog& catalog, const core::RuleSet& rules, CacheOptions options,
@@ -67,8 +56,8 @@ class ObjectCaches {
   void onWorkload(Handler<CachedWorkload> handler);
   void onTarget(TargetHandler handler);
   void onPolicy(Handler<PolicyObject> handler);
-  // The target ("ns/name") whose pods the scheduler cannot place changed.
-  void onPendingPods(std::function<void(core::TargetKind kind, const std::string& key)> handler);
+  // The target whose pods the scheduler cannot place changed.
+  void onPendingPods(std::function<void(const TargetKey& target)> handler);
   // A pod ("ns/name") waits behind the operator's scheduling gate.
   void onGatedPod(std::function<void(const std::string& pod)> handler);
   // What a NodePool may launch changed: one added or deleted, its
@@ -92,8 +81,8 @@ class ObjectCaches {
 
   const CachedWorkload* workload(const std::string& key) const;
   std::string workloadResourceVersion(const std::string& key) const;
-  const CachedTarget* target(core::TargetKind kind, const std::string& key) const;
-  std::string targetResourceVersion(core::TargetKind kind, const std::string& key) const;
+  const CachedTarget* target(const TargetKey& target) const;
+  std::string targetResourceVersion(const TargetKey& target) const;
   const PolicyObject* policy(const std::string& name) const;
   std::size_t policyCount() const;
   void forEachWorkload(
@@ -101,8 +90,8 @@ class ObjectCaches {
   void forEachPolicy(const std::function<void(const std::string&)>& visit) const;
 
   // The GpuWorkloads ("ns/name") whose spec targets this target.
-  std::vector<std::string> workloadsTargeting(core::TargetKind kind, const std::string& key) const {
-    return byTarget_.of(targetId(kind, key));
+  std::vector<std::string> workloadsTargeting(const TargetKey& target) const {
+    return byTarget_.of(target);
   }
   // Why targets of this kind cannot be read (their informer refused or not
   // synced); empty when they can.
@@ -140,10 +129,10 @@ class ObjectCaches {
   std::optional<core::ClusterState::Node> clusterNode(const std::string& name) const;
   static constexpr std::size_t kRoomMovesKept = 4096;
   // The target's pods the scheduler cannot place.
-  core::PendingPods pendingPodsOf(core::TargetKind kind, const std::string& key) const;
+  core::PendingPods pendingPodsOf(const TargetKey& target) const;
   // The target's pods bound to nodes, with the node's type and what they
   // request there.
-  std::vector<core::OwnPod> boundPodsOf(core::TargetKind kind, const std::string& key) const;
+  std::vector<core::OwnPod> boundPodsOf(const TargetKey& target) const;
   // The pod, while it waits behind the operator's gate; null otherwise.
   const core::GatedPod* gatedPod(const std::string& key) const;
   // Pods can be read (listed and watched): placing at the pods is possible.
@@ -159,7 +148,7 @@ class ObjectCaches {
 
   void indexWorkload(const std::string& key, const CachedWorkload* previous,
                      const CachedWorkload* current);
-  void indexTarget(core::TargetKind kind, const std::string& key, const CachedTarget* previous,
+  void indexTarget(const TargetKey& target, const CachedTarget* previous,
                    const CachedTarget* current);
   void countPod(const core::PodView* previous, const core::PodView* current);
   void indexBound(const std::string& pod, const core::PodView* previous,
@@ -181,9 +170,9 @@ class ObjectCaches {
   std::unique_ptr<NodePoolInformer> nodePools_;  // only when the CRD is served
   // What the pods bound to a node hold of it.
   std::unordered_map<std::string, core::NodeUse> usedOnNode_;
-  KeyIndex pendingOf_;  // target id -> its pods the scheduler cannot place
-  KeyIndex boundOf_;    // target id -> its pods bound to a node
-  std::vector<std::function<void(core::TargetKind, const std::string&)>> pendingHandlers_;
+  KeyIndex<TargetKey, std::string> pendingOf_;  // its pods the scheduler cannot place
+  KeyIndex<TargetKey, std::string> boundOf_;    // its pods bound to a node
+  std::vector<std::function<void(const TargetKey&)>> pendingHandlers_;
   std::vector<std::function<void(const std::string&)>> gatedHandlers_;
   std::vector<std::function<void()>> nodePoolHandlers_;
   void roomMoved(const std::string& node);
@@ -197,8 +186,8 @@ class ObjectCaches {
   const runtime::Clock& clock_;
   std::function<void(const std::string&)> logInformer_;
   bool running_ = false;  // run() has started the informers; stop() not yet called
-  KeyIndex byTarget_;     // target id -> the GpuWorkloads that target it
-  KeyIndex ownedBy_;      // GpuWorkload -> the target ids whose record names it
+  KeyIndex<TargetKey, std::string> byTarget_;  // the GpuWorkloads that target it
+  KeyIndex<std::string, TargetKey> ownedBy_;   // GpuWorkload -> targets whose record names it
   std::unordered_map<std::string, std::size_t> workloadsOfPolicy_;
   std::vector<Handler<CachedWorkload>> workloadHandlers_;
   std::vector<TargetHandler> targetHandlers_;

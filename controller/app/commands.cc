@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <unordered_map>
 
 #include "app/cli.h"
 #include "app/price_basis.h"
 #include "app/table.h"
+#include "app/target_key.h"
 #include "base/decimal.h"
 #include "base/io/yaml_json.h"
 #include "base/json_access.h"
@@ -317,20 +319,16 @@ Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& catalo
 
 namespace {
 
-// "namespace/name" of a manifest's object ("name" without a namespace).
-std::string manifestName(const json& document) {
+// A manifest's object: its namespace (empty when the manifest names none)
+// and name.
+runtime::ObjectKey manifestKey(const json& document) {
   const auto& metadata = base::memberOf(document, "metadata");
-  const auto ns = base::stringMember(metadata, "namespace");
-  return (ns.empty() ? "" : ns + "/") + base::stringMember(metadata, "name");
+  return {base::stringMember(metadata, "namespace"), base::stringMember(metadata, "name")};
 }
 
-// The targets a manifest file holds next to its GpuWorkloads, by
-// "Kind:namespace/name": what the operator would read from the cluster.
-using ManifestTargets = std::map<std::string, core::TargetState>;
-
-std::string manifestTargetKey(core::TargetKind kind, const std::string& name) {
-  return std::string(core::nameOf(kind)) + ":" + name;
-}
+// The targets a manifest file holds next to its GpuWorkloads: what the
+// operator would read from the cluster.
+using ManifestTargets = std::unordered_map<TargetKey, core::TargetState>;
 
 // A GpuWorkload document as the operator would place it: with its
 // target's replicas and pod requests when the file holds the target.
@@ -340,7 +338,8 @@ Result<NamedIntent> intentOfManifest(const json& document, const std::string& wh
   if (base::stringMember(document, "apiVersion") != "gpuplacement.io/v1alpha1") {
     return Error{where + ": apiVersion", "expected gpuplacement.io/v1alpha1"};
   }
-  const std::string name = manifestName(document);
+  const auto key = manifestKey(document);
+  const std::string name = key.str();
   const auto spec = document.find("spec");
   if (spec == document.end()) {
     return Error{where + " (" + name + "): spec", "required"};
@@ -351,11 +350,8 @@ Result<NamedIntent> intentOfManifest(const json& document, const std::string& wh
   }
   auto& intent = parsed->intent;
   intent.replicas = replicas.value_or(1);
-  const auto ns = base::stringMember(base::memberOf(document, "metadata"), "namespace");
   const auto& ref = parsed->targetRef;
-  if (const auto target =
-          targets.find(manifestTargetKey(ref.kind, (ns.empty() ? "" : ns + "/") + ref.name));
-      target != targets.end()) {
+  if (const auto target = targets.find({ref.kind, {key.ns, ref.name}}); target != targets.end()) {
     if (!replicas) {
       intent.replicas = std::max(1, target->second.replicas);
     }
@@ -404,8 +400,7 @@ Result<std::vector<NamedIntent>> intentsFromManifests(const std::string& path,
       workloads.push_back(i);
     } else if (const auto target = core::targetKindNamed(kind);
                target && apiVersion == core::apiVersionOf(*target)) {
-      targets[manifestTargetKey(*target, manifestName(document))] =
-          core::targetFromJson(*target, document);
+      targets[{*target, manifestKey(document)}] = core::targetFromJson(*target, document);
     } else if (apiVersion.rfind("gpuplacement.io/", 0) == 0) {
       return Error{where, "is not a GpuWorkload (kind: GpuWorkload)"};
     }

@@ -14,7 +14,7 @@ void WriteExpectations::expectStatus(const std::string& workload, std::uint64_t 
   status_[workload] = Status{statusHash, clock_.monotonicNow() + kTimeout};
 }
 
-void WriteExpectations::expectTarget(const std::string& target, std::int64_t generation,
+void WriteExpectations::expectTarget(const TargetKey& target, std::int64_t generation,
                                      std::uint64_t ownedDigest) {
   targets_[target] = Target{generation, ownedDigest, clock_.monotonicNow() + kTimeout};
 }
@@ -36,7 +36,7 @@ bool WriteExpectations::caughtUp(const Target& expected, const CachedTarget* cac
          (cached->generation == expected.generation && cached->ownedDigest == expected.ownedDigest);
 }
 
-bool WriteExpectations::awaitingTarget(const std::string& target, const CachedTarget* cached) {
+bool WriteExpectations::awaitingTarget(const TargetKey& target, const CachedTarget* cached) {
   const auto it = targets_.find(target);
   if (it == targets_.end()) {
     return false;
@@ -61,7 +61,7 @@ void WriteExpectations::observeWorkload(const std::string& workload,
   }
 }
 
-void WriteExpectations::observeTarget(const std::string& target, const CachedTarget* current) {
+void WriteExpectations::observeTarget(const TargetKey& target, const CachedTarget* current) {
   if (const auto it = targets_.find(target);
       it != targets_.end() && caughtUp(it->second, current)) {
     targets_.erase(it);

@@ -1,19 +1,19 @@
 #pragma once
 
-#include <string>
 #include <unordered_map>
 #include <vector>
 
 namespace gpuplacement::app {
 
-// Which objects relate to which, by "namespace/name" keys: one hash node
-// per pair and no container per key. Nearly every key has one partner
-// (a Deployment, the GpuWorkload that targets it), where a map of sets
-// paid for a tree and two nodes: about 190 bytes a pair instead of 96.
+// Which objects relate to which, by their keys (a TargetKey, a
+// "namespace/name"): one hash node per pair and no container per key. Nearly every key has one
+// partner (a Deployment, the GpuWorkload that targets it), where a map of sets paid for a tree and
+// two nodes: about 190 bytes a pair instead of 96.
+template <typename From, typename To>
 class KeyIndex {
  public:
   // Adding a pair twice keeps one.
-  void add(const std::string& from, const std::string& to) {
+  void add(const From& from, const To& to) {
     const auto range = pairs_.equal_range(from);
     for (auto it = range.first; it != range.second; ++it) {
       if (it->second == to) {
@@ -23,7 +23,7 @@ class KeyIndex {
     pairs_.emplace(from, to);
   }
 
-  void remove(const std::string& from, const std::string& to) {
+  void remove(const From& from, const To& to) {
     const auto range = pairs_.equal_range(from);
     for (auto it = range.first; it != range.second; ++it) {
       if (it->second == to) {
@@ -34,8 +34,8 @@ class KeyIndex {
   }
 
   // A copy: callers enqueue or write while the index may change.
-  std::vector<std::string> of(const std::string& from) const {
-    std::vector<std::string> partners;
+  std::vector<To> of(const From& from) const {
+    std::vector<To> partners;
     const auto range = pairs_.equal_range(from);
     for (auto it = range.first; it != range.second; ++it) {
       partners.push_back(it->second);
@@ -46,7 +46,7 @@ class KeyIndex {
   std::size_t size() const { return pairs_.size(); }
 
  private:
-  std::unordered_multimap<std::string, std::string> pairs_;
+  std::unordered_multimap<From, To> pairs_;
 };
 
 }  // namespace gpuplacement::app

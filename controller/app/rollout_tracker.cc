@@ -10,11 +10,11 @@ std::size_t RolloutTracker::inFlight(const std::string& policy) const {
                     [&](const auto& entry) { return entry.second == policy; }));
 }
 
-void RolloutTracker::start(const std::string& policy, const std::string& target) {
+void RolloutTracker::start(const std::string& policy, const TargetKey& target) {
   policyOf_[target] = policy;
 }
 
-std::vector<std::string> RolloutTracker::finish(const std::string& target) {
+std::vector<std::string> RolloutTracker::finish(const TargetKey& target) {
   const auto it = policyOf_.find(target);
   if (it == policyOf_.end()) {
     return {};

@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "app/target_key.h"
+
 namespace gpuplacement::app {
 
 // Rollouts started by moves (not by users changing a spec), per policy:
@@ -14,17 +16,17 @@ namespace gpuplacement::app {
 class RolloutTracker {
  public:
   std::size_t inFlight(const std::string& policy) const;
-  bool holds(const std::string& target) const { return policyOf_.count(target) > 0; }
-  void start(const std::string& policy, const std::string& target);
+  bool holds(const TargetKey& target) const { return policyOf_.count(target) > 0; }
+  void start(const std::string& policy, const TargetKey& target);
   // Frees the target's slot, if it held one; returns the workloads
   // waiting for a slot of that policy, to reconcile again.
-  std::vector<std::string> finish(const std::string& target);
+  std::vector<std::string> finish(const TargetKey& target);
   void wait(const std::string& policy, const std::string& workload) {
     waiting_[policy].insert(workload);
   }
 
  private:
-  std::unordered_map<std::string, std::string> policyOf_;  // target -> policy
+  std::unordered_map<TargetKey, std::string> policyOf_;  // target -> policy
   std::map<std::string, std::set<std::string>> waiting_;
 };
 

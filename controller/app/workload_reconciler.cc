@@ -106,17 +106,16 @@ WorkloadReconciler::WorkloadReconciler(asio::any_io_executor executor, ObjectCac
   registerGauges(metrics, options.perWorkloadMetrics);
   caches_.onWorkload([this](const std::string& key, const CachedWorkload* previous,
                             const CachedWorkload* current) { onWorkload(key, previous, current); });
-  caches_.onPendingPods([this](core::TargetKind kind, const std::string& target) {
-    for (const auto& workload : caches_.workloadsTargeting(kind, target)) {
+  caches_.onPendingPods([this](const TargetKey& target) {
+    for (const auto& workload : caches_.workloadsTargeting(target)) {
       enqueue(workload);
     }
   });
   // What the NodePools may launch decides what every workload may be placed
   // on: a limit raised brings back a type passed over at it.
   caches_.onNodePoolsChanged([this] { enqueueAll(); });
-  caches_.onTarget([this](core::TargetKind kind, const std::string& key,
-                          const CachedTarget* previous,
-                          const CachedTarget* current) { onTarget(kind, key, previous, current); });
+  caches_.onTarget([this](const TargetKey& target, const CachedTarget* previous,
+                          const CachedTarget* current) { onTarget(target, previous, current); });
 }
 
 asio::awaitable<void> WorkloadReconciler::run() {
@@ -158,15 +157,15 @@ void WorkloadReconciler::recoverRollouts() {
     if (!applied || !applied->replacement || applied->targetKind == core::TargetKind::Job) {
       return;  // a Job is placed before it runs: nothing rolls out
     }
-    const std::string targetKey = namespaceOf(key) + "/" + applied->targetName;
-    const auto* target = caches_.target(applied->targetKind, targetKey);
+    const TargetKey targetKey{applied->targetKind, {namespaceOf(key), applied->targetName}};
+    const auto* target = caches_.target(targetKey);
     if (!target) {
       return;
     }
     const auto state = target->unpack();
     if (state.generation == applied->targetGeneration && !state.rolledOut() &&
         !state.progressDeadlineExceeded) {
-      rollouts_.start(workload.policyName, targetId(applied->targetKind, targetKey));
+      rollouts_.start(workload.policyName, targetKey);
     }
   });
 }
@@ -219,10 +218,9 @@ std::optional<ReconcileResult> WorkloadReconciler::cacheLag(const std::string& k
   if (cached->deleting && expectations_.awaitingDeletion(key)) {
     return ReconcileResult::done();  // our finalizer is off; the deletion follows
   }
-  const std::string target = namespaceOf(key) + "/" + cached->targetName;
+  const TargetKey target{cached->targetKind, {namespaceOf(key), cached->targetName}};
   if (expectations_.awaitingStatus(key, *cached) ||
-      expectations_.awaitingTarget(targetId(cached->targetKind, target),
-                                   caches_.target(cached->targetKind, target))) {
+      expectations_.awaitingTarget(target, caches_.target(target))) {
     return ReconcileResult::requeue(kCacheLag);
   }
   return std::nullopt;
@@ -246,36 +244,34 @@ void WorkloadReconciler::read(const runtime::ObjectKey& key, Snapshot& snapshot)
   snapshot.workload = cached->unpack();
   snapshot.workloadResourceVersion = caches_.workloadResourceVersion(id);
   input.workload = &*snapshot.workload;
-  const auto kind = snapshot.workload->targetKind;
-  const std::string target = key.ns + "/" + snapshot.workload->targetName;
-  if (const auto* cachedTarget = caches_.target(kind, target)) {
+  const TargetKey target{snapshot.workload->targetKind, {key.ns, snapshot.workload->targetName}};
+  if (const auto* cachedTarget = caches_.target(target)) {
     snapshot.target = cachedTarget->unpack();
     input.target = &*snapshot.target;
-    input.targetResourceVersion = caches_.targetResourceVersion(kind, target);
-    input.pending = caches_.pendingPodsOf(kind, target);
-    input.ownPods = caches_.boundPodsOf(kind, target);
+    input.targetResourceVersion = caches_.targetResourceVersion(target);
+    input.pending = caches_.pendingPodsOf(target);
+    input.ownPods = caches_.boundPodsOf(target);
   } else {
-    input.targetUnreadable = caches_.targetsUnreadable(kind);
+    input.targetUnreadable = caches_.targetsUnreadable(target.kind);
   }
   const auto& policy = snapshot.workload->policyName;
   input.policy = engines_.view(policy, caches_.policy(policy));
   snapshot.cluster = engines_.clusterView(policy, input.policy, caches_);
   input.cluster = snapshot.cluster.get();
-  input.rollouts.holdsSlot = rollouts_.holds(targetId(kind, target));
+  input.rollouts.holdsSlot = rollouts_.holds(target);
   input.rollouts.inFlight = rollouts_.inFlight(policy);
 }
 
 asio::awaitable<base::Result<base::Ok, std::string>> WorkloadReconciler::release(
     std::string ns, core::TargetRef target, std::string workload) {
-  const std::string key = ns + "/" + target.name;
-  const std::string id = targetId(target.kind, key);
-  const auto* cached = caches_.target(target.kind, key);
+  const TargetKey key{target.kind, {ns, target.name}};
+  const auto* cached = caches_.target(key);
   if (!cached) {
-    finishRollout(id);
+    finishRollout(key);
     co_return base::Ok{};  // gone: nothing of ours is left on it
   }
   const auto state = cached->unpack();
-  const auto resourceVersion = caches_.targetResourceVersion(target.kind, key);
+  const auto resourceVersion = caches_.targetResourceVersion(key);
   const PatchPlanner remove = [workload](const core::TargetState& live,
                                          const std::string& version) {
     core::PatchRequest request;
@@ -293,7 +289,7 @@ asio::awaitable<base::Result<base::Ok, std::string>> WorkloadReconciler::release
       outcome->kind == core::TargetOutcome::Kind::JobResourcesImmutable) {
     co_return outcome->error;  // a record that cannot be read, or a refused patch
   }
-  finishRollout(id);
+  finishRollout(key);
   if (outcome->kind == core::TargetOutcome::Kind::Written) {
     log_.info("placement removed", {{"namespace", ns},
                                     {"name", workload},
@@ -306,12 +302,12 @@ asio::awaitable<base::Result<base::Ok, std::string>> WorkloadReconciler::release
 asio::awaitable<WorkloadReconciler::Outcome> WorkloadReconciler::writeTarget(
     const runtime::ObjectKey& key, const Snapshot& snapshot, const core::WorkloadPlan& plan) {
   const auto& write = *plan.write;
-  const std::string id = targetId(write.target.kind, key.ns + "/" + write.target.name);
+  const TargetKey target{write.target.kind, {key.ns, write.target.name}};
   const std::string& policy = snapshot.workload->policyName;
   if (plan.rollout == core::RolloutStep::Reserve) {
     // Taken before the patch: other workers run while this one waits on
     // the API server, and must see the slot as used.
-    rollouts_.start(policy, id);
+    rollouts_.start(policy, target);
   } else if (plan.rollout == core::RolloutStep::Wait) {
     rollouts_.wait(policy, key.str());
   }
@@ -329,7 +325,7 @@ asio::awaitable<WorkloadReconciler::Outcome> WorkloadReconciler::converge(
     std::string ns, core::TargetRef target, core::TargetState state, std::string resourceVersion,
     core::PatchPlan plan, PatchPlanner replan) {
   using Kind = core::TargetOutcome::Kind;
-  const std::string& name = target.name;
+  const TargetKey key{target.kind, {std::move(ns), target.name}};
   // The cache can lag behind the server; on a 409 read the target fresh
   // and plan again (optimistic concurrency), a few times at most.
   for (int attempt = 0; attempt < kPatchAttempts; ++attempt) {
@@ -342,11 +338,10 @@ asio::awaitable<WorkloadReconciler::Outcome> WorkloadReconciler::converge(
     if (!plan.patch) {
       co_return core::TargetOutcome{Kind::Unchanged, state, {}, ""};
     }
-    auto patched = co_await writes_.patchTarget(target.kind, ns, name, *plan.patch);
+    auto patched = co_await writes_.patchTarget(key, *plan.patch);
     if (patched) {
       const auto& written = patched->state;
-      expectations_.expectTarget(targetId(target.kind, ns + "/" + name), written.generation,
-                                 written.ownership.digest);
+      expectations_.expectTarget(key, written.generation, written.ownership.digest);
       co_return core::TargetOutcome{Kind::Written, written, {}, "", patched->templateWriter};
     }
     if (patched.error().notFound()) {
@@ -370,7 +365,7 @@ asio::awaitable<WorkloadReconciler::Outcome> WorkloadReconciler::converge(
     if (!patched.error().conflict()) {
       co_return "patching " + what + ": " + patched.error().describe();
     }
-    auto fresh = co_await writes_.readTarget(target.kind, ns, name);
+    auto fresh = co_await writes_.readTarget(key);
     if (!fresh) {
       if (fresh.error().notFound()) {
         co_return core::TargetOutcome{Kind::NotFound, {}, {}, ""};
@@ -400,7 +395,7 @@ asio::awaitable<ReconcileResult> WorkloadReconciler::apply(const runtime::Object
   const auto& workload = *snapshot.workload;
   if (record.releaseSlot && workload.spec) {
     const auto& target = workload.spec->targetRef;
-    finishRollout(targetId(target.kind, key.ns + "/" + target.name));
+    finishRollout({target.kind, {key.ns, target.name}});
   }
   auto written = co_await writeRecord(key, snapshot, record);
   if (!written) {
@@ -521,8 +516,8 @@ void WorkloadReconciler::count(const core::WorkloadRecord& record,
   }
 }
 
-void WorkloadReconciler::finishRollout(const std::string& id) {
-  for (const auto& waiting : rollouts_.finish(id)) {
+void WorkloadReconciler::finishRollout(const TargetKey& target) {
+  for (const auto& waiting : rollouts_.finish(target)) {
     enqueue(waiting);
   }
 }
@@ -541,21 +536,21 @@ void WorkloadReconciler::onWorkload(const std::string& key, const CachedWorkload
   enqueue(key);
 }
 
-void WorkloadReconciler::onTarget(core::TargetKind kind, const std::string& key,
-                                  const CachedTarget* previous, const CachedTarget* current) {
-  expectations_.observeTarget(targetId(kind, key), current);
+void WorkloadReconciler::onTarget(const TargetKey& target, const CachedTarget* previous,
+                                  const CachedTarget* current) {
+  expectations_.observeTarget(target, current);
   if (previous && current && *previous == *current) {
     return;
   }
   if (current && !current->owner.empty()) {
-    const std::string owner = namespaceOf(key) + "/" + current->owner;
+    const std::string owner = runtime::ObjectKey{target.object.ns, current->owner}.str();
     if (!caches_.workload(owner)) {
       // Fields of a GpuWorkload that no longer exists (deleted while no
       // operator ran, or its finalizer removed by hand): take them back.
       enqueue(owner);
     }
   }
-  for (const auto& workload : caches_.workloadsTargeting(kind, key)) {
+  for (const auto& workload : caches_.workloadsTargeting(target)) {
     enqueue(workload);
   }
 }

@@ -113,12 +113,11 @@ class WorkloadReconciler {
                     const nlohmann::json& stored);
   void count(const core::WorkloadRecord& record, const core::WorkloadObject& workload);
   // The target's rollout slot is free: wake who waits for one.
-  void finishRollout(const std::string& targetId);
+  void finishRollout(const TargetKey& target);
 
   void onWorkload(const std::string& key, const CachedWorkload* previous,
                   const CachedWorkload* current);
-  void onTarget(core::TargetKind kind, const std::string& key, const CachedTarget* previous,
-                const CachedTarget* current);
+  void onTarget(const TargetKey& target, const CachedTarget* previous, const CachedTarget* current);
   void registerGauges(MetricsRegistry& metrics, bool perWorkload);
 
   ObjectCaches& caches_;

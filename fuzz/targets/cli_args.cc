@@ -7,8 +7,6 @@
 #include <streambuf>
 #include <vector>
 
-#include <unistd.h>
-
 #include "app/cli.h"
 #include "fuzz_support.h"
 
@@ -25,10 +23,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   static Discard discard;
   std::cout.rdbuf(&discard);
   std::cerr.rdbuf(&discard);
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("gpu-placement-fuzz-cli-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  std::filesystem::current_path(dir);
+  std::filesystem::current_path(gpuplacement::fuzz::scratchDirectory("cli"));
   return 0;
 }
 

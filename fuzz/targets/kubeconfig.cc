@@ -7,19 +7,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include <unistd.h>
-
 #include "fuzz_support.h"
 
 namespace {
 
 const std::string& scratchFile() {
-  static const std::string path = [] {
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("gpu-placement-fuzz-kubeconfig-" + std::to_string(getpid()));
-    std::filesystem::create_directories(dir);
-    return (dir / "config").string();
-  }();
+  static const std::string path =
+      (gpuplacement::fuzz::scratchDirectory("kubeconfig") / "config").string();
   return path;
 }
 

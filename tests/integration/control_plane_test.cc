@@ -7,6 +7,7 @@
 #include "app/caches.h"
 #include "app/logging.h"
 #include "app/policy_engines.h"
+#include "app/resource_paths.h"
 #include "kube/client.h"
 #include "kube/list_watch_client.h"
 #include "runtime/informer.h"
@@ -163,7 +164,7 @@ TEST_CASE("the operator's pod watch leaves finished pods out; a pod that finishe
   kube::KubeListWatchClient listWatch(*client);
   runtime::InformerOptions options;
   options.resource = "pods";
-  options.path = app::kPodsPath;
+  options.path = app::unfinishedPodsPath();
   runtime::Informer<std::string> informer(
       context.get_executor(), listWatch, options,
       [](const json& item) { return base::stringMember(item["status"], "phase"); }, clock);
