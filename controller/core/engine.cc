@@ -22,6 +22,13 @@ unsigned tierBit(Tier tier) {
   return 1U << static_cast<unsigned>(tier);
 }
 
+// Whether constraints.capacityType `asked` allows a placement at
+// `capacity`. Any is the cheaper of on-demand and spot: never Mixed.
+bool allowsCapacity(CapacityType asked, CapacityType capacity) {
+  return capacity == asked || capacity == CapacityType::Any ||
+         (asked == CapacityType::Any && capacity != CapacityType::Mixed);
+}
+
 }  // namespace
 
 MemoryEstimate estimateMemory(const WorkloadIntent& intent, const MemoryOverheads& overheads) {
@@ -354,8 +361,7 @@ void PlacementEngine::addOptions(int index, const Fit& fit, const Request& reque
                                  Evaluation& evaluation) const {
   const auto& constraints = request.intent.constraints;
   for (CapacityType capacity : {CapacityType::OnDemand, CapacityType::Spot, CapacityType::Mixed}) {
-    if (constraints.capacityType == CapacityType::Any ? capacity == CapacityType::Mixed
-                                                      : constraints.capacityType != capacity) {
+    if (!allowsCapacity(constraints.capacityType, capacity)) {
       continue;
     }
     if (capacity == CapacityType::Spot && request.spotWithheld) {
@@ -375,11 +381,12 @@ void PlacementEngine::addOptions(int index, const Fit& fit, const Request& reque
     Option& option = feasible.emplace_back(Option{index, capacity, fit, {}, *nodeHourly});
     quote(option, request);
     rankOf(option, request);
-    if (request.capacity && (!request.capacity->offered(index, capacity) ||
-                             !roomForAll(option, request, *request.capacity))) {
-      evaluation.unoffered.push_back(option);  // reported, never chosen
-      feasible.pop_back();
-      continue;
+    if (request.capacity) {
+      if (auto shortfall = shortfallOf(option, request, *request.capacity)) {
+        evaluation.unoffered.push_back({option, *shortfall});  // reported, never chosen
+        feasible.pop_back();
+        continue;
+      }
     }
     const double hourly = option.cost.perReplicaHourly;
     if (constraints.maxHourlyCost && hourly > *constraints.maxHourlyCost + 1e-12) {
@@ -400,42 +407,47 @@ ReplicaRequests PlacementEngine::replicaRequests(const Option& option,
           static_cast<std::int64_t>(std::ceil(memory * kGiB - 1e-3))};
 }
 
-// Where no NodePool may add a node, the nodes there are must hold every
+// An option needs its capacity type offered (a Mixed option both halves).
+// And where no NodePool may add a node, the nodes there are must hold every
 // replica: a type with room for some leaves the rest Pending until
-// fallback moves them all. The placement in force is exempt: its own pods
-// hold the room it needs, and leaving it is fallback's call.
-bool PlacementEngine::roomForAll(const Option& option, const Request& request,
-                                 const Capacity& capacity) const {
+// fallback moves them all. The placement in force is exempt from the room
+// check: its own pods hold the room it needs, and leaving it is fallback's
+// call.
+std::optional<Shortfall> PlacementEngine::shortfallOf(const Option& option, const Request& request,
+                                                      const Capacity& capacity) const {
+  std::vector<std::pair<CapacityType, int>> parts;
+  if (option.capacity == CapacityType::Mixed) {
+    const auto split = mixedSplit(request.replicas);
+    parts = {{CapacityType::OnDemand, split.onDemand}, {CapacityType::Spot, split.spot}};
+  } else {
+    parts = {{option.capacity, request.replicas}};
+  }
+  for (const auto& [part, replicas] : parts) {
+    if (!capacity.offered(option.instance, part)) {
+      return Shortfall{part, false, std::max(replicas, 1), 0, 0};
+    }
+  }
   if (option.instance == request.ownInstance && option.capacity == request.ownCapacity) {
-    return true;
+    return std::nullopt;
   }
-  if (option.capacity != CapacityType::Mixed) {
-    return roomFor(option, option.capacity, request.replicas, request, capacity);
+  for (const auto& [part, replicas] : parts) {
+    const Offer* offer = capacity.offer(option.instance, part);
+    if (replicas == 0 || !offer || !offer->nodesOnly()) {
+      continue;  // a Mixed option of one replica has no spot half; NodePools add room
+    }
+    std::vector<const OwnPod*> own;
+    const int needed = replicasNeeded(option, part, replicas, request, own);
+    const int room = offer->replicasWithRoom(replicaRequests(option, request), needed, own);
+    if (room < needed) {
+      return Shortfall{part, true, std::max(replicas, 1), needed, room};
+    }
   }
-  const auto split = mixedSplit(request.replicas);
-  return roomFor(option, CapacityType::OnDemand, split.onDemand, request, capacity) &&
-         (split.spot == 0 || roomFor(option, CapacityType::Spot, split.spot, request, capacity));
-}
-
-bool PlacementEngine::roomFor(const Option& option, CapacityType capacity, int replicas,
-                              const Request& request, const Capacity& view) const {
-  const Offer* offer = view.offer(option.instance, capacity);
-  if (!offer || !offer->nodesOnly()) {
-    return true;
-  }
-  std::vector<const OwnPod*> own;
-  const int needed = replicasNeeded(option, capacity, replicas, request, own);
-  return offer->replicasWithRoom(replicaRequests(option, request), needed, own) >= needed;
+  return std::nullopt;
 }
 
 // Every replica; and where the workload's own pods already sit on nodes of
 // the type (its pods before it was placed, say), a rollout's surge too:
 // new pods start beside the old ones there, up to maxSurge of them.
-int PlacementEngine::replicasNeeded(const Option& option, const Request& request,
-                                    std::vector<const OwnPod*>& ownOnType) const {
-  return replicasNeeded(option, option.capacity, request.replicas, request, ownOnType);
-}
-
 int PlacementEngine::replicasNeeded(const Option& option, CapacityType capacity, int replicas,
                                     const Request& request,
                                     std::vector<const OwnPod*>& ownOnType) const {
@@ -692,6 +704,40 @@ void PlacementEngine::weighUnplaced(Weighing& weighing) const {
       evaluateInstance(static_cast<int>(i), request, overall);
     }
   }
+}
+
+InForceWeighing PlacementEngine::weighInForce(const WorkloadIntent& intent,
+                                              const std::string& instanceType, int count,
+                                              CapacityType capacity, const ClusterContext* cluster,
+                                              std::optional<ClusterCost>& costStorage) const {
+  InForceWeighing weighing;
+  weighing.instance = catalog_->indexOf(instanceType);
+  weighing.count = count;
+  if (weighing.instance < 0) {
+    weighing.verdict = InForceVerdict::NotInCatalog;
+    return weighing;
+  }
+  if (!price(weighing.instance, capacity)) {
+    weighing.verdict = InForceVerdict::Unpriced;
+    return weighing;
+  }
+  weighing.memory = estimateMemory(intent, policy_.memoryOverheads);
+  const auto& request = weighing.request.emplace(requestFor(
+      intent, weighing.memory, costsFor(cluster, costStorage), cluster ? cluster->view : nullptr));
+  const auto& option =
+      weighing.option.emplace(inForce(weighing.instance, count, capacity, request));
+  const auto& instance = catalog_->instances[weighing.instance];
+  const auto& budget = intent.constraints.maxHourlyCost;
+  using V = InForceVerdict;
+  weighing.verdict = !allowedBy(request, instance) ? V::OutsideConstraints
+                     : !allowsCapacity(intent.constraints.capacityType, capacity)
+                         ? V::CapacityNotAllowed
+                     : (request.neuronBlocked & tierBit(instance.tier)) != 0  ? V::NeuronIneligible
+                     : capacity == CapacityType::Spot && request.spotWithheld ? V::SpotWithheld
+                     : !option.fit.fits()                                     ? V::NoLongerFits
+                     : budget && option.cost.perReplicaHourly > *budget + 1e-12 ? V::OverBudget
+                                                                                : V::Keeps;
+  return weighing;
 }
 
 Option PlacementEngine::inForce(int index, int count, CapacityType capacity,

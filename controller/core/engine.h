@@ -38,31 +38,20 @@ class PlacementEngine {
   // and `cluster` (may be null) must outlive the weighing.
   Weighing weigh(const WorkloadIntent& intent, const NodeCostModel& costs,
                  const ClusterContext* cluster) const;
-  // The replicas `option` needs room for on the nodes there are, and the
-  // workload's own pods on them, whose room is given back.
-  int replicasNeeded(const Option& option, const Request& request,
-                     std::vector<const OwnPod*>& ownOnType) const;
-  // The same for `replicas` of them at `capacity` (a part of a Mixed option).
-  int replicasNeeded(const Option& option, CapacityType capacity, int replicas,
-                     const Request& request, std::vector<const OwnPod*>& ownOnType) const;
-  // What one replica of `option` asks of a node.
-  ReplicaRequests replicaRequests(const Option& option, const Request& request) const;
   // Whole nodes with the cluster's idle devices when the view has capacity
   // and the policy prices whole nodes (kept in `storage`); the policy's
   // model otherwise.
   const NodeCostModel& costsFor(const ClusterContext* cluster,
                                 std::optional<ClusterCost>& storage) const;
-  // One decision's inputs, worked out once.
-  Request requestFor(const WorkloadIntent& intent, const MemoryEstimate& memory,
-                     const NodeCostModel& costs, const ClusterView* view) const;
-  // A placement already in force, priced as weigh() would price it: the
-  // fit of its device count or, when the model no longer fits (fit.misfit
-  // says why), the shape it runs as.
-  Option inForce(int instance, int count, CapacityType capacity, const Request& request) const;
+  // The placement in force (`count` devices of `instanceType` at
+  // `capacity`) weighed as weigh() weighs a candidate: today's prices,
+  // policy and intent say whether it may stay. `costStorage` holds the
+  // cluster's cost model (costsFor); it and `intent` must outlive the result.
+  InForceWeighing weighInForce(const WorkloadIntent& intent, const std::string& instanceType,
+                               int count, CapacityType capacity, const ClusterContext* cluster,
+                               std::optional<ClusterCost>& costStorage) const;
   // Devices paid for and unused under `option` (whole-node pricing).
   int idleDevicesOf(const Option& option, const Request& request) const;
-  bool matches(const Rule& rule, const WorkloadIntent& intent, std::size_t bucket,
-               LatencyClass latency) const;
 
   const Catalog& catalog() const { return *catalog_; }
   const RuleSet& rules() const { return *rules_; }
@@ -81,6 +70,25 @@ class PlacementEngine {
   PlacementEngine(std::shared_ptr<const Catalog> catalog, std::shared_ptr<const RuleSet> rules,
                   Policy policy);
 
+  // One decision's inputs, worked out once.
+  Request requestFor(const WorkloadIntent& intent, const MemoryEstimate& memory,
+                     const NodeCostModel& costs, const ClusterView* view) const;
+  // A placement already in force, priced as weigh() would price it: the
+  // fit of its device count or, when the model no longer fits (fit.misfit
+  // says why), the shape it runs as.
+  Option inForce(int instance, int count, CapacityType capacity, const Request& request) const;
+  // What one replica of `option` asks of a node.
+  ReplicaRequests replicaRequests(const Option& option, const Request& request) const;
+  // The replicas `option`'s part at `capacity` (`replicas` of them) needs
+  // room for on the nodes there are, and the workload's own pods on them,
+  // whose room is given back.
+  int replicasNeeded(const Option& option, CapacityType capacity, int replicas,
+                     const Request& request, std::vector<const OwnPod*>& ownOnType) const;
+  // Why the cluster cannot run `option`, or nullopt when it can.
+  std::optional<Shortfall> shortfallOf(const Option& option, const Request& request,
+                                       const Capacity& capacity) const;
+  bool matches(const Rule& rule, const WorkloadIntent& intent, std::size_t bucket,
+               LatencyClass latency) const;
   struct CandidateMask;
   bool isCandidate(const Rule& rule, const InstanceType& instance, const Request& request) const;
   bool withinMask(const CandidateMask& mask, const InstanceType& instance) const;
@@ -91,9 +99,6 @@ class PlacementEngine {
   void evaluateRule(const Rule& rule, const Request& request, Evaluation& evaluation) const;
   void evaluateInstance(int index, const Request& request, Evaluation& evaluation) const;
   void addOptions(int index, const Fit& fit, const Request& request, Evaluation& evaluation) const;
-  bool roomForAll(const Option& option, const Request& request, const Capacity& capacity) const;
-  bool roomFor(const Option& option, CapacityType capacity, int replicas, const Request& request,
-               const Capacity& view) const;
   // Quotes `option` (priced at nodeHourly): the cost model's, in two parts
   // when Mixed, whose spot node price it fills in.
   void quote(Option& option, const Request& request) const;

@@ -246,13 +246,13 @@ std::string Explainer::unofferedConstraint(const Request& request,
   std::string short_;
   int shortCount = 0;
   std::vector<const Option*> missing;  // no node or NodePool offers them at all
-  for (const Option* option : absent) {
-    const auto why = shortOfRoom(*option, request);
+  for (const Unoffered* unoffered : absent) {
+    const auto why = shortOfRoom(*unoffered, request);
     if (why.empty()) {
-      missing.push_back(option);
+      missing.push_back(&unoffered->option);
     } else if (shortCount++ < 2) {
       short_ += (short_.empty() ? "" : "; ") + why;
-      mentioned.push_back(option->instance);
+      mentioned.push_back(unoffered->option.instance);
     }
   }
   std::string otherCapacity;
@@ -347,28 +347,6 @@ std::string Explainer::bindingConstraint(const Request& request, const Evaluatio
            "/h per replica, above maxHourlyCost " + formatMoney(*constraints.maxHourlyCost) + "/h";
   }
   return "no eligible instance type can run it";
-}
-
-// Why `instance` at `capacity` is outside what the workload allows now, or
-// empty.
-std::string Explainer::outsideIntent(const WorkloadIntent& intent, const InstanceType& instance,
-                                     CapacityType capacity) const {
-  const auto& constraints = intent.constraints;
-  if (!containsTier(constraints.tiers, instance.tier) ||
-      (!constraints.instanceTypes.empty() &&
-       !containsString(constraints.instanceTypes, instance.type)) ||
-      containsString(constraints.excludedInstanceTypes, instance.type)) {
-    return instance.type + " is outside the workload's constraints";
-  }
-  // Any is the cheaper of on-demand and spot: never a Mixed placement.
-  const bool allowed =
-      capacity == constraints.capacityType || capacity == CapacityType::Any ||
-      (constraints.capacityType == CapacityType::Any && capacity != CapacityType::Mixed);
-  if (!allowed) {
-    return "the workload now asks for " + std::string(nameOf(constraints.capacityType)) +
-           " capacity";
-  }
-  return neuronIneligibility(instance.tier, intent);
 }
 
 }  // namespace gpuplacement::core::explaining

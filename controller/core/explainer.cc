@@ -252,25 +252,26 @@ void Explainer::listRunnersUp(const Option& best, const Request& request,
 
 // The best options of up to `limit` instance types that no node or NodePool
 // offers, better than `best` when one was chosen.
-std::vector<const Option*> Explainer::bestUnoffered(const Evaluation& evaluation,
-                                                    const Option* best, std::size_t limit,
-                                                    bool eachCapacityType) const {
-  std::vector<const Option*> options;
-  for (const auto& option : evaluation.unoffered) {
-    if (!best || better(option, *best)) {
-      options.push_back(&option);
+std::vector<const Unoffered*> Explainer::bestUnoffered(const Evaluation& evaluation,
+                                                       const Option* best, std::size_t limit,
+                                                       bool eachCapacityType) const {
+  std::vector<const Unoffered*> options;
+  for (const auto& unoffered : evaluation.unoffered) {
+    if (!best || better(unoffered.option, *best)) {
+      options.push_back(&unoffered);
     }
   }
   std::sort(options.begin(), options.end(),
-            [](const Option* a, const Option* b) { return better(*a, *b); });
-  std::vector<const Option*> chosen;
-  for (const Option* option : options) {
-    const bool listed = std::any_of(chosen.begin(), chosen.end(), [&](const Option* other) {
-      return other->instance == option->instance &&
-             (!eachCapacityType || other->capacity == option->capacity);
+            [](const Unoffered* a, const Unoffered* b) { return better(a->option, b->option); });
+  std::vector<const Unoffered*> chosen;
+  for (const Unoffered* candidate : options) {
+    const auto& option = candidate->option;
+    const bool listed = std::any_of(chosen.begin(), chosen.end(), [&](const Unoffered* other) {
+      return other->option.instance == option.instance &&
+             (!eachCapacityType || other->option.capacity == option.capacity);
     });
     if (!listed && chosen.size() < limit) {
-      chosen.push_back(option);
+      chosen.push_back(candidate);
     }
   }
   return chosen;
@@ -278,23 +279,26 @@ std::vector<const Option*> Explainer::bestUnoffered(const Evaluation& evaluation
 
 // "the 2 nodes of m5.xlarge have room for 2 of 3 replicas", "no node
 // of g6.xlarge, and NodePool gpu, which would launch one, is at its
-// limits"; empty when no node or NodePool offers it.
-std::string Explainer::shortOfRoom(const Option& option, const Request& request) const {
-  const auto* offer =
-      request.capacity ? request.capacity->offer(option.instance, option.capacity) : nullptr;
+// limits"; empty when no node or NodePool offers it. The numbers are the
+// engine's (Shortfall): of a Mixed option, the half that lacks them.
+std::string Explainer::shortOfRoom(const Unoffered& unoffered, const Request& request) const {
+  const auto& shortfall = unoffered.shortfall;
+  const auto* offer = request.capacity
+                          ? request.capacity->offer(unoffered.option.instance, shortfall.part)
+                          : nullptr;
   if (!offer) {
     return "";
   }
-  const std::string type = typeLabel(option);
-  if (offer->nodes > 0 && offer->nodesOnly()) {
-    std::vector<const OwnPod*> own;
-    const int needed = engine_.replicasNeeded(option, request, own);
-    const int replicas = std::max(request.replicas, 1);
-    const int room = offer->replicasWithRoom(engine_.replicaRequests(option, request), needed, own);
+  const std::string type = catalog_->instances[unoffered.option.instance].type +
+                           (shortfall.part == CapacityType::Spot ? " spot" : "");
+  if (shortfall.offered) {
+    const int needed = shortfall.needed;
+    const int replicas = shortfall.replicas;
     return (offer->nodes == 1 ? "the 1 node of "
                               : "the " + std::to_string(offer->nodes) + " nodes of ") +
-           type + " " + (offer->nodes == 1 ? "has" : "have") + " room for " + std::to_string(room) +
-           " of " + std::to_string(needed) + (needed == 1 ? " replica" : " replicas") +
+           type + " " + (offer->nodes == 1 ? "has" : "have") + " room for " +
+           std::to_string(shortfall.room) + " of " + std::to_string(needed) +
+           (needed == 1 ? " replica" : " replicas") +
            (needed > replicas ? " (" + std::to_string(replicas) + " and a rollout's surge of " +
                                     std::to_string(needed - replicas) + " beside its pods there)"
                               : "") +
@@ -319,10 +323,11 @@ std::string Explainer::typeLabel(const Option& option) const {
 // Better options the cluster cannot run: "no node or NodePool offers g5.xlarge".
 void Explainer::listUnoffered(const Option* best, const Request& request,
                               const Evaluation& evaluation, Decision& decision) const {
-  for (const Option* option : bestUnoffered(evaluation, best, 2)) {
-    const auto why = shortOfRoom(*option, request);
+  for (const Unoffered* unoffered : bestUnoffered(evaluation, best, 2)) {
+    const auto why = shortOfRoom(*unoffered, request);
     decision.alternatives.push_back(alternativeOf(
-        *option, why.empty() ? "no node or NodePool offers " + typeLabel(*option) : why));
+        unoffered->option,
+        why.empty() ? "no node or NodePool offers " + typeLabel(unoffered->option) : why));
   }
 }
 
@@ -330,40 +335,57 @@ Assessment Explainer::assess(const WorkloadIntent& intent, const std::string& in
                              int count, CapacityType capacity,
                              const ClusterContext* cluster) const {
   Assessment assessment;
-  const int index = catalog_->indexOf(instanceType);
-  if (index < 0) {
-    assessment.reason = instanceType + " is no longer in the catalog";
-    return assessment;
-  }
-  const auto& instance = catalog_->instances[index];
-  if (!engine_.price(index, capacity)) {
-    assessment.reason = instanceType + " has no " + capacityLabel(capacity) + " price any more";
-    return assessment;
-  }
-  const auto memory = estimateMemory(intent, policy_.memoryOverheads);
   std::optional<ClusterCost> clusterCosts;
-  const auto& costs = engine_.costsFor(cluster, clusterCosts);
-  const Request request =
-      engine_.requestFor(intent, memory, costs, cluster ? cluster->view : nullptr);
-  const Option option = engine_.inForce(index, count, capacity, request);
-  std::string why = outsideIntent(intent, instance, capacity);
-  if (why.empty() && !option.fit.fits()) {
-    why = describeShape(instance, catalog_->acceleratorOf(instance), count) +
-          " no longer runs the model: " + formatGiB(memory.requiredGiB) + " GiB at " +
-          std::string(nameOf(intent.precision)) + " within the " + fillLimitText() + " fill limit";
+  const auto weighing =
+      engine_.weighInForce(intent, instanceType, count, capacity, cluster, clusterCosts);
+  if (!weighing.option) {
+    assessment.reason =
+        weighing.verdict == InForceVerdict::NotInCatalog
+            ? instanceType + " is no longer in the catalog"
+            : instanceType + " has no " + capacityLabel(capacity) + " price any more";
+    return assessment;
   }
-  assessment.placement = placementOf(option, request);
+  const auto& option = *weighing.option;
+  assessment.placement = placementOf(option, *weighing.request);
   assessment.hourlyCost = option.cost.perReplicaHourly;
   assessment.clusterHourlyCost = assessment.placement->clusterHourlyCost;
   assessment.performance = option.fit.performance;
-  const auto& budget = intent.constraints.maxHourlyCost;
-  if (why.empty() && budget && assessment.hourlyCost > *budget + 1e-12) {
-    why = instanceType + " now costs " + formatMoney(assessment.hourlyCost) +
-          "/h, over maxHourlyCost";
-  }
-  assessment.reason = why;
-  assessment.feasible = why.empty();
+  assessment.reason = whyNotKept(weighing, intent);
+  assessment.feasible = weighing.keeps();
   return assessment;
+}
+
+// The engine's verdict on a placement in force, in words; empty when it
+// keeps.
+std::string Explainer::whyNotKept(const InForceWeighing& weighing,
+                                  const WorkloadIntent& intent) const {
+  const auto& instance = catalog_->instances[weighing.instance];
+  const auto& option = *weighing.option;
+  switch (weighing.verdict) {
+    case InForceVerdict::Keeps:
+    case InForceVerdict::NotInCatalog:
+    case InForceVerdict::Unpriced:
+      return "";
+    case InForceVerdict::OutsideConstraints:
+      return instance.type + " is outside the workload's constraints";
+    case InForceVerdict::CapacityNotAllowed:
+      return "the workload now asks for " + std::string(nameOf(intent.constraints.capacityType)) +
+             " capacity";
+    case InForceVerdict::NeuronIneligible:
+      return neuronIneligibility(instance.tier, intent);
+    case InForceVerdict::SpotWithheld:
+      return "online serving on spot needs the policy's consent, which it no longer gives "
+             "(PlacementPolicy spec.capacity.spotForServing)";
+    case InForceVerdict::NoLongerFits:
+      return describeShape(instance, catalog_->acceleratorOf(instance), weighing.count) +
+             " no longer runs the model: " + formatGiB(weighing.memory.requiredGiB) + " GiB at " +
+             std::string(nameOf(intent.precision)) + " within the " + fillLimitText() +
+             " fill limit";
+    case InForceVerdict::OverBudget:
+      return instance.type + " now costs " + formatMoney(option.cost.perReplicaHourly) +
+             "/h, over maxHourlyCost";
+  }
+  return "";
 }
 
 }  // namespace explaining

@@ -90,8 +90,9 @@ class Explainer {
   static std::string mixedSplitNote(const Placement& placement);
   // One option per instance type, or with eachCapacityType one per type
   // and capacity type (a type full on-demand may be absent as spot).
-  std::vector<const Option*> bestUnoffered(const Evaluation& evaluation, const Option* best,
-                                           std::size_t limit, bool eachCapacityType = false) const;
+  std::vector<const Unoffered*> bestUnoffered(const Evaluation& evaluation, const Option* best,
+                                              std::size_t limit,
+                                              bool eachCapacityType = false) const;
   void listUnoffered(const Option* best, const Request& request, const Evaluation& evaluation,
                      Decision& decision) const;
   void listRuledOut(const Request& request, const Evaluation& evaluation, Decision& decision) const;
@@ -102,13 +103,12 @@ class Explainer {
   std::string unofferedConstraint(const Request& request, const Evaluation& overall) const;
   // Why an unoffered option cannot be had: its nodes are full, its
   // NodePools at their limits; empty when nothing offers it at all.
-  std::string shortOfRoom(const Option& option, const Request& request) const;
+  std::string shortOfRoom(const Unoffered& unoffered, const Request& request) const;
   // "g6.xlarge", or "g6.xlarge spot": an option as the cluster messages name it.
   std::string typeLabel(const Option& option) const;
   std::string bindingConstraint(const Request& request, const Evaluation& overall,
                                 const std::string& rulesText) const;
-  std::string outsideIntent(const WorkloadIntent& intent, const InstanceType& instance,
-                            CapacityType capacity) const;
+  std::string whyNotKept(const InForceWeighing& weighing, const WorkloadIntent& intent) const;
 
   const PlacementEngine& engine_;
   const Catalog* catalog_;

@@ -75,6 +75,24 @@ inline bool better(const Option& a, const Option& b) {
   return a.rank < b.rank;
 }
 
+// Why the cluster cannot run an option, as the engine found it: the
+// capacity type it lacks (a Mixed option's on-demand or spot half), and,
+// when that part's nodes are there and no NodePool may add one, the room
+// they have against what the part needs.
+struct Shortfall {
+  CapacityType part = CapacityType::OnDemand;
+  bool offered = false;  // some node or NodePool offers the part: it lacks room
+  int replicas = 0;      // the part's replicas (at least 1)
+  int needed = 0;        // and a rollout's surge beside its pods there
+  int room = 0;          // replicas the nodes have room for
+};
+
+// An option that would run, left out because of the cluster.
+struct Unoffered {
+  Option option;
+  Shortfall shortfall;
+};
+
 // Everything learned while trying a rule's candidates: the options that
 // work, and enough about the others to explain a failure. No strings are
 // built here; that waits until the few that are reported are known.
@@ -100,7 +118,7 @@ struct Evaluation {
   std::uint64_t karpenterBlocked = 0;  // bit per fractional accelerator under Karpenter
   // Would run, but no node or NodePool offers them, or the only nodes
   // there are lack room for every replica.
-  std::vector<Option> unoffered;
+  std::vector<Unoffered> unoffered;
   FitChoices fits;  // scratch for one instance type's choices
 
   // Forgets everything but the storage of the options and their ranking.
@@ -139,6 +157,31 @@ struct Request {
   int ownInstance = -1;
   CapacityType ownCapacity = CapacityType::OnDemand;
   const std::vector<OwnPod>* ownPods = nullptr;
+};
+
+// Whether the placement in force may stay, as the engine judges it; the
+// explainer words the verdict, and never judges again.
+enum class InForceVerdict : std::uint8_t {
+  Keeps,
+  NotInCatalog,
+  Unpriced,            // no price at its capacity type any more
+  OutsideConstraints,  // tiers, instanceTypes or excludedInstanceTypes rule it out
+  CapacityNotAllowed,  // constraints.capacityType rules its capacity type out
+  NeuronIneligible,    // the Neuron gate keeps its tier out
+  SpotWithheld,        // online serving on spot, which the policy no longer allows
+  NoLongerFits,        // the model no longer fits its devices within the fill limit
+  OverBudget,          // it costs more than constraints.maxHourlyCost
+};
+
+// A placement in force, weighed as weigh() weighs a candidate.
+struct InForceWeighing {
+  InForceVerdict verdict = InForceVerdict::Keeps;
+  int instance = -1;
+  int count = 0;  // the devices it was placed with
+  MemoryEstimate memory;
+  std::optional<Request> request;  // set unless NotInCatalog or Unpriced
+  std::optional<Option> option;    // priced as it runs; with `request`
+  bool keeps() const { return verdict == InForceVerdict::Keeps; }
 };
 
 // One decision, weighed: what the explainer reads.
