@@ -348,16 +348,13 @@ Result<NamedIntent> intentOfManifest(const json& document, const std::string& wh
   if (!parsed) {
     return Error{where + " (" + name + "): " + parsed.error().field, parsed.error().message};
   }
-  auto& intent = parsed->intent;
-  intent.replicas = replicas.value_or(1);
+  // As the operator would read it: the target's replicas, surge and pod
+  // requests when the file holds the target; --replicas over them.
   const auto& ref = parsed->targetRef;
-  if (const auto target = targets.find({ref.kind, {key.ns, ref.name}}); target != targets.end()) {
-    if (!replicas) {
-      intent.replicas = std::max(1, target->second.replicas);
-    }
-    const auto pod = core::teamPodRequests(target->second);
-    intent.podCpu = pod.cpu;
-    intent.podMemoryGiB = pod.memoryGiB;
+  const auto target = targets.find({ref.kind, {key.ns, ref.name}});
+  auto intent = core::intentOf(*parsed, target == targets.end() ? nullptr : &target->second);
+  if (replicas) {
+    intent.replicas = *replicas;
   }
   const auto& annotations = base::memberOf(base::memberOf(document, "metadata"), "annotations");
   if (const auto given = base::stringMember(annotations, kReplicasAnnotation); !given.empty()) {

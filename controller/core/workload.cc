@@ -273,4 +273,16 @@ Result<GpuWorkloadSpec> parseGpuWorkloadSpec(const json& specValue, const Catalo
   return result;
 }
 
+WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const TargetState* target) {
+  WorkloadIntent intent = spec.intent;
+  intent.replicas = target ? target->replicas : 1;
+  intent.surge = target ? target->surge : 0;
+  if (target) {
+    const auto pod = teamPodRequests(*target);
+    intent.podCpu = pod.cpu;
+    intent.podMemoryGiB = pod.memoryGiB;
+  }
+  return intent;
+}
+
 }  // namespace gpuplacement::core

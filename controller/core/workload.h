@@ -88,6 +88,11 @@ struct GpuWorkloadSpec {
 // that are also required, contradictory constraints.
 Result<GpuWorkloadSpec> parseGpuWorkloadSpec(const nlohmann::json& spec, const Catalog& catalog);
 
+// The spec's intent with what only the target knows: its replicas, its
+// rollout's surge and the CPU and memory its pods already request (a fit
+// constraint). The operator and the command line both decide from this.
+WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const TargetState* target);
+
 // Checks an intent built by other means (the command line's flags) the same
 // way.
 Status validateIntent(const WorkloadIntent& intent, const Catalog& catalog);

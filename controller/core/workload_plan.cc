@@ -342,20 +342,6 @@ void notPlaceable(const Decision& decision, const std::vector<UnavailableType>& 
   draft.notPlaced("NoCapacity", message, message);
 }
 
-// The spec's intent with what only the target knows: its replicas and the
-// CPU and memory its pods already request (a fit constraint).
-WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const TargetState* target) {
-  WorkloadIntent intent = spec.intent;
-  intent.replicas = target ? target->replicas : 1;
-  intent.surge = target ? target->surge : 0;
-  if (target) {
-    const auto pod = teamPodRequests(*target);
-    intent.podCpu = pod.cpu;
-    intent.podMemoryGiB = pod.memoryGiB;
-  }
-  return intent;
-}
-
 // A Job that started on the placement in force keeps it: what it carries,
 // its progress, the run once it has ended, and a better placement only as
 // a recommendation for its next run.
