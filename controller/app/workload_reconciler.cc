@@ -33,8 +33,8 @@ std::optional<core::TargetOutcome> refused(const kube::ApiError& error,
 // Kubernetes 1.36, or one with KEP-5440's gate off.
 bool resourcesRefused(const kube::ApiError& error, const core::TargetState& state,
                       const core::PatchPlan& plan) {
-  return error.status == 422 && state.kind == core::TargetKind::Job && plan.resourcesChanged &&
-         error.describe().find("spec.template") != std::string::npos &&
+  return error.status == 422 && core::traitsOf(state.kind).resourcesFixedBefore136 &&
+         plan.resourcesChanged && error.describe().find("spec.template") != std::string::npos &&
          error.describe().find("immutable") != std::string::npos;
 }
 
@@ -154,8 +154,8 @@ void WorkloadReconciler::recoverRollouts() {
     }
     const auto workload = cached.unpack();
     const auto& applied = workload.status.applied;
-    if (!applied || !applied->replacement || applied->targetKind == core::TargetKind::Job) {
-      return;  // a Job is placed before it runs: nothing rolls out
+    if (!applied || !applied->replacement || !core::traitsOf(applied->targetKind).rollsOut) {
+      return;  // placed before it runs (a Job): nothing rolls out
     }
     const TargetKey targetKey{applied->targetKind, {namespaceOf(key), applied->targetName}};
     const auto* target = caches_.target(targetKey);

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "base/decimal.h"
+#include "core/job_steps.h"
 
 namespace gpuplacement::core {
 
@@ -136,6 +137,108 @@ std::optional<JobRunRecord> jobRun(const TargetState& job, const std::string& na
   run.hourlyCost = base::decimalString(inForce.totalHourlyCost, 4);
   run.cost = base::decimalString(inForce.totalHourlyCost * static_cast<double>(seconds) / 3600, 4);
   return run;
+}
+
+// The steps planWorkload takes for a kind that runs once.
+
+using reconcile::placementInForce;
+using reconcile::StatusDraft;
+
+void holdJob(const WorkloadInput& input, const WorkloadIntent& intent,
+             const PlacementEngine& engine, const std::optional<Assessment>& current,
+             StatusDraft& draft, WorkloadPlan& plan) {
+  const auto& applied = *plan.view.applied;
+  const TargetState& job = *input.target;
+  // The decision for a new run: none when nothing could be placed now.
+  const auto& best = plan.decision->placement;
+  if (best && best->instanceType == applied.instanceType &&
+      best->acceleratorCount == applied.acceleratorCount &&
+      best->capacityType == applied.capacityType) {
+    plan.wanted = *best;  // the decision is what runs: described in full
+  } else {
+    plan.wanted = placementInForce(applied, *current, *plan.decision, engine, intent.replicas);
+    if (best) {
+      plan.view.recommendation = *best;
+      plan.view.recommendationNote = heldJobNote(job, applied.targetName);
+    }
+  }
+  plan.view.placement = plan.wanted;
+  // Said when it was placed (and resumed); said again in the same words,
+  // it would be one more status write per Job.
+  if (const auto* said = findCondition(plan.conditions, "Applied");
+      !said || said->status != "True") {
+    draft.set("Applied", "True", "Applied",
+              "Job " + applied.targetName + " carries the placement (generation " +
+                  std::to_string(applied.targetGeneration) + ")");
+  }
+  const auto ready = jobReadiness(job, applied.targetName, input.name, applied.instanceType,
+                                  input.pending.count, input.pending.message);
+  draft.set("Ready", ready.status, ready.reason, ready.message);
+  if (ready.reason == "Unschedulable") {
+    draft.report("Ready", ready.reason, "Warning", ready.message);
+  }
+  const auto& recorded = plan.view.run;
+  if (recorded && recorded->job == applied.targetName && recorded->startTime == job.job.startTime) {
+    return;  // this run is priced already: a later price change does not reprice it
+  }
+  if (auto run = jobRun(job, applied.targetName, plan.wanted)) {
+    // One Event for the end, failed or not: its cost, and why it failed.
+    const bool complete = run->outcome == "Complete";
+    plan.events.push_back(
+        {complete ? "Normal" : "Warning", "JobEnded",
+         "Job " + run->job + (complete ? " completed" : " failed") + " after " +
+             base::formatDuration(std::chrono::seconds(run->durationSeconds)) + " on " +
+             run->instanceType + ": $" + run->cost + " at $" + run->hourlyCost + "/h" +
+             (complete || job.job.endReason.empty() ? "" : " (" + job.job.endReason + ")")});
+    plan.view.run = std::move(run);
+  }
+}
+
+bool jobCannotMove(const WorkloadInput& input, const WorkloadIntent& intent,
+                   const PlacementEngine& engine, const std::optional<Assessment>& current,
+                   StatusDraft& draft, WorkloadPlan& plan) {
+  if (!traitsOf(input.target->kind).runsOnce) {
+    return false;
+  }
+  switch (jobStep(*input.target, plan.view.applied.has_value())) {
+    case JobStep::Place:
+      return false;
+    case JobStep::Hold:
+      holdJob(input, intent, engine, current, draft, plan);
+      return true;
+    case JobStep::StartedUnplaced:
+      plan.view.placement = plan.decision->placement;
+      draft.notApplied("JobStartedUnplaced",
+                       startedUnplacedMessage(input.workload->targetName, input.name,
+                                              input.target->job.queuedElsewhere));
+      return true;
+  }
+  return false;
+}
+
+void forgetAnotherJob(const WorkloadInput& input, WorkloadPlan& plan) {
+  const auto& applied = plan.view.applied;
+  if (applied && input.target && traitsOf(input.target->kind).runsOnce &&
+      !applied->targetUid.empty() && applied->targetUid != input.target->uid) {
+    plan.view.applied.reset();
+  }
+}
+
+void recordJobGone(const TargetRef& target, StatusDraft& draft, WorkloadPlan& plan) {
+  const auto& run = plan.view.run;
+  const bool priced = run && run->job == target.name;
+  draft.set("Applied", "False", "JobDeleted",
+            describeTarget(target) + " is deleted" +
+                (priced ? "; its run is in status.run" : ", before the operator saw it end"));
+  if (priced) {
+    draft.set("Ready", run->outcome == "Complete" ? "True" : "False",
+              run->outcome == "Complete" ? "JobComplete" : "JobFailed",
+              describeTarget(target) + " ran " +
+                  base::formatDuration(std::chrono::seconds(run->durationSeconds)) + " on " +
+                  run->instanceType + " and is deleted");
+  } else {
+    draft.set("Ready", "False", "JobDeleted", describeTarget(target) + " is deleted");
+  }
 }
 
 }  // namespace gpuplacement::core

@@ -221,7 +221,7 @@ bool TargetState::rolledOut() const {
 }
 
 bool TargetState::templateMutable() const {
-  return kind != TargetKind::Job || (job.suspended && !job.started());
+  return !traitsOf(kind).runsOnce || (job.suspended && !job.started());
 }
 
 TargetState targetFromJson(TargetKind kind, const json& object) {

@@ -2,22 +2,6 @@
 
 namespace gpuplacement::core {
 
-std::string_view apiVersionOf(TargetKind kind) {
-  return kind == TargetKind::Job ? "batch/v1" : "apps/v1";
-}
-
-std::string_view resourceOf(TargetKind kind) {
-  switch (kind) {
-    case TargetKind::StatefulSet:
-      return "statefulsets";
-    case TargetKind::Job:
-      return "jobs";
-    case TargetKind::Deployment:
-      break;
-  }
-  return "deployments";
-}
-
 std::optional<TargetKind> targetKindNamed(std::string_view kind) {
   for (const auto candidate : kTargetKinds) {
     if (base::nameOf(candidate) == kind) {

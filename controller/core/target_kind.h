@@ -11,8 +11,9 @@
 namespace gpuplacement::core {
 
 // The objects whose pod template the operator places. Adding one (a
-// JobSet, a LeaderWorkerSet) is a value here, its reading in
-// targetFromJson, its progress in TargetState, and an informer in app/.
+// JobSet, a LeaderWorkerSet) is a value here, its row in kTargetKindTraits,
+// its reading in targetFromJson and its progress in TargetState
+// (docs/architecture.md: Where to add).
 enum class TargetKind : std::uint8_t { Deployment, StatefulSet, Job };
 inline constexpr std::array kTargetKinds = {TargetKind::Deployment, TargetKind::StatefulSet,
                                             TargetKind::Job};
@@ -30,10 +31,44 @@ struct EnumNames<core::TargetKind> {
 
 namespace gpuplacement::core {
 
+// What a kind does, as the reconcile needs to know it (Kueue's GenericJob):
+// the plan, the record and the rollout slots read these, never the kind.
+struct TargetKindTraits {
+  std::string_view apiVersion;  // "apps/v1"
+  std::string_view resource;    // the REST resource: "deployments"
+  // Runs its pod template to an end, once: placed before it starts, held
+  // on that placement once it has, its run recorded and priced when it
+  // ends; one recreated under the name is a new run.
+  bool runsOnce = false;
+  // A new template rolls out over running pods: a move takes one of the
+  // policy's rollout slots until it is rolled out.
+  bool rollsOut = true;
+  // Waits suspended for its placement: the patch that places it resumes it
+  // (unless another controller queues it).
+  bool resumedByPlacement = false;
+  // Its pods' resources may change only while it is suspended, and only on
+  // a server that allows it (KEP-5440, Kubernetes 1.36).
+  bool resourcesFixedBefore136 = false;
+};
+
+inline constexpr std::array<TargetKindTraits, kTargetKinds.size()> kTargetKindTraits = {{
+    {"apps/v1", "deployments", false, true, false, false},
+    {"apps/v1", "statefulsets", false, true, false, false},
+    {"batch/v1", "jobs", true, false, true, true},
+}};
+
+inline const TargetKindTraits& traitsOf(TargetKind kind) {
+  return kTargetKindTraits[static_cast<std::size_t>(kind)];
+}
+
 // "apps/v1" or "batch/v1".
-std::string_view apiVersionOf(TargetKind kind);
+inline std::string_view apiVersionOf(TargetKind kind) {
+  return traitsOf(kind).apiVersion;
+}
 // The REST resource: "deployments", "statefulsets", "jobs".
-std::string_view resourceOf(TargetKind kind);
+inline std::string_view resourceOf(TargetKind kind) {
+  return traitsOf(kind).resource;
+}
 // The kind of an object named by its kind (exactly as the API spells it).
 std::optional<TargetKind> targetKindNamed(std::string_view kind);
 // "apps/v1 Deployment, apps/v1 StatefulSet and batch/v1 Job": for messages.

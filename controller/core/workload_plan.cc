@@ -6,6 +6,7 @@
 #include "core/explainer.h"
 #include "core/fallback.h"
 #include "core/job_plan.h"
+#include "core/job_steps.h"
 #include "core/reverts.h"
 #include "core/status_draft.h"
 
@@ -75,9 +76,9 @@ GateInput gateInputFor(const WorkloadInput& input, const WorkloadObject& workloa
       gate.lastMove = *time;
     }
   }
-  // A Job is placed before it runs: nothing rolls out, no slot is taken.
+  // A kind placed before it runs (a Job) rolls nothing out: no slot is taken.
   gate.rolloutSlotFree =
-      input.rollouts.holdsSlot || (input.target && input.target->kind == TargetKind::Job) ||
+      input.rollouts.holdsSlot || (input.target && !traitsOf(input.target->kind).rollsOut) ||
       input.rollouts.inFlight < static_cast<std::size_t>(settings.maxConcurrentRollouts);
   gate.hoursPerMonth = engine.policy().hoursPerMonth;
   gate.replicas = intent.replicas;
@@ -105,7 +106,7 @@ void planMove(const WorkloadInput& input, const WorkloadObject& workload,
   switch (plan.gate.verdict) {
     case GateVerdict::Apply:
       if (plan.gate.replacement && !input.rollouts.holdsSlot &&
-          input.target->kind != TargetKind::Job) {
+          traitsOf(input.target->kind).rollsOut) {
         plan.rollout = RolloutStep::Reserve;
       }
       break;
@@ -167,7 +168,9 @@ void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
       input.cluster
           ? renderScheduling(plan.wanted, engine.catalog(), engine.policy(), input.cluster->labels)
           : renderScheduling(plan.wanted, engine.catalog(), engine.policy());
-  if (input.target->kind == TargetKind::Job && !input.jobResourcesMutable) {
+  const auto& kind = traitsOf(input.target->kind);
+  const bool resourcesFixed = kind.resourcesFixedBefore136 && !input.jobResourcesMutable;
+  if (resourcesFixed) {
     // Such a server refuses the whole write when a suspended Job's
     // resources change: the devices are worth it, the host memory default
     // (a request the Job's own manifest may set) is not.
@@ -181,12 +184,11 @@ void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
   // it, and one suspended by a person stays so.
   const auto& job = input.target->job;
   write.patchRequest.start =
-      input.target->kind == TargetKind::Job && !job.queuedElsewhere && job.waitsFor == input.name;
+      kind.resumedByPlacement && !job.queuedElsewhere && job.waitsFor == input.name;
   write.patch = planTemplatePatch(*input.target, write.request(input.targetResourceVersion));
   plan.write = std::move(write);
   const auto& patch = plan.write->patch;
-  if (input.target->kind == TargetKind::Job && !input.jobResourcesMutable &&
-      patch.resourcesChanged && !patch.blocked()) {
+  if (resourcesFixed && patch.resourcesChanged && !patch.blocked()) {
     // Refused whole by such a server: nothing is sent, the Job stays as it is.
     const auto message = resourcesImmutableMessage(spec.targetRef.name, input.serverVersion,
                                                    deviceContainer(*input.target, spec.containers),
@@ -342,117 +344,10 @@ void notPlaceable(const Decision& decision, const std::vector<UnavailableType>& 
   draft.notPlaced("NoCapacity", message, message);
 }
 
-// A Job that started on the placement in force keeps it: what it carries,
-// its progress, the run once it has ended, and a better placement only as
-// a recommendation for its next run.
-void holdJob(const WorkloadInput& input, const WorkloadIntent& intent,
-             const PlacementEngine& engine, const std::optional<Assessment>& current,
-             StatusDraft& draft, WorkloadPlan& plan) {
-  const auto& applied = *plan.view.applied;
-  const TargetState& job = *input.target;
-  // The decision for a new run: none when nothing could be placed now.
-  const auto& best = plan.decision->placement;
-  if (best && best->instanceType == applied.instanceType &&
-      best->acceleratorCount == applied.acceleratorCount &&
-      best->capacityType == applied.capacityType) {
-    plan.wanted = *best;  // the decision is what runs: described in full
-  } else {
-    plan.wanted = placementInForce(applied, *current, *plan.decision, engine, intent.replicas);
-    if (best) {
-      plan.view.recommendation = *best;
-      plan.view.recommendationNote = heldJobNote(job, applied.targetName);
-    }
-  }
-  plan.view.placement = plan.wanted;
-  // Said when it was placed (and resumed); said again in the same words,
-  // it would be one more status write per Job.
-  if (const auto* said = findCondition(plan.conditions, "Applied");
-      !said || said->status != "True") {
-    draft.set("Applied", "True", "Applied",
-              "Job " + applied.targetName + " carries the placement (generation " +
-                  std::to_string(applied.targetGeneration) + ")");
-  }
-  const auto ready = jobReadiness(job, applied.targetName, input.name, applied.instanceType,
-                                  input.pending.count, input.pending.message);
-  draft.set("Ready", ready.status, ready.reason, ready.message);
-  if (ready.reason == "Unschedulable") {
-    draft.report("Ready", ready.reason, "Warning", ready.message);
-  }
-  const auto& recorded = plan.view.run;
-  if (recorded && recorded->job == applied.targetName && recorded->startTime == job.job.startTime) {
-    return;  // this run is priced already: a later price change does not reprice it
-  }
-  if (auto run = jobRun(job, applied.targetName, plan.wanted)) {
-    // One Event for the end, failed or not: its cost, and why it failed.
-    const bool complete = run->outcome == "Complete";
-    plan.events.push_back(
-        {complete ? "Normal" : "Warning", "JobEnded",
-         "Job " + run->job + (complete ? " completed" : " failed") + " after " +
-             base::formatDuration(std::chrono::seconds(run->durationSeconds)) + " on " +
-             run->instanceType + ": $" + run->cost + " at $" + run->hourlyCost + "/h" +
-             (complete || job.job.endReason.empty() ? "" : " (" + job.job.endReason + ")")});
-    plan.view.run = std::move(run);
-  }
-}
-
-// Whether the target is a Job that cannot take a placement now: held on
-// the one it started with, or started before any.
-bool jobCannotMove(const WorkloadInput& input, const WorkloadIntent& intent,
-                   const PlacementEngine& engine, const std::optional<Assessment>& current,
-                   StatusDraft& draft, WorkloadPlan& plan) {
-  if (input.target->kind != TargetKind::Job) {
-    return false;
-  }
-  switch (jobStep(*input.target, plan.view.applied.has_value())) {
-    case JobStep::Place:
-      return false;
-    case JobStep::Hold:
-      holdJob(input, intent, engine, current, draft, plan);
-      return true;
-    case JobStep::StartedUnplaced:
-      plan.view.placement = plan.decision->placement;
-      draft.notApplied("JobStartedUnplaced",
-                       startedUnplacedMessage(input.workload->targetName, input.name,
-                                              input.target->job.queuedElsewhere));
-      return true;
-  }
-  return false;
-}
-
-// A Job of this name that is not the one placed (deleted and created
-// again): the record of the other one is dropped, and this one is placed
-// afresh while it can be.
-void forgetAnotherJob(const WorkloadInput& input, WorkloadPlan& plan) {
-  const auto& applied = plan.view.applied;
-  if (applied && input.target && input.target->kind == TargetKind::Job &&
-      !applied->targetUid.empty() && applied->targetUid != input.target->uid) {
-    plan.view.applied.reset();
-  }
-}
-
-// The Job placed is gone (its ttlSecondsAfterFinished, or by hand): its run
-// stays recorded, and nothing is wrong.
-void recordJobGone(const TargetRef& target, StatusDraft& draft, WorkloadPlan& plan) {
-  const auto& run = plan.view.run;
-  const bool priced = run && run->job == target.name;
-  draft.set("Applied", "False", "JobDeleted",
-            describeTarget(target) + " is deleted" +
-                (priced ? "; its run is in status.run" : ", before the operator saw it end"));
-  if (priced) {
-    draft.set("Ready", run->outcome == "Complete" ? "True" : "False",
-              run->outcome == "Complete" ? "JobComplete" : "JobFailed",
-              describeTarget(target) + " ran " +
-                  base::formatDuration(std::chrono::seconds(run->durationSeconds)) + " on " +
-                  run->instanceType + " and is deleted");
-  } else {
-    draft.set("Ready", "False", "JobDeleted", describeTarget(target) + " is deleted");
-  }
-}
-
 // What Recommend mode says of the target it leaves alone.
 std::string recommendOnlyMessage(const TargetRef& ref, const TargetState* target) {
   std::string message = "mode is Recommend: " + describeTarget(ref) + " is not changed";
-  if (target && target->kind == TargetKind::Job && target->templateMutable() &&
+  if (target && traitsOf(target->kind).resumedByPlacement && target->templateMutable() &&
       !target->job.queuedElsewhere) {
     message +=
         "; it stays suspended, since only a placement resumes it (set mode Apply, or "
@@ -477,7 +372,7 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
   WorkloadIntent intent = intentOf(spec, input.target);
   // A Job that has started keeps its placement whatever the capacity: no
   // type is left for another while its pods wait.
-  const bool jobPinned = input.target && input.target->kind == TargetKind::Job &&
+  const bool jobPinned = input.target && traitsOf(input.target->kind).runsOnce &&
                          jobStep(*input.target, plan.view.applied.has_value()) != JobStep::Place;
   std::string fallbackTiers;
   if (!jobPinned) {
@@ -521,7 +416,7 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
     draft.notApplied("TargetUnreadable", input.targetUnreadable);
     return;
   }
-  if (!input.target && target.kind == TargetKind::Job && plan.view.applied) {
+  if (!input.target && traitsOf(target.kind).runsOnce && plan.view.applied) {
     plan.view.placement =
         placementInForce(*plan.view.applied, *current, decision, engine, intent.replicas);
     recordJobGone(target, draft, plan);

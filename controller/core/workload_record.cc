@@ -17,7 +17,7 @@ using reconcile::StatusDraft;
 void recordRollout(const TargetState& state, const std::string& name, const std::string& workload,
                    const Placement& wanted, const PendingPods& pending, StatusDraft& draft) {
   const std::string target = describeTarget(state.kind, name);
-  if (state.kind == TargetKind::Job) {
+  if (traitsOf(state.kind).runsOnce) {
     const auto ready =
         jobReadiness(state, name, workload, wanted.instanceType, pending.count, pending.message);
     draft.set("Ready", ready.status, ready.reason, ready.message);
@@ -187,11 +187,11 @@ bool costsNow(const WorkloadInput& input, const WorkloadPlan& plan) {
   if (!plan.view.applied || !plan.view.placement) {
     return false;
   }
-  if (plan.view.applied->targetKind != TargetKind::Job) {
+  if (!traitsOf(plan.view.applied->targetKind).runsOnce) {
     return true;
   }
   const TargetState* job = input.target;
-  return job && job->kind == TargetKind::Job && job->job.started() && !job->job.suspended &&
+  return job && traitsOf(job->kind).runsOnce && job->job.started() && !job->job.suspended &&
          job->job.end == JobProgress::End::Running;
 }
 

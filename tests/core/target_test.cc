@@ -186,4 +186,41 @@ TEST_CASE("the kinds, as the API names them") {
   CHECK(describeTarget(TargetKind::Job, "llama-training") == "Job llama-training");
 }
 
+TEST_CASE("what each kind does: one row each, in the enum's order") {
+  struct Row {
+    TargetKind kind;
+    const char* apiVersion;
+    const char* resource;
+    bool runsOnce;
+    bool rollsOut;
+    bool resumedByPlacement;
+    bool resourcesFixedBefore136;
+  };
+  const Row rows[] = {
+      {TargetKind::Deployment, "apps/v1", "deployments", false, true, false, false},
+      {TargetKind::StatefulSet, "apps/v1", "statefulsets", false, true, false, false},
+      {TargetKind::Job, "batch/v1", "jobs", true, false, true, true},
+  };
+  REQUIRE(std::size(rows) == kTargetKinds.size());
+  for (const auto& row : rows) {
+    CAPTURE(base::nameOf(row.kind));
+    const auto& traits = traitsOf(row.kind);
+    CHECK(traits.apiVersion == row.apiVersion);
+    CHECK(traits.resource == row.resource);
+    CHECK(traits.runsOnce == row.runsOnce);
+    CHECK(traits.rollsOut == row.rollsOut);
+    CHECK(traits.resumedByPlacement == row.resumedByPlacement);
+    CHECK(traits.resourcesFixedBefore136 == row.resourcesFixedBefore136);
+  }
+  // A template that runs once is fixed once it starts; the others never are.
+  TargetState job;
+  job.kind = TargetKind::Job;
+  job.job.suspended = false;
+  job.job.startTime = "2026-11-28T00:00:00Z";
+  CHECK_FALSE(job.templateMutable());
+  TargetState deployment;
+  deployment.kind = TargetKind::Deployment;
+  CHECK(deployment.templateMutable());
+}
+
 }  // namespace gpuplacement::core
