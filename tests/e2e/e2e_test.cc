@@ -29,17 +29,21 @@
 #include "base/json_access.h"
 #include "support/cluster.h"
 #include "support/command.h"
+#include "support/suite.h"
 #include "support/why_not.h"
 
 namespace gpuplacement {
 namespace {
 
 using testing::Cluster;
+using testing::cluster;
 using testing::ControlPlane;
+using testing::deploymentPath;
 using testing::json;
 using testing::OperatorProcess;
 using testing::readFile;
 using testing::repoRoot;
+using testing::workloadPath;
 using Clock = std::chrono::steady_clock;
 
 // The label scheme under test and the capacity-type label its nodes carry.
@@ -92,12 +96,6 @@ const bool kConfigured = [] {
 
 const std::string kWorkloads = "gpuplacement.io/v1alpha1";
 
-std::string deploymentPath(const std::string& ns, const std::string& name = "") {
-  return Cluster::pathOf("apps/v1", "Deployment", ns, name);
-}
-std::string workloadPath(const std::string& ns, const std::string& name = "") {
-  return Cluster::pathOf(kWorkloads, "GpuWorkload", ns, name);
-}
 const std::string kPolicyPath = Cluster::pathOf(kWorkloads, "PlacementPolicy", "", "default");
 
 double secondsSince(Clock::time_point start) {
@@ -133,10 +131,6 @@ struct Sample {
 
 // The shared control plane with the CRDs; each suite's fixture below
 // starts one operator on it.
-Cluster& cluster() {
-  return Cluster::withCrds();
-}
-
 // A team's model server: a Deployment of `replicas` pods of one vLLM
 // container with no requests of its own, the target the tests place.
 std::string serverDeployment(const std::string& ns, const std::string& name, int replicas = 1) {

@@ -26,12 +26,14 @@
 #include "core/target.h"
 #include "support/cluster.h"
 #include "support/command.h"
+#include "support/suite.h"
 #include "support/why_not.h"
 
 namespace gpuplacement {
 namespace {
 
 using testing::Cluster;
+using testing::cluster;
 using testing::ControlPlane;
 using testing::json;
 using testing::OperatorProcess;
@@ -49,10 +51,6 @@ const std::string kGroup = "gpuplacement.io/v1alpha1";
 const std::string kGitOpsManager = "kustomize-controller";
 const std::string kPlacedType = "g5.xlarge";
 const std::string kTypeLabel = "node.kubernetes.io/instance-type";
-
-Cluster& cluster() {
-  return Cluster::withCrds();
-}
 
 // A shell command with the pinned kubectl on PATH and KUBECONFIG set to
 // the admin's (the GitOps tool's hands here).

@@ -25,17 +25,22 @@
 #include "base/json_access.h"
 #include "base/time_format.h"
 #include "support/cluster.h"
+#include "support/suite.h"
 #include "support/why_not.h"
 
 namespace gpuplacement {
 namespace {
 
 using testing::Cluster;
+using testing::cluster;
+using testing::conditionText;
 using testing::ControlPlane;
+using testing::jobPath;
 using testing::json;
 using testing::OperatorProcess;
 using testing::readFile;
 using testing::repoRoot;
+using testing::workloadPath;
 
 const bool kConfigured = [] {
   testing::ControlPlaneOptions options;
@@ -48,21 +53,6 @@ const bool kConfigured = [] {
 const std::string kChart = repoRoot() + "/charts/gpu-placement-operator";
 const std::string kAdmission =
     "helm template gpo " + kChart + " --validate --show-only templates/job-admission.yaml";
-
-Cluster& cluster() {
-  return Cluster::withCrds();
-}
-
-std::string workloadPath(const std::string& ns, const std::string& name) {
-  return Cluster::pathOf("gpuplacement.io/v1alpha1", "GpuWorkload", ns, name);
-}
-std::string jobPath(const std::string& ns, const std::string& name) {
-  return Cluster::pathOf("batch/v1", "Job", ns, name);
-}
-
-std::string conditionText(const std::string& path, const std::string& type) {
-  return cluster().conditionOf(path, type);
-}
 
 // The pods of an app label, and the instance type of the node each runs on.
 struct PodOnNode {

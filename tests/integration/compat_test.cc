@@ -11,15 +11,20 @@
 #include "base/io/yaml_json.h"
 #include "base/json_access.h"
 #include "support/cluster.h"
+#include "support/suite.h"
 #include "support/why_not.h"
 
 namespace gpuplacement {
 namespace {
 
 using testing::Cluster;
+using testing::cluster;
+using testing::conditionText;
 using testing::ControlPlane;
+using testing::jobPath;
 using testing::json;
 using testing::OperatorProcess;
+using testing::workloadPath;
 
 const bool kConfigured = [] {
   testing::ControlPlaneOptions options;
@@ -28,21 +33,6 @@ const bool kConfigured = [] {
   ControlPlane::configure(options);
   return true;
 }();
-
-Cluster& cluster() {
-  return Cluster::withCrds();
-}
-
-std::string workloadPath(const std::string& ns, const std::string& name) {
-  return Cluster::pathOf("gpuplacement.io/v1alpha1", "GpuWorkload", ns, name);
-}
-std::string jobPath(const std::string& ns, const std::string& name) {
-  return Cluster::pathOf("batch/v1", "Job", ns, name);
-}
-
-std::string conditionText(const std::string& path, const std::string& type) {
-  return cluster().conditionOf(path, type);
-}
 
 std::size_t operatorPatches(const std::string& ns, const std::string& name) {
   return cluster().writesBy(cluster().operatorUser(), "patch", "jobs", ns, name);

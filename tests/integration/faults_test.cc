@@ -19,6 +19,7 @@
 #include "support/fault_proxy.h"
 #include "support/objects.h"
 #include "support/paths.h"
+#include "support/suite.h"
 
 namespace gpuplacement {
 namespace {
@@ -32,10 +33,6 @@ const bool kConfigured = [] {
   ControlPlane::configure(options);
   return true;
 }();
-
-Cluster& cluster() {
-  return Cluster::withCrds();
-}
 
 std::unique_ptr<FaultProxy> startProxy() {
   auto& plane = ControlPlane::shared();

@@ -16,15 +16,19 @@
 #include "base/json_access.h"
 #include "runtime/run_sync.h"
 #include "support/cluster.h"
+#include "support/suite.h"
 #include "support/why_not.h"
 
 namespace gpuplacement {
 namespace {
 
 using testing::Cluster;
+using testing::cluster;
 using testing::ControlPlane;
+using testing::deploymentPath;
 using testing::json;
 using testing::OperatorProcess;
+using testing::workloadPath;
 
 // No watch cache and frequent compaction, so a watch resumed from an old
 // resourceVersion gets 410 Gone from etcd, as it would after a long outage.
@@ -35,17 +39,6 @@ const bool kConfigured = [] {
   ControlPlane::configure(options);
   return true;
 }();
-
-Cluster& cluster() {
-  return Cluster::withCrds();
-}
-
-std::string deploymentsPath(const std::string& ns, const std::string& name = "") {
-  return Cluster::pathOf("apps/v1", "Deployment", ns, name);
-}
-std::string workloadsPath(const std::string& ns, const std::string& name = "") {
-  return Cluster::pathOf("gpuplacement.io/v1alpha1", "GpuWorkload", ns, name);
-}
 
 void createNamespace(const std::string& ns) {
   cluster().apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n");
@@ -116,7 +109,7 @@ bool conditionIs(const std::string& path, const std::string& type, const std::st
 }
 
 json podSpec(const std::string& ns, const std::string& name) {
-  return cluster().mustGet(deploymentsPath(ns, name))["spec"]["template"]["spec"];
+  return cluster().mustGet(deploymentPath(ns, name))["spec"]["template"]["spec"];
 }
 
 std::int64_t generationOf(const std::string& path) {
@@ -189,9 +182,8 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
   objective: CostOptimized
 )");
   REQUIRE_MESSAGE(
-      c.waitFor([&] { return conditionIs(workloadsPath(ns, "llm"), "Applied", "True"); }),
-      op.log());
-  auto workload = c.mustGet(workloadsPath(ns, "llm"));
+      c.waitFor([&] { return conditionIs(workloadPath(ns, "llm"), "Applied", "True"); }), op.log());
+  auto workload = c.mustGet(workloadPath(ns, "llm"));
   const auto& status = workload["status"];
   CHECK(status["placement"]["instanceType"] == "g6e.xlarge");  // 29 GiB: one L40S is cheapest
   CHECK(status["placement"]["acceleratorCount"] == 1);
@@ -200,9 +192,9 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
   CHECK(status["rule"] == "mixed-model-inference");
   CHECK(status["alternatives"].size() >= 3);
   CHECK(status["observedGeneration"] == workload["metadata"]["generation"]);
-  CHECK(conditionIs(workloadsPath(ns, "llm"), "Valid", "True"));
-  CHECK(conditionIs(workloadsPath(ns, "llm"), "Placed", "True"));
-  CHECK(conditionIs(workloadsPath(ns, "llm"), "Ready", "False", "RolloutInProgress"));
+  CHECK(conditionIs(workloadPath(ns, "llm"), "Valid", "True"));
+  CHECK(conditionIs(workloadPath(ns, "llm"), "Placed", "True"));
+  CHECK(conditionIs(workloadPath(ns, "llm"), "Ready", "False", "RolloutInProgress"));
   // No finalizer by default: the ownership record gives the fields back.
   CHECK_FALSE(workload["metadata"].contains("finalizers"));
   // The status's objects are atomic (the CRD): the server records each as
@@ -210,7 +202,7 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
   asio::io_context context;
   auto admin = c.plane().adminClient(context.get_executor());
   auto withFields = runtime::runSync(
-      context, admin->get(workloadsPath(ns, "llm"), kube::KubeClient::ManagedFields::Keep));
+      context, admin->get(workloadPath(ns, "llm"), kube::KubeClient::ManagedFields::Keep));
   REQUIRE_MESSAGE(withFields.ok(), gpuplacement::testing::whyNot(withFields));
   json ownedStatus;
   for (const auto& entry : (*withFields)["metadata"]["managedFields"]) {
@@ -243,18 +235,18 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
 
   // The rollout finishes (what kube-controller-manager would report).
   c.completeRollout(ns, "llm");
-  CHECK(c.waitFor([&] { return conditionIs(workloadsPath(ns, "llm"), "Ready", "True"); }));
+  CHECK(c.waitFor([&] { return conditionIs(workloadPath(ns, "llm"), "Ready", "True"); }));
 
   // The user changes intent: a bigger model at int8 on Inferentia is allowed.
   auto patched =
-      c.patch(workloadsPath(ns, "llm"),
+      c.patch(workloadPath(ns, "llm"),
               json{{"spec", {{"model", {{"parameters", "70B"}, {"precision", "int8"}}}}}});
   REQUIRE(patched.ok());
   CHECK(c.waitFor([&] {
-    auto current = c.get(workloadsPath(ns, "llm"));
+    auto current = c.get(workloadPath(ns, "llm"));
     return current &&
            base::stringMember((*current)["status"]["placement"], "instanceType") != "g6e.xlarge" &&
-           conditionIs(workloadsPath(ns, "llm"), "Applied", "True");
+           conditionIs(workloadPath(ns, "llm"), "Applied", "True");
   }));
   spec = podSpec(ns, "llm");
   CHECK(spec["nodeSelector"]["topology.kubernetes.io/zone"] == "us-east-1a");
@@ -263,8 +255,8 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
 
   // Deleting the GpuWorkload removes exactly what the operator added. It
   // is gone at once (no finalizer); the Deployment follows.
-  REQUIRE(c.remove(workloadsPath(ns, "llm")).ok());
-  CHECK(c.waitFor([&] { return !c.get(workloadsPath(ns, "llm")).ok(); }));
+  REQUIRE(c.remove(workloadPath(ns, "llm")).ok());
+  CHECK(c.waitFor([&] { return !c.get(workloadPath(ns, "llm")).ok(); }));
   CHECK_MESSAGE(
       c.waitFor([&] { return podSpec(ns, "llm")["nodeSelector"] == original["nodeSelector"]; }),
       op.log());
@@ -272,7 +264,7 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
   CHECK(spec["nodeSelector"] == original["nodeSelector"]);
   CHECK(spec["tolerations"] == original["tolerations"]);
   CHECK(spec["containers"] == original["containers"]);
-  CHECK_FALSE(c.mustGet(deploymentsPath(ns, "llm"))["metadata"]["annotations"].contains(
+  CHECK_FALSE(c.mustGet(deploymentPath(ns, "llm"))["metadata"]["annotations"].contains(
       "gpuplacement.io/owned-fields"));
   CHECK(op.stop() == 0);
 }
@@ -284,11 +276,11 @@ TEST_CASE("a status made for a GpuWorkload since deleted and created again is re
   const std::string spec =
       "  workload: {kind: Inference}\n  model: {parameters: 7B, precision: fp16}\n";
   createWorkload(ns, "chat", "chat", spec);
-  const std::string oldUid = c.mustGet(workloadsPath(ns, "chat"))["metadata"]["uid"];
-  REQUIRE(c.remove(workloadsPath(ns, "chat")).ok());
-  REQUIRE(c.waitFor([&] { return !c.get(workloadsPath(ns, "chat")).ok(); }));
+  const std::string oldUid = c.mustGet(workloadPath(ns, "chat"))["metadata"]["uid"];
+  REQUIRE(c.remove(workloadPath(ns, "chat")).ok());
+  REQUIRE(c.waitFor([&] { return !c.get(workloadPath(ns, "chat")).ok(); }));
   createWorkload(ns, "chat", "chat", spec);
-  const std::string newUid = c.mustGet(workloadsPath(ns, "chat"))["metadata"]["uid"];
+  const std::string newUid = c.mustGet(workloadPath(ns, "chat"))["metadata"]["uid"];
   REQUIRE(newUid != oldUid);
 
   asio::io_context context;
@@ -303,11 +295,11 @@ TEST_CASE("a status made for a GpuWorkload since deleted and created again is re
       runtime::runSync(context, writes.replaceWorkloadStatus(ns, "chat", oldUid, status));
   REQUIRE_FALSE(refused.ok());
   CHECK_MESSAGE(refused.error().notFound(), refused.error().describe());
-  CHECK_FALSE(c.mustGet(workloadsPath(ns, "chat"))["status"].contains("observedGeneration"));
+  CHECK_FALSE(c.mustGet(workloadPath(ns, "chat"))["status"].contains("observedGeneration"));
   auto stored = runtime::runSync(context, writes.replaceWorkloadStatus(ns, "chat", newUid, status));
   REQUIRE_MESSAGE(stored.ok(), gpuplacement::testing::whyNot(stored));
   CHECK((*stored)["observedGeneration"] == 1);
-  CHECK(c.mustGet(workloadsPath(ns, "chat"))["status"]["observedGeneration"] == 1);
+  CHECK(c.mustGet(workloadPath(ns, "chat"))["status"]["observedGeneration"] == 1);
 }
 
 TEST_CASE("a GpuWorkload deleted while no operator runs: its fields are taken back") {
@@ -327,25 +319,24 @@ TEST_CASE("a GpuWorkload deleted while no operator runs: its fields are taken ba
       REQUIRE(op.waitReady());
       createWorkload(ns, "svc", "svc", kSmallGpu);
       REQUIRE_MESSAGE(
-          c.waitFor([&] { return conditionIs(workloadsPath(ns, "svc"), "Applied", "True"); }),
+          c.waitFor([&] { return conditionIs(workloadPath(ns, "svc"), "Applied", "True"); }),
           op.log());
       CHECK(op.stop() == 0);
     }
     CHECK(podSpec(ns, "svc")["nodeSelector"]["node.kubernetes.io/instance-type"] == "g6.xlarge");
-    const auto held = c.mustGet(workloadsPath(ns, "svc"))["metadata"];
+    const auto held = c.mustGet(workloadPath(ns, "svc"))["metadata"];
     CHECK(held.contains("finalizers") == finalizer);
     if (finalizer) {
-      REQUIRE(
-          c.patch(workloadsPath(ns, "svc"), json{{"metadata", {{"finalizers", nullptr}}}}).ok());
+      REQUIRE(c.patch(workloadPath(ns, "svc"), json{{"metadata", {{"finalizers", nullptr}}}}).ok());
     }
-    REQUIRE(c.remove(workloadsPath(ns, "svc")).ok());
-    REQUIRE(c.waitFor([&] { return !c.get(workloadsPath(ns, "svc")).ok(); }));
+    REQUIRE(c.remove(workloadPath(ns, "svc")).ok());
+    REQUIRE(c.waitFor([&] { return !c.get(workloadPath(ns, "svc")).ok(); }));
 
     OperatorProcess op(c.operatorKubeconfig(), flags);
     REQUIRE(op.waitReady());
     CHECK_MESSAGE(c.waitFor([&] {
-      return !c.mustGet(deploymentsPath(ns, "svc"))["metadata"].contains("annotations") ||
-             !c.mustGet(deploymentsPath(ns, "svc"))["metadata"]["annotations"].contains(
+      return !c.mustGet(deploymentPath(ns, "svc"))["metadata"].contains("annotations") ||
+             !c.mustGet(deploymentPath(ns, "svc"))["metadata"]["annotations"].contains(
                  "gpuplacement.io/owned-fields");
     }),
                   op.log());
@@ -372,20 +363,20 @@ spec:
   targetRef: {name: held}
 )" + std::string(kSmallGpu));
   REQUIRE_MESSAGE(
-      c.waitFor([&] { return conditionIs(workloadsPath(ns, "held"), "Applied", "True"); }),
+      c.waitFor([&] { return conditionIs(workloadPath(ns, "held"), "Applied", "True"); }),
       op.log());
-  CHECK(c.mustGet(workloadsPath(ns, "held"))["metadata"]["finalizers"] ==
+  CHECK(c.mustGet(workloadPath(ns, "held"))["metadata"]["finalizers"] ==
         json::array({"example.com/backup", "gpuplacement.io/finalizer"}));
-  REQUIRE(c.remove(workloadsPath(ns, "held")).ok());
+  REQUIRE(c.remove(workloadPath(ns, "held")).ok());
   // Ours goes once the fields are back; the other one still holds it.
   CHECK_MESSAGE(c.waitFor([&] {
-    return c.mustGet(workloadsPath(ns, "held"))["metadata"]["finalizers"] ==
+    return c.mustGet(workloadPath(ns, "held"))["metadata"]["finalizers"] ==
            json::array({"example.com/backup"});
   }),
                 op.log());
   CHECK(podSpec(ns, "held") == original);
-  REQUIRE(c.patch(workloadsPath(ns, "held"), json{{"metadata", {{"finalizers", nullptr}}}}).ok());
-  CHECK(c.waitFor([&] { return !c.get(workloadsPath(ns, "held")).ok(); }));
+  REQUIRE(c.patch(workloadPath(ns, "held"), json{{"metadata", {{"finalizers", nullptr}}}}).ok());
+  CHECK(c.waitFor([&] { return !c.get(workloadPath(ns, "held")).ok(); }));
   CHECK(op.stop() == 0);
 }
 
@@ -401,14 +392,14 @@ TEST_CASE("invalid specs, missing targets, conflicts, drift and Recommend mode")
 
   // What the schema cannot catch: an instance type outside the catalog.
   createDeployment(ns, "untouched");
-  const auto untouchedGeneration = generationOf(deploymentsPath(ns, "untouched"));
+  const auto untouchedGeneration = generationOf(deploymentPath(ns, "untouched"));
   createWorkload(ns, "invalid", "untouched", R"(  workload: {kind: Inference}
   model: {parameters: 7B}
   constraints: {instanceTypes: [g99.xlarge]}
 )");
   CHECK(c.waitFor(
-      [&] { return conditionIs(workloadsPath(ns, "invalid"), "Valid", "False", "InvalidSpec"); }));
-  const auto invalid = c.mustGet(workloadsPath(ns, "invalid"));
+      [&] { return conditionIs(workloadPath(ns, "invalid"), "Valid", "False", "InvalidSpec"); }));
+  const auto invalid = c.mustGet(workloadPath(ns, "invalid"));
   const auto* valid = condition(invalid, "Valid");
   REQUIRE(valid);
   CHECK(base::stringMember(*valid, "message").find("spec.constraints.instanceTypes[0]") !=
@@ -418,28 +409,27 @@ TEST_CASE("invalid specs, missing targets, conflicts, drift and Recommend mode")
   // The target appears after the GpuWorkload.
   createWorkload(ns, "early", "late", kSmallGpu);
   CHECK(c.waitFor([&] {
-    return conditionIs(workloadsPath(ns, "early"), "Applied", "False", "TargetNotFound");
+    return conditionIs(workloadPath(ns, "early"), "Applied", "False", "TargetNotFound");
   }));
   createDeployment(ns, "late");
-  CHECK(c.waitFor([&] { return conditionIs(workloadsPath(ns, "early"), "Applied", "True"); }));
+  CHECK(c.waitFor([&] { return conditionIs(workloadPath(ns, "early"), "Applied", "True"); }));
   CHECK(podSpec(ns, "late")["containers"][0]["resources"]["limits"].contains("nvidia.com/gpu"));
 
   // The user pinned an instance type: never overwritten, the patch is not
   // half-applied.
-  const auto conflictedGeneration = generationOf(deploymentsPath(ns, "conflicted"));
+  const auto conflictedGeneration = generationOf(deploymentPath(ns, "conflicted"));
   createWorkload(ns, "conflicted", "conflicted", kSmallGpu);
-  CHECK(c.waitFor([&] {
-    return conditionIs(workloadsPath(ns, "conflicted"), "Applied", "False", "Conflict");
-  }));
-  CHECK(generationOf(deploymentsPath(ns, "conflicted")) == conflictedGeneration);
+  CHECK(c.waitFor(
+      [&] { return conditionIs(workloadPath(ns, "conflicted"), "Applied", "False", "Conflict"); }));
+  CHECK(generationOf(deploymentPath(ns, "conflicted")) == conflictedGeneration);
   CHECK(podSpec(ns, "conflicted")["nodeSelector"]["node.kubernetes.io/instance-type"] ==
         "m5.large");
 
   // Drift: someone (a `helm upgrade` of the app) drops our fields.
   createWorkload(ns, "drifting", "drifting", kSmallGpu);
-  CHECK(c.waitFor([&] { return conditionIs(workloadsPath(ns, "drifting"), "Applied", "True"); }));
+  CHECK(c.waitFor([&] { return conditionIs(workloadPath(ns, "drifting"), "Applied", "True"); }));
   REQUIRE(
-      c.patch(deploymentsPath(ns, "drifting"),
+      c.patch(deploymentPath(ns, "drifting"),
               json{{"spec",
                     {{"template",
                       {{"spec",
@@ -449,7 +439,7 @@ TEST_CASE("invalid specs, missing targets, conflicts, drift and Recommend mode")
   // An atomic field taken back: under placeAt Auto the placement moves to
   // the pods, where the next such upgrade cannot take it (docs/gitops.md).
   CHECK(c.waitFor([&] {
-    const auto templ = c.mustGet(deploymentsPath(ns, "drifting"))["spec"]["template"];
+    const auto templ = c.mustGet(deploymentPath(ns, "drifting"))["spec"]["template"];
     const auto& gates = base::memberOf(templ["spec"], "schedulingGates");
     return gates.is_array() && gates.size() == 1 &&
            gates[0]["name"] == "gpuplacement.io/placement" &&
@@ -461,17 +451,17 @@ TEST_CASE("invalid specs, missing targets, conflicts, drift and Recommend mode")
   CHECK(c.waitFor([&] { return countOf(eventReasons(ns, "drifting"), "Restored") == 1; }));
 
   // Recommend mode reports and never touches the Deployment.
-  const auto watchedGeneration = generationOf(deploymentsPath(ns, "watched"));
+  const auto watchedGeneration = generationOf(deploymentPath(ns, "watched"));
   createWorkload(ns, "watched", "watched", R"(  mode: Recommend
   workload: {kind: Training}
   model: {parameters: 13B, precision: bf16}
 )");
   CHECK(c.waitFor([&] {
-    return conditionIs(workloadsPath(ns, "watched"), "Applied", "False", "RecommendOnly");
+    return conditionIs(workloadPath(ns, "watched"), "Applied", "False", "RecommendOnly");
   }));
-  CHECK(c.mustGet(workloadsPath(ns, "watched"))["status"]["placement"]["tier"] == "NVIDIA");
-  CHECK(generationOf(deploymentsPath(ns, "watched")) == watchedGeneration);
-  CHECK(generationOf(deploymentsPath(ns, "untouched")) == untouchedGeneration);
+  CHECK(c.mustGet(workloadPath(ns, "watched"))["status"]["placement"]["tier"] == "NVIDIA");
+  CHECK(generationOf(deploymentPath(ns, "watched")) == watchedGeneration);
+  CHECK(generationOf(deploymentPath(ns, "untouched")) == untouchedGeneration);
   CHECK(op.stop() == 0);
 }
 
@@ -504,11 +494,10 @@ TEST_CASE("policies: invalid ones keep the last good; price changes re-place at 
   std::map<std::string, std::int64_t> placedGeneration;
   for (int i = 0; i < 6; ++i) {
     const std::string name = "svc-" + std::to_string(i);
-    REQUIRE(c.waitFor([&] { return conditionIs(workloadsPath(ns, name), "Applied", "True"); }));
-    CHECK(c.mustGet(workloadsPath(ns, name))["status"]["placement"]["instanceType"] ==
-          "g6e.xlarge");
+    REQUIRE(c.waitFor([&] { return conditionIs(workloadPath(ns, name), "Applied", "True"); }));
+    CHECK(c.mustGet(workloadPath(ns, name))["status"]["placement"]["instanceType"] == "g6e.xlarge");
     c.completeRollout(ns, name);
-    placedGeneration[name] = generationOf(deploymentsPath(ns, name));
+    placedGeneration[name] = generationOf(deploymentPath(ns, name));
   }
   const auto policyPath =
       Cluster::pathOf("gpuplacement.io/v1alpha1", "PlacementPolicy", "", "team-pricing");
@@ -532,7 +521,7 @@ replacement: {minSavingsPercent: 10, cooldown: 0s, maxConcurrentRollouts: 2}
         std::string::npos);
   std::this_thread::sleep_for(std::chrono::seconds(1));
   for (const auto& [name, generation] : placedGeneration) {
-    CHECK(generationOf(deploymentsPath(ns, name)) == generation);
+    CHECK(generationOf(deploymentPath(ns, name)) == generation);
   }
 
   // New prices: L40S dearer, L4 cheaper. The four free workloads are best
@@ -551,7 +540,7 @@ replacement: {minSavingsPercent: 10, cooldown: 0s, maxConcurrentRollouts: 2}
     std::set<std::string> names;
     for (int i = 0; i < 6; ++i) {
       const std::string name = "svc-" + std::to_string(i);
-      if (generationOf(deploymentsPath(ns, name)) != placedGeneration[name]) {
+      if (generationOf(deploymentPath(ns, name)) != placedGeneration[name]) {
         names.insert(name);
       }
     }
@@ -562,7 +551,7 @@ replacement: {minSavingsPercent: 10, cooldown: 0s, maxConcurrentRollouts: 2}
   auto first = moved();
   CHECK(first.size() == 2);  // no third rollout while two are in progress
   for (const auto& name : first) {
-    const auto status = c.mustGet(workloadsPath(ns, name))["status"];
+    const auto status = c.mustGet(workloadPath(ns, name))["status"];
     CHECK(status["placement"]["instanceType"] == "g6.12xlarge");
     CHECK(status["lastReplacement"]["from"] == "g6e.xlarge");
     CHECK(status["lastReplacement"]["to"] == "g6.12xlarge");
@@ -573,7 +562,7 @@ replacement: {minSavingsPercent: 10, cooldown: 0s, maxConcurrentRollouts: 2}
   for (int i = 0; i < 4; ++i) {
     const std::string name = "svc-" + std::to_string(i);
     if (!first.count(name)) {
-      const auto status = c.mustGet(workloadsPath(ns, name))["status"];
+      const auto status = c.mustGet(workloadPath(ns, name))["status"];
       CHECK(base::stringMember(status["recommendation"], "note")
                 .find("waiting for one of 2 rollouts") != std::string::npos);
     }
@@ -590,7 +579,7 @@ replacement: {minSavingsPercent: 10, cooldown: 0s, maxConcurrentRollouts: 2}
   const auto all = moved();
   CHECK(all == std::set<std::string>{"svc-0", "svc-1", "svc-2", "svc-3"});
   for (const char* pinned : {"svc-4", "svc-5"}) {
-    const auto status = c.mustGet(workloadsPath(ns, pinned))["status"];
+    const auto status = c.mustGet(workloadPath(ns, pinned))["status"];
     CHECK(status["placement"]["instanceType"] == "g6e.xlarge");
     CHECK(status["placement"]["hourlyCost"] == "2.5");
     CHECK(base::stringMember(status["recommendation"], "note").find("below minSavingsPercent") !=
@@ -615,11 +604,11 @@ TEST_CASE("an idle operator with resyncs writes and reads nothing, by the API se
   }
   for (int i = 0; i < 5; ++i) {
     REQUIRE(c.waitFor([&] {
-      return conditionIs(workloadsPath(ns, "idle-" + std::to_string(i)), "Applied", "True");
+      return conditionIs(workloadPath(ns, "idle-" + std::to_string(i)), "Applied", "True");
     }));
     c.completeRollout(ns, "idle-" + std::to_string(i));
     REQUIRE(c.waitFor([&] {
-      return conditionIs(workloadsPath(ns, "idle-" + std::to_string(i)), "Ready", "True");
+      return conditionIs(workloadPath(ns, "idle-" + std::to_string(i)), "Ready", "True");
     }));
   }
   std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -651,7 +640,7 @@ TEST_CASE("the watch survives an API server restart, and a 410 after compaction 
   OperatorProcess op(c.operatorKubeconfig(), {"--watch-timeout", "2s"});
   REQUIRE(op.waitReady());
   createWorkload(ns, "a", "a", "  workload: {kind: Inference}\n  model: {parameters: 7B}\n");
-  REQUIRE(c.waitFor([&] { return conditionIs(workloadsPath(ns, "a"), "Applied", "True"); }));
+  REQUIRE(c.waitFor([&] { return conditionIs(workloadPath(ns, "a"), "Applied", "True"); }));
 
   c.plane().restartApiServer();
   // An update as soon as the API server takes it (custom resources are
@@ -659,14 +648,13 @@ TEST_CASE("the watch survives an API server restart, and a 410 after compaction 
   // inf2.xlarge, as 13B did before the fill limit: this checks the update,
   // not a Deployment patch right after the restart.)
   REQUIRE(c.waitFor([&] {
-    return c.patch(workloadsPath(ns, "a"), json{{"spec", {{"model", {{"parameters", "8B"}}}}}})
-        .ok();
+    return c.patch(workloadPath(ns, "a"), json{{"spec", {{"model", {{"parameters", "8B"}}}}}}).ok();
   }));
   CHECK(c.waitFor(
       [&] {
-        auto current = c.get(workloadsPath(ns, "a"));
+        auto current = c.get(workloadPath(ns, "a"));
         return current && (*current)["status"].value("observedGeneration", 0) == 2 &&
-               conditionIs(workloadsPath(ns, "a"), "Applied", "True");
+               conditionIs(workloadPath(ns, "a"), "Applied", "True");
       },
       std::chrono::seconds(60)));
   CHECK(op.running());
@@ -678,13 +666,13 @@ TEST_CASE("the watch survives an API server restart, and a 410 after compaction 
   op.pause();
   createWorkload(ns, "b", "b", "  workload: {kind: Inference}\n  model: {parameters: 3B}\n");
   for (int i = 0; i < 5; ++i) {
-    REQUIRE(c.patch(deploymentsPath(ns, "a"),
+    REQUIRE(c.patch(deploymentPath(ns, "a"),
                     json{{"metadata", {{"annotations", {{"touch", std::to_string(i)}}}}}})
                 .ok());
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
   op.resume();
-  CHECK(c.waitFor([&] { return conditionIs(workloadsPath(ns, "b"), "Applied", "True"); },
+  CHECK(c.waitFor([&] { return conditionIs(workloadPath(ns, "b"), "Applied", "True"); },
                   std::chrono::seconds(60)));
   CHECK(
       c.waitFor([&] { return op.metric("gpu_placement_informer_relists_total") > relistsBefore; }));
@@ -706,13 +694,13 @@ TEST_CASE("a concurrent writer's 409s resolve") {
     for (int i = 0; writing && i < 400; ++i) {
       // Results ignored on purpose: only the operator's side is under test.
       (void)other.patch(
-          deploymentsPath(ns, "busy"),
+          deploymentPath(ns, "busy"),
           json{{"metadata", {{"annotations", {{"other-controller", std::to_string(i)}}}}}});
     }
   });
   createWorkload(ns, "busy", "busy", kSmallGpu);
   const bool applied =
-      c.waitFor([&] { return conditionIs(workloadsPath(ns, "busy"), "Applied", "True"); },
+      c.waitFor([&] { return conditionIs(workloadPath(ns, "busy"), "Applied", "True"); },
                 std::chrono::seconds(60));
   writing = false;
   writer.join();
@@ -754,16 +742,15 @@ TEST_CASE("a CRD older than the operator: a pruned status is not written again a
   REQUIRE(op.waitReady());
   createWorkload(ns, "svc", "svc", kSmallGpu);
   REQUIRE_MESSAGE(
-      c.waitFor([&] { return conditionIs(workloadsPath(ns, "svc"), "Applied", "True"); }),
-      op.log());
+      c.waitFor([&] { return conditionIs(workloadPath(ns, "svc"), "Applied", "True"); }), op.log());
   std::this_thread::sleep_for(std::chrono::seconds(1));
-  CHECK_FALSE(c.mustGet(workloadsPath(ns, "svc"))["status"]["placement"].contains("costNote"));
+  CHECK_FALSE(c.mustGet(workloadPath(ns, "svc"))["status"]["placement"].contains("costNote"));
   const auto patches = op.metric("rest_client_requests_total", "verb=\"patch\"");
   const auto reconciles =
       op.metric("controller_runtime_reconcile_total", "controller=\"gpuworkload\"");
   // Three changes to the Deployment, three reconciles of the workload.
   for (int i = 0; i < 3; ++i) {
-    REQUIRE(c.patch(deploymentsPath(ns, "svc"),
+    REQUIRE(c.patch(deploymentPath(ns, "svc"),
                     json{{"metadata", {{"annotations", {{"touch", std::to_string(i)}}}}}})
                 .ok());
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -796,7 +783,7 @@ TEST_CASE("a burst: statuses trail the placements on their own budget, each writ
   REQUIRE(op.waitReady());
   for (int i = 0; i < kWorkloads; ++i) {
     REQUIRE_MESSAGE(c.waitFor([&] {
-      return conditionIs(workloadsPath(ns, "b-" + std::to_string(i)), "Applied", "True");
+      return conditionIs(workloadPath(ns, "b-" + std::to_string(i)), "Applied", "True");
     }),
                     op.log());
     CHECK(podSpec(ns, "b-" + std::to_string(i))["nodeSelector"].contains(

@@ -10,15 +10,20 @@
 #include "base/io/yaml_json.h"
 #include "base/json_access.h"
 #include "support/cluster.h"
+#include "support/suite.h"
 #include "support/why_not.h"
 
 namespace gpuplacement {
 namespace {
 
 using testing::Cluster;
+using testing::cluster;
 using testing::ControlPlane;
+using testing::jobPath;
 using testing::json;
 using testing::OperatorProcess;
+using testing::statefulSetPath;
+using testing::workloadPath;
 
 const bool kConfigured = [] {
   testing::ControlPlaneOptions options;
@@ -26,20 +31,6 @@ const bool kConfigured = [] {
   ControlPlane::configure(options);
   return true;
 }();
-
-Cluster& cluster() {
-  return Cluster::withCrds();
-}
-
-std::string workloadPath(const std::string& ns, const std::string& name) {
-  return Cluster::pathOf("gpuplacement.io/v1alpha1", "GpuWorkload", ns, name);
-}
-std::string jobPath(const std::string& ns, const std::string& name) {
-  return Cluster::pathOf("batch/v1", "Job", ns, name);
-}
-std::string statefulSetPath(const std::string& ns, const std::string& name) {
-  return Cluster::pathOf("apps/v1", "StatefulSet", ns, name);
-}
 
 void createNamespace(const std::string& ns) {
   cluster().apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n");
