@@ -4,6 +4,7 @@
 
 #include "app/metrics.h"
 #include "runtime/controller.h"
+#include "runtime/queued_controller.h"
 #include "runtime/work_queue.h"
 
 namespace gpuplacement::app {
@@ -15,6 +16,10 @@ class ControllerMetrics {
  public:
   explicit ControllerMetrics(MetricsRegistry& metrics);
 
+  template <typename Key>
+  void attach(runtime::QueuedController<Key>& controller) {
+    attach(controller.name(), controller.controller(), controller.queue());
+  }
   template <typename Key>
   void attach(const std::string& name, runtime::Controller<Key>& controller,
               const runtime::WorkQueue<Key>& queue) {

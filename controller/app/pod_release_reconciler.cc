@@ -20,17 +20,15 @@ PodReleaseReconciler::PodReleaseReconciler(asio::any_io_executor executor, Objec
     : caches_(caches),
       writes_(writes),
       log_(log),
-      queue_(clock),
-      asyncQueue_(queue_),
       controller_(
-          executor, asyncQueue_, kWorkers,
+          executor, "pod", kWorkers,
           [this](const runtime::ObjectKey& key) { return reconcile(key); }, clock),
       released_(metrics.counter("gpu_placement_pods_released_total",
                                 "Pods given their placement and let out of the operator's "
                                 "scheduling gate: placed, partial (an entry could not be added) "
                                 "or refused (released without the placement)",
                                 {"result"})) {
-  controllerMetrics.attach("pod", controller_, queue_);
+  controllerMetrics.attach(controller_);
   caches_.onGatedPod([this](const std::string& key) { enqueue(key); });
 }
 

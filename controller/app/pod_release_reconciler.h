@@ -7,8 +7,7 @@
 #include "app/controller_metrics.h"
 #include "app/logging.h"
 #include "app/metrics.h"
-#include "runtime/async_work_queue.h"
-#include "runtime/controller.h"
+#include "runtime/queued_controller.h"
 
 namespace gpuplacement::app {
 
@@ -24,8 +23,8 @@ class PodReleaseReconciler {
                        const runtime::Clock& clock);
 
   asio::awaitable<void> run();
-  void stop() { asyncQueue_.shutDown(); }
-  void enqueue(const std::string& key) { asyncQueue_.add(runtime::ObjectKey::parse(key)); }
+  void stop() { controller_.stop(); }
+  void enqueue(const std::string& key) { controller_.enqueue(runtime::ObjectKey::parse(key)); }
 
  private:
   asio::awaitable<runtime::ReconcileResult> reconcile(const runtime::ObjectKey& key);
@@ -33,9 +32,7 @@ class PodReleaseReconciler {
   ObjectCaches& caches_;
   ApiWrites& writes_;
   Logger& log_;
-  runtime::WorkQueue<runtime::ObjectKey> queue_;
-  runtime::AsyncWorkQueue<runtime::ObjectKey> asyncQueue_;
-  runtime::Controller<runtime::ObjectKey> controller_;
+  runtime::QueuedController<runtime::ObjectKey> controller_;
   MetricFamily& released_;
 };
 

@@ -23,12 +23,10 @@ PolicyReconciler::PolicyReconciler(asio::any_io_executor executor, ObjectCaches&
       workloads_(workloads),
       log_(log),
       clock_(clock),
-      queue_(clock),
-      asyncQueue_(queue_),
       controller_(
-          executor, asyncQueue_, 1,
+          executor, "placementpolicy", 1,
           [this](const runtime::ObjectKey& key) { return reconcile(key); }, clock) {
-  controllerMetrics.attach("placementpolicy", controller_, queue_);
+  controllerMetrics.attach(controller_);
   caches_.onPolicy([this](const std::string& name, const PolicyObject*,
                           const PolicyObject* current) { onPolicy(name, current); });
   caches_.onWorkload([this](const std::string&, const CachedWorkload* previous,

@@ -9,8 +9,7 @@
 #include "app/logging.h"
 #include "app/policy_engines.h"
 #include "app/workload_reconciler.h"
-#include "runtime/async_work_queue.h"
-#include "runtime/controller.h"
+#include "runtime/queued_controller.h"
 
 namespace gpuplacement::app {
 
@@ -25,8 +24,8 @@ class PolicyReconciler {
                    ControllerMetrics& controllerMetrics, const runtime::Clock& clock);
 
   asio::awaitable<void> run();
-  void stop() { asyncQueue_.shutDown(); }
-  void enqueue(const std::string& name) { asyncQueue_.add(runtime::ObjectKey{"", name}); }
+  void stop() { controller_.stop(); }
+  void enqueue(const std::string& name) { controller_.enqueue(runtime::ObjectKey{"", name}); }
   void enqueueAll();
 
  private:
@@ -40,9 +39,7 @@ class PolicyReconciler {
   WorkloadReconciler& workloads_;
   Logger& log_;
   const runtime::Clock& clock_;
-  runtime::WorkQueue<runtime::ObjectKey> queue_;
-  runtime::AsyncWorkQueue<runtime::ObjectKey> asyncQueue_;
-  runtime::Controller<runtime::ObjectKey> controller_;
+  runtime::QueuedController<runtime::ObjectKey> controller_;
   // When each policy's workload count was last written: the count follows
   // every GpuWorkload created or deleted, so it is written at most once per
   // interval instead of once per workload.

@@ -78,13 +78,12 @@ WorkloadReconciler::WorkloadReconciler(asio::any_io_executor executor, ObjectCac
       clock_(clock),
       useFinalizer_(options.finalizer),
       expectations_(clock),
-      queue_(clock),
-      asyncQueue_(queue_),
       controller_(
-          executor, asyncQueue_, options.workers,
+          executor, "gpuworkload", options.workers,
           [this](const runtime::ObjectKey& key) { return reconcile(key); }, clock),
       statuses_(
-          writes, log, metrics, clock, options.statuses, [this] { return queue_.depth() > 0; },
+          writes, log, metrics, clock, options.statuses,
+          [this] { return controller_.queue().depth() > 0; },
           [this](const std::string& key, const nlohmann::json& written,
                  const nlohmann::json& stored) { statusStored(key, written, stored); }),
       placementsTotal_(metrics.counter("gpu_placement_placements_total",
@@ -102,7 +101,7 @@ WorkloadReconciler::WorkloadReconciler(asio::any_io_executor executor, ObjectCac
           "Placements left because their pods stayed unschedulable (Event FellBack), by the "
           "instance type and capacity type left",
           {"instance_type", "capacity_type"})) {
-  controllerMetrics.attach("gpuworkload", controller_, queue_);
+  controllerMetrics.attach(controller_);
   registerGauges(metrics, options.perWorkloadMetrics);
   caches_.onWorkload([this](const std::string& key, const CachedWorkload* previous,
                             const CachedWorkload* current) { onWorkload(key, previous, current); });

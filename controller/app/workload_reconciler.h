@@ -16,8 +16,7 @@
 #include "app/rollout_tracker.h"
 #include "app/status_writer.h"
 #include "core/workload_plan.h"
-#include "runtime/async_work_queue.h"
-#include "runtime/controller.h"
+#include "runtime/queued_controller.h"
 
 namespace gpuplacement::app {
 
@@ -54,9 +53,9 @@ class WorkloadReconciler {
 
   // Runs the workers until stop(), then lets in-flight reconciles finish.
   asio::awaitable<void> run();
-  void stop() { asyncQueue_.shutDown(); }
+  void stop() { controller_.stop(); }
 
-  void enqueue(const std::string& key) { asyncQueue_.add(runtime::ObjectKey::parse(key)); }
+  void enqueue(const std::string& key) { controller_.enqueue(runtime::ObjectKey::parse(key)); }
   std::size_t statusesWaiting() const { return statuses_.waiting(); }
   void enqueueAll();
   void enqueueWorkloadsOf(const std::string& policy);
@@ -130,9 +129,7 @@ class WorkloadReconciler {
   ServerCapabilities server_;
   WriteExpectations expectations_;
   RolloutTracker rollouts_;
-  runtime::WorkQueue<runtime::ObjectKey> queue_;
-  runtime::AsyncWorkQueue<runtime::ObjectKey> asyncQueue_;
-  runtime::Controller<runtime::ObjectKey> controller_;
+  runtime::QueuedController<runtime::ObjectKey> controller_;
   StatusWriter statuses_;
 
   // What each workload has in force, for the cost and placement gauges.
