@@ -1,6 +1,7 @@
 #include "core/engine.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <tuple>
@@ -415,22 +416,27 @@ ReplicaRequests PlacementEngine::replicaRequests(const Option& option,
 // call.
 std::optional<Shortfall> PlacementEngine::shortfallOf(const Option& option, const Request& request,
                                                       const Capacity& capacity) const {
-  std::vector<std::pair<CapacityType, int>> parts;
+  struct Part {
+    CapacityType capacity;
+    int replicas;
+  };
+  std::array<Part, 2> parts{{{option.capacity, request.replicas}, {}}};
+  std::size_t count = 1;
   if (option.capacity == CapacityType::Mixed) {
     const auto split = mixedSplit(request.replicas);
-    parts = {{CapacityType::OnDemand, split.onDemand}, {CapacityType::Spot, split.spot}};
-  } else {
-    parts = {{option.capacity, request.replicas}};
+    parts = {{{CapacityType::OnDemand, split.onDemand}, {CapacityType::Spot, split.spot}}};
+    count = 2;
   }
-  for (const auto& [part, replicas] : parts) {
-    if (!capacity.offered(option.instance, part)) {
-      return Shortfall{part, false, std::max(replicas, 1), 0, 0};
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!capacity.offered(option.instance, parts[i].capacity)) {
+      return Shortfall{parts[i].capacity, false, std::max(parts[i].replicas, 1), 0, 0};
     }
   }
   if (option.instance == request.ownInstance && option.capacity == request.ownCapacity) {
     return std::nullopt;
   }
-  for (const auto& [part, replicas] : parts) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto [part, replicas] = parts[i];
     const Offer* offer = capacity.offer(option.instance, part);
     if (replicas == 0 || !offer || !offer->nodesOnly()) {
       continue;  // a Mixed option of one replica has no spot half; NodePools add room
@@ -728,15 +734,22 @@ InForceWeighing PlacementEngine::weighInForce(const WorkloadIntent& intent,
       weighing.option.emplace(inForce(weighing.instance, count, capacity, request));
   const auto& instance = catalog_->instances[weighing.instance];
   const auto& budget = intent.constraints.maxHourlyCost;
+  // In the order the explainer has always said them: what the workload
+  // allows, then whether the model still fits, then what it costs.
   using V = InForceVerdict;
-  weighing.verdict = !allowedBy(request, instance) ? V::OutsideConstraints
-                     : !allowsCapacity(intent.constraints.capacityType, capacity)
-                         ? V::CapacityNotAllowed
-                     : (request.neuronBlocked & tierBit(instance.tier)) != 0  ? V::NeuronIneligible
-                     : capacity == CapacityType::Spot && request.spotWithheld ? V::SpotWithheld
-                     : !option.fit.fits()                                     ? V::NoLongerFits
-                     : budget && option.cost.perReplicaHourly > *budget + 1e-12 ? V::OverBudget
-                                                                                : V::Keeps;
+  if (!allowedBy(request, instance)) {
+    weighing.verdict = V::OutsideConstraints;
+  } else if (!allowsCapacity(intent.constraints.capacityType, capacity)) {
+    weighing.verdict = V::CapacityNotAllowed;
+  } else if ((request.neuronBlocked & tierBit(instance.tier)) != 0) {
+    weighing.verdict = V::NeuronIneligible;
+  } else if (capacity == CapacityType::Spot && request.spotWithheld) {
+    weighing.verdict = V::SpotWithheld;
+  } else if (!option.fit.fits()) {
+    weighing.verdict = V::NoLongerFits;
+  } else if (budget && option.cost.perReplicaHourly > *budget + 1e-12) {
+    weighing.verdict = V::OverBudget;
+  }
   return weighing;
 }
 
