@@ -1,16 +1,13 @@
 #pragma once
 
 #include <array>
-#include <deque>
-#include <functional>
-#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "app/cached_objects.h"
-#include "app/key_index.h"
+#include "app/cluster_room.h"
 #include "app/logging.h"
 #include "app/metrics.h"
 #include "app/target_key.h"
@@ -19,7 +16,8 @@
 #include "core/cluster.h"
 #include "core/rules.h"
 #include "core/workload_plan.h"
-#include "runtime/informer.h"
+#include "runtime/cache_set.h"
+#include "runtime/event_source.h"
 #include "runtime/list_watch.h"
 
 namespace gpuplacement::app {
@@ -30,68 +28,71 @@ struct CacheOptions {
   std::size_t pageSize = 500;
 };
 
-// The informers' caches of PlacementPolicies, GpuWorkloads and their
-// targets (Deployments, StatefulSets, Jobs), and the indexes between them,
-// shared read-only by the reconcilers. Keys are "namespace/name" (policies:
-// "name"), a target's a TargetKey. One informer per watched
-// namespace and kind, or one per kind for all.
+// The operator's caches (runtime::Cache, one per watched resource, made
+// and judged together by a runtime::CacheSet) and the project's indexes
+// between them, shared read-only by the reconcilers: PlacementPolicies,
+// GpuWorkloads and their targets (Deployments, StatefulSets, Jobs). Keys
+// are "namespace/name" (policies: "name"), a target's a TargetKey.
 //
 // Beside them, the cluster view: Nodes, Pods (only the devices they hold
-// and why they wait) and, when Karpenter is installed, NodePools. These are
-// optional: when the operator may not list them it places without them,
-// and says so, rather than not at all.
+// and why they wait) and, when Karpenter is installed, NodePools, with the
+// room the pods hold (ClusterRoom). These are optional: when the operator
+// may not list them it places without them, and says so, rather than not
+// at all.
 class ObjectCaches {
  public:
-  template <typename T>
-  using Handler = std::function<void(const std::string& key, const T* previous, const T* current)>;
-  using TargetHandler = std::function<void(const TargetKey& target, const CachedTarget* previous,
-                                           const CachedTarget* current)>;
+  using WorkloadCache = runtime::Cache<CachedWorkload>;
+  using TargetCache = runtime::Cache<CachedTarget>;
+  using PolicyCache = runtime::Cache<PolicyObject>;
+  using PodCache = runtime::Cache<core::PodView>;
+  // A target of any kind changed: (target, old, new) as a cache tells it.
+  using TargetChanges =
+      runtime::EventSource<const TargetKey&, const CachedTarget*, const CachedTarget*>;
 
   ObjectCaches(asio::any_io_executor executor, runtime::ListWatchClient& client,
                const core::Catalog& catalog, const core::RuleSet& rules, CacheOptions options,
                Logger& log, const runtime::Clock& clock);
-  ~ObjectCaches();
 
-  // Handlers run after the indexes are updated; they must not suspend.
-  void onWorkload(Handler<CachedWorkload> handler);
-  void onTarget(TargetHandler handler);
-  void onPolicy(Handler<PolicyObject> handler);
+  // What a controller watches (ControllerBuilder's forKind and watches).
+  WorkloadCache& workloads() { return *workloads_; }
+  const WorkloadCache& workloads() const { return *workloads_; }
+  PolicyCache& policies() { return *policies_; }
+  const PolicyCache& policies() const { return *policies_; }
+  PodCache& pods() { return *pods_; }
+  TargetChanges& targetChanges() { return targetChanges_; }
   // The target whose pods the scheduler cannot place changed.
-  void onPendingPods(std::function<void(const TargetKey& target)> handler);
-  // A pod ("ns/name") waits behind the operator's scheduling gate.
-  void onGatedPod(std::function<void(const std::string& pod)> handler);
+  runtime::EventSource<const TargetKey&>& pendingPodsChanged() { return pendingPodsChanged_; }
   // What a NodePool may launch changed: one added or deleted, its
   // requirements, taints, template labels or limits edited (not its status,
   // which Karpenter rewrites with every node it launches).
-  void onNodePoolsChanged(std::function<void()> handler);
+  runtime::EventSource<>& nodePoolsChanged() { return nodePoolsChanged_; }
 
   // Karpenter's NodePool CRD is served: watch NodePools too. Before or
   // after run(); once.
   void enableNodePools();
-  asio::awaitable<void> run();  // until stop()
-  // Every required cache is full, and each optional one is full or known
-  // to be refused (403) or absent (404).
-  asio::awaitable<void> waitForSync();
-  void stop();
-  bool synced() const;
-  // No informer is stuck failing (an optional one refused for good is not
-  // stuck: placement goes on without it).
-  bool healthy() const;
+  asio::awaitable<void> run();  // starts the informers; they run until stop()
+  asio::awaitable<void> waitForSync() { return caches_.waitForSync(); }
+  void stop() { caches_.stop(); }
+  bool synced() const { return caches_.synced(); }
+  bool healthy() const { return caches_.healthy(); }
   void registerMetrics(MetricsRegistry& metrics);
 
-  const CachedWorkload* workload(const std::string& key) const;
-  std::string workloadResourceVersion(const std::string& key) const;
-  const CachedTarget* target(const TargetKey& target) const;
-  std::string targetResourceVersion(const TargetKey& target) const;
-  const PolicyObject* policy(const std::string& name) const;
-  std::size_t policyCount() const;
-  void forEachWorkload(
-      const std::function<void(const std::string&, const CachedWorkload&)>& visit) const;
-  void forEachPolicy(const std::function<void(const std::string&)>& visit) const;
+  const CachedWorkload* workload(const std::string& key) const { return workloads_->get(key); }
+  std::string workloadResourceVersion(const std::string& key) const {
+    return workloads_->resourceVersion(key);
+  }
+  const CachedTarget* target(const TargetKey& target) const {
+    return targetCache(target.kind).get(target.object.str());
+  }
+  std::string targetResourceVersion(const TargetKey& target) const {
+    return targetCache(target.kind).resourceVersion(target.object.str());
+  }
+  const PolicyObject* policy(const std::string& name) const { return policies_->get(name); }
+  std::size_t policyCount() const { return policies_->size(); }
 
   // The GpuWorkloads ("ns/name") whose spec targets this target.
   std::vector<std::string> workloadsTargeting(const TargetKey& target) const {
-    return byTarget_.of(target);
+    return byTarget_->of(target);
   }
   // Why targets of this kind cannot be read (their informer refused or not
   // synced); empty when they can.
@@ -123,11 +124,13 @@ class ObjectCaches {
   ClusterStamp clusterStamp() const;
   // The nodes whose room moved after stamp.room == `room`, each once;
   // nullopt when more moved than the caches remember (kRoomMovesKept).
-  std::optional<std::vector<std::string>> nodesWithRoomMovedSince(std::uint64_t room) const;
+  std::optional<std::vector<std::string>> nodesWithRoomMovedSince(std::uint64_t room) const {
+    return room_.nodesMovedSince(room);
+  }
   // One node as clusterState() gives it; nullopt when it is not cached.
   // Its pointer is into the caches: use it before the next co_await.
   std::optional<core::ClusterState::Node> clusterNode(const std::string& name) const;
-  static constexpr std::size_t kRoomMovesKept = 4096;
+  static constexpr std::size_t kRoomMovesKept = ClusterRoom::kMovesKept;
   // The target's pods the scheduler cannot place.
   core::PendingPods pendingPodsOf(const TargetKey& target) const;
   // The target's pods bound to nodes, with the node's type and what they
@@ -136,61 +139,40 @@ class ObjectCaches {
   // The pod, while it waits behind the operator's gate; null otherwise.
   const core::GatedPod* gatedPod(const std::string& key) const;
   // Pods can be read (listed and watched): placing at the pods is possible.
-  bool podsKnown() const;
+  bool podsKnown() const { return pods_->synced(); }
 
  private:
-  using WorkloadInformer = runtime::Informer<CachedWorkload>;
-  using TargetInformer = runtime::Informer<CachedTarget>;
-  using PolicyInformer = runtime::Informer<PolicyObject>;
-  using NodeInformer = runtime::Informer<core::NodeView>;
-  using PodInformer = runtime::Informer<core::PodView>;
-  using NodePoolInformer = runtime::Informer<core::NodePoolView>;
+  using NodeCache = runtime::Cache<core::NodeView>;
+  using NodePoolCache = runtime::Cache<core::NodePoolView>;
 
-  void indexWorkload(const std::string& key, const CachedWorkload* previous,
-                     const CachedWorkload* current);
-  void indexTarget(const TargetKey& target, const CachedTarget* previous,
-                   const CachedTarget* current);
-  void countPod(const core::PodView* previous, const core::PodView* current);
-  void indexBound(const std::string& pod, const core::PodView* previous,
-                  const core::PodView* current);
-  void indexPending(const std::string& pod, const core::PodView* previous,
-                    const core::PodView* current);
-  template <typename F>
-  void forEachInformer(F&& visit) const;
-  template <typename F>
-  void forEachOptional(F&& visit) const;
-
-  asio::any_io_executor executor_;
-  std::unique_ptr<PolicyInformer> policies_;
-  std::vector<std::unique_ptr<WorkloadInformer>> workloads_;
-  // Per kind, in kTargetKinds' order: one informer per watched namespace.
-  std::array<std::vector<std::unique_ptr<TargetInformer>>, core::kTargetKinds.size()> targets_;
-  std::unique_ptr<NodeInformer> nodes_;
-  std::unique_ptr<PodInformer> pods_;
-  std::unique_ptr<NodePoolInformer> nodePools_;  // only when the CRD is served
-  // What the pods bound to a node hold of it.
-  std::unordered_map<std::string, core::NodeUse> usedOnNode_;
-  KeyIndex<TargetKey, std::string> pendingOf_;  // its pods the scheduler cannot place
-  KeyIndex<TargetKey, std::string> boundOf_;    // its pods bound to a node
-  std::vector<std::function<void(const TargetKey&)>> pendingHandlers_;
-  std::vector<std::function<void(const std::string&)>> gatedHandlers_;
-  std::vector<std::function<void()>> nodePoolHandlers_;
-  void roomMoved(const std::string& node);
+  const TargetCache& targetCache(core::TargetKind kind) const {
+    return *targets_[static_cast<std::size_t>(kind)];
+  }
+  void addTargets(core::TargetKind kind);
+  void addClusterView();
   core::ClusterState::Node clusterNodeOf(const std::string& name, const core::NodeView& node) const;
-  std::uint64_t clusterGeneration_ = 0;
-  std::uint64_t roomGeneration_ = 0;
-  // The last kRoomMovesKept moves of room: (room generation, node).
-  std::deque<std::pair<std::uint64_t, std::string>> roomMoves_;
-  runtime::InformerOptions base_;
-  runtime::ListWatchClient& client_;
-  const runtime::Clock& clock_;
-  std::function<void(const std::string&)> logInformer_;
-  bool running_ = false;  // run() has started the informers; stop() not yet called
-  KeyIndex<TargetKey, std::string> byTarget_;  // the GpuWorkloads that target it
-  KeyIndex<std::string, TargetKey> ownedBy_;   // GpuWorkload -> targets whose record names it
+
+  runtime::CacheSet caches_;
+  PolicyCache* policies_ = nullptr;
+  WorkloadCache* workloads_ = nullptr;
+  std::array<TargetCache*, core::kTargetKinds.size()> targets_{};  // in kTargetKinds' order
+  NodeCache* nodes_ = nullptr;
+  PodCache* pods_ = nullptr;
+  NodePoolCache* nodePools_ = nullptr;  // only when the CRD is served
+  // The project's indexes.
+  const WorkloadCache::Index<TargetKey>* byTarget_ = nullptr;  // the GpuWorkloads that target it
+  // Per kind: GpuWorkload ("ns/name") -> the targets whose ownership
+  // record names it.
+  std::array<const TargetCache::Index<std::string>*, core::kTargetKinds.size()> ownedBy_{};
+  const PodCache::Index<TargetKey>* pendingOf_ = nullptr;  // its pods the scheduler cannot place
+  const PodCache::Index<TargetKey>* boundOf_ = nullptr;    // its pods bound to a node
+  TargetChanges targetChanges_;
+  runtime::EventSource<const TargetKey&> pendingPodsChanged_;
+  runtime::EventSource<> nodePoolsChanged_;
+  ClusterRoom room_;
+  std::uint64_t clusterGeneration_ = 0;  // Nodes and NodePools the view reads
+  // A count, not an index: the policies' statuses only say how many.
   std::unordered_map<std::string, std::size_t> workloadsOfPolicy_;
-  std::vector<Handler<CachedWorkload>> workloadHandlers_;
-  std::vector<TargetHandler> targetHandlers_;
 };
 
 // "ns/name" -> "ns".

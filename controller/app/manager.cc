@@ -36,13 +36,16 @@ Manager::Manager(asio::any_io_executor executor, kube::KubeClient& client,
       writes_(client, logger, clock, options_.instance),
       events_(writes_, logger, metrics, clock, options_.events),
       controllerMetrics_(metrics),
-      workloads_(executor, caches_, engines_, writes_, events_,
+      controllers_(executor, clock,
+                   [this](runtime::QueuedController<runtime::ObjectKey>& controller) {
+                     controllerMetrics_.attach(controller);
+                   }),
+      workloads_(controllers_, caches_, engines_, writes_, events_,
                  WorkloadReconcilerOptions{options_.workers, options_.finalizer,
                                            options_.perWorkloadMetrics, options_.statuses},
-                 logger, metrics, controllerMetrics_, clock),
-      policies_(executor, caches_, engines_, writes_, workloads_, logger, controllerMetrics_,
-                clock),
-      pods_(executor, caches_, writes_, logger, metrics, controllerMetrics_, clock) {
+                 logger, metrics, clock),
+      policies_(controllers_, caches_, engines_, writes_, workloads_, logger, clock),
+      pods_(controllers_, caches_, writes_, logger, metrics) {
   caches_.registerMetrics(metrics);
   registerGauges(metrics);
   // Its count is the computations; at scale, the whole ones are the cost
@@ -149,19 +152,20 @@ asio::awaitable<void> Manager::run() {
 }
 
 asio::awaitable<void> Manager::runReconcilers() {
-  int running = 3;  // the Events go out last, from what the reconcilers left
-  runtime::Signal done;
-  const auto finished = [&](std::exception_ptr) {
-    --running;
-    done.notifyAll();
-  };
-  asio::co_spawn(executor_, policies_.run(), finished);
-  asio::co_spawn(executor_, pods_.run(), finished);
-  asio::co_spawn(executor_, events_.run(), finished);
-  co_await workloads_.run();
+  bool sendingEvents = true;
+  runtime::Signal eventsSent;
+  asio::co_spawn(executor_, events_.run(), [&](std::exception_ptr) {
+    sendingEvents = false;
+    eventsSent.notifyAll();
+  });
+  asio::co_spawn(executor_, workloads_.writeStatuses(), asio::detached);
+  co_await controllers_.run();
+  // The reconciles have ended: the statuses they handed over go out, then
+  // the Events they left.
+  co_await workloads_.finishStatuses();
   events_.stop();
-  while (running > 0) {
-    co_await done.wait();
+  while (sendingEvents) {
+    co_await eventsSent.wait();
   }
 }
 
@@ -179,9 +183,7 @@ void Manager::stop() {
   stopped_ = true;
   leadershipOrStop_.notifyAll();
   stopping_.notifyAll();
-  workloads_.stop();
-  policies_.stop();
-  pods_.stop();
+  controllers_.stop();
   caches_.stop();
 }
 

@@ -17,6 +17,7 @@
 #include "app/workload_reconciler.h"
 #include "kube/client.h"
 #include "kube/list_watch_client.h"
+#include "runtime/controller_set.h"
 #include "runtime/signal.h"
 
 namespace gpuplacement::app {
@@ -87,6 +88,7 @@ class Manager {
   ApiWrites writes_;
   EventRecorder events_;
   ControllerMetrics controllerMetrics_;
+  runtime::ControllerSet controllers_;  // the reconcilers' controllers, run together
   WorkloadReconciler workloads_;
   PolicyReconciler policies_;
   PodReleaseReconciler pods_;

@@ -1,6 +1,7 @@
 #include "app/pod_release_reconciler.h"
 
 #include "core/pod_scheduling.h"
+#include "runtime/controller_builder.h"
 
 namespace gpuplacement::app {
 namespace {
@@ -11,29 +12,27 @@ using runtime::ReconcileResult;
 // Deployment's new pods all wait for theirs.
 constexpr int kWorkers = 4;
 
+bool gated(const core::PodView*, const core::PodView* current) {
+  return current && current->gated;
+}
+
 }  // namespace
 
-PodReleaseReconciler::PodReleaseReconciler(asio::any_io_executor executor, ObjectCaches& caches,
-                                           ApiWrites& writes, Logger& log, MetricsRegistry& metrics,
-                                           ControllerMetrics& controllerMetrics,
-                                           const runtime::Clock& clock)
+PodReleaseReconciler::PodReleaseReconciler(runtime::ControllerSet& controllers,
+                                           ObjectCaches& caches, ApiWrites& writes, Logger& log,
+                                           MetricsRegistry& metrics)
     : caches_(caches),
       writes_(writes),
       log_(log),
-      controller_(
-          executor, "pod", kWorkers,
-          [this](const runtime::ObjectKey& key) { return reconcile(key); }, clock),
       released_(metrics.counter("gpu_placement_pods_released_total",
                                 "Pods given their placement and let out of the operator's "
                                 "scheduling gate: placed, partial (an entry could not be added) "
                                 "or refused (released without the placement)",
                                 {"result"})) {
-  controllerMetrics.attach(controller_);
-  caches_.onGatedPod([this](const std::string& key) { enqueue(key); });
-}
-
-asio::awaitable<void> PodReleaseReconciler::run() {
-  co_await controller_.run();
+  runtime::ControllerBuilder(controllers, "pod")
+      .forKind(caches.pods(), gated)
+      .workers(kWorkers)
+      .complete([this](const runtime::ObjectKey& key) { return reconcile(key); });
 }
 
 asio::awaitable<ReconcileResult> PodReleaseReconciler::reconcile(const runtime::ObjectKey& key) {

@@ -4,10 +4,9 @@
 
 #include "app/api_writes.h"
 #include "app/caches.h"
-#include "app/controller_metrics.h"
 #include "app/logging.h"
 #include "app/metrics.h"
-#include "runtime/queued_controller.h"
+#include "runtime/controller_set.h"
 
 namespace gpuplacement::app {
 
@@ -18,13 +17,9 @@ namespace gpuplacement::app {
 // but itself, so this holds for pods whose GpuWorkload is gone too.
 class PodReleaseReconciler {
  public:
-  PodReleaseReconciler(asio::any_io_executor executor, ObjectCaches& caches, ApiWrites& writes,
-                       Logger& log, MetricsRegistry& metrics, ControllerMetrics& controllerMetrics,
-                       const runtime::Clock& clock);
-
-  asio::awaitable<void> run();
-  void stop() { controller_.stop(); }
-  void enqueue(const std::string& key) { controller_.enqueue(runtime::ObjectKey::parse(key)); }
+  // Adds its controller to `controllers`, which runs it.
+  PodReleaseReconciler(runtime::ControllerSet& controllers, ObjectCaches& caches, ApiWrites& writes,
+                       Logger& log, MetricsRegistry& metrics);
 
  private:
   asio::awaitable<runtime::ReconcileResult> reconcile(const runtime::ObjectKey& key);
@@ -32,7 +27,6 @@ class PodReleaseReconciler {
   ObjectCaches& caches_;
   ApiWrites& writes_;
   Logger& log_;
-  runtime::QueuedController<runtime::ObjectKey> controller_;
   MetricFamily& released_;
 };
 

@@ -1,5 +1,7 @@
 #include "app/policy_reconciler.h"
 
+#include "runtime/controller_builder.h"
+
 namespace gpuplacement::app {
 namespace {
 
@@ -10,12 +12,26 @@ constexpr auto kCountInterval = std::chrono::seconds(10);
 // detected labels, whether nodes can be read).
 constexpr auto kClusterRefresh = std::chrono::seconds(60);
 
+// A policy's workload count changes when one is added, removed or moved.
+std::vector<std::string> policiesCounting(const std::string&, const CachedWorkload* previous,
+                                          const CachedWorkload* current) {
+  if (previous && current && previous->policyName == current->policyName) {
+    return {};
+  }
+  std::vector<std::string> policies;
+  for (const auto* workload : {previous, current}) {
+    if (workload) {
+      policies.push_back(workload->policyName);
+    }
+  }
+  return policies;
+}
+
 }  // namespace
 
-PolicyReconciler::PolicyReconciler(asio::any_io_executor executor, ObjectCaches& caches,
+PolicyReconciler::PolicyReconciler(runtime::ControllerSet& controllers, ObjectCaches& caches,
                                    PolicyEngines& engines, ApiWrites& writes,
                                    WorkloadReconciler& workloads, Logger& log,
-                                   ControllerMetrics& controllerMetrics,
                                    const runtime::Clock& clock)
     : caches_(caches),
       engines_(engines),
@@ -23,26 +39,22 @@ PolicyReconciler::PolicyReconciler(asio::any_io_executor executor, ObjectCaches&
       workloads_(workloads),
       log_(log),
       clock_(clock),
-      controller_(
-          executor, "placementpolicy", 1,
-          [this](const runtime::ObjectKey& key) { return reconcile(key); }, clock) {
-  controllerMetrics.attach(controller_);
-  caches_.onPolicy([this](const std::string& name, const PolicyObject*,
-                          const PolicyObject* current) { onPolicy(name, current); });
-  caches_.onWorkload([this](const std::string&, const CachedWorkload* previous,
-                            const CachedWorkload* current) { onWorkload(previous, current); });
-}
-
-asio::awaitable<void> PolicyReconciler::run() {
-  co_await controller_.run();
+      controller_(runtime::ControllerBuilder(controllers, "placementpolicy")
+                      .forKind(caches.policies())
+                      .watches(caches.workloads(), policiesCounting)
+                      .complete([this](const runtime::ObjectKey& key) { return reconcile(key); })) {
+  caches_.policies().addHandler(
+      [this](const std::string& name, const PolicyObject*, const PolicyObject* current) {
+        policyChanged(name, current);
+      });
 }
 
 void PolicyReconciler::enqueueAll() {
-  caches_.forEachPolicy([this](const std::string& name) { enqueue(name); });
+  caches_.policies().forEach(
+      [this](const std::string& name, const PolicyObject&) { enqueue(name); });
 }
 
-void PolicyReconciler::onPolicy(const std::string& name, const PolicyObject* current) {
-  enqueue(name);
+void PolicyReconciler::policyChanged(const std::string& name, const PolicyObject* current) {
   if (!current) {
     log_.info("placement policy deleted", {{"name", name}});
   } else if (!current->policy) {
@@ -61,19 +73,6 @@ void PolicyReconciler::onPolicy(const std::string& name, const PolicyObject* cur
               {{"name", name}, {"generation", std::to_string(current->generation)}});
   }
   workloads_.enqueueWorkloadsOf(name);
-}
-
-void PolicyReconciler::onWorkload(const CachedWorkload* previous, const CachedWorkload* current) {
-  // A policy's workload count changes when one is added, removed or moved.
-  if (previous && current && previous->policyName == current->policyName) {
-    return;
-  }
-  if (previous) {
-    enqueue(previous->policyName);
-  }
-  if (current) {
-    enqueue(current->policyName);
-  }
 }
 
 asio::awaitable<ReconcileResult> PolicyReconciler::reconcile(const runtime::ObjectKey& key) {

@@ -5,11 +5,10 @@
 
 #include "app/api_writes.h"
 #include "app/caches.h"
-#include "app/controller_metrics.h"
 #include "app/logging.h"
 #include "app/policy_engines.h"
 #include "app/workload_reconciler.h"
-#include "runtime/queued_controller.h"
+#include "runtime/controller_set.h"
 
 namespace gpuplacement::app {
 
@@ -19,19 +18,18 @@ namespace gpuplacement::app {
 // queue; keys are policy names.
 class PolicyReconciler {
  public:
-  PolicyReconciler(asio::any_io_executor executor, ObjectCaches& caches, PolicyEngines& engines,
-                   ApiWrites& writes, WorkloadReconciler& workloads, Logger& log,
-                   ControllerMetrics& controllerMetrics, const runtime::Clock& clock);
+  // Adds its controller to `controllers`, which runs it.
+  PolicyReconciler(runtime::ControllerSet& controllers, ObjectCaches& caches,
+                   PolicyEngines& engines, ApiWrites& writes, WorkloadReconciler& workloads,
+                   Logger& log, const runtime::Clock& clock);
 
-  asio::awaitable<void> run();
-  void stop() { controller_.stop(); }
   void enqueue(const std::string& name) { controller_.enqueue(runtime::ObjectKey{"", name}); }
   void enqueueAll();
 
  private:
   asio::awaitable<runtime::ReconcileResult> reconcile(const runtime::ObjectKey& key);
-  void onPolicy(const std::string& name, const PolicyObject* current);
-  void onWorkload(const CachedWorkload* previous, const CachedWorkload* current);
+  // Keeps the engine in force up to date, and wakes its workloads.
+  void policyChanged(const std::string& name, const PolicyObject* current);
 
   ObjectCaches& caches_;
   PolicyEngines& engines_;
@@ -39,7 +37,7 @@ class PolicyReconciler {
   WorkloadReconciler& workloads_;
   Logger& log_;
   const runtime::Clock& clock_;
-  runtime::QueuedController<runtime::ObjectKey> controller_;
+  runtime::QueuedController<runtime::ObjectKey>& controller_;
   // When each policy's workload count was last written: the count follows
   // every GpuWorkload created or deleted, so it is written at most once per
   // interval instead of once per workload.

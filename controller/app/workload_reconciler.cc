@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "runtime/controller_builder.h"
+
 namespace gpuplacement::app {
 namespace {
 
@@ -50,6 +52,15 @@ void writePerWorkload(const InForceMap& inForce, const SampleSink& sample, Value
   }
 }
 
+// Our own status writes change nothing the reconcile reads from the spec:
+// like controller-runtime's GenerationChangedPredicate, they need no
+// reconcile (the resync covers edits of status by others).
+bool specChanged(const CachedWorkload* previous, const CachedWorkload* current) {
+  return !previous || !current || previous->generation != current->generation ||
+         previous->deleting != current->deleting ||
+         previous->finalizersDigest != current->finalizersDigest;
+}
+
 ReconcileResult resultOf(const core::NextReconcile& next) {
   switch (next.kind) {
     case core::NextReconcile::Kind::After:
@@ -64,11 +75,10 @@ ReconcileResult resultOf(const core::NextReconcile& next) {
 
 }  // namespace
 
-WorkloadReconciler::WorkloadReconciler(asio::any_io_executor executor, ObjectCaches& caches,
+WorkloadReconciler::WorkloadReconciler(runtime::ControllerSet& controllers, ObjectCaches& caches,
                                        const PolicyEngines& engines, ApiWrites& writes,
                                        EventRecorder& events, WorkloadReconcilerOptions options,
                                        Logger& log, MetricsRegistry& metrics,
-                                       ControllerMetrics& controllerMetrics,
                                        const runtime::Clock& clock)
     : caches_(caches),
       engines_(engines),
@@ -78,9 +88,23 @@ WorkloadReconciler::WorkloadReconciler(asio::any_io_executor executor, ObjectCac
       clock_(clock),
       useFinalizer_(options.finalizer),
       expectations_(clock),
-      controller_(
-          executor, "gpuworkload", options.workers,
-          [this](const runtime::ObjectKey& key) { return reconcile(key); }, clock),
+      controller_(runtime::ControllerBuilder(controllers, "gpuworkload")
+                      .forKind(caches.workloads(), specChanged)
+                      .watches(caches.targetChanges(),
+                               [this](const TargetKey& target, const CachedTarget* previous,
+                                      const CachedTarget* current) {
+                                 return workloadsOfTarget(target, previous, current);
+                               })
+                      .watches(caches.pendingPodsChanged(),
+                               [this](const TargetKey& target) {
+                                 return caches_.workloadsTargeting(target);
+                               })
+                      // What the NodePools may launch decides what every workload
+                      // may be placed on: a limit raised brings back a type passed
+                      // over at it.
+                      .watches(caches.nodePoolsChanged(), [this] { return allWorkloads(); })
+                      .workers(options.workers)
+                      .complete([this](const runtime::ObjectKey& key) { return reconcile(key); })),
       statuses_(
           writes, log, metrics, clock, options.statuses,
           [this] { return controller_.queue().depth() > 0; },
@@ -101,45 +125,51 @@ WorkloadReconciler::WorkloadReconciler(asio::any_io_executor executor, ObjectCac
           "Placements left because their pods stayed unschedulable (Event FellBack), by the "
           "instance type and capacity type left",
           {"instance_type", "capacity_type"})) {
-  controllerMetrics.attach(controller_);
   registerGauges(metrics, options.perWorkloadMetrics);
-  caches_.onWorkload([this](const std::string& key, const CachedWorkload* previous,
-                            const CachedWorkload* current) { onWorkload(key, previous, current); });
-  caches_.onPendingPods([this](const TargetKey& target) {
-    for (const auto& workload : caches_.workloadsTargeting(target)) {
-      enqueue(workload);
-    }
-  });
-  // What the NodePools may launch decides what every workload may be placed
-  // on: a limit raised brings back a type passed over at it.
-  caches_.onNodePoolsChanged([this] { enqueueAll(); });
-  caches_.onTarget([this](const TargetKey& target, const CachedTarget* previous,
-                          const CachedTarget* current) { onTarget(target, previous, current); });
+  // What our own writes are waiting to see.
+  caches_.workloads().addHandler(
+      [this](const std::string& key, const CachedWorkload*, const CachedWorkload* current) {
+        expectations_.observeWorkload(key, current);
+      });
+  caches_.targetChanges().addHandler(
+      [this](const TargetKey& target, const CachedTarget*, const CachedTarget* current) {
+        expectations_.observeTarget(target, current);
+      });
 }
 
-asio::awaitable<void> WorkloadReconciler::run() {
-  bool writing = true;
-  runtime::Signal statusesDone;
-  asio::co_spawn(co_await asio::this_coro::executor, statuses_.run(),
-                 [&writing, &statusesDone](const std::exception_ptr&) {
-                   writing = false;
-                   statusesDone.notifyAll();
-                 });
-  co_await controller_.run();
-  // The reconciles have finished: the statuses they handed over go out
-  // (for a moment) before this returns.
+asio::awaitable<void> WorkloadReconciler::writeStatuses() {
+  writingStatuses_ = true;
+  try {
+    co_await statuses_.run();
+  } catch (const std::exception& e) {
+    log_.error("the status writer stopped", {{"error", e.what()}});
+  }
+  writingStatuses_ = false;
+  statusesWritten_.notifyAll();
+}
+
+asio::awaitable<void> WorkloadReconciler::finishStatuses() {
   statuses_.stop();
-  while (writing) {
-    co_await statusesDone.wait();
+  while (writingStatuses_) {
+    co_await statusesWritten_.wait();
   }
 }
 
+std::vector<std::string> WorkloadReconciler::allWorkloads() const {
+  std::vector<std::string> keys;
+  keys.reserve(caches_.workloads().size());
+  caches_.workloads().forEach(
+      [&keys](const std::string& key, const CachedWorkload&) { keys.push_back(key); });
+  return keys;
+}
+
 void WorkloadReconciler::enqueueAll() {
-  caches_.forEachWorkload([this](const std::string& key, const CachedWorkload&) { enqueue(key); });
+  caches_.workloads().forEach(
+      [this](const std::string& key, const CachedWorkload&) { enqueue(key); });
 }
 
 void WorkloadReconciler::enqueueWorkloadsOf(const std::string& policy) {
-  caches_.forEachWorkload([&](const std::string& key, const CachedWorkload& workload) {
+  caches_.workloads().forEach([&](const std::string& key, const CachedWorkload& workload) {
     if (workload.policyName == policy) {
       enqueue(key);
     }
@@ -147,7 +177,7 @@ void WorkloadReconciler::enqueueWorkloadsOf(const std::string& policy) {
 }
 
 void WorkloadReconciler::recoverRollouts() {
-  caches_.forEachWorkload([this](const std::string& key, const CachedWorkload& cached) {
+  caches_.workloads().forEach([this](const std::string& key, const CachedWorkload& cached) {
     if (!cached.movedByReplacement) {
       return;  // only moves hold rollout slots
     }
@@ -521,37 +551,22 @@ void WorkloadReconciler::finishRollout(const TargetKey& target) {
   }
 }
 
-void WorkloadReconciler::onWorkload(const std::string& key, const CachedWorkload* previous,
-                                    const CachedWorkload* current) {
-  expectations_.observeWorkload(key, current);
-  // Our own status writes change nothing the reconcile reads from the spec:
-  // like controller-runtime's GenerationChangedPredicate, they need no
-  // reconcile (the resync covers edits of status by others).
-  if (previous && current && previous->generation == current->generation &&
-      previous->deleting == current->deleting &&
-      previous->finalizersDigest == current->finalizersDigest) {
-    return;
-  }
-  enqueue(key);
-}
-
-void WorkloadReconciler::onTarget(const TargetKey& target, const CachedTarget* previous,
-                                  const CachedTarget* current) {
-  expectations_.observeTarget(target, current);
+std::vector<std::string> WorkloadReconciler::workloadsOfTarget(const TargetKey& target,
+                                                               const CachedTarget* previous,
+                                                               const CachedTarget* current) const {
   if (previous && current && *previous == *current) {
-    return;
+    return {};
   }
+  auto workloads = caches_.workloadsTargeting(target);
   if (current && !current->owner.empty()) {
-    const std::string owner = runtime::ObjectKey{target.object.ns, current->owner}.str();
+    auto owner = runtime::ObjectKey{target.object.ns, current->owner}.str();
     if (!caches_.workload(owner)) {
       // Fields of a GpuWorkload that no longer exists (deleted while no
       // operator ran, or its finalizer removed by hand): take them back.
-      enqueue(owner);
+      workloads.push_back(std::move(owner));
     }
   }
-  for (const auto& workload : caches_.workloadsTargeting(target)) {
-    enqueue(workload);
-  }
+  return workloads;
 }
 
 ServerCapabilities capabilitiesOf(const std::string& gitVersion) {

@@ -7,7 +7,6 @@
 
 #include "app/api_writes.h"
 #include "app/caches.h"
-#include "app/controller_metrics.h"
 #include "app/event_recorder.h"
 #include "app/expectations.h"
 #include "app/logging.h"
@@ -16,7 +15,8 @@
 #include "app/rollout_tracker.h"
 #include "app/status_writer.h"
 #include "core/workload_plan.h"
-#include "runtime/queued_controller.h"
+#include "runtime/controller_set.h"
+#include "runtime/signal.h"
 
 namespace gpuplacement::app {
 
@@ -46,14 +46,17 @@ ServerCapabilities capabilitiesOf(const std::string& gitVersion);
 // Events. Its own queue and workers; keys are GpuWorkloads.
 class WorkloadReconciler {
  public:
-  WorkloadReconciler(asio::any_io_executor executor, ObjectCaches& caches,
+  // Adds its controller to `controllers`, which runs it.
+  WorkloadReconciler(runtime::ControllerSet& controllers, ObjectCaches& caches,
                      const PolicyEngines& engines, ApiWrites& writes, EventRecorder& events,
                      WorkloadReconcilerOptions options, Logger& log, MetricsRegistry& metrics,
-                     ControllerMetrics& controllerMetrics, const runtime::Clock& clock);
+                     const runtime::Clock& clock);
 
-  // Runs the workers until stop(), then lets in-flight reconciles finish.
-  asio::awaitable<void> run();
-  void stop() { controller_.stop(); }
+  // Writes the statuses the reconciles hand over, until finishStatuses().
+  asio::awaitable<void> writeStatuses();
+  // Once the last reconcile has ended: what was handed over goes out, then
+  // this returns.
+  asio::awaitable<void> finishStatuses();
 
   void enqueue(const std::string& key) { controller_.enqueue(runtime::ObjectKey::parse(key)); }
   std::size_t statusesWaiting() const { return statuses_.waiting(); }
@@ -114,9 +117,10 @@ class WorkloadReconciler {
   // The target's rollout slot is free: wake who waits for one.
   void finishRollout(const TargetKey& target);
 
-  void onWorkload(const std::string& key, const CachedWorkload* previous,
-                  const CachedWorkload* current);
-  void onTarget(const TargetKey& target, const CachedTarget* previous, const CachedTarget* current);
+  // The GpuWorkloads to reconcile when a target changed.
+  std::vector<std::string> workloadsOfTarget(const TargetKey& target, const CachedTarget* previous,
+                                             const CachedTarget* current) const;
+  std::vector<std::string> allWorkloads() const;
   void registerGauges(MetricsRegistry& metrics, bool perWorkload);
 
   ObjectCaches& caches_;
@@ -129,8 +133,10 @@ class WorkloadReconciler {
   ServerCapabilities server_;
   WriteExpectations expectations_;
   RolloutTracker rollouts_;
-  runtime::QueuedController<runtime::ObjectKey> controller_;
+  runtime::QueuedController<runtime::ObjectKey>& controller_;
   StatusWriter statuses_;
+  bool writingStatuses_ = false;
+  runtime::Signal statusesWritten_;
 
   // What each workload has in force, for the cost and placement gauges.
   struct InForce {  // 10,000 of these: the namespace and name are in the key

@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/scripted_list_watch.h"
+
 namespace gpuplacement::runtime {
 namespace {
 
@@ -21,100 +23,8 @@ std::string event(const std::string& type, const json& object) {
   return json{{"type", type}, {"object", object}}.dump();
 }
 
-// A scripted API server: list pages and watch streams in order. When the
-// script runs out, `onExhausted` runs (the test stops the informer there).
-class ScriptedListWatch final : public ListWatchClient {
- public:
-  struct ScriptedPage {
-    std::vector<json> items;
-    std::string resourceVersion;
-    std::string continueToken;
-  };
-  using ListAnswer = base::Result<ScriptedPage, ListWatchError>;
-  struct WatchScript {
-    std::optional<ListWatchError> refuse;  // HTTP error instead of a stream
-    std::vector<std::string> lines;
-    std::optional<ListWatchError> breakWith;  // stream error after the lines
-  };
-
-  std::deque<ListAnswer> lists;
-  std::deque<WatchScript> watches;
-  std::deque<WatchScript> streamingLists;
-  std::vector<std::string> listCalls;   // continue tokens
-  std::vector<std::string> watchCalls;  // resource versions
-  int streamingListCalls = 0;
-  std::function<void()> onExhausted;
-
-  asio::awaitable<base::Result<ListPage, ListWatchError>> list(
-      const std::string&, const std::string& continueToken, std::size_t,
-      const ListItemSink& onItem) override {
-    listCalls.push_back(continueToken);
-    if (lists.empty()) {
-      onExhausted();
-      co_return ListWatchError{503, "script exhausted"};
-    }
-    auto answer = std::move(lists.front());
-    lists.pop_front();
-    if (!answer) {
-      co_return answer.error();
-    }
-    for (auto& item : answer->items) {
-      onItem(item);
-    }
-    co_return ListPage{answer->resourceVersion, answer->continueToken};
-  }
-
-  asio::awaitable<base::Result<std::unique_ptr<EventStream>, ListWatchError>> watch(
-      const std::string&, const std::string& resourceVersion, std::chrono::seconds) override {
-    watchCalls.push_back(resourceVersion);
-    co_return open(watches);
-  }
-
-  asio::awaitable<base::Result<std::unique_ptr<EventStream>, ListWatchError>> streamList(
-      const std::string&, std::chrono::seconds) override {
-    ++streamingListCalls;
-    co_return open(streamingLists);
-  }
-
- private:
-  base::Result<std::unique_ptr<EventStream>, ListWatchError> open(
-      std::deque<WatchScript>& scripts) {
-    if (scripts.empty()) {
-      onExhausted();
-      return ListWatchError{503, "script exhausted"};
-    }
-    auto script = std::move(scripts.front());
-    scripts.pop_front();
-    if (script.refuse) {
-      return *script.refuse;
-    }
-    return std::unique_ptr<EventStream>(std::make_unique<Stream>(std::move(script)));
-  }
-
-  class Stream final : public EventStream {
-   public:
-    explicit Stream(WatchScript script) : script_(std::move(script)) {}
-    asio::awaitable<base::Result<std::optional<std::string>, ListWatchError>> next() override {
-      if (next_ < script_.lines.size()) {
-        co_return std::optional<std::string>(script_.lines[next_++]);
-      }
-      if (script_.breakWith) {
-        co_return *script_.breakWith;
-      }
-      co_return std::optional<std::string>();
-    }
-    void close() override {}
-
-   private:
-    WatchScript script_;
-    std::size_t next_ = 0;
-  };
-};
-
-ScriptedListWatch::ScriptedPage page(std::vector<json> items, std::string rv,
-                                     std::string continueToken = "") {
-  return {std::move(items), std::move(rv), std::move(continueToken)};
-}
+using testing::page;
+using testing::ScriptedListWatch;
 
 std::string bookmark(const std::string& rv, bool endOfList = false) {
   json metadata = {{"resourceVersion", rv}};

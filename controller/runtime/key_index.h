@@ -3,7 +3,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace gpuplacement::app {
+namespace gpuplacement::runtime {
 
 // Which objects relate to which, by their keys (a TargetKey, a
 // "namespace/name"): one hash node per pair and no container per key. Nearly every key has one
@@ -49,4 +49,4 @@ class KeyIndex {
   std::unordered_multimap<From, To> pairs_;
 };
 
-}  // namespace gpuplacement::app
+}  // namespace gpuplacement::runtime

@@ -1,14 +1,12 @@
-// The many-to-many index behind "which GpuWorkloads target this
-// Deployment" and "which Deployments record fields of this GpuWorkload".
-#include "app/key_index.h"
+// The many-to-many index behind every cache index (which GpuWorkloads
+// target this Deployment, which pods of a target wait).
+#include "runtime/key_index.h"
 
 #include <algorithm>
 
 #include <doctest/doctest.h>
 
-#include "app/target_key.h"
-
-namespace gpuplacement::app {
+namespace gpuplacement::runtime {
 namespace {
 
 using Keys = std::vector<std::string>;
@@ -34,21 +32,5 @@ TEST_CASE("pairs are added once, removed one by one, and listed per key") {
   CHECK(index.of("ns/web").empty());
   CHECK(index.size() == 1);  // nothing left behind for a key with no partner
 }
-
-TEST_CASE("targets are keyed by kind and object: a Job and a Deployment may share a name") {
-  KeyIndex<TargetKey, std::string> index;
-  const TargetKey deployment{core::TargetKind::Deployment, {"ml", "train"}};
-  const TargetKey job{core::TargetKind::Job, {"ml", "train"}};
-  const TargetKey elsewhere{core::TargetKind::Job, {"other", "train"}};
-  index.add(deployment, "ml/serve");
-  index.add(job, "ml/train");
-  CHECK(index.of(deployment) == Keys{"ml/serve"});
-  CHECK(index.of(job) == Keys{"ml/train"});
-  CHECK(index.of(elsewhere).empty());
-  index.remove(job, "ml/train");
-  CHECK(index.of(job).empty());
-  CHECK(index.of(deployment) == Keys{"ml/serve"});
-}
-
 }  // namespace
-}  // namespace gpuplacement::app
+}  // namespace gpuplacement::runtime
