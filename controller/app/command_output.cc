@@ -1,0 +1,217 @@
+#include "app/command_output.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "app/price_basis.h"
+#include "app/table.h"
+#include "base/decimal.h"
+#include "base/io/yaml_json.h"
+#include "core/decision_json.h"
+#include "core/explainer.h"
+#include "core/quantity.h"
+#include "core/render.h"
+
+namespace gpuplacement::app {
+namespace {
+
+using json = nlohmann::json;
+
+}  // namespace
+
+std::string shapeOf(const std::string& accelerator, int count) {
+  return accelerator.empty() ? "CPU" : std::to_string(count) + "x " + accelerator;
+}
+
+std::string capacityText(core::CapacityType capacity) {
+  return capacity == core::CapacityType::Spot    ? "spot"
+         : capacity == core::CapacityType::Mixed ? "half spot, half on-demand"
+                                                 : "on-demand";
+}
+
+namespace {
+
+std::string describeIntent(const core::WorkloadIntent& intent) {
+  std::string text = std::string(core::nameOf(intent.kind)) + ", " +
+                     core::formatParameterCount(intent.parameters) + " " +
+                     std::string(core::nameOf(intent.precision)) + ", " +
+                     std::string(core::nameOf(intent.architecture)) + "/" +
+                     std::string(core::nameOf(intent.framework)) + ", " +
+                     std::string(core::nameOf(intent.objective));
+  if (intent.latencyTargetMs) {
+    text += ", latency < " + base::formatFixed(*intent.latencyTargetMs, 0) + " ms";
+  }
+  return text;
+}
+
+void printScheduling(const core::Scheduling& scheduling, std::ostream& out) {
+  std::string selector;
+  for (const auto& [key, value] : scheduling.nodeSelector) {
+    selector += (selector.empty() ? "" : ", ") + key + "=" + value;
+  }
+  out << "SCHEDULING   nodeSelector " << selector << "\n";
+  for (const auto& toleration : scheduling.tolerations) {
+    out << "             toleration " << toleration.key << " " << toleration.op
+        << (toleration.value.empty() ? "" : " " + toleration.value) << " " << toleration.effect
+        << "\n";
+  }
+  for (const auto& [name, value] : scheduling.resources) {
+    out << "             resources " << name << "=" << value << " (requests = limits)\n";
+  }
+  for (const auto& [name, value] : scheduling.requestsOnly) {
+    out << "             resources " << name << "=" << value << " (request, no limit)\n";
+  }
+}
+
+void printPlacement(const core::Placement& placement, double hoursPerMonth, std::ostream& out) {
+  out << "PLACEMENT    " << placement.instanceType << ": "
+      << shapeOf(placement.accelerator, placement.acceleratorCount) << " ("
+      << core::nameOf(placement.tier) << ")";
+  if (placement.acceleratorsPerInstance > 0) {
+    out << " of " << placement.acceleratorsPerInstance << " per node";
+  }
+  out << ", " << capacityText(placement.capacityType) << "\n";
+  out << "MEMORY USE   " << base::formatGiB(placement.requiredMemoryGiB) << " of "
+      << base::formatGiB(placement.availableMemoryGiB) << " GiB ("
+      << base::formatPercent(placement.requiredMemoryGiB /
+                             std::max(placement.availableMemoryGiB, 1e-9))
+      << " full; the fill limit is " << base::formatPercent(placement.memoryFillLimit) << ")\n";
+  out << "COST         " << base::formatMoney(placement.hourlyCost) << "/h, "
+      << base::formatMoney(placement.monthlyCost) << "/month per replica ("
+      << base::formatFixed(hoursPerMonth, 0) << " h); " << placement.replicas << " replica"
+      << (placement.replicas == 1 ? "" : "s") << ": "
+      << base::formatMoney(placement.totalMonthlyCost) << "/month\n";
+  out << "NODE         " << placement.costNote << " (" << core::nameOf(placement.costModel)
+      << ")\n";
+  if (placement.latencyMs) {
+    out << "LATENCY      at least " << base::formatFixed(*placement.latencyMs, 1) << " ms per "
+        << core::latencyUnitName(placement.latencyUnit)
+        << (placement.latencyComputeBound
+                ? " (compute-bound: its FLOPs at 40% of the devices' dense peak)\n"
+                : " (memory-bound: every weight read once at the devices' peak bandwidth)\n");
+  }
+  if (placement.memoryRequestGiB > 0 && placement.tier != core::Tier::CPU) {
+    out << "HOST MEMORY  " << base::formatGiB(placement.memoryRequestGiB)
+        << " GiB per replica (the runtime and one checkpoint shard to load through), "
+           "counted against the node's allocatable\n";
+  }
+}
+
+void printAlternatives(const std::vector<core::Alternative>& alternatives, std::ostream& out) {
+  if (alternatives.empty()) {
+    return;
+  }
+  out << "\n";
+  Table table({"ALTERNATIVE", "ACCELERATORS", "CAPACITY", "$/HOUR", "WHY NOT"});
+  for (const auto& alternative : alternatives) {
+    if (alternative.instanceType.empty()) {
+      table.add({"(" + std::string(core::nameOf(alternative.tier)) + ")", "-", "-", "-",
+                 alternative.rejected});
+      continue;
+    }
+    table.add({alternative.instanceType,
+               shapeOf(alternative.accelerator, alternative.acceleratorCount),
+               capacityText(alternative.capacityType),
+               alternative.hourlyCost ? base::formatMoney(*alternative.hourlyCost) : "-",
+               alternative.rejected});
+  }
+  table.print(out);
+}
+
+}  // namespace
+
+void printDecision(const std::string& name, const core::WorkloadIntent& intent,
+                   const core::Decision& decision, const core::Scheduling* scheduling,
+                   double hoursPerMonth, std::ostream& out) {
+  const auto& memory = decision.memory;
+  if (!name.empty()) {
+    out << "WORKLOAD     " << name << "\n";
+  }
+  out << "INTENT       " << describeIntent(intent) << " (size " << decision.sizeBucket << ")\n";
+  out << "MEMORY       " << core::formatParameterCount(memory.parameters) << " x "
+      << base::formatFixed(memory.bytesPerParameter, memory.bytesPerParameter < 1 ? 1 : 0)
+      << " B x " << base::formatFixed(memory.overhead, 2)
+      << " overhead = " << base::formatGiB(memory.requiredGiB) << " GiB needed (weights "
+      << base::formatGiB(memory.weightsGiB) << " GiB)\n";
+  if (!decision.placement) {
+    out << "PLACEMENT    none: " << decision.cannotPlace << "\n";
+  } else {
+    printPlacement(*decision.placement, hoursPerMonth, out);
+  }
+  out << "RULE         " << (decision.rule.empty() ? "-" : decision.rule)
+      << (decision.ruleSource.empty() ? "" : " (" + decision.ruleSource + ")") << "\n";
+  out << "REASON       " << decision.reason << "\n";
+  if (scheduling) {
+    printScheduling(*scheduling, out);
+  }
+  printAlternatives(decision.alternatives, out);
+}
+
+std::vector<std::string> markdownRow(const std::string& name, const core::WorkloadIntent& intent,
+                                     const core::Decision& decision, const std::string& rationale) {
+  std::string what = describeIntent(intent);
+  if (intent.replicas > 1) {
+    what += ", " + std::to_string(intent.replicas) + " replicas";
+  }
+  if (intent.constraints.capacityType != core::CapacityType::OnDemand) {
+    what += ", " + std::string(core::nameOf(intent.constraints.capacityType));
+  }
+  for (auto tier : intent.constraints.tiers) {
+    what += ", only " + std::string(core::nameOf(tier));
+  }
+  if (!decision.placement) {
+    return {name, what, "**none**: " + decision.cannotPlace, "-", "-", "-", rationale};
+  }
+  const auto& placement = *decision.placement;
+  std::string answer = "`" + placement.instanceType + "`, " +
+                       shapeOf(placement.accelerator, placement.acceleratorCount) + ", " +
+                       capacityText(placement.capacityType) + "; " +
+                       base::formatGiB(placement.requiredMemoryGiB) + " of " +
+                       base::formatGiB(placement.availableMemoryGiB) + " GiB";
+  if (placement.latencyMs) {
+    answer += "; >= " + base::formatFixed(*placement.latencyMs, 1) + " ms/" +
+              core::latencyUnitName(placement.latencyUnit) +
+              (placement.latencyComputeBound ? " (compute)" : "");
+  }
+  if (decision.latencyTargetUnreachable) {
+    answer += " (**LatencyTargetUnreachable**)";
+  }
+  return {name,
+          what,
+          answer,
+          base::formatMoney(placement.hourlyCost),
+          base::formatMoney(placement.totalMonthlyCost),
+          placement.costNote,
+          rationale};
+}
+
+void printPriceBasis(const core::PlacementEngine& engine, std::ostream& out) {
+  out << "\nPRICES       " << priceBasisText(engine) << "\n";
+}
+
+void printJsonOrYaml(const json& value, OutputFormat format, std::ostream& out) {
+  if (format == OutputFormat::Yaml) {
+    out << base::toYaml(value);
+  } else {
+    out << value.dump(2) << "\n";
+  }
+}
+
+base::Result<OutputFormat> parseOutputFormat(const std::string& text) {
+  if (text == "table" || text == "wide") {
+    return OutputFormat::Table;
+  }
+  if (text == "json") {
+    return OutputFormat::Json;
+  }
+  if (text == "yaml") {
+    return OutputFormat::Yaml;
+  }
+  if (text == "markdown") {
+    return OutputFormat::Markdown;
+  }
+  return base::Error{
+      "-o", "\"" + text + "\" is not an output format (use table, json, yaml or markdown)"};
+}
+
+}  // namespace gpuplacement::app

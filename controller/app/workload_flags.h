@@ -1,0 +1,43 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "core/catalog.h"
+#include "core/workload.h"
+
+namespace gpuplacement::app {
+
+// The workload as flags; values as in the CRD, case-insensitive.
+struct WorkloadFlags {
+  std::string kind;
+  std::string parameters;
+  std::string precision = "fp16";
+  std::string framework = "PyTorch";
+  std::string architecture = "Transformer";
+  std::optional<double> latencyMs;
+  std::string objective = "Balanced";
+  std::vector<std::string> tiers;
+  std::optional<double> maxHourlyCost;
+  std::string capacity = "OnDemand";
+  int replicas = 1;
+  std::vector<std::string> instanceTypes;
+  std::vector<std::string> excludedInstanceTypes;
+
+  // Errors name the flag: "--objective: \"fast\" is not a valid objective ...".
+  base::Result<core::WorkloadIntent> toIntent(const core::Catalog& catalog) const;
+};
+
+// A flag's value as one of the CRD's enum values; errors name the flag.
+template <typename E>
+base::Result<E> enumFlag(const std::string& flag, const std::string& value) {
+  auto parsed = core::parseEnum<E>(value);
+  if (!parsed) {
+    return base::Error{flag, parsed.error().message};
+  }
+  return parsed;
+}
+
+}  // namespace gpuplacement::app
