@@ -28,6 +28,13 @@ class ControllerBuilder {
   ControllerBuilder(ControllerSet& controllers, std::string name)
       : controllers_(controllers), name_(std::move(name)) {}
 
+  // The default predicate: every addition, update and deletion. Public
+  // because a default argument is checked where the call is (clang).
+  template <typename T>
+  static bool everyChange(const T*, const T*) {
+    return true;
+  }
+
   // Reconciles the objects of this cache, on every change or only when
   // `changed(previous, current)` says (controller-runtime's predicates);
   // previous is null for an addition, current for a deletion.
@@ -75,10 +82,6 @@ class ControllerBuilder {
   }
 
  private:
-  template <typename T>
-  static bool everyChange(const T*, const T*) {
-    return true;
-  }
   static void enqueue(Controller& controller, const ObjectKey& key) { controller.enqueue(key); }
   static void enqueue(Controller& controller, const std::string& key) {
     controller.enqueue(ObjectKey::parse(key));
