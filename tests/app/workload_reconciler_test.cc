@@ -1,11 +1,16 @@
 // The workload reconciler on the event loop, as the manager runs it: its
 // caches filled by a scripted list/watch, its writes answered by a scripted
-// server, its decisions stamped by a fake clock. The work queue's waits
-// are real timers; what the clock decides here is the time the status
-// records.
+// server, its decisions timed by a fake clock: when the status says things
+// happened, and whether pods have waited long enough to fall back. The
+// work queue's waits are real timers, so a run lasts until the server has
+// what the test waits for (at most 10 s).
 #include "app/workload_reconciler.h"
 
+#include <algorithm>
+#include <functional>
 #include <map>
+#include <optional>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -58,13 +63,42 @@ json workload() {
             {"constraints", {{"tiers", json::array({"NVIDIA"})}}}}}};
 }
 
-// Every collection the caches read: the workload and its Deployment, the
+// A pod of the Deployment's ReplicaSet the scheduler cannot place since
+// `since`.
+json unschedulablePod(const std::string& since) {
+  return {{"metadata",
+           {{"namespace", "ml"},
+            {"name", "llm-5d8f7-x2x9k"},
+            {"uid", "p-1"},
+            {"resourceVersion", "12"},
+            {"ownerReferences", json::array({{{"apiVersion", "apps/v1"},
+                                              {"kind", "ReplicaSet"},
+                                              {"name", "llm-5d8f7"},
+                                              {"controller", true}}})}}},
+          {"spec", {{"containers", json::array({{{"name", "server"}}})}}},
+          {"status",
+           {{"phase", "Pending"},
+            {"conditions", json::array({{{"type", "PodScheduled"},
+                                         {"status", "False"},
+                                         {"reason", "Unschedulable"},
+                                         {"message", "0/3 nodes are available"},
+                                         {"lastTransitionTime", since}}})}}}};
+}
+
+// What the caches list: the workload, its Deployment and their pods, the
 // rest empty (no nodes, no NodePools: the catalog's types are what the
 // cluster can get).
-testing::ScriptedListWatchByPath cluster() {
-  const std::map<std::string, json> listed = {
-      {workloadsPath(""), workload()},
-      {targetsPath(core::TargetKind::Deployment, ""), deployment()}};
+struct Listed {
+  json workload;
+  json deployment;
+  std::vector<json> pods;
+};
+
+testing::ScriptedListWatchByPath cluster(const Listed& listed) {
+  std::map<std::string, std::vector<json>> objects = {
+      {workloadsPath(""), {listed.workload}},
+      {targetsPath(core::TargetKind::Deployment, ""), {listed.deployment}},
+      {unfinishedPodsPath(), listed.pods}};
   testing::ScriptedListWatchByPath lists;
   std::vector<std::string> paths = {policiesPath(), workloadsPath(""), nodesPath(),
                                     unfinishedPodsPath()};
@@ -74,8 +108,8 @@ testing::ScriptedListWatchByPath cluster() {
   for (const auto& path : paths) {
     auto& script = lists.paths[path];
     testing::ScriptedListWatch::WatchScript list;
-    if (const auto found = listed.find(path); found != listed.end()) {
-      list.lines.push_back(json{{"type", "ADDED"}, {"object", found->second}}.dump());
+    for (const auto& object : objects[path]) {
+      list.lines.push_back(json{{"type", "ADDED"}, {"object", object}}.dump());
     }
     list.lines.push_back(json{
         {"type", "BOOKMARK"},
@@ -90,24 +124,28 @@ testing::ScriptedListWatchByPath cluster() {
 }
 
 // Answers as an API server would: the Deployment with the patch laid over
-// it, the workload with its status replaced, an Event as created.
-FakeApiServer::Response answer(const FakeApiServer::Request& request) {
-  FakeApiServer::Response response;
-  const auto body = request.body.empty() ? json::object() : json::parse(request.body);
-  if (request.target.find("/deployments/llm") != std::string::npos) {
-    auto stored = deployment();
-    stored.merge_patch(body);
-    stored["metadata"]["resourceVersion"] = "10";
-    response.body = stored.dump();
-  } else if (request.target.find("/gpuworkloads/llm/status") != std::string::npos) {
-    auto stored = workload().patch(body);
-    stored["metadata"]["resourceVersion"] = "11";
-    response.body = stored.dump();
-  } else {
-    response.status = request.method == "POST" ? 201 : 404;
-    response.body = request.method == "POST" ? request.body : json{{"kind", "Status"}}.dump();
-  }
-  return response;
+// it (the operator's strategic patches carry whole lists, so a merge patch
+// lands the same), the workload with its status replaced, an Event as
+// created.
+FakeApiServer::Handler answerOver(const Listed& listed) {
+  return [listed](const FakeApiServer::Request& request) {
+    FakeApiServer::Response response;
+    const auto body = request.body.empty() ? json::object() : json::parse(request.body);
+    if (request.target.find("/deployments/llm") != std::string::npos) {
+      auto stored = listed.deployment;
+      stored.merge_patch(body);
+      stored["metadata"]["resourceVersion"] = "20";
+      response.body = stored.dump();
+    } else if (request.target.find("/gpuworkloads/llm/status") != std::string::npos) {
+      auto stored = listed.workload.patch(body);
+      stored["metadata"]["resourceVersion"] = "21";
+      response.body = stored.dump();
+    } else {
+      response.status = request.method == "POST" ? 201 : 404;
+      response.body = request.method == "POST" ? request.body : json{{"kind", "Status"}}.dump();
+    }
+    return response;
+  };
 }
 
 const FakeApiServer::Request* sent(const FakeApiServer& server, const std::string& method,
@@ -120,11 +158,24 @@ const FakeApiServer::Request* sent(const FakeApiServer& server, const std::strin
   return nullptr;
 }
 
-TEST_CASE("a workload is placed on its Deployment and its status stamped by the clock given") {
-  testing::ScriptedWrites rig(answer);
-  testing::FakeClock clock;
-  clock.advance(std::chrono::hours(7) + std::chrono::minutes(5));
-  auto lists = cluster();
+const std::string kDeploymentPath = "/deployments/llm";
+const std::string kStatusPath = "/gpuworkloads/llm/status";
+
+// What one run of the reconciler sent, and what the server stored.
+struct Sent {
+  std::optional<json> targetPatch;
+  std::optional<json> status;  // as stored
+  json deployment;             // as stored after the patch, if any
+  std::vector<std::string> eventReasons;
+};
+
+// The reconciler over `listed` at the clock's time, as the manager runs
+// it, until the server has the status and `enough` says so, or 10 s pass;
+// then it stops as the manager stops it.
+Sent reconcile(const Listed& listed, const runtime::Clock& clock,
+               const std::function<bool(const FakeApiServer&)>& enough) {
+  testing::ScriptedWrites rig(answerOver(listed));
+  auto lists = cluster(listed);
   ObjectCaches caches(rig.context.get_executor(), lists, *testing::shippedCatalog(),
                       *testing::shippedRules(), CacheOptions{}, rig.logger, rig.clock);
   PolicyEngines engines(testing::shippedCatalog(), testing::shippedRules());
@@ -146,40 +197,126 @@ TEST_CASE("a workload is placed on its Deployment and its status stamped by the 
         co_await reconciler.finishStatuses();
       },
       [&](std::exception_ptr) { ended = true; });
-  // At most 10 s for the target's patch and the status.
-  const std::string statusPath = "/gpuworkloads/llm/status";
-  for (int i = 0; i < 100 && !(sent(rig.server, "PATCH", "/deployments/llm") &&
-                               sent(rig.server, "PATCH", statusPath));
-       ++i) {
+  for (int i = 0; i < 100 && !(sent(rig.server, "PATCH", kStatusPath) && enough(rig.server)); ++i) {
     rig.context.restart();
     rig.context.run_for(std::chrono::milliseconds(100));
   }
-  const auto* patch = sent(rig.server, "PATCH", "/deployments/llm");
-  const auto* status = sent(rig.server, "PATCH", statusPath);
   controllers.stop();
   caches.stop();
   events.stop();
   rig.context.restart();
   rig.context.run_for(std::chrono::milliseconds(300));
-  REQUIRE(patch);
-  REQUIRE(status);
   CHECK(ended);
 
-  // The target carries the decision: the instance type the status names.
-  const auto podSpec = json::parse(patch->body)["spec"]["template"]["spec"];
-  REQUIRE(podSpec["nodeSelector"].contains(kInstanceType));
-  const auto stored = workload().patch(json::parse(status->body))["status"];
-  CHECK(stored["placement"]["tier"] == "NVIDIA");
-  CHECK(stored["placement"]["instanceType"] == podSpec["nodeSelector"][kInstanceType]);
-  // The time the clock given says, not the machine's.
-  bool placed = false;
-  for (const auto& condition : stored["conditions"]) {
-    if (condition["type"] == "Placed") {
-      placed = condition["status"] == "True";
-      CHECK(condition["lastTransitionTime"] == "2026-11-22T07:05:00Z");
+  Sent out;
+  out.deployment = listed.deployment;
+  if (const auto* patch = sent(rig.server, "PATCH", kDeploymentPath)) {
+    out.targetPatch = json::parse(patch->body);
+    out.deployment.merge_patch(*out.targetPatch);
+  }
+  if (const auto* status = sent(rig.server, "PATCH", kStatusPath)) {
+    out.status = listed.workload.patch(json::parse(status->body))["status"];
+  }
+  for (const auto& request : rig.server.requests()) {
+    if (request.method == "POST" && request.target.find("/events") != std::string::npos) {
+      out.eventReasons.push_back(json::parse(request.body).value("reason", ""));
     }
   }
-  CHECK(placed);
+  return out;
+}
+
+const json* condition(const json& status, const std::string& type) {
+  for (const auto& item : status["conditions"]) {
+    if (item["type"] == type) {
+      return &item;
+    }
+  }
+  return nullptr;
+}
+
+std::string instanceTypeOf(const json& deployment) {
+  return deployment["spec"]["template"]["spec"]["nodeSelector"].value(kInstanceType, "");
+}
+
+// Placed by a first reconcile at 07:05 on the fake clock: the Deployment
+// and the workload as the server then holds them.
+Listed placedAt0705() {
+  testing::FakeClock clock;
+  clock.advance(std::chrono::hours(7) + std::chrono::minutes(5));
+  const Listed fresh{workload(), deployment(), {}};
+  const auto run = reconcile(fresh, clock, [](const FakeApiServer& server) {
+    return sent(server, "PATCH", kDeploymentPath) != nullptr;
+  });
+  REQUIRE(run.targetPatch);
+  REQUIRE(run.status);
+  auto placedWorkload = workload();
+  placedWorkload["status"] = *run.status;
+  return {placedWorkload, run.deployment, {}};
+}
+
+TEST_CASE("a workload is placed on its Deployment and its status stamped by the clock given") {
+  testing::FakeClock clock;
+  clock.advance(std::chrono::hours(7) + std::chrono::minutes(5));
+  const auto run =
+      reconcile({workload(), deployment(), {}}, clock, [](const FakeApiServer& server) {
+        return sent(server, "PATCH", kDeploymentPath) != nullptr;
+      });
+  REQUIRE(run.targetPatch);
+  REQUIRE(run.status);
+
+  // The target carries the decision: the instance type the status names,
+  // beside the team's own toleration.
+  const auto& status = *run.status;
+  CHECK(status["placement"]["tier"] == "NVIDIA");
+  CHECK(status["placement"]["instanceType"] == instanceTypeOf(run.deployment));
+  CHECK(run.deployment["spec"]["template"]["spec"]["tolerations"][0]["key"] == "dedicated");
+  // The time the clock given says, not the machine's.
+  const auto* placed = condition(status, "Placed");
+  REQUIRE(placed);
+  CHECK((*placed)["status"] == "True");
+  CHECK((*placed)["lastTransitionTime"] == "2026-11-22T07:05:00Z");
+}
+
+TEST_CASE("pods unschedulable past the policy's fallbackAfter move the workload on; before, not") {
+  auto placed = placedAt0705();
+  const auto first = instanceTypeOf(placed.deployment);
+  REQUIRE(!first.empty());
+  placed.pods.push_back(unschedulablePod("2026-11-22T07:06:00Z"));
+
+  SUBCASE("4 minutes unschedulable, within the built-in policy's 5: the placement stays") {
+    testing::FakeClock clock;
+    clock.advance(std::chrono::hours(7) + std::chrono::minutes(10));
+    // A second after the status, time enough for a fallback to be sent,
+    // were one due.
+    int polls = 0;
+    const auto run =
+        reconcile(placed, clock, [&polls](const FakeApiServer&) { return ++polls > 10; });
+    REQUIRE(run.status);
+    CHECK_FALSE(run.targetPatch);
+    CHECK(run.status->value("unavailable", json::array()).empty());
+    // It says why the workload is not ready, and waits.
+    const auto* ready = condition(*run.status, "Ready");
+    REQUIRE(ready);
+    CHECK((*ready)["reason"] == "Unschedulable");
+    CHECK(std::count(run.eventReasons.begin(), run.eventReasons.end(), "FellBack") == 0);
+  }
+  SUBCASE("6 minutes unschedulable: the next option, the type left recorded at the clock's time") {
+    testing::FakeClock clock;
+    clock.advance(std::chrono::hours(7) + std::chrono::minutes(12));
+    const auto run = reconcile(placed, clock, [](const FakeApiServer& server) {
+      return sent(server, "PATCH", kDeploymentPath) != nullptr;
+    });
+    REQUIRE(run.targetPatch);
+    REQUIRE(run.status);
+    const auto next = instanceTypeOf(run.deployment);
+    CHECK(!next.empty());
+    CHECK(next != first);
+    CHECK((*run.status)["placement"]["instanceType"] == next);
+    REQUIRE((*run.status)["unavailable"].size() == 1);
+    CHECK((*run.status)["unavailable"][0]["instanceType"] == first);
+    CHECK((*run.status)["unavailable"][0]["since"] == "2026-11-22T07:12:00Z");
+    CHECK(std::count(run.eventReasons.begin(), run.eventReasons.end(), "FellBack") == 1);
+  }
 }
 
 }  // namespace
