@@ -13,7 +13,7 @@
 #include "app/resource_paths.h"
 #include "core/pod_scheduling.h"
 #include "support/engine_fixture.h"
-#include "support/scripted_list_watch.h"
+#include "support/scripted_caches.h"
 #include "support/scripted_writes.h"
 
 namespace gpuplacement::app {
@@ -40,32 +40,7 @@ json gatedPod(const std::string& name) {
 
 // Every collection the caches read, empty but for the pods.
 testing::ScriptedListWatchByPath cluster(const std::vector<json>& pods) {
-  testing::ScriptedListWatchByPath lists;
-  std::vector<std::string> paths = {policiesPath(), workloadsPath(""), nodesPath()};
-  for (const auto kind : core::kTargetKinds) {
-    paths.push_back(targetsPath(kind, ""));
-  }
-  paths.push_back(unfinishedPodsPath());
-  for (const auto& path : paths) {
-    auto& script = lists.paths[path];
-    testing::ScriptedListWatch::WatchScript listed;
-    if (path == unfinishedPodsPath()) {
-      for (const auto& pod : pods) {
-        listed.lines.push_back(json{{"type", "ADDED"}, {"object", pod}}.dump());
-      }
-    }
-    listed.lines.push_back(json{
-        {"type", "BOOKMARK"},
-        {"object",
-         {{"metadata",
-           {{"resourceVersion", "9"}, {"annotations", {{"k8s.io/initial-events-end", "true"}}}}}}}}
-                               .dump());
-    script.streamingLists.push_back(std::move(listed));
-    // The watch after the list finds the script run out and is retried
-    // after a backoff; the caches stay as listed.
-    script.onExhausted = [] {};
-  }
-  return lists;
+  return testing::scriptedCaches({{unfinishedPodsPath(), pods}});
 }
 
 // The pod each patch was for, and whether it placed the pod (a node

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <map>
 #include <optional>
 #include <vector>
 
@@ -17,7 +16,7 @@
 #include "app/resource_paths.h"
 #include "support/engine_fixture.h"
 #include "support/fake_clock.h"
-#include "support/scripted_list_watch.h"
+#include "support/scripted_caches.h"
 #include "support/scripted_writes.h"
 
 namespace gpuplacement::app::workload_reconciler_tests {
@@ -95,32 +94,10 @@ struct Listed {
 };
 
 testing::ScriptedListWatchByPath cluster(const Listed& listed) {
-  std::map<std::string, std::vector<json>> objects = {
-      {workloadsPath(""), {listed.workload}},
-      {targetsPath(core::TargetKind::Deployment, ""), {listed.deployment}},
-      {unfinishedPodsPath(), listed.pods}};
-  testing::ScriptedListWatchByPath lists;
-  std::vector<std::string> paths = {policiesPath(), workloadsPath(""), nodesPath(),
-                                    unfinishedPodsPath()};
-  for (const auto kind : core::kTargetKinds) {
-    paths.push_back(targetsPath(kind, ""));
-  }
-  for (const auto& path : paths) {
-    auto& script = lists.paths[path];
-    testing::ScriptedListWatch::WatchScript list;
-    for (const auto& object : objects[path]) {
-      list.lines.push_back(json{{"type", "ADDED"}, {"object", object}}.dump());
-    }
-    list.lines.push_back(json{
-        {"type", "BOOKMARK"},
-        {"object",
-         {{"metadata",
-           {{"resourceVersion", "9"}, {"annotations", {{"k8s.io/initial-events-end", "true"}}}}}}}}
-                             .dump());
-    script.streamingLists.push_back(std::move(list));
-    script.onExhausted = [] {};  // the caches stay as listed
-  }
-  return lists;
+  return testing::scriptedCaches(
+      {{workloadsPath(""), {listed.workload}},
+       {targetsPath(core::TargetKind::Deployment, ""), {listed.deployment}},
+       {unfinishedPodsPath(), listed.pods}});
 }
 
 // Answers as an API server would: the Deployment with the patch laid over
