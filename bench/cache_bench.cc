@@ -26,6 +26,7 @@
 #include "core/target.h"
 #include "runtime/informer.h"
 #include "runtime/object_json.h"
+#include "source_dir.h"
 
 namespace {
 
@@ -34,7 +35,7 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 json readFixture(const std::string& name) {
-  std::ifstream in(std::string(GPUPLACEMENT_SOURCE_DIR) + "/bench/fixtures/" + name);
+  std::ifstream in(std::string(benchSourceDir()) + "/bench/fixtures/" + name);
   std::stringstream text;
   text << in.rdbuf();
   return json::parse(text.str());
