@@ -100,21 +100,30 @@ testing::ScriptedListWatchByPath cluster(const Listed& listed) {
        {unfinishedPodsPath(), listed.pods}});
 }
 
-// Answers as an API server would: the Deployment with the patch laid over
-// it (the operator's strategic patches carry whole lists, so a merge patch
-// lands the same), the workload with its status replaced, an Event as
+// What the server stores for a write: the Deployment with the patch laid
+// over it (the operator's strategic patches carry whole lists, so a merge
+// patch lands the same), the workload with its status replaced.
+json deploymentAfter(const Listed& listed, const json& patch) {
+  auto stored = listed.deployment;
+  stored.merge_patch(patch);
+  return stored;
+}
+json workloadAfter(const Listed& listed, const json& patch) {
+  return listed.workload.patch(patch);
+}
+
+// Answers as an API server would: the objects as stored, an Event as
 // created.
 FakeApiServer::Handler answerOver(const Listed& listed) {
   return [listed](const FakeApiServer::Request& request) {
     FakeApiServer::Response response;
     const auto body = request.body.empty() ? json::object() : json::parse(request.body);
     if (request.target.find("/deployments/llm") != std::string::npos) {
-      auto stored = listed.deployment;
-      stored.merge_patch(body);
+      auto stored = deploymentAfter(listed, body);
       stored["metadata"]["resourceVersion"] = "20";
       response.body = stored.dump();
     } else if (request.target.find("/gpuworkloads/llm/status") != std::string::npos) {
-      auto stored = listed.workload.patch(body);
+      auto stored = workloadAfter(listed, body);
       stored["metadata"]["resourceVersion"] = "21";
       response.body = stored.dump();
     } else {
@@ -189,10 +198,10 @@ Sent reconcile(const Listed& listed, const runtime::Clock& clock,
   out.deployment = listed.deployment;
   if (const auto* patch = sent(rig.server, "PATCH", kDeploymentPath)) {
     out.targetPatch = json::parse(patch->body);
-    out.deployment.merge_patch(*out.targetPatch);
+    out.deployment = deploymentAfter(listed, *out.targetPatch);
   }
   if (const auto* status = sent(rig.server, "PATCH", kStatusPath)) {
-    out.status = listed.workload.patch(json::parse(status->body))["status"];
+    out.status = workloadAfter(listed, json::parse(status->body))["status"];
   }
   for (const auto& request : rig.server.requests()) {
     if (request.method == "POST" && request.target.find("/events") != std::string::npos) {

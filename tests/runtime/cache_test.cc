@@ -27,15 +27,6 @@ std::string event(const std::string& type, const json& object) {
   return json{{"type", type}, {"object", object}}.dump();
 }
 
-std::string listEnd(const std::string& rv) {
-  return json{
-      {"type", "BOOKMARK"},
-      {"object",
-       {{"metadata",
-         {{"resourceVersion", rv}, {"annotations", {{"k8s.io/initial-events-end", "true"}}}}}}}}
-      .dump();
-}
-
 // A streaming list of `objects`, then `changes` on the same stream.
 ScriptedListWatch::WatchScript streamed(const std::vector<json>& objects,
                                         std::vector<std::string> changes = {}) {
@@ -43,7 +34,7 @@ ScriptedListWatch::WatchScript streamed(const std::vector<json>& objects,
   for (const auto& item : objects) {
     script.lines.push_back(event("ADDED", item));
   }
-  script.lines.push_back(listEnd("100"));
+  script.lines.push_back(testing::initialEventsEnd("100"));
   for (auto& change : changes) {
     script.lines.push_back(std::move(change));
   }

@@ -22,15 +22,6 @@ std::string added(const std::string& name, int value) {
       .dump();
 }
 
-std::string listEnd() {
-  return json{
-      {"type", "BOOKMARK"},
-      {"object",
-       {{"metadata",
-         {{"resourceVersion", "9"}, {"annotations", {{"k8s.io/initial-events-end", "true"}}}}}}}}
-      .dump();
-}
-
 bool odd(const int*, const int* current) {
   return current && *current % 2 == 1;
 }
@@ -41,7 +32,9 @@ TEST_CASE("one expression wires a controller: its kind, a watch through a map, i
   testing::ScriptedListWatch server;
   CacheSet caches(context.get_executor(), server, {}, clock, {});
   server.streamingLists.push_back(
-      {std::nullopt, {added("a", 1), added("b", 2), added("c", 5), listEnd()}, std::nullopt});
+      {std::nullopt,
+       {added("a", 1), added("b", 2), added("c", 5), testing::initialEventsEnd("9")},
+       std::nullopt});
   server.onExhausted = [&] { caches.stop(); };
   auto& widgets =
       caches.add<int>({"widgets", [](const std::string&) { return std::string("/widgets"); }},

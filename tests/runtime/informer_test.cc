@@ -27,11 +27,10 @@ using testing::page;
 using testing::ScriptedListWatch;
 
 std::string bookmark(const std::string& rv, bool endOfList = false) {
-  json metadata = {{"resourceVersion", rv}};
   if (endOfList) {
-    metadata["annotations"] = {{"k8s.io/initial-events-end", "true"}};
+    return testing::initialEventsEnd(rv);
   }
-  return json{{"type", "BOOKMARK"}, {"object", {{"metadata", metadata}}}}.dump();
+  return json{{"type", "BOOKMARK"}, {"object", {{"metadata", {{"resourceVersion", rv}}}}}}.dump();
 }
 
 enum class Lists { Paged, Streaming };

@@ -4,10 +4,12 @@
 // once, as a streaming list gives it. The watch after the list finds the
 // script run out and is retried after a backoff, so the caches stay as
 // listed for as long as a test runs.
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "app/resource_paths.h"
@@ -17,7 +19,7 @@
 namespace gpuplacement::testing {
 
 // `objects` by collection path (app/resource_paths.h); a collection not
-// named is listed empty.
+// named is listed empty, a path the caches do not read fails the test.
 inline ScriptedListWatchByPath scriptedCaches(
     const std::map<std::string, std::vector<nlohmann::json>>& objects) {
   std::vector<std::string> paths = {app::policiesPath(), app::workloadsPath(""), app::nodesPath(),
@@ -25,23 +27,21 @@ inline ScriptedListWatchByPath scriptedCaches(
   for (const auto kind : core::kTargetKinds) {
     paths.push_back(app::targetsPath(kind, ""));
   }
+  for (const auto& [path, listed] : objects) {
+    REQUIRE_MESSAGE(std::find(paths.begin(), paths.end(), path) != paths.end(),
+                    path << " is not a collection ObjectCaches reads");
+  }
   ScriptedListWatchByPath lists;
   for (const auto& path : paths) {
-    ScriptedListWatch::WatchScript listed;
+    ScriptedListWatch::WatchScript script;
     if (const auto found = objects.find(path); found != objects.end()) {
       for (const auto& object : found->second) {
-        listed.lines.push_back(nlohmann::json{{"type", "ADDED"}, {"object", object}}.dump());
+        script.lines.push_back(nlohmann::json{{"type", "ADDED"}, {"object", object}}.dump());
       }
     }
-    listed.lines.push_back(nlohmann::json{
-        {"type", "BOOKMARK"},
-        {"object",
-         {{"metadata",
-           {{"resourceVersion", "9"}, {"annotations", {{"k8s.io/initial-events-end", "true"}}}}}}}}
-                               .dump());
-    auto& script = lists.paths[path];
-    script.streamingLists.push_back(std::move(listed));
-    script.onExhausted = [] {};
+    script.lines.push_back(initialEventsEnd("9"));
+    lists.paths[path].streamingLists.push_back(std::move(script));
+    lists.paths[path].onExhausted = [] {};
   }
   return lists;
 }

@@ -18,6 +18,17 @@ using runtime::EventStream;
 using runtime::ListPage;
 using runtime::ListWatchError;
 
+// The bookmark that ends a streaming list's initial events (sendInitialEvents),
+// as a watch line.
+inline std::string initialEventsEnd(const std::string& resourceVersion) {
+  return nlohmann::json{{"type", "BOOKMARK"},
+                        {"object",
+                         {{"metadata",
+                           {{"resourceVersion", resourceVersion},
+                            {"annotations", {{"k8s.io/initial-events-end", "true"}}}}}}}}
+      .dump();
+}
+
 // A scripted API server: list pages and watch streams in order. When the
 // script runs out, `onExhausted` runs (the test stops the informer there).
 class ScriptedListWatch final : public runtime::ListWatchClient {
