@@ -1,0 +1,329 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+var testTools = tools{repoRoot: "/repo", k8sBin: "/k8s", k8sCompatBin: "/k8s-1.34",
+	k8sVersion: "v1.36.3", k8sCompatVersion: "v1.34.10"}
+
+func TestParseStartReadsEveryFlagInAnyOrder(t *testing.T) {
+	o, err := parseStart([]string{"--cluster", "--karpenter", "DIR", "--owner-pid", "42", "--audit",
+		"--no-rollouts", "--pools", "p.yaml", "--prices", "policy.yaml", "--", "--v", "2", "--audit"}, testTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := startOptions{dir: "DIR", owner: 42, audit: true, cluster: true, pools: "p.yaml",
+		karpenter: true, noRollouts: true, prices: "policy.yaml", apiBin: "/k8s", version: "v1.36.3",
+		apiServerFlags: []string{"--v", "2", "--audit"}}
+	if !reflect.DeepEqual(o, want) {
+		t.Errorf("got %+v\nwant %+v", o, want)
+	}
+}
+
+func TestParseStartDefaults(t *testing.T) {
+	for _, c := range []struct {
+		args       []string
+		pools      string
+		apiBin     string
+		apiVersion string
+	}{
+		{[]string{"DIR"}, "", "/k8s", "v1.36.3"},
+		{[]string{"DIR", "--cluster"}, "/repo/config/sim/default.yaml", "/k8s", "v1.36.3"},
+		{[]string{"DIR", "--cluster", "--karpenter"}, "/repo/config/sim/karpenter-launch.yaml", "/k8s", "v1.36.3"},
+		{[]string{"DIR", "--kubernetes", "1.34"}, "", "/k8s-1.34", "v1.34.10"},
+	} {
+		o, err := parseStart(c.args, testTools)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if o.pools != c.pools || o.apiBin != c.apiBin || o.version != c.apiVersion {
+			t.Errorf("%v: pools %q, binaries %q %q; want %q, %q %q", c.args, o.pools, o.apiBin,
+				o.version, c.pools, c.apiBin, c.apiVersion)
+		}
+	}
+}
+
+func TestParseStartRefusesWhatDoesNotGoTogether(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		says string // "" for the usage
+	}{
+		{[]string{}, ""},
+		{[]string{"A", "B"}, ""},
+		{[]string{"DIR", "--bogus"}, "unknown option --bogus"},
+		{[]string{"DIR", "--owner-pid"}, "--owner-pid needs a pid"},
+		{[]string{"DIR", "--owner-pid", "me"}, `--owner-pid: "me" is not a pid`},
+		{[]string{"DIR", "--pools"}, "--pools needs a file"},
+		{[]string{"DIR", "--karpenter"}, "add --cluster"},
+		{[]string{"DIR", "--cluster", "--karpenter-later"}, "--karpenter-later defers Karpenter: add --karpenter"},
+		{[]string{"DIR", "--cluster", "--karpenter", "--karpenter-later", "--prices", "p"}, "no --prices"},
+		{[]string{"DIR", "--no-rollouts"}, "--no-rollouts trims"},
+		{[]string{"DIR", "--cluster", "--prices", "p"}, "--prices sets the prices Karpenter"},
+		{[]string{"DIR", "--pools", "p"}, "--pools names the simulated cluster's pool file"},
+		{[]string{"DIR", "--kubernetes", "1.33"}, "--kubernetes: 1.33 is not a line this project tests"},
+		{[]string{"DIR", "--kubernetes", "1.34", "--cluster"}, "not --cluster"},
+	} {
+		_, err := parseStart(c.args, testTools)
+		switch {
+		case err == nil:
+			t.Errorf("%v: accepted", c.args)
+		case c.says == "" && err != errUsage:
+			t.Errorf("%v: %v, want the usage", c.args, err)
+		case c.says != "" && !strings.Contains(err.Error(), c.says):
+			t.Errorf("%v: %q does not say %q", c.args, err, c.says)
+		}
+	}
+}
+
+func TestParseListeningReadsProcNetTCP(t *testing.T) {
+	table := `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:8CF5 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0000000000000000 100 0 0 10 0
+   1: 0100007F:9C41 0100007F:8CF5 01 00000000:00000000 00:00000000 00000000     0        0 2 1 0000000000000000 20 4 30 10 -1
+   0: 00000000000000000000000000000000:1F90 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000 0 0 3 1
+`
+	got := parseListening(table)
+	want := map[int]bool{0x8CF5: true, 8080: true}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v (an established connection's port is not listening)", got, want)
+	}
+}
+
+func TestPickPortsAreDistinctAndFree(t *testing.T) {
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Close()
+	if !listeningPorts()[listener.Addr().(*net.TCPAddr).Port] {
+		t.Fatalf("listeningPorts misses %v", listener.Addr())
+	}
+	ports := pickPorts(50)
+	seen := map[int]bool{}
+	for _, port := range ports {
+		if port < 20000 || port >= 60000 || seen[port] {
+			t.Fatalf("port %d out of range or twice in %v", port, ports)
+		}
+		seen[port] = true
+	}
+}
+
+func readCertificate(t *testing.T, path string) *x509.Certificate {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(data)
+	if block == nil || block.Type != "CERTIFICATE" {
+		t.Fatalf("%s: no certificate", path)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert
+}
+
+func TestPKIIsWhatTheAPIServerAndItsClientsNeed(t *testing.T) {
+	dir := t.TempDir()
+	if err := generatePKI(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := generateClusterPKI(dir); err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(readCertificate(t, filepath.Join(dir, "ca.crt")))
+	verify := func(name string, usage x509.ExtKeyUsage, host string) *x509.Certificate {
+		cert := readCertificate(t, filepath.Join(dir, name+".crt"))
+		if _, err := cert.Verify(x509.VerifyOptions{Roots: roots, DNSName: host,
+			KeyUsages: []x509.ExtKeyUsage{usage}}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if info, err := os.Stat(filepath.Join(dir, name+".key")); err != nil || info.Mode().Perm() != 0o600 {
+			t.Errorf("%s.key: %v, mode %v; want 0600", name, err, info.Mode().Perm())
+		}
+		return cert
+	}
+	for _, host := range append([]string{"127.0.0.1", "10.0.0.1"}, apiServerNames...) {
+		verify("apiserver", x509.ExtKeyUsageServerAuth, host)
+	}
+	admin := verify("admin", x509.ExtKeyUsageClientAuth, "")
+	if admin.Subject.CommonName != "admin" || !reflect.DeepEqual(admin.Subject.Organization, []string{"system:masters"}) {
+		t.Errorf("admin's subject: %v", admin.Subject)
+	}
+	for _, name := range []string{"kube-scheduler", "kube-controller-manager"} {
+		if cert := verify(name, x509.ExtKeyUsageClientAuth, ""); cert.Subject.CommonName != "system:"+name {
+			t.Errorf("%s's subject: %v", name, cert.Subject)
+		}
+	}
+	if ca := readCertificate(t, filepath.Join(dir, "ca.crt")); !ca.IsCA || ca.NotAfter.Before(time.Now().Add(3000*24*time.Hour)) {
+		t.Errorf("the CA: IsCA %v, until %v", ca.IsCA, ca.NotAfter)
+	}
+
+	// The service-account pair: sa.pub is sa.key's public half.
+	keyPEM, _ := os.ReadFile(filepath.Join(dir, "sa.key"))
+	pubPEM, _ := os.ReadFile(filepath.Join(dir, "sa.pub"))
+	keyBlock, _ := pem.Decode(keyPEM)
+	pubBlock, _ := pem.Decode(pubPEM)
+	if keyBlock == nil || pubBlock == nil {
+		t.Fatal("sa.key or sa.pub is not PEM")
+	}
+	key, err := x509.ParsePKCS8PrivateKey(keyBlock.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	public, err := x509.ParsePKIXPublicKey(pubBlock.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !key.(*rsa.PrivateKey).PublicKey.Equal(public) {
+		t.Error("sa.pub is not sa.key's public key")
+	}
+	if _, ok := mustKey(t, filepath.Join(dir, "admin.key")).(*ecdsa.PrivateKey); !ok {
+		t.Error("admin.key is not an EC key")
+	}
+}
+
+func mustKey(t *testing.T, path string) any {
+	t.Helper()
+	data, _ := os.ReadFile(path)
+	block, _ := pem.Decode(data)
+	if block == nil || block.Type != "PRIVATE KEY" {
+		t.Fatalf("%s: not a PKCS #8 key", path)
+	}
+	key, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// The probe of /readyz: a server with the API server's certificate that
+// asks for a client certificate from the CA answers the admin's client.
+func TestAdminClientIsTrustedByTheAPIServersCertificates(t *testing.T) {
+	dir := t.TempDir()
+	if err := generatePKI(dir); err != nil {
+		t.Fatal(err)
+	}
+	serving, err := tls.LoadX509KeyPair(filepath.Join(dir, "apiserver.crt"), filepath.Join(dir, "apiserver.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients := x509.NewCertPool()
+	clients.AddCert(readCertificate(t, filepath.Join(dir, "ca.crt")))
+	var who string
+	server := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		who = r.TLS.PeerCertificates[0].Subject.CommonName
+	}))
+	server.TLS = &tls.Config{Certificates: []tls.Certificate{serving}, ClientCAs: clients,
+		ClientAuth: tls.RequireAndVerifyClientCert}
+	server.StartTLS()
+	defer server.Close()
+	client, err := adminHTTPClient(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !httpOK(client, server.URL+"/readyz") || who != "admin" {
+		t.Errorf("the admin's GET was not answered (client %q)", who)
+	}
+	if httpOK(plainHTTP, server.URL+"/readyz") {
+		t.Error("a client without the CA was answered")
+	}
+}
+
+func TestKubeconfigNamesTheServerAndCarriesTheCertificates(t *testing.T) {
+	dir := t.TempDir()
+	if err := generatePKI(dir); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "kubeconfig")
+	if err := writeKubeconfig(dir, 6443, "admin", path); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	for _, want := range []string{"server: https://127.0.0.1:6443\n", "certificate-authority-data: LS0t",
+		"client-certificate-data: LS0t", "client-key-data: LS0t", "current-context: local\n"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("kubeconfig lacks %q", want)
+		}
+	}
+	if info, _ := os.Stat(path); info.Mode().Perm() != 0o600 {
+		t.Errorf("kubeconfig mode %v, want 0600", info.Mode().Perm())
+	}
+}
+
+// A process is DIR's while it runs with DIR on its command line; stopOne
+// ends it and its pid file; a pid file naming another process is not ours.
+func TestProcessesAreKnownByTheirDirectoryAndStopped(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := startComponent(dir, "sleeper", nil, "sh", "-c", "sleep 60", dir); err != nil {
+		t.Fatal(err)
+	}
+	pid, ok := livePid(dir, "sleeper")
+	if !ok {
+		t.Fatal("the started process is not live")
+	}
+	if err := os.WriteFile(pidFile(dir, "other"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := livePid(dir, "other"); ok {
+		t.Error("a process without DIR on its command line counts as DIR's")
+	}
+	began := time.Now()
+	stopOne(dir, "sleeper")
+	if _, ok := livePid(dir, "sleeper"); ok || processState(pid) != "" && processState(pid) != "Z" {
+		t.Errorf("still running after stopOne (state %q)", processState(pid))
+	}
+	if _, err := os.Stat(pidFile(dir, "sleeper")); !os.IsNotExist(err) {
+		t.Error("the pid file stays")
+	}
+	if time.Since(began) > 10*time.Second {
+		t.Error("SIGTERM to the group did not end it: stopOne waited for the timeout")
+	}
+	stopOne(dir, "sleeper") // twice is harmless
+}
+
+// A process that ends before it is ready fails the wait at once, and the
+// report gives its exit status and its log.
+func TestWaitForSaysHowAProcessEnded(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := startComponent(dir, "quitter", nil, "sh", "-c", "echo no such flag; exit 3", dir); err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := readPid(dir, "quitter")
+	began := time.Now()
+	if err := waitFor("ready", time.Minute, dir, "quitter", func() bool { return false }); err != errNotReady {
+		t.Fatalf("waitFor: %v", err)
+	}
+	if time.Since(began) > 10*time.Second {
+		t.Errorf("waited %v for a process that had ended", time.Since(began))
+	}
+	if got := exitOf(pid); got != "exited with status 3" {
+		t.Errorf("exitOf: %q", got)
+	}
+	if lines := lastLines(filepath.Join(dir, "logs", "quitter.log"), 20); !reflect.DeepEqual(lines, []string{"no such flag"}) {
+		t.Errorf("log: %q", lines)
+	}
+}
