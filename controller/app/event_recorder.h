@@ -62,7 +62,7 @@ class EventRecorder {
   runtime::TokenBucket bucket_;
   std::deque<std::string> queue_;  // keys, oldest first
   std::unordered_map<std::string, Pending> pending_;
-  runtime::Signal wake_;
+  runtime::Signal wake_{clock_};
   bool stopped_ = false;
   MetricFamily& recorded_;
   MetricFamily& aggregated_;

@@ -91,7 +91,7 @@ class StatusWriter {
   std::deque<std::string> queue_;  // keys, oldest first
   std::unordered_map<std::string, Entry> pending_;
   std::multimap<runtime::MonotonicTime, std::string> retries_;
-  runtime::Signal wake_;
+  runtime::Signal wake_{clock_};
   runtime::Signal loopEnded_;
   std::size_t bytes_ = 0;  // of the statuses' texts held
   int loops_ = 0;

@@ -64,7 +64,7 @@ class LeaderElector {
   std::string observedRecord_;  // the lease spec as last seen, to time its changes
   std::string observedHolder_;
   runtime::MonotonicTime observedAt_{};
-  runtime::Signal wake_;  // cuts a sleep short when stopping
+  runtime::Signal wake_{clock_};  // cuts a sleep short when stopping
 };
 
 // RFC 3339 with microseconds, as metav1.MicroTime is written.

@@ -10,12 +10,12 @@ namespace gpuplacement::runtime {
 
 // Puts a WorkQueue on the event loop: get() waits for a ready key (or the
 // next delayed one to fall due) without blocking the thread, and adds wake
-// a waiting worker. The clock must be the real one here, since the waits
-// are real timers.
+// a waiting worker. Delays are on the queue's clock: with a FakeClock a
+// delayed key falls due when the test moves the clock past it.
 template <typename Key = ObjectKey>
 class AsyncWorkQueue {
  public:
-  explicit AsyncWorkQueue(WorkQueue<Key>& queue) : queue_(queue) {}
+  explicit AsyncWorkQueue(WorkQueue<Key>& queue) : queue_(queue), ready_(queue.clock()) {}
 
   void add(const Key& key) {
     queue_.add(key);

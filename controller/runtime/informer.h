@@ -166,8 +166,8 @@ class Informer {
   bool stopped_ = false;
   std::uint64_t events_ = 0;
   EventStream* activeStream_ = nullptr;
-  Signal stopping_;  // cuts a backoff wait short
-  Signal synced_;    // wakes waitForSync()
+  Signal stopping_{clock_};  // cuts a backoff wait short
+  Signal synced_;            // wakes waitForSync()
 };
 
 template <typename T>

@@ -57,6 +57,7 @@ class WorkQueue {
   std::optional<MonotonicTime> nextDue() const;
 
   void shutDown() { shuttingDown_ = true; }
+  const Clock& clock() const { return clock_; }
   bool shuttingDown() const { return shuttingDown_; }
 
   std::size_t depth() const { return queue_.size(); }

@@ -34,9 +34,9 @@ struct EventRig : testing::ScriptedWrites {
     return events;
   }
 
-  // Runs the recorder until it has drained and been stopped.
+  // Runs the recorder until it has drained and been stopped (5 s at most).
   void drain(EventRecorder& recorder) {
-    asio::co_spawn(context, recorder.run(), asio::detached);
+    asio::co_spawn(context, recorder.run(), [this](std::exception_ptr) { context.stop(); });
     asio::steady_timer stop(context, std::chrono::milliseconds(900));
     stop.async_wait([&](auto) { recorder.stop(); });
     context.run_for(std::chrono::seconds(5));

@@ -120,7 +120,8 @@ TEST_CASE("a 409 on the Deployment patch: read it again, plan again, patch again
   Manager manager(context.get_executor(), client, testing::shippedCatalog(),
                   testing::shippedRules(), options, logger, metrics, clock);
   running = &manager;
-  asio::co_spawn(context, manager.run(), asio::detached);
+  // Until the manager has stopped (the status write stops it), 15 s at most.
+  asio::co_spawn(context, manager.run(), [&context](std::exception_ptr) { context.stop(); });
   context.run_for(std::chrono::seconds(15));
   server.stop();
 

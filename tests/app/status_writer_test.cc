@@ -56,9 +56,10 @@ struct StatusRig : testing::ScriptedWrites {
     return statuses;
   }
 
-  // Runs the writer for `runFor`, then stops it and lets it finish.
+  // Runs the writer for `runFor`, then stops it and lets it finish (5 s at
+  // most): the loop ends with the writer, not with the server.
   void run(StatusWriter& writer, std::chrono::milliseconds runFor) {
-    asio::co_spawn(context, writer.run(), asio::detached);
+    asio::co_spawn(context, writer.run(), [this](std::exception_ptr) { context.stop(); });
     asio::steady_timer stop(context, runFor);
     stop.async_wait([&](auto) { writer.stop(); });
     context.run_for(runFor + std::chrono::seconds(5));

@@ -1,9 +1,9 @@
 // The workload reconciler on the event loop, as the manager runs it: its
 // caches filled by a scripted list/watch, its writes answered by a scripted
 // server, its decisions timed by a fake clock: when the status says things
-// happened, and whether pods have waited long enough to fall back. The
-// work queue's waits are real timers, so a run lasts until the server has
-// what the test waits for (at most 10 s).
+// happened, whether pods have waited long enough to fall back, and when a
+// requeue comes due. A run lasts until the server has what the test waits
+// for (at most 10 s of real time, which no step waits on).
 #include "app/workload_reconciler.h"
 
 #include <algorithm>
@@ -134,14 +134,16 @@ FakeApiServer::Handler answerOver(const Listed& listed) {
   };
 }
 
+// The last request of `method` to `path`: what the server then holds.
 const FakeApiServer::Request* sent(const FakeApiServer& server, const std::string& method,
                                    const std::string& path) {
+  const FakeApiServer::Request* last = nullptr;
   for (const auto& request : server.requests()) {
     if (request.method == method && request.target.find(path) != std::string::npos) {
-      return &request;
+      last = &request;
     }
   }
-  return nullptr;
+  return last;
 }
 
 const std::string kDeploymentPath = "/deployments/llm";
@@ -155,60 +157,103 @@ struct Sent {
   std::vector<std::string> eventReasons;
 };
 
-// The reconciler over `listed` at the clock's time, as the manager runs
-// it, until the server has the status and `enough` says so, or 10 s pass;
-// then it stops as the manager stops it.
+// The reconciler over `listed`, as the manager runs it, every part of it on
+// `clock`: its work queue, its status writes, its Events. A requeue comes
+// due when the test moves the clock, never by real time.
+class ReconcilerRun {
+ public:
+  ReconcilerRun(const Listed& listed, const runtime::Clock& clock)
+      : listed_(listed),
+        rig_(answerOver(listed)),
+        lists_(cluster(listed)),
+        caches_(rig_.context.get_executor(), lists_, *testing::shippedCatalog(),
+                *testing::shippedRules(), CacheOptions{}, rig_.logger, clock),
+        engines_(testing::shippedCatalog(), testing::shippedRules()),
+        events_(*rig_.writes, rig_.logger, rig_.metrics, clock),
+        controllers_(rig_.context.get_executor(), clock),
+        reconciler_(controllers_, caches_, engines_, *rig_.writes, events_,
+                    WorkloadReconcilerOptions{}, rig_.logger, rig_.metrics, clock) {
+    CHECK(controllers_.size() == 1);
+    asio::co_spawn(rig_.context, caches_.run(), asio::detached);
+    asio::co_spawn(
+        rig_.context,
+        [this]() -> asio::awaitable<void> {
+          co_await caches_.waitForSync();  // as the manager starts its reconcilers
+          asio::co_spawn(rig_.context, events_.run(), asio::detached);
+          asio::co_spawn(rig_.context, reconciler_.writeStatuses(), asio::detached);
+          co_await controllers_.run();
+          co_await reconciler_.finishStatuses();
+        },
+        [this](std::exception_ptr) { ended_ = true; });
+  }
+
+  // Runs the event loop until the server has what `enough` asks for, or
+  // 10 s have passed; says which.
+  bool runUntil(const std::function<bool(const FakeApiServer&)>& enough) {
+    for (int i = 0; i < 100 && !enough(rig_.server); ++i) {
+      rig_.context.restart();
+      rig_.context.run_for(std::chrono::milliseconds(100));
+    }
+    return enough(rig_.server);
+  }
+
+  void runFor(std::chrono::milliseconds duration) {
+    rig_.context.restart();
+    rig_.context.run_for(duration);
+  }
+  const FakeApiServer& server() const { return rig_.server; }
+
+  // Stops it as the manager stops it; what it sent.
+  Sent finish() {
+    controllers_.stop();
+    caches_.stop();
+    events_.stop();
+    rig_.context.restart();
+    rig_.context.run_for(std::chrono::milliseconds(300));
+    CHECK(ended_);
+
+    Sent out;
+    out.deployment = listed_.deployment;
+    if (const auto* patch = sent(rig_.server, "PATCH", kDeploymentPath)) {
+      out.targetPatch = json::parse(patch->body);
+      out.deployment = deploymentAfter(listed_, *out.targetPatch);
+    }
+    if (const auto* status = sent(rig_.server, "PATCH", kStatusPath)) {
+      out.status = workloadAfter(listed_, json::parse(status->body))["status"];
+    }
+    for (const auto& request : rig_.server.requests()) {
+      if (request.method == "POST" && request.target.find("/events") != std::string::npos) {
+        out.eventReasons.push_back(json::parse(request.body).value("reason", ""));
+      }
+    }
+    return out;
+  }
+
+ private:
+  Listed listed_;
+  testing::ScriptedWrites rig_;
+  testing::ScriptedListWatchByPath lists_;
+  ObjectCaches caches_;
+  PolicyEngines engines_;
+  EventRecorder events_;
+  runtime::ControllerSet controllers_;
+  WorkloadReconciler reconciler_;
+  bool ended_ = false;
+};
+
+bool statusSent(const FakeApiServer& server) {
+  return sent(server, "PATCH", kStatusPath) != nullptr;
+}
+bool targetPatched(const FakeApiServer& server) {
+  return sent(server, "PATCH", kDeploymentPath) != nullptr;
+}
+
+// One run until the server has the status and `enough` says so.
 Sent reconcile(const Listed& listed, const runtime::Clock& clock,
                const std::function<bool(const FakeApiServer&)>& enough) {
-  testing::ScriptedWrites rig(answerOver(listed));
-  auto lists = cluster(listed);
-  ObjectCaches caches(rig.context.get_executor(), lists, *testing::shippedCatalog(),
-                      *testing::shippedRules(), CacheOptions{}, rig.logger, rig.clock);
-  PolicyEngines engines(testing::shippedCatalog(), testing::shippedRules());
-  EventRecorder events(*rig.writes, rig.logger, rig.metrics, clock);
-  runtime::ControllerSet controllers(rig.context.get_executor(), rig.clock);
-  WorkloadReconciler reconciler(controllers, caches, engines, *rig.writes, events,
-                                WorkloadReconcilerOptions{}, rig.logger, rig.metrics, clock);
-  CHECK(controllers.size() == 1);
-
-  asio::co_spawn(rig.context, caches.run(), asio::detached);
-  bool ended = false;
-  asio::co_spawn(
-      rig.context,
-      [&]() -> asio::awaitable<void> {
-        co_await caches.waitForSync();  // as the manager starts its reconcilers
-        asio::co_spawn(rig.context, events.run(), asio::detached);
-        asio::co_spawn(rig.context, reconciler.writeStatuses(), asio::detached);
-        co_await controllers.run();
-        co_await reconciler.finishStatuses();
-      },
-      [&](std::exception_ptr) { ended = true; });
-  for (int i = 0; i < 100 && !(sent(rig.server, "PATCH", kStatusPath) && enough(rig.server)); ++i) {
-    rig.context.restart();
-    rig.context.run_for(std::chrono::milliseconds(100));
-  }
-  controllers.stop();
-  caches.stop();
-  events.stop();
-  rig.context.restart();
-  rig.context.run_for(std::chrono::milliseconds(300));
-  CHECK(ended);
-
-  Sent out;
-  out.deployment = listed.deployment;
-  if (const auto* patch = sent(rig.server, "PATCH", kDeploymentPath)) {
-    out.targetPatch = json::parse(patch->body);
-    out.deployment = deploymentAfter(listed, *out.targetPatch);
-  }
-  if (const auto* status = sent(rig.server, "PATCH", kStatusPath)) {
-    out.status = workloadAfter(listed, json::parse(status->body))["status"];
-  }
-  for (const auto& request : rig.server.requests()) {
-    if (request.method == "POST" && request.target.find("/events") != std::string::npos) {
-      out.eventReasons.push_back(json::parse(request.body).value("reason", ""));
-    }
-  }
-  return out;
+  ReconcilerRun run(listed, clock);
+  run.runUntil([&](const FakeApiServer& server) { return statusSent(server) && enough(server); });
+  return run.finish();
 }
 
 const json* condition(const json& status, const std::string& type) {
@@ -230,9 +275,7 @@ Listed placedAt0705() {
   testing::FakeClock clock;
   clock.advance(std::chrono::hours(7) + std::chrono::minutes(5));
   const Listed fresh{workload(), deployment(), {}};
-  const auto run = reconcile(fresh, clock, [](const FakeApiServer& server) {
-    return sent(server, "PATCH", kDeploymentPath) != nullptr;
-  });
+  const auto run = reconcile(fresh, clock, targetPatched);
   REQUIRE(run.targetPatch);
   REQUIRE(run.status);
   auto placedWorkload = workload();
@@ -243,10 +286,7 @@ Listed placedAt0705() {
 TEST_CASE("a workload is placed on its Deployment and its status stamped by the clock given") {
   testing::FakeClock clock;
   clock.advance(std::chrono::hours(7) + std::chrono::minutes(5));
-  const auto run =
-      reconcile({workload(), deployment(), {}}, clock, [](const FakeApiServer& server) {
-        return sent(server, "PATCH", kDeploymentPath) != nullptr;
-      });
+  const auto run = reconcile({workload(), deployment(), {}}, clock, targetPatched);
   REQUIRE(run.targetPatch);
   REQUIRE(run.status);
 
@@ -289,9 +329,7 @@ TEST_CASE("pods unschedulable past the policy's fallbackAfter move the workload 
   SUBCASE("6 minutes unschedulable: the next option, the type left recorded at the clock's time") {
     testing::FakeClock clock;
     clock.advance(std::chrono::hours(7) + std::chrono::minutes(12));
-    const auto run = reconcile(placed, clock, [](const FakeApiServer& server) {
-      return sent(server, "PATCH", kDeploymentPath) != nullptr;
-    });
+    const auto run = reconcile(placed, clock, targetPatched);
     REQUIRE(run.targetPatch);
     REQUIRE(run.status);
     const auto next = instanceTypeOf(run.deployment);
@@ -303,6 +341,31 @@ TEST_CASE("pods unschedulable past the policy's fallbackAfter move the workload 
     CHECK((*run.status)["unavailable"][0]["since"] == "2026-11-22T07:12:00Z");
     CHECK(std::count(run.eventReasons.begin(), run.eventReasons.end(), "FellBack") == 1);
   }
+}
+
+TEST_CASE(
+    "the reconcile comes back when fallbackAfter runs out: moving the clock moves the workload") {
+  auto placed = placedAt0705();
+  const auto first = instanceTypeOf(placed.deployment);
+  placed.pods.push_back(unschedulablePod("2026-11-22T07:06:00Z"));
+  testing::FakeClock clock;
+  clock.advance(std::chrono::hours(7) + std::chrono::minutes(10));
+  ReconcilerRun run(placed, clock);
+  REQUIRE(run.runUntil(statusSent));
+  // Real time passes, the clock does not: the requeue the reconcile asked
+  // for (07:11, when the 5 minutes run out) is not due, nothing moves.
+  run.runFor(std::chrono::seconds(1));
+  CHECK_FALSE(targetPatched(run.server()));
+
+  clock.advance(std::chrono::minutes(2));  // 07:12
+  REQUIRE(run.runUntil(targetPatched));
+  const auto out = run.finish();
+  REQUIRE(out.status);
+  CHECK(instanceTypeOf(out.deployment) != first);
+  REQUIRE((*out.status)["unavailable"].size() == 1);
+  CHECK((*out.status)["unavailable"][0]["instanceType"] == first);
+  CHECK((*out.status)["unavailable"][0]["since"] == "2026-11-22T07:12:00Z");
+  CHECK(std::count(out.eventReasons.begin(), out.eventReasons.end(), "FellBack") == 1);
 }
 
 }  // namespace
