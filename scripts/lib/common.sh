@@ -52,8 +52,9 @@ SIMCLUSTER_SOURCE=$(find "$CONTROLPLANE_MODULES/simcluster" -name '*.go' -print0
   xargs -0 -r cat | sha256sum | cut -c1-8)
 SIMCLUSTER_BIN="$CACHE_ROOT/simcluster-karpenter-$KARPENTER_VERSION-$SIMCLUSTER_SOURCE/bin"
 # The control plane's launcher (scripts/controlplane), also named by its
-# sources: the standard library only, so they are all it depends on.
-LAUNCHER_SOURCE=$(find "$CONTROLPLANE_MODULES/launcher" -name '*.go' -print0 | sort -z |
+# sources (not its tests): the standard library only, so they are all it
+# depends on.
+LAUNCHER_SOURCE=$(find "$CONTROLPLANE_MODULES/launcher" -name '*.go' ! -name '*_test.go' -print0 | sort -z |
   xargs -0 -r cat | sha256sum | cut -c1-8)
 LAUNCHER_BIN="$CACHE_ROOT/controlplane-launcher-$LAUNCHER_SOURCE/bin"
 # The image's SBOM generator (scripts/build-image).
