@@ -36,7 +36,8 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
                            CacheOptions options, Logger& log, const runtime::Clock& clock)
     : caches_(std::move(executor), client,
               {options.namespaces, options.watchTimeout, options.pageSize}, clock,
-              [&log](const std::string& message) { log.warn(message); }) {
+              [&log](const std::string& message) { log.warn(message); }),
+      regionFlag_(std::move(options.region)) {
   policies_ = &caches_.add<PolicyObject>(
       {"placementpolicies", [](const std::string&) { return policiesPath(); }, false},
       [&catalog, &rules](const nlohmann::json& object) {

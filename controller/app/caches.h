@@ -26,6 +26,7 @@ struct CacheOptions {
   std::vector<std::string> namespaces;  // empty: all
   std::chrono::seconds watchTimeout{300};
   std::size_t pageSize = 500;
+  std::string region;  // --region: core::ClusterState::regionFlag
 };
 
 // The operator's caches (runtime::Cache, one per watched resource, made
@@ -153,6 +154,7 @@ class ObjectCaches {
   core::ClusterState::Node clusterNodeOf(const std::string& name, const core::NodeView& node) const;
 
   runtime::CacheSet caches_;
+  std::string regionFlag_;  // CacheOptions::region
   PolicyCache* policies_ = nullptr;
   WorkloadCache* workloads_ = nullptr;
   std::array<TargetCache*, core::kTargetKinds.size()> targets_{};  // in kTargetKinds' order

@@ -6,6 +6,7 @@ namespace gpuplacement::app {
 
 core::ClusterState ObjectCaches::clusterState() const {
   core::ClusterState cluster;
+  cluster.regionFlag = regionFlag_;
   cluster.nodesKnown = nodes_->synced() && pods_->synced();
   if (!cluster.nodesKnown) {
     cluster.nodesProblem = !nodes_->synced() ? nodes_->unreadable() : pods_->unreadable();

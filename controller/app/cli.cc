@@ -376,6 +376,10 @@ CLI::App* addRunCommand(CLI::App& cli, RunFlags& flags) {
   run->add_option("--log-format", flags.logFormat, "json or text")->capture_default_str();
   run->add_option("--catalog", flags.catalog, "Instance catalog YAML (default: built-in)");
   run->add_option("--rules", flags.rules, "Placement rules YAML (default: built-in)");
+  run->add_option("--region", flags.region,
+                  "The cluster's AWS region, e.g. eu-central-1 (default: what its nodes' "
+                  "topology.kubernetes.io/region says); the status says whether the prices "
+                  "shown are this region's");
   run->add_flag("--leader-elect", flags.leaderElect,
                 "Elect a leader among replicas; only the leader reconciles");
   run->add_option("--leader-election-namespace", flags.leaderElectionNamespace,

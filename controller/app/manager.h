@@ -30,6 +30,7 @@ struct ManagerOptions {
   std::chrono::seconds resync{std::chrono::hours(1)};
   std::chrono::seconds watchTimeout{300};
   std::size_t pageSize = 500;
+  std::string region;    // --region: the cluster's, where its nodes do not say
   std::string instance;  // this replica's name, for Events
   EventBudget events;
   StatusBudget statuses;

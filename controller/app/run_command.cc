@@ -18,6 +18,7 @@
 #include "app/placement_config.h"
 #include "app/serving_certificate.h"
 #include "base/time_format.h"
+#include "core/region.h"
 #include "kube/connect.h"
 #include "kube/leader_election.h"
 
@@ -98,6 +99,11 @@ base::Result<Settings> checkFlags(const RunFlags& flags) {
   if (flags.leaderElect && !(*retryPeriod < *renewDeadline && *renewDeadline < *leaseDuration)) {
     return base::Error{"--renew-deadline",
                        "leader election needs retry-period < renew-deadline < lease-duration"};
+  }
+  if (!flags.region.empty() && !core::isRegionName(flags.region)) {
+    return base::Error{"--region", "\"" + flags.region +
+                                       "\" is not an AWS region name (like us-east-1 or "
+                                       "eu-central-1)"};
   }
   if (flags.burst < 1) {
     return base::Error{"--burst", "must be at least 1"};
@@ -374,6 +380,7 @@ int runOperator(const RunFlags& flags) {
   options.statuses.busyBurst = std::max(1, static_cast<int>(busyStatusQps));
   options.resync = settings->resync;
   options.watchTimeout = settings->watchTimeout;
+  options.region = flags.region;
   options.instance = identity;
   Manager manager(context.get_executor(), **client, inputs->catalog, inputs->rules, options, log,
                   metrics, clock);

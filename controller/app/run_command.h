@@ -31,6 +31,7 @@ struct RunFlags {
   std::string logFormat = "json";
   std::string catalog;
   std::string rules;
+  std::string region;  // the cluster's AWS region where its nodes do not say it
   bool leaderElect = false;
   std::string leaderElectionNamespace;  // default: the pod's namespace, else gpu-placement-system
   std::string leaderElectionId = "gpu-placement-operator";

@@ -46,6 +46,7 @@ struct ClusterState {
   bool nodesKnown = false;          // listed; false when not allowed to, or not yet
   std::string nodesProblem;         // why not, when known
   bool nodePoolsInstalled = false;  // Karpenter's NodePool CRD is served
+  std::string regionFlag;           // the operator's --region: wins over the nodes' labels
   struct Node {
     std::string name;
     const NodeView* node = nullptr;

@@ -110,6 +110,7 @@ NodeView nodeFromJson(const json& object) {
   node.instanceType = stringMember(labels, kInstanceType);
   node.capacityType = capacityTypeOf(labels);
   node.nodePool = stringMember(labels, "karpenter.sh/nodepool");
+  node.region = stringMember(labels, "topology.kubernetes.io/region");
   node.labels = labelBitsOf(labels);
   const auto& spec = memberOf(object, "spec");
   node.taints = taintsOf(memberOf(spec, "taints"));

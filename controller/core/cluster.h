@@ -74,6 +74,7 @@ struct NodeView {
   std::string instanceType;
   CapacityType capacityType = CapacityType::OnDemand;
   std::string nodePool;       // karpenter.sh/nodepool, when Karpenter made it
+  std::string region;         // topology.kubernetes.io/region
   std::uint8_t labels = 0;    // NodeLabel bits
   std::vector<Taint> taints;  // NoSchedule and NoExecute only
   Devices allocatable;

@@ -5,6 +5,7 @@
 #include "core/capacity.h"
 #include "core/cost_model.h"
 #include "core/policy.h"
+#include "core/region.h"
 
 // What one policy sees of the cluster (the candidates it may choose, the
 // node labels it selects on) and the cost model that knows which devices
@@ -27,6 +28,7 @@ NodeLabels nodeLabelsFor(const Policy& policy, const SchemeChoice* detected);
 struct ClusterView {
   Capacity capacity;
   NodeLabels labels;
+  ClusterRegion region;
   // Why the view is degraded to source None although the policy asks for
   // one ("cannot list nodes (HTTP 403)"); empty when it is not.
   std::string problem;

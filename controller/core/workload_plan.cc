@@ -7,6 +7,7 @@
 #include "core/fallback.h"
 #include "core/job_plan.h"
 #include "core/job_steps.h"
+#include "core/region.h"
 #include "core/reverts.h"
 #include "core/status_draft.h"
 
@@ -383,6 +384,13 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
   // force costs and whether it still runs.
   plan.decision = decide(engine, intent, cluster);
   const Decision& decision = *plan.decision;
+  if (input.cluster) {
+    const auto prices = pricesForRegion(engine.catalog(), input.cluster->region);
+    draft.set("PricesForRegion", prices.status, prices.reason, prices.message);
+    if (prices.status == "False") {
+      draft.report("PricesForRegion", prices.reason, "Warning", prices.message);
+    }
+  }
   std::optional<Assessment> current;
   if (plan.view.applied) {
     current = assessApplied(engine, intent, *plan.view.applied, cluster);

@@ -147,6 +147,8 @@ TEST_CASE("bad input exits 2 naming the field and the allowed values") {
       {"run --busy-status-qps 200", "--busy-status-qps: must be above 0 and at most --qps"},
       {"run --qps 4 --busy-status-qps 5", "--busy-status-qps: must be above 0 and at most --qps"},
       {"run --busy-status-qps 0", "--busy-status-qps: must be above 0 and at most --qps"},
+      {"run --region eu-central", "--region: \"eu-central\" is not an AWS region name"},
+      {"run --region EU-CENTRAL-1", "--region: \"EU-CENTRAL-1\" is not an AWS region name"},
       // Lowering --qps alone passes the flag checks (the status budget
       // defaults to a fifth of it) and stops at the next step.
       {"run --qps 4 --kubeconfig /nonexistent", "kubeconfig: cannot read /nonexistent"},

@@ -91,13 +91,15 @@ struct Listed {
   json workload;
   json deployment;
   std::vector<json> pods;
+  std::vector<json> nodes = {};
 };
 
 testing::ScriptedListWatchByPath cluster(const Listed& listed) {
   return testing::scriptedCaches(
       {{workloadsPath(""), {listed.workload}},
        {targetsPath(core::TargetKind::Deployment, ""), {listed.deployment}},
-       {unfinishedPodsPath(), listed.pods}});
+       {unfinishedPodsPath(), listed.pods},
+       {nodesPath(), listed.nodes}});
 }
 
 // What the server stores for a write: the Deployment with the patch laid
@@ -301,6 +303,50 @@ TEST_CASE("a workload is placed on its Deployment and its status stamped by the 
   REQUIRE(placed);
   CHECK((*placed)["status"] == "True");
   CHECK((*placed)["lastTransitionTime"] == "2026-11-22T07:05:00Z");
+}
+
+// A Ready g6.xlarge node of the region given, with its GPU free.
+json nodeIn(const std::string& region) {
+  const json resources = {
+      {"cpu", "4"}, {"memory", "16Gi"}, {"pods", "58"}, {"nvidia.com/gpu", "1"}};
+  return {{"metadata",
+           {{"name", "ip-10-0-16-4." + region + ".compute.internal"},
+            {"resourceVersion", "3"},
+            {"labels",
+             {{kInstanceType, "g6.xlarge"},
+              {"topology.kubernetes.io/region", region},
+              {"karpenter.sh/capacity-type", "on-demand"}}}}},
+          {"status",
+           {{"capacity", resources},
+            {"allocatable", resources},
+            {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}}};
+}
+
+TEST_CASE("the status says whether its costs are the cluster's region's prices") {
+  testing::FakeClock clock;
+  clock.advance(std::chrono::hours(7) + std::chrono::minutes(5));
+  SUBCASE("nodes in eu-central-1, the catalog's prices us-east-1's: False, and a Warning once") {
+    const auto run =
+        reconcile({workload(), deployment(), {}, {nodeIn("eu-central-1")}}, clock, targetPatched);
+    REQUIRE(run.status);
+    const auto* prices = condition(*run.status, "PricesForRegion");
+    REQUIRE(prices);
+    CHECK((*prices)["status"] == "False");
+    CHECK((*prices)["reason"] == "OtherRegion");
+    CHECK((*prices)["message"].get<std::string>().find("runs in eu-central-1") !=
+          std::string::npos);
+    CHECK(std::count(run.eventReasons.begin(), run.eventReasons.end(), "OtherRegion") == 1);
+  }
+  SUBCASE("nodes in us-east-1: True, no Event") {
+    const auto run =
+        reconcile({workload(), deployment(), {}, {nodeIn("us-east-1")}}, clock, targetPatched);
+    REQUIRE(run.status);
+    const auto* prices = condition(*run.status, "PricesForRegion");
+    REQUIRE(prices);
+    CHECK((*prices)["status"] == "True");
+    CHECK((*prices)["reason"] == "ClusterRegion");
+    CHECK(std::count(run.eventReasons.begin(), run.eventReasons.end(), "OtherRegion") == 0);
+  }
 }
 
 TEST_CASE("pods unschedulable past the policy's fallbackAfter move the workload on; before, not") {

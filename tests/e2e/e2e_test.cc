@@ -566,6 +566,17 @@ TEST_CASE("the samples' pods run on nodes that match status.placement; Ready fro
     const auto deployment = cluster().mustGet(deploymentPath(s.ns, s.name));
     CHECK(base::integerMember(base::memberOf(deployment, "status"), "observedGeneration") ==
           base::integerMember(base::memberOf(deployment, "metadata"), "generation"));
+    // Its costs are the prices of the cluster's region: the simulated nodes
+    // say us-east-1 (topology.kubernetes.io/region), the catalog's region.
+    const bool regional = cluster().waitFor(
+        [&] {
+          return conditionIs(cluster().mustGet(workloadPath(s.ns, s.name)), "PricesForRegion",
+                             "True", "ClusterRegion");
+        },
+        std::chrono::seconds(30));
+    CHECK_MESSAGE(regional, key << ": "
+                                << conditionText(cluster().mustGet(workloadPath(s.ns, s.name)),
+                                                 "PricesForRegion"));
   }
   MESSAGE(report);
 }
