@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/commands.h"
+#include "app/prices_command.h"
 #include "app/run_command.h"
 #include "base/json_access.h"
 #include "kube/connect.h"
@@ -31,6 +32,9 @@ struct EngineFlags {
   void addTo(CLI::App& command) {
     command.add_option("--catalog", files.catalog,
                        "Instance catalog YAML (default: the built-in config/catalog.yaml)");
+    command.add_option("--price-list", files.priceList,
+                       "A region's on-demand prices, as `gpu-placement prices import` writes "
+                       "them (default: the catalog's us-east-1 prices)");
     command.add_option("--rules", files.rules,
                        "Placement rules YAML (default: the built-in config/rules.yaml)");
     command.add_option("--policy", files.policy,
@@ -376,6 +380,9 @@ CLI::App* addRunCommand(CLI::App& cli, RunFlags& flags) {
   run->add_option("--log-format", flags.logFormat, "json or text")->capture_default_str();
   run->add_option("--catalog", flags.catalog, "Instance catalog YAML (default: built-in)");
   run->add_option("--rules", flags.rules, "Placement rules YAML (default: built-in)");
+  run->add_option("--price-list", flags.priceList,
+                  "A region's on-demand prices, as `gpu-placement prices import` writes them "
+                  "(default: the catalog's)");
   run->add_option("--region", flags.region,
                   "The cluster's AWS region, e.g. eu-central-1 (default: what its nodes' "
                   "topology.kubernetes.io/region says); the status says whether the prices "
@@ -414,6 +421,8 @@ int runCli(int argc, char** argv) {
   analyze.addTo(cli);
   CatalogCommand catalog;
   catalog.addTo(cli);
+  PricesCommand prices;
+  prices.addTo(cli);
   RunFlags runFlags;
   auto* run = addRunCommand(cli, runFlags);
 
@@ -440,6 +449,9 @@ int runCli(int argc, char** argv) {
   }
   if (catalog.app->parsed()) {
     return catalog.run();
+  }
+  if (prices.import->parsed()) {
+    return prices.run();
   }
   return kExitBadInput;
 }

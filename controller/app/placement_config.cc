@@ -1,7 +1,10 @@
 #include "app/placement_config.h"
 
+#include <algorithm>
+
 #include "base/io/yaml_json.h"
 #include "base/json_access.h"
+#include "core/price_list.h"
 
 namespace gpuplacement::app {
 namespace {
@@ -27,7 +30,8 @@ base::Result<nlohmann::json> loadDocument(const std::string& path, const char* b
 
 }  // namespace
 
-base::Result<std::shared_ptr<const core::Catalog>> loadCatalog(const std::string& path) {
+base::Result<std::shared_ptr<const core::Catalog>> loadCatalog(const std::string& path,
+                                                               const std::string& priceList) {
   const std::string source = path.empty() ? "built-in catalog" : path;
   auto document = loadDocument(path, kBuiltinCatalogYaml, source);
   if (!document) {
@@ -37,7 +41,28 @@ base::Result<std::shared_ptr<const core::Catalog>> loadCatalog(const std::string
   if (!catalog) {
     return inFile(source, catalog.error());
   }
-  return std::make_shared<const core::Catalog>(std::move(catalog).value());
+  if (priceList.empty()) {
+    return std::make_shared<const core::Catalog>(std::move(catalog).value());
+  }
+  auto text = readTextFile(priceList);
+  if (!text) {
+    return text.error();
+  }
+  auto listDocument = parseYaml(*text, priceList);
+  if (!listDocument) {
+    return listDocument.error();
+  }
+  auto list = core::parsePriceList(*listDocument);
+  if (!list) {
+    return inFile(priceList, list.error());
+  }
+  auto priced = core::withPriceList(std::move(catalog).value(), *list);
+  if (std::none_of(priced.instances.begin(), priced.instances.end(),
+                   [](const core::InstanceType& instance) { return instance.onDemand; })) {
+    return base::Error{priceList + ": prices",
+                       "prices none of the catalog's instance types (is it an EC2 price list?)"};
+  }
+  return std::make_shared<const core::Catalog>(std::move(priced));
 }
 
 base::Result<std::shared_ptr<const core::RuleSet>> loadRules(const std::string& path,
@@ -93,7 +118,7 @@ base::Result<core::Policy> loadPolicyFile(const std::string& path, const core::C
 }
 
 base::Result<std::shared_ptr<const core::PlacementEngine>> loadEngine(const EngineFiles& files) {
-  auto catalog = loadCatalog(files.catalog);
+  auto catalog = loadCatalog(files.catalog, files.priceList);
   if (!catalog) {
     return catalog.error();
   }

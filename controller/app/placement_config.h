@@ -17,7 +17,10 @@ extern const char* const kBuiltinCatalogYaml;
 extern const char* const kBuiltinRulesYaml;
 
 // An empty path means the built-in copy. Errors name the file and field.
-base::Result<std::shared_ptr<const core::Catalog>> loadCatalog(const std::string& path);
+// `priceList` (a file `gpu-placement prices import` wrote; empty: none)
+// replaces the on-demand prices and the region they are for.
+base::Result<std::shared_ptr<const core::Catalog>> loadCatalog(const std::string& path,
+                                                               const std::string& priceList = "");
 base::Result<std::shared_ptr<const core::RuleSet>> loadRules(const std::string& path,
                                                              const core::Catalog& catalog);
 
@@ -33,6 +36,7 @@ base::Result<core::Policy> policyFromManifest(const nlohmann::json& manifest,
 
 struct EngineFiles {
   std::string catalog;
+  std::string priceList;
   std::string rules;
   std::string policy;
 };

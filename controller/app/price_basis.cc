@@ -33,6 +33,9 @@ std::string priceBasisText(const core::PlacementEngine& engine) {
     text = catalog.region + " prices (the catalog's; it names no date)";
   } else if (catalog.region.empty()) {
     text = "prices of " + catalog.pricesAsOf + " (the catalog's; it names no region)";
+  } else if (!catalog.spotPricesRegion.empty()) {
+    text = catalog.region + " on-demand prices of " + catalog.pricesAsOf +
+           " (--price-list), spot the catalog's " + catalog.spotPricesRegion + " snapshot";
   } else {
     text = catalog.region + " prices of " + catalog.pricesAsOf + " (the catalog's)";
   }
@@ -45,10 +48,12 @@ nlohmann::json priceBasisJson(const core::PlacementEngine& engine) {
   for (const auto& [type, price] : engine.policy().prices) {
     types.push_back(type);
   }
-  return {{"region", catalog.region},
-          {"asOf", catalog.pricesAsOf},
-          {"source", catalog.pricesSource},
-          {"policyPricedTypes", std::move(types)}};
+  return {
+      {"region", catalog.region},
+      {"asOf", catalog.pricesAsOf},
+      {"source", catalog.pricesSource},
+      {"spotRegion", catalog.spotPricesRegion.empty() ? catalog.region : catalog.spotPricesRegion},
+      {"policyPricedTypes", std::move(types)}};
 }
 
 }  // namespace gpuplacement::app

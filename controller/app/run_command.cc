@@ -129,7 +129,7 @@ struct Inputs {
 };
 
 base::Result<Inputs> loadInputs(const RunFlags& flags) {
-  auto catalog = loadCatalog(flags.catalog);
+  auto catalog = loadCatalog(flags.catalog, flags.priceList);
   if (!catalog) {
     return base::Error{"cannot load the catalog", catalog.error().describe()};
   }

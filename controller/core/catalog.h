@@ -66,6 +66,9 @@ struct Catalog {
   std::string region;
   std::string pricesAsOf;
   std::string pricesSource;  // where the on-demand prices come from
+  // Whose spot prices these are when not `region`'s (a price list for
+  // another region replaced the on-demand ones); empty: `region`'s.
+  std::string spotPricesRegion;
   std::vector<AcceleratorSpec> accelerators;
   std::vector<InstanceType> instances;  // sorted by type name
 

@@ -75,7 +75,7 @@ namespace {
 std::string pricesOf(const Catalog& catalog) {
   return catalog.region + " prices" +
          (catalog.pricesAsOf.empty() ? std::string() : " of " + catalog.pricesAsOf) +
-         " (the catalog's)";
+         (catalog.spotPricesRegion.empty() ? " (the catalog's)" : " (an imported price list)");
 }
 
 // The messages name no node counts: a node more or less must not rewrite
@@ -111,9 +111,15 @@ PricesForRegion pricesForRegion(const Catalog& catalog, const ClusterRegion& reg
                 "); the costs shown are " + pricesOf(catalog) + ", not what it pays there: no " +
                 region.name + " prices are loaded" + others(region)};
   }
+  const bool spotElsewhere =
+      !catalog.spotPricesRegion.empty() && catalog.spotPricesRegion != catalog.region;
   return {"True", "ClusterRegion",
           "the costs shown are " + pricesOf(catalog) + ", the cluster's region (" +
-              whereFrom(region) + ")" + others(region)};
+              whereFrom(region) + ")" +
+              (spotElsewhere ? "; spot prices are the catalog's " + catalog.spotPricesRegion +
+                                   " snapshot, not this region's"
+                             : "") +
+              others(region)};
 }
 
 }  // namespace gpuplacement::core

@@ -233,7 +233,25 @@ TEST_CASE("helm lint and template, with the defaults and with every value set") 
   REQUIRE_MESSAGE(all.exitCode == 0, all.err);
   const auto everything = documents(all.out);
   REQUIRE(findKind(everything, "ServiceMonitor"));
-  REQUIRE(findKind(everything, "ConfigMap"));
+  const auto* config = findKind(everything, "ConfigMap");
+  REQUIRE(config);
+  {
+    // What the pod mounts is what the operator reads: the catalog and
+    // rules load, priced by the price list, for the list's region.
+    testing::TempDir mounted;
+    const auto& data = (*config)["data"];
+    const auto catalog = mounted.write("catalog.yaml", data["catalog.yaml"].get<std::string>());
+    const auto rules = mounted.write("rules.yaml", data["rules.yaml"].get<std::string>());
+    const auto prices =
+        mounted.write("price-list.yaml", data["price-list.yaml"].get<std::string>());
+    const auto read =
+        testing::runCommand(testing::operatorBinary() + " catalog -o json --catalog " + catalog +
+                            " --rules " + rules + " --price-list " + prices);
+    REQUIRE_MESSAGE(read.exitCode == 0, read.err);
+    const auto listed = json::parse(read.out);
+    CHECK(listed["prices"]["region"] == "eu-central-1");
+    CHECK(listed["instances"][0]["onDemand"] == 0.658);
+  }
   const auto* refuse = findKind(everything, "ValidatingAdmissionPolicy");
   REQUIRE(refuse);
   CHECK((*refuse)["spec"]["matchConstraints"]["namespaceSelector"]["matchLabels"]["team"] == "ml");
@@ -251,8 +269,9 @@ TEST_CASE("helm lint and template, with the defaults and with every value set") 
   for (const char* expected :
        {"--namespaces=ml-serving,research", "--workers=8", "--qps=80", "--lease-duration=20s",
         "--catalog=/etc/gpu-placement/custom/catalog.yaml",
-        "--rules=/etc/gpu-placement/custom/rules.yaml", "--metrics-addr=:9090",
-        "--per-workload-metrics=false"}) {
+        "--rules=/etc/gpu-placement/custom/rules.yaml",
+        "--price-list=/etc/gpu-placement/custom/price-list.yaml", "--region=eu-central-1",
+        "--metrics-addr=:9090", "--per-workload-metrics=false"}) {
     CAPTURE(std::string(expected));
     CHECK(args.find(expected) != std::string::npos);
   }
