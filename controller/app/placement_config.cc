@@ -44,11 +44,7 @@ base::Result<std::shared_ptr<const core::Catalog>> loadCatalog(const std::string
   if (priceList.empty()) {
     return std::make_shared<const core::Catalog>(std::move(catalog).value());
   }
-  auto text = readTextFile(priceList);
-  if (!text) {
-    return text.error();
-  }
-  auto listDocument = parseYaml(*text, priceList);
+  auto listDocument = loadDocument(priceList, nullptr, priceList);
   if (!listDocument) {
     return listDocument.error();
   }
