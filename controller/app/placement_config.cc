@@ -56,7 +56,7 @@ base::Result<std::shared_ptr<const core::Catalog>> loadCatalog(const std::string
   if (std::none_of(priced.instances.begin(), priced.instances.end(),
                    [](const core::InstanceType& instance) { return instance.onDemand; })) {
     return base::Error{priceList + ": prices",
-                       "prices none of the catalog's instance types (is it an EC2 price list?)"};
+                       "price none of the catalog's instance types (is it an EC2 price list?)"};
   }
   return std::make_shared<const core::Catalog>(std::move(priced));
 }

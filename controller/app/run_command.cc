@@ -399,14 +399,17 @@ int runOperator(const RunFlags& flags) {
     log.error("cannot serve", {{"error", servers.error().describe()}});
     return kExitFailure;
   }
-  log.info("starting", {{"version", GPUPLACEMENT_VERSION},
-                        {"identity", identity},
-                        {"leaderElection", flags.leaderElect ? "on" : "off"},
-                        {"cluster", inputs->cluster.server},
-                        {"metrics", guard->description},
-                        {"credentials", inputs->cluster.source},
-                        {"catalog", flags.catalog.empty() ? "built-in" : flags.catalog},
-                        {"instanceTypes", std::to_string(inputs->catalog->instances.size())}});
+  log.info("starting",
+           {{"version", GPUPLACEMENT_VERSION},
+            {"identity", identity},
+            {"leaderElection", flags.leaderElect ? "on" : "off"},
+            {"cluster", inputs->cluster.server},
+            {"metrics", guard->description},
+            {"credentials", inputs->cluster.source},
+            {"catalog", flags.catalog.empty() ? "built-in" : flags.catalog},
+            {"prices", inputs->catalog->region + " " + inputs->catalog->pricesAsOf +
+                           (flags.priceList.empty() ? "" : " (" + flags.priceList + ")")},
+            {"instanceTypes", std::to_string(inputs->catalog->instances.size())}});
   return runUntilStopped(context, manager, elector.get(), *servers, log) ? kExitOk : kExitFailure;
 }
 

@@ -165,6 +165,15 @@ TEST_CASE("prices import refuses what it cannot use, writing nothing") {
   const auto refused = testing::runCommand(gpuPlacement("catalog --price-list " + bad));
   CHECK(refused.exitCode == 2);
   CHECK(refused.err.find("prices[0].onDemand") != std::string::npos);
+  // A list none of whose types the catalog has would leave nothing to
+  // place on demand: refused, not taken.
+  const auto foreign = dir.write("foreign.yaml",
+                                 "region: eu-central-1\nasOf: \"2026-11-20\"\n"
+                                 "source: x\nprices:\n- instanceType: db.r5.large\n"
+                                 "  onDemand: \"0.3\"\n");
+  const auto none = testing::runCommand(gpuPlacement("catalog --price-list " + foreign));
+  CHECK(none.exitCode == 2);
+  CHECK(none.err.find("price none of the catalog's instance types") != std::string::npos);
 }
 
 }  // namespace gpuplacement::app::price_import_tests
