@@ -117,11 +117,6 @@ struct WorkloadOptions {
   }
 };
 
-int badInput(const base::Error& error) {
-  std::cerr << "error: " << error.describe() << "\n";
-  return kExitBadInput;
-}
-
 int printVersion(bool server, const KubeFlags& flags) {
   std::cout << "gpu-placement " << GPUPLACEMENT_VERSION << " (" << GPUPLACEMENT_LICENSE << ")\n";
   if (!server) {
@@ -405,6 +400,11 @@ CLI::App* addRunCommand(CLI::App& cli, RunFlags& flags) {
 }
 
 }  // namespace
+
+int badInput(const base::Error& error) {
+  std::cerr << "error: " << error.describe() << "\n";
+  return kExitBadInput;
+}
 
 int runCli(int argc, char** argv) {
   CLI::App cli{"gpu-placement: places AI/ML workloads on the right accelerator"};

@@ -25,21 +25,7 @@ std::string policyPricedText(const core::Policy& policy) {
 }  // namespace
 
 std::string priceBasisText(const core::PlacementEngine& engine) {
-  const auto& catalog = engine.catalog();
-  std::string text;
-  if (catalog.region.empty() && catalog.pricesAsOf.empty()) {
-    text = "the catalog's (it names no region or date)";
-  } else if (catalog.pricesAsOf.empty()) {
-    text = catalog.region + " prices (the catalog's; it names no date)";
-  } else if (catalog.region.empty()) {
-    text = "prices of " + catalog.pricesAsOf + " (the catalog's; it names no region)";
-  } else if (!catalog.spotPricesRegion.empty()) {
-    text = catalog.region + " on-demand prices of " + catalog.pricesAsOf +
-           " (--price-list), spot the catalog's " + catalog.spotPricesRegion + " snapshot";
-  } else {
-    text = catalog.region + " prices of " + catalog.pricesAsOf + " (the catalog's)";
-  }
-  return text + policyPricedText(engine.policy());
+  return core::pricesText(engine.catalog()) + policyPricedText(engine.policy());
 }
 
 nlohmann::json priceBasisJson(const core::PlacementEngine& engine) {

@@ -72,7 +72,7 @@ class OfferFileReader : public json::json_sax_t {
   const std::string& offerCode() const { return offerCode_; }
   const std::string& publicationDate() const { return publicationDate_; }
   const std::string& version() const { return version_; }
-  std::size_t products() const { return matched_.size(); }
+  std::size_t matchedProducts() const { return matched_.size(); }
   const std::map<std::string, double>& prices() const { return prices_; }
   const std::vector<std::string>& conflicts() const { return conflicts_; }
 
@@ -184,7 +184,7 @@ base::Result<core::PriceList> importEc2OfferFile(std::istream& in, const std::st
   }
   if (reader.prices().empty()) {
     return base::Error{fileName, "has no on-demand Linux price for " + region + " (" +
-                                     std::to_string(reader.products()) +
+                                     std::to_string(reader.matchedProducts()) +
                                      " products matched): is it that region's offer file?"};
   }
   if (!reader.conflicts().empty()) {

@@ -12,11 +12,6 @@
 namespace gpuplacement::app {
 namespace {
 
-int refuse(const base::Error& error) {
-  std::cerr << "error: " << error.describe() << "\n";
-  return kExitBadInput;
-}
-
 // Written beside `path` and renamed over it: a reader never sees half.
 base::Status writeWhole(const std::string& path, const std::string& text) {
   const std::string partial = path + ".partial";
@@ -54,15 +49,15 @@ void PricesCommand::addTo(CLI::App& cli) {
 
 int PricesCommand::run() const {
   if (!core::isRegionName(region)) {
-    return refuse(base::Error{"--region", "\"" + region + "\" is not an AWS region name"});
+    return badInput(base::Error{"--region", "\"" + region + "\" is not an AWS region name"});
   }
   std::ifstream in(offerFile, std::ios::binary);
   if (!in) {
-    return refuse(base::Error{"--offer-file", "cannot read " + offerFile});
+    return badInput(base::Error{"--offer-file", "cannot read " + offerFile});
   }
   auto list = importEc2OfferFile(in, region, offerFile);
   if (!list) {
-    return refuse(list.error());
+    return badInput(list.error());
   }
   const std::string text =
       "# A region's on-demand EC2 prices for gpu-placement --price-list, written by\n"
@@ -71,7 +66,7 @@ int PricesCommand::run() const {
   if (out.empty()) {
     std::cout << text;
   } else if (auto written = writeWhole(out, text); !written) {
-    return refuse(written.error());
+    return badInput(written.error());
   }
   std::cerr << list->onDemand.size() << " on-demand prices for " << list->region << " as of "
             << list->asOf << (out.empty() ? "" : " written to " + out) << "\n";

@@ -307,6 +307,24 @@ const InstanceType* Catalog::find(std::string_view type) const {
   return index < 0 ? nullptr : &instances[index];
 }
 
+std::string pricesText(const Catalog& catalog) {
+  if (catalog.region.empty() && catalog.pricesAsOf.empty()) {
+    return "the catalog's (it names no region or date)";
+  }
+  if (catalog.pricesAsOf.empty()) {
+    return catalog.region + " prices (the catalog's; it names no date)";
+  }
+  if (catalog.region.empty()) {
+    return "prices of " + catalog.pricesAsOf + " (the catalog's; it names no region)";
+  }
+  if (!catalog.spotPricesRegion.empty()) {
+    return catalog.region + " on-demand prices of " + catalog.pricesAsOf +
+           " (an imported price list), spot the catalog's " + catalog.spotPricesRegion +
+           " snapshot";
+  }
+  return catalog.region + " prices of " + catalog.pricesAsOf + " (the catalog's)";
+}
+
 Result<Catalog> parseCatalog(const json& document) {
   ObjectReader root(document, "");
   if (!document.is_object()) {

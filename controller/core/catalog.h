@@ -92,6 +92,12 @@ struct Allocatable {
 };
 Allocatable allocatableOf(int vcpus, double memoryGiB);
 
+// What the catalog's prices are, in words, for every answer that shows a
+// price: "us-east-1 prices of 2026-02-09 (the catalog's)", or with an
+// imported price list "eu-central-1 on-demand prices of 2026-11-20 (an
+// imported price list), spot the catalog's us-east-1 snapshot".
+std::string pricesText(const Catalog& catalog);
+
 // Reads a catalog document (config/catalog.yaml, as JSON). Errors name the
 // entry and the field: "instances[g5.xlarge].onDemand: must be ...".
 Result<Catalog> parseCatalog(const nlohmann::json& document);

@@ -6,6 +6,7 @@
 #include "base/json_access.h"
 #include "core/pod_scheduling.h"
 #include "core/quantity.h"
+#include "core/region.h"
 
 namespace gpuplacement::core {
 namespace {
@@ -110,7 +111,7 @@ NodeView nodeFromJson(const json& object) {
   node.instanceType = stringMember(labels, kInstanceType);
   node.capacityType = capacityTypeOf(labels);
   node.nodePool = stringMember(labels, "karpenter.sh/nodepool");
-  node.region = stringMember(labels, "topology.kubernetes.io/region");
+  node.region = stringMember(labels, kRegionLabel);
   node.labels = labelBitsOf(labels);
   const auto& spec = memberOf(object, "spec");
   node.taints = taintsOf(memberOf(spec, "taints"));

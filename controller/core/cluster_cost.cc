@@ -28,7 +28,7 @@ NodeLabels nodeLabelsFor(const Policy& policy, const SchemeChoice* detected) {
 ClusterView clusterViewOf(const ClusterState& cluster, const Catalog& catalog,
                           const Policy& policy) {
   ClusterView view;
-  view.region = clusterRegionOf(cluster);
+  view.prices = pricesForRegion(catalog, clusterRegionOf(cluster));
   const bool empty = cluster.nodesKnown && cluster.nodes.empty() && cluster.nodePools.empty();
   if (policy.capacity.source == CapacitySource::Auto && empty) {
     view.capacity.source = CapacitySource::None;

@@ -28,7 +28,9 @@ NodeLabels nodeLabelsFor(const Policy& policy, const SchemeChoice* detected);
 struct ClusterView {
   Capacity capacity;
   NodeLabels labels;
-  ClusterRegion region;
+  // Whether the catalog's prices are those of the cluster's region (its
+  // nodes' or --region): the PricesForRegion condition.
+  PricesForRegion prices;
   // Why the view is degraded to source None although the policy asks for
   // one ("cannot list nodes (HTTP 403)"); empty when it is not.
   std::string problem;

@@ -2,7 +2,6 @@
 
 #include <charconv>
 
-#include "base/decimal.h"
 #include "base/json_reader.h"
 #include "core/region.h"
 

@@ -72,12 +72,6 @@ bool isRegionName(std::string_view name) {
 
 namespace {
 
-std::string pricesOf(const Catalog& catalog) {
-  return catalog.region + " prices" +
-         (catalog.pricesAsOf.empty() ? std::string() : " of " + catalog.pricesAsOf) +
-         (catalog.spotPricesRegion.empty() ? " (the catalog's)" : " (an imported price list)");
-}
-
 // The messages name no node counts: a node more or less must not rewrite
 // every workload's status.
 std::string whereFrom(const ClusterRegion& region) {
@@ -102,24 +96,18 @@ PricesForRegion pricesForRegion(const Catalog& catalog, const ClusterRegion& reg
   if (region.name.empty()) {
     return {"Unknown", "RegionUnknown",
             "no node says its region (" + std::string(kRegionLabel) +
-                ") and --region is not set: the costs shown are " + pricesOf(catalog) +
+                ") and --region is not set: the costs shown are " + pricesText(catalog) +
                 ", which may not be this cluster's"};
   }
   if (region.name != catalog.region) {
     return {"False", "OtherRegion",
             "the cluster runs in " + region.name + " (" + whereFrom(region) +
-                "); the costs shown are " + pricesOf(catalog) + ", not what it pays there: no " +
+                "); the costs shown are " + pricesText(catalog) + ", not what it pays there: no " +
                 region.name + " prices are loaded" + others(region)};
   }
-  const bool spotElsewhere =
-      !catalog.spotPricesRegion.empty() && catalog.spotPricesRegion != catalog.region;
   return {"True", "ClusterRegion",
-          "the costs shown are " + pricesOf(catalog) + ", the cluster's region (" +
-              whereFrom(region) + ")" +
-              (spotElsewhere ? "; spot prices are the catalog's " + catalog.spotPricesRegion +
-                                   " snapshot, not this region's"
-                             : "") +
-              others(region)};
+          "the cluster runs in " + region.name + " (" + whereFrom(region) +
+              "), the region of the costs shown: " + pricesText(catalog) + others(region)};
 }
 
 }  // namespace gpuplacement::core

@@ -385,7 +385,7 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
   plan.decision = decide(engine, intent, cluster);
   const Decision& decision = *plan.decision;
   if (input.cluster) {
-    const auto prices = pricesForRegion(engine.catalog(), input.cluster->region);
+    const auto& prices = input.cluster->prices;
     draft.set("PricesForRegion", prices.status, prices.reason, prices.message);
     if (prices.status == "False") {
       draft.report("PricesForRegion", prices.reason, "Warning", prices.message);

@@ -129,8 +129,9 @@ TEST_CASE("prices import writes the list; --price-list prices the catalog by it"
                                        list));
   CAPTURE(answer.err);
   REQUIRE(answer.exitCode == 0);
-  CHECK(answer.out.find("eu-central-1 on-demand prices of 2026-11-20 (--price-list)") !=
-        std::string::npos);
+  CHECK(answer.out.find(
+            "eu-central-1 on-demand prices of 2026-11-20 (an imported price list), spot the "
+            "catalog's us-east-1 snapshot") != std::string::npos);
   CHECK((answer.out.find("g6.xlarge") != std::string::npos ||
          answer.out.find("g5.xlarge") != std::string::npos));
 }

@@ -85,10 +85,8 @@ TEST_CASE("laid over the catalog: the list's region and prices, no other region'
   cluster.regionFlag = "eu-central-1";
   const auto verdict = pricesForRegion(priced, clusterRegionOf(cluster));
   CHECK(verdict.status == "True");
-  CHECK(verdict.message.find("eu-central-1 prices of 2026-11-20 (an imported price list)") !=
-        std::string::npos);
-  CHECK(verdict.message.find("spot prices are the catalog's us-east-1 snapshot") !=
-        std::string::npos);
+  CHECK(verdict.message.find("eu-central-1 on-demand prices of 2026-11-20 (an imported price "
+                             "list), spot the catalog's us-east-1 snapshot") != std::string::npos);
 }
 
 }  // namespace gpuplacement::core::price_list_tests

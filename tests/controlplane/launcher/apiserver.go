@@ -23,7 +23,7 @@ func startControlPlaneProcesses(dir, etcdBin string, extra []string) (int, error
 		if startEtcdAndAPIServer(dir, etcdBin, ports[0], ports[1], ports[2], extra) == nil {
 			return ports[2], nil
 		}
-		_ = stopQuietly(dir)
+		stopAll(dir)
 		if attempt == 3 {
 			return 0, fail("the control plane did not start; logs are in %s/logs", dir)
 		}

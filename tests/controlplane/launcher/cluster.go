@@ -95,7 +95,7 @@ leaderElection:
 	if err := os.WriteFile(config, []byte(text), 0o644); err != nil {
 		return err
 	}
-	return startServing(dir, "kube-scheduler", anyTLSHealthz, nil, filepath.Join(t.clusterBin, "kube-scheduler"),
+	return startServing(dir, "kube-scheduler", anyTLSHealthz, filepath.Join(t.clusterBin, "kube-scheduler"),
 		"--config", config, "--authentication-kubeconfig", kubeconfig,
 		"--authorization-kubeconfig", kubeconfig, "--bind-address", "127.0.0.1",
 		"--secure-port", "@PORT@", "--cert-dir", filepath.Join(pki, "kube-scheduler-serving"))
@@ -110,7 +110,7 @@ func startControllerManager(dir, pki string, noRollouts bool, t tools) error {
 	if noRollouts {
 		list = controllersNoRollouts
 	}
-	return startServing(dir, "kube-controller-manager", anyTLSHealthz, nil,
+	return startServing(dir, "kube-controller-manager", anyTLSHealthz,
 		filepath.Join(t.clusterBin, "kube-controller-manager"),
 		"--kubeconfig", kubeconfig, "--authentication-kubeconfig", kubeconfig,
 		"--authorization-kubeconfig", kubeconfig, "--bind-address", "127.0.0.1",
@@ -137,7 +137,7 @@ func startKwok(dir string, t tools) error {
 	if err := os.WriteFile(config, stages, 0o644); err != nil {
 		return err
 	}
-	return startServing(dir, "kwok", plainHealthz, nil, filepath.Join(t.kwokBin, "kwok"),
+	return startServing(dir, "kwok", plainHealthz, filepath.Join(t.kwokBin, "kwok"),
 		"--kubeconfig", filepath.Join(dir, "kubeconfig"), "--config", config,
 		"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector", kwokNodeSelector,
 		"--cidr", "10.64.0.0/10", "--node-lease-duration-seconds", "0",
@@ -158,14 +158,14 @@ func plainHealthz(port int) bool {
 // pickPorts cannot see, means another try elsewhere; so does a process that
 // ended at start for a reason its log does not give (once seen of kwok in
 // CI, 2026-11-26).
-func startServing(dir, name string, probe func(port int) bool, env []string, command ...string) error {
+func startServing(dir, name string, probe func(port int) bool, command ...string) error {
 	for attempt := 1; ; attempt++ {
 		port := pickPorts(1)[0]
 		args := make([]string, len(command))
 		for i, arg := range command {
 			args[i] = strings.ReplaceAll(arg, "@PORT@", strconv.Itoa(port))
 		}
-		if err := startComponent(dir, name, env, args...); err != nil {
+		if err := startComponent(dir, name, nil, args...); err != nil {
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(dir, name+".port"), []byte(strconv.Itoa(port)+"\n"), 0o644); err != nil {

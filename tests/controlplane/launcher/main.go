@@ -110,24 +110,19 @@ func run(args []string) error {
 		}
 		printEnv(rest, t)
 		return nil
-	case "status":
+	}
+	// The commands on the directory of a running control plane.
+	onDir := map[string]func(dir string) error{
+		"status":            status,
+		"restart-apiserver": restartAPIServer,
+		"start-karpenter":   func(dir string) error { return startKarpenterLater(dir, t) },
+	}
+	if command, ok := onDir[command]; ok {
 		dir, err := existingDir(rest)
 		if err != nil {
 			return err
 		}
-		return status(dir)
-	case "restart-apiserver":
-		dir, err := existingDir(rest)
-		if err != nil {
-			return err
-		}
-		return restartAPIServer(dir)
-	case "start-karpenter":
-		dir, err := existingDir(rest)
-		if err != nil {
-			return err
-		}
-		return startKarpenterLater(dir, t)
+		return command(dir)
 	}
 	return errUsage
 }

@@ -198,7 +198,7 @@ func start(o startOptions, t tools) error {
 		// After the watchdog, so an owner that dies while the nodes come up
 		// still takes everything down with it.
 		if err := startCluster(dir, o, t); err != nil {
-			_ = stopQuietly(dir)
+			stopAll(dir)
 			return fail("the simulated cluster did not start (%v); logs are in %s/logs", err, dir)
 		}
 		logf("simulated cluster ready in %d s: %d nodes from %s", seconds(began), countNodes(dir, t), o.pools)

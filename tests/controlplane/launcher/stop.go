@@ -21,24 +21,21 @@ func stop(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := stopQuietly(dir); err != nil {
-		return err
-	}
+	stopAll(dir)
 	logf("stopped the control plane in %s", dir)
 	return nil
 }
 
-// stopQuietly: the simulated cluster's processes first, newest first, so
+// stopAll: the simulated cluster's processes first, newest first, so
 // none of them logs a vanished API server; then the API server, so it does
 // not log etcd errors while stopping.
-func stopQuietly(dir string) error {
+func stopAll(dir string) {
 	for i := len(clusterProcesses) - 1; i >= 0; i-- {
 		stopOne(dir, clusterProcesses[i])
 	}
 	for _, name := range []string{"kube-apiserver", "etcd", "watchdog"} {
 		stopOne(dir, name)
 	}
-	return nil
 }
 
 // status prints each process's state; it fails when the API server is not
