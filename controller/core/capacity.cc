@@ -208,10 +208,15 @@ void countNodePools(const ClusterState& cluster, const Catalog& catalog, const P
       }
       const bool room = withinLimits(*pool, usage, instance);
       for (const auto type : {CapacityType::OnDemand, CapacityType::Spot}) {
-        if (!excludedBy(*pool, karpenterLabels(instance, catalog, type))) {
-          auto& offer = capacity.offers[index][offerSlot(type)];
-          (room ? offer.nodePools : offer.poolsAtLimit).push_back(name);
+        if (excludedBy(*pool, karpenterLabels(instance, catalog, type))) {
+          continue;
         }
+        auto& offer = capacity.offers[index][offerSlot(type)];
+        if (cluster.offerings && cluster.offerings->unavailable(instance.type, type)) {
+          offer.unavailable = true;
+          continue;
+        }
+        (room ? offer.nodePools : offer.poolsAtLimit).push_back(name);
       }
     }
   }

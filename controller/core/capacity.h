@@ -2,6 +2,7 @@
 
 #include <array>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -9,6 +10,7 @@
 
 #include "core/catalog.h"
 #include "core/cluster.h"
+#include "core/offering_prices.h"
 #include "core/policy.h"
 
 // Which instance types the cluster has or can get, from its nodes and
@@ -57,6 +59,11 @@ struct ClusterState {
   };
   std::vector<Node> nodes;
   std::vector<std::pair<std::string, const NodePoolView*>> nodePools;
+  // Karpenter's offerings, where its prices are read: which it will not
+  // launch now. Null without them.
+  std::shared_ptr<const OfferingPrices> offerings;
+  // How they were read; nullopt when the operator does not read them.
+  std::optional<KarpenterPricesCondition> karpenterPrices;
 };
 
 // What one node has free for another pod: devices of the tier's kind, CPU
@@ -112,6 +119,9 @@ struct Offer {
   std::vector<std::string> nodePools;  // NodePools that may launch another
   // NodePools that would launch one but are at their limits.
   std::vector<std::string> poolsAtLimit;
+  // Karpenter marks every zone's offering unavailable (after an
+  // insufficient-capacity error): its NodePools launch none while it does.
+  bool unavailable = false;
   std::vector<NodeRoom> room;  // each of the nodes, in no order, for counting replicas that fit
 
   bool available() const { return nodes > 0 || !nodePools.empty(); }

@@ -317,6 +317,10 @@ std::string pricesText(const Catalog& catalog) {
   if (catalog.region.empty()) {
     return "prices of " + catalog.pricesAsOf + " (the catalog's; it names no region)";
   }
+  if (catalog.pricesFrom == PricesFrom::Karpenter) {
+    return catalog.region + " prices Karpenter pays, as read at " + catalog.pricesAsOf +
+           " (its offering prices)";
+  }
   if (!catalog.spotPricesRegion.empty()) {
     return catalog.region + " on-demand prices of " + catalog.pricesAsOf +
            " (an imported price list), spot the catalog's " + catalog.spotPricesRegion +

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,6 +63,13 @@ struct InstanceType {
 // quantization (W8A16, W4A16), so their arithmetic runs at fp16.
 double denseTflops(const AcceleratorSpec& spec, Precision precision);
 
+// Where the prices in force come from.
+enum class PricesFrom : std::uint8_t {
+  Catalog,    // the catalog file's own
+  PriceList,  // an imported AWS Price List (core/price_list.h)
+  Karpenter,  // Karpenter's offering prices (core/offering_prices.h)
+};
+
 struct Catalog {
   std::string region;
   std::string pricesAsOf;
@@ -71,6 +79,7 @@ struct Catalog {
   std::string spotPricesRegion;
   std::vector<AcceleratorSpec> accelerators;
   std::vector<InstanceType> instances;  // sorted by type name
+  PricesFrom pricesFrom = PricesFrom::Catalog;
 
   const InstanceType* find(std::string_view type) const;
   int indexOf(std::string_view type) const;
@@ -95,7 +104,9 @@ Allocatable allocatableOf(int vcpus, double memoryGiB);
 // What the catalog's prices are, in words, for every answer that shows a
 // price: "us-east-1 prices of 2026-02-09 (the catalog's)", or with an
 // imported price list "eu-central-1 on-demand prices of 2026-11-20 (an
-// imported price list), spot the catalog's us-east-1 snapshot".
+// imported price list), spot the catalog's us-east-1 snapshot"; with
+// Karpenter's "us-east-1 prices Karpenter pays, as read at
+// 2026-12-01T18:20:00Z (its offering prices)".
 std::string pricesText(const Catalog& catalog);
 
 // Reads a catalog document (config/catalog.yaml, as JSON). Errors name the

@@ -29,6 +29,7 @@ ClusterView clusterViewOf(const ClusterState& cluster, const Catalog& catalog,
                           const Policy& policy) {
   ClusterView view;
   view.prices = pricesForRegion(catalog, clusterRegionOf(cluster));
+  view.karpenterPrices = cluster.karpenterPrices;
   const bool empty = cluster.nodesKnown && cluster.nodes.empty() && cluster.nodePools.empty();
   if (policy.capacity.source == CapacitySource::Auto && empty) {
     view.capacity.source = CapacitySource::None;

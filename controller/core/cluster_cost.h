@@ -31,6 +31,9 @@ struct ClusterView {
   // Whether the catalog's prices are those of the cluster's region (its
   // nodes' or --region): the PricesForRegion condition.
   PricesForRegion prices;
+  // Whether the prices are Karpenter's and fresh, where the operator reads
+  // them: the KarpenterPrices condition.
+  std::optional<KarpenterPricesCondition> karpenterPrices;
   // Why the view is degraded to source None although the policy asks for
   // one ("cannot list nodes (HTTP 403)"); empty when it is not.
   std::string problem;

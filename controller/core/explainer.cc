@@ -302,7 +302,14 @@ std::string Explainer::shortOfRoom(const Unoffered& unoffered, const Request& re
            (needed > replicas ? " (" + std::to_string(replicas) + " and a rollout's surge of " +
                                     std::to_string(needed - replicas) + " beside its pods there)"
                               : "") +
-           (offer->poolsAtLimit.empty() ? "" : " and its NodePools are at their limits");
+           (offer->poolsAtLimit.empty() ? "" : " and its NodePools are at their limits") +
+           (offer->unavailable ? " and Karpenter marks its offerings unavailable in every zone"
+                               : "");
+  }
+  if (offer->unavailable) {
+    return "no node of " + type +
+           ", and Karpenter marks its offerings unavailable in every zone (after an "
+           "insufficient-capacity error): it launches none while it does";
   }
   std::string pools;
   for (const auto& pool : offer->poolsAtLimit) {

@@ -90,6 +90,7 @@ Catalog withPriceList(Catalog catalog, const PriceList& list) {
   catalog.region = list.region;
   catalog.pricesAsOf = list.asOf;
   catalog.pricesSource = list.source + spotNote;
+  catalog.pricesFrom = PricesFrom::PriceList;
   for (auto& instance : catalog.instances) {
     const auto price = list.onDemand.find(instance.type);
     instance.onDemand =

@@ -390,6 +390,12 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
     if (prices.status == "False") {
       draft.report("PricesForRegion", prices.reason, "Warning", prices.message);
     }
+    if (const auto& karpenter = input.cluster->karpenterPrices) {
+      draft.set("KarpenterPrices", karpenter->status, karpenter->reason, karpenter->message);
+      if (karpenter->status == "False") {
+        draft.report("KarpenterPrices", karpenter->reason, "Warning", karpenter->message);
+      }
+    }
   }
   std::optional<Assessment> current;
   if (plan.view.applied) {
