@@ -382,6 +382,15 @@ CLI::App* addRunCommand(CLI::App& cli, RunFlags& flags) {
                   "The cluster's AWS region, e.g. eu-central-1 (default: what its nodes' "
                   "topology.kubernetes.io/region says); the status says whether the prices "
                   "shown are this region's");
+  run->add_option("--karpenter-service", flags.karpenterService,
+                  "Read Karpenter's offering prices from its metrics through the API server's "
+                  "service proxy: NAMESPACE/NAME:PORT, like karpenter/karpenter:8080 (default: "
+                  "the catalog's prices)");
+  run->add_option("--karpenter-metrics-url", flags.karpenterMetricsUrl,
+                  "Read them from this URL instead (Karpenter running beside the operator)");
+  run->add_option("--karpenter-prices-interval", flags.karpenterPricesInterval,
+                  "How often Karpenter's prices are read again")
+      ->capture_default_str();
   run->add_flag("--leader-elect", flags.leaderElect,
                 "Elect a leader among replicas; only the leader reconciles");
   run->add_option("--leader-election-namespace", flags.leaderElectionNamespace,

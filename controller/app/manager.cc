@@ -47,6 +47,15 @@ Manager::Manager(asio::any_io_executor executor, kube::KubeClient& client,
                  logger, metrics, clock),
       policies_(controllers_, caches_, engines_, writes_, workloads_, logger, clock),
       pods_(controllers_, caches_, writes_, logger, metrics) {
+  if (options_.karpenterPrices.enabled()) {
+    // The flags were checked at start-up: the URL parses.
+    auto fetch = options_.karpenterPrices.service.empty()
+                     ? fetchUrl(executor, options_.karpenterPrices.url).value()
+                     : fetchThroughServiceProxy(client, options_.karpenterPrices.service);
+    prices_ = std::make_unique<KarpenterPrices>(std::move(fetch), options_.karpenterPrices, catalog,
+                                                logger, metrics, clock);
+    engines_.setKarpenterPrices(prices_->condition());
+  }
   caches_.registerMetrics(metrics);
   registerGauges(metrics);
   // Its count is the computations; at scale, the whole ones are the cost
@@ -130,7 +139,23 @@ asio::awaitable<void> Manager::discoverServer() {
   workloads_.setServer(server);
 }
 
+void Manager::pricesChanged(KarpenterPrices::Change change) {
+  if (change.prices) {
+    engines_.reprice(prices_->catalog(), prices_->offerings());
+  }
+  engines_.setKarpenterPrices(prices_->condition());
+  // Re-placement on a new price goes through the hysteresis, cooldown and
+  // rollout budget, as on a policy's.
+  workloads_.enqueueAll();
+}
+
 asio::awaitable<void> Manager::run() {
+  if (prices_) {
+    // Read while the caches fill, so that the first reconciles price at
+    // Karpenter's prices already.
+    asio::co_spawn(executor_, prices_->run([this](auto change) { pricesChanged(change); }),
+                   asio::detached);
+  }
   co_await caches_.run();
   asio::co_spawn(executor_, discoverNodePools(), asio::detached);
   // Reconcilers start once every cache is full, as in controller-runtime,
@@ -184,6 +209,9 @@ void Manager::stop() {
   stopped_ = true;
   leadershipOrStop_.notifyAll();
   stopping_.notifyAll();
+  if (prices_) {
+    prices_->stop();
+  }
   controllers_.stop();
   caches_.stop();
 }

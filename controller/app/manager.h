@@ -9,6 +9,7 @@
 #include "app/caches.h"
 #include "app/controller_metrics.h"
 #include "app/event_recorder.h"
+#include "app/karpenter_prices.h"
 #include "app/logging.h"
 #include "app/metrics.h"
 #include "app/pod_release_reconciler.h"
@@ -30,8 +31,9 @@ struct ManagerOptions {
   std::chrono::seconds resync{std::chrono::hours(1)};
   std::chrono::seconds watchTimeout{300};
   std::size_t pageSize = 500;
-  std::string region;    // --region: the cluster's, where its nodes do not say
-  std::string instance;  // this replica's name, for Events
+  std::string region;                      // --region: the cluster's, where its nodes do not say
+  std::string instance;                    // this replica's name, for Events
+  KarpenterPricesOptions karpenterPrices;  // where Karpenter's prices are read, if anywhere
   EventBudget events;
   StatusBudget statuses;
 };
@@ -77,6 +79,9 @@ class Manager {
   // what is cached.
   asio::awaitable<void> trimLoop();
   asio::awaitable<void> runReconcilers();
+  // Karpenter's prices changed, or how they read: the engines and cluster
+  // views take them, and every workload is weighed again.
+  void pricesChanged(KarpenterPrices::Change change);
   void registerGauges(MetricsRegistry& metrics);
 
   asio::any_io_executor executor_;
@@ -86,6 +91,7 @@ class Manager {
   kube::KubeListWatchClient listWatch_;
   ObjectCaches caches_;
   PolicyEngines engines_;
+  std::unique_ptr<KarpenterPrices> prices_;  // null unless options_.karpenterPrices.enabled()
   ApiWrites writes_;
   EventRecorder events_;
   ControllerMetrics controllerMetrics_;

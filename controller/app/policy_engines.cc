@@ -33,6 +33,37 @@ bool PolicyEngines::update(const std::string& name, const PolicyObject* current,
   return true;
 }
 
+std::shared_ptr<const core::PlacementEngine> PolicyEngines::engine(const std::string& name) const {
+  if (const auto it = engines_.find(name); it != engines_.end()) {
+    return it->second.engine;
+  }
+  return name == "default" ? builtin_.engine : nullptr;
+}
+
+void PolicyEngines::reprice(std::shared_ptr<const core::Catalog> catalog,
+                            std::shared_ptr<const core::OfferingPrices> offerings) {
+  catalog_ = std::move(catalog);
+  offerings_ = std::move(offerings);
+  // The same policies built before on a catalog of the same types: this
+  // cannot fail.
+  builtin_.engine = *core::PlacementEngine::create(catalog_, rules_, core::Policy{});
+  for (auto& [name, inForce] : engines_) {
+    if (auto engine = core::PlacementEngine::create(catalog_, rules_, inForce.engine->policy())) {
+      inForce.engine = *engine;
+    }
+  }
+  clusterViews_.clear();
+}
+
+bool PolicyEngines::setKarpenterPrices(const core::KarpenterPricesCondition& condition) {
+  if (karpenterPrices_ == condition) {
+    return false;
+  }
+  karpenterPrices_ = condition;
+  clusterViews_.clear();
+  return true;
+}
+
 core::PolicyView PolicyEngines::view(const std::string& name, const PolicyObject* object) const {
   core::PolicyView view;
   const InForce* inForce = nullptr;
@@ -89,9 +120,12 @@ std::shared_ptr<const core::ClusterView> PolicyEngines::clusterView(
       return cached.view;
     }
   }
+  auto state = caches.clusterState();
+  state.offerings = offerings_;
+  state.karpenterPrices = karpenterPrices_;
   cached = {view.engine, view.generation, stamp,
             std::make_shared<core::ClusterView>(
-                core::clusterViewOf(caches.clusterState(), engine.catalog(), engine.policy()))};
+                core::clusterViewOf(state, engine.catalog(), engine.policy()))};
   observe(ViewWork::Whole);
   return cached.view;
 }

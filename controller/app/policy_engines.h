@@ -4,12 +4,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "app/cached_objects.h"
 #include "app/caches.h"
 #include "core/cluster_cost.h"
 #include "core/engine.h"
+#include "core/offering_prices.h"
 #include "core/workload_plan.h"
 #include "runtime/clock.h"
 
@@ -43,6 +45,19 @@ class PolicyEngines {
                                                        const core::PolicyView& view,
                                                        const ObjectCaches& caches) const;
 
+  // The engine view() points at, held by a reconcile while it waits on the
+  // API server: a repricing replaces the engines in force meanwhile.
+  std::shared_ptr<const core::PlacementEngine> engine(const std::string& name) const;
+
+  // Karpenter's prices arrived or changed: every engine in force is built
+  // again on `catalog` (the catalog priced by them), and the cluster views
+  // learn which offerings Karpenter will not launch.
+  void reprice(std::shared_ptr<const core::Catalog> catalog,
+               std::shared_ptr<const core::OfferingPrices> offerings);
+  // How Karpenter's prices read now (the KarpenterPrices condition): true
+  // when that changed, so that the workloads must be reconciled.
+  bool setKarpenterPrices(const core::KarpenterPricesCondition& condition);
+
   enum class ViewWork : std::uint8_t { Whole, Recount };
   // Told how long each computation or recount of a cluster view took (a
   // metric).
@@ -69,7 +84,9 @@ class PolicyEngines {
     std::shared_ptr<core::ClusterView> view;  // recounted in place when no one else holds it
   };
 
-  InForce builtin_;  // generation 0
+  std::shared_ptr<const core::OfferingPrices> offerings_;          // null: not read
+  std::optional<core::KarpenterPricesCondition> karpenterPrices_;  // nullopt: not read
+  InForce builtin_;                                                // generation 0
   std::map<std::string, InForce> engines_;
   mutable std::map<std::string, ClusterViewOf> clusterViews_;  // a cache: const to readers
   const runtime::Clock* clock_ = nullptr;

@@ -71,6 +71,7 @@ struct Settings {
   std::chrono::seconds leaseDuration{0};
   std::chrono::seconds renewDeadline{0};
   std::chrono::seconds retryPeriod{0};
+  KarpenterPricesOptions karpenterPrices;
 };
 
 base::Result<Settings> checkFlags(const RunFlags& flags) {
@@ -105,6 +106,16 @@ base::Result<Settings> checkFlags(const RunFlags& flags) {
                                        "\" is not an AWS region name (like us-east-1 or "
                                        "eu-central-1)"};
   }
+  auto pricesInterval = durationFlag("--karpenter-prices-interval", flags.karpenterPricesInterval,
+                                     std::chrono::seconds(10));
+  if (!pricesInterval) {
+    return pricesInterval.error();
+  }
+  const KarpenterPricesOptions karpenterPrices{flags.karpenterService, flags.karpenterMetricsUrl,
+                                               *pricesInterval};
+  if (auto checked = checkKarpenterPricesOptions(karpenterPrices); !checked) {
+    return checked.error();
+  }
   if (flags.burst < 1) {
     return base::Error{"--burst", "must be at least 1"};
   }
@@ -116,8 +127,8 @@ base::Result<Settings> checkFlags(const RunFlags& flags) {
     return base::Error{"--metrics-cert-dir",
                        "is the HTTPS certificate: it cannot go with --metrics-secure=false"};
   }
-  return Settings{*level,         *format,        *resync,     *watchTimeout,
-                  *leaseDuration, *renewDeadline, *retryPeriod};
+  return Settings{*level,         *format,        *resync,      *watchTimeout,
+                  *leaseDuration, *renewDeadline, *retryPeriod, karpenterPrices};
 }
 
 // What the operator decides with, and where the cluster is. A failure says
@@ -381,6 +392,7 @@ int runOperator(const RunFlags& flags) {
   options.resync = settings->resync;
   options.watchTimeout = settings->watchTimeout;
   options.region = flags.region;
+  options.karpenterPrices = settings->karpenterPrices;
   options.instance = identity;
   Manager manager(context.get_executor(), **client, inputs->catalog, inputs->rules, options, log,
                   metrics, clock);
@@ -408,7 +420,10 @@ int runOperator(const RunFlags& flags) {
             {"credentials", inputs->cluster.source},
             {"catalog", flags.catalog.empty() ? "built-in" : flags.catalog},
             {"prices", inputs->catalog->region + " " + inputs->catalog->pricesAsOf +
-                           (flags.priceList.empty() ? "" : " (" + flags.priceList + ")")},
+                           (flags.priceList.empty() ? "" : " (" + flags.priceList + ")") +
+                           (settings->karpenterPrices.enabled()
+                                ? ", then Karpenter's from " + settings->karpenterPrices.source()
+                                : "")},
             {"instanceTypes", std::to_string(inputs->catalog->instances.size())}});
   return runUntilStopped(context, manager, elector.get(), *servers, log) ? kExitOk : kExitFailure;
 }

@@ -31,7 +31,10 @@ struct RunFlags {
   std::string logFormat = "json";
   std::string catalog;
   std::string rules;
-  std::string region;     // the cluster's AWS region where its nodes do not say it
+  std::string region;               // the cluster's AWS region where its nodes do not say it
+  std::string karpenterService;     // NAMESPACE/NAME:PORT of Karpenter's metrics
+  std::string karpenterMetricsUrl;  // or its metrics URL
+  std::string karpenterPricesInterval = "5m";
   std::string priceList;  // gpu-placement prices import's file: the region's on-demand prices
   bool leaderElect = false;
   std::string leaderElectionNamespace;  // default: the pod's namespace, else gpu-placement-system

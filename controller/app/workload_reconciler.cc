@@ -285,6 +285,7 @@ void WorkloadReconciler::read(const runtime::ObjectKey& key, Snapshot& snapshot)
   }
   const auto& policy = snapshot.workload->policyName;
   input.policy = engines_.view(policy, caches_.policy(policy));
+  snapshot.engine = engines_.engine(policy);
   snapshot.cluster = engines_.clusterView(policy, input.policy, caches_);
   input.cluster = snapshot.cluster.get();
   input.rollouts.holdsSlot = rollouts_.holds(target);

@@ -75,8 +75,9 @@ class WorkloadReconciler {
     std::optional<core::WorkloadObject> workload;
     std::string workloadResourceVersion;
     std::optional<core::TargetState> target;
-    std::shared_ptr<const core::ClusterView> cluster;  // let go once planned
-    core::WorkloadInput input;                         // points into the fields above
+    std::shared_ptr<const core::ClusterView> cluster;     // let go once planned
+    std::shared_ptr<const core::PlacementEngine> engine;  // input.policy's, held while planned
+    core::WorkloadInput input;                            // points into the fields above
     Snapshot() = default;
     Snapshot(const Snapshot&) = delete;
   };

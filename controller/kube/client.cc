@@ -175,6 +175,14 @@ asio::awaitable<ApiResult<json>> KubeClient::get(std::string path, ManagedFields
                                  managedFields);
 }
 
+asio::awaitable<ApiResult<std::string>> KubeClient::getText(std::string path) {
+  auto response = co_await execute("get", makeRequest(Method::Get, std::move(path)));
+  if (!response) {
+    co_return std::move(response).error();
+  }
+  co_return std::move(response->body);
+}
+
 asio::awaitable<ApiResult<json>> KubeClient::list(std::string pathWithQuery) {
   co_return co_await executeJson("list", makeRequest(Method::Get, std::move(pathWithQuery)));
 }

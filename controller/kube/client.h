@@ -75,6 +75,9 @@ class KubeClient {
 
   asio::awaitable<ApiResult<json>> get(std::string path,
                                        ManagedFields managedFields = ManagedFields::Drop);
+  // A body that is not JSON, such as a service's /metrics through the API
+  // server's service proxy.
+  asio::awaitable<ApiResult<std::string>> getText(std::string path);
   asio::awaitable<ApiResult<json>> list(std::string pathWithQuery);
   // The same, handing each item to `onItem` while parsing; the answer
   // comes back with an empty "items".
