@@ -23,6 +23,36 @@ func startKarpenter(dir, pools, prices string, t tools) error {
 	if err := runLogged(dir, "simcluster", t.simcluster(), args...); err != nil {
 		return err
 	}
+	if err := launchKarpenter(dir, instanceTypes, t); err != nil {
+		return err
+	}
+	return serveOfferingMetrics(dir, instanceTypes, t)
+}
+
+// serveOfferingMetrics serves the offerings' prices and availability that
+// Karpenter's AWS provider publishes and its kwok provider does not, from
+// the instance-types file (read again on every scrape), at the URL in
+// DIR/karpenter-prices.url.
+func serveOfferingMetrics(dir, instanceTypes string, t tools) error {
+	portFile := filepath.Join(dir, "karpenter-prices.port")
+	if err := startComponent(dir, "karpenter-prices", nil, t.simcluster(), "--serve-offering-metrics",
+		"127.0.0.1:0", "--instance-types", instanceTypes, "--port-file", portFile); err != nil {
+		return err
+	}
+	var port []byte
+	if err := waitFor("Karpenter's offering metrics", readyTimeout, dir, "karpenter-prices", func() bool {
+		data, err := os.ReadFile(portFile)
+		port = data
+		return err == nil && len(strings.TrimSpace(string(data))) > 0
+	}); err != nil {
+		return err
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%s/metrics\n", strings.TrimSpace(string(port)))
+	return os.WriteFile(filepath.Join(dir, "karpenter-prices.url"), []byte(url), 0o644)
+}
+
+// launchKarpenter starts Karpenter on the instance-types file as it is.
+func launchKarpenter(dir, instanceTypes string, t tools) error {
 	for attempt := 1; ; attempt++ {
 		ports := pickPorts(2)
 		// The instance-types file as a flag, not its environment variable:
@@ -48,6 +78,20 @@ func startKarpenter(dir, pools, prices string, t tools) error {
 		stopOne(dir, "karpenter")
 		logf("retrying karpenter on other ports")
 	}
+}
+
+// restartKarpenter starts Karpenter again on its instance-types file as it
+// is now: a test that rewrote an offering's price or availability there
+// has Karpenter launch by it.
+func restartKarpenter(dir string, t tools) error {
+	if _, ok := livePid(dir, "karpenter"); !ok {
+		return fail("Karpenter is not running in %s", dir)
+	}
+	stopOne(dir, "karpenter")
+	if err := launchKarpenter(dir, filepath.Join(dir, "karpenter-instance-types.json"), t); err != nil {
+		return fail("Karpenter did not start again; logs in %s/logs", dir)
+	}
+	return nil
 }
 
 // startKarpenterLater starts the Karpenter that start --karpenter-later

@@ -30,7 +30,9 @@ const usage = `scripts/controlplane start DIR [--owner-pid PID] [--audit]
     config/sim/karpenter-launch.yaml), the catalog's types at its prices
     (DIR/karpenter-instance-types.json), or at the prices of the
     PlacementPolicy manifest POLICY's spec.prices where it sets them;
-    returns once it is ready. With --karpenter-later too, the NodePools are
+    returns once it is ready. Beside it, the offering prices and
+    availability Karpenter's AWS provider publishes (its kwok provider does
+    not), served from that file at the URL in DIR/karpenter-prices.url. With --karpenter-later too, the NodePools are
     created but Karpenter waits for start-karpenter DIR (a benchmark fills
     the cluster first). With --no-rollouts, kube-controller-manager runs
     without the Deployment, ReplicaSet, StatefulSet and Job controllers:
@@ -50,6 +52,9 @@ scripts/controlplane restart-apiserver DIR
     Restarts kube-apiserver on the same port; etcd keeps the data.
 scripts/controlplane start-karpenter DIR
     Starts the Karpenter that start --karpenter-later left out.
+scripts/controlplane restart-karpenter DIR
+    Starts Karpenter again on DIR/karpenter-instance-types.json as it is
+    now (a test changed an offering's price or availability there).
 `
 
 // failure ends the command with a message; main prints it and exits 1.
@@ -116,6 +121,7 @@ func run(args []string) error {
 		"status":            status,
 		"restart-apiserver": restartAPIServer,
 		"start-karpenter":   func(dir string) error { return startKarpenterLater(dir, t) },
+		"restart-karpenter": func(dir string) error { return restartKarpenter(dir, t) },
 	}
 	if command, ok := onDir[command]; ok {
 		dir, err := existingDir(rest)

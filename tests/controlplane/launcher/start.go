@@ -216,7 +216,7 @@ func clearPrevious(dir string) error {
 	names := []string{"etcd", "pki", "logs", "kubeconfig", "endpoint", "cluster.pools",
 		"karpenter-instance-types.json", "audit-policy.yaml"}
 	for _, pattern := range []string{"*.pid", "kube-apiserver.*", "kube-scheduler.*",
-		"kube-controller-manager.*", "kwok.*", "karpenter.*"} {
+		"kube-controller-manager.*", "kwok.*", "karpenter.*", "karpenter-prices.*"} {
 		matches, _ := filepath.Glob(filepath.Join(dir, pattern))
 		for _, match := range matches {
 			names = append(names, filepath.Base(match))

@@ -8,6 +8,7 @@
 //	simcluster --catalog config/catalog.yaml --pools config/sim/default.yaml \
 //	    [--kubeconfig FILE] [--wait-ready 120s] [--print] [--karpenter]
 //	simcluster --catalog config/catalog.yaml --pools FILE --instance-types OUT [--prices POLICY]
+//	simcluster --serve-offering-metrics ADDR --instance-types FILE [--port-file FILE]
 //
 // --print writes the objects as YAML to stdout instead of creating them.
 // --karpenter: Karpenter's kwok provider runs and launches nodes; the
@@ -15,6 +16,8 @@
 // --instance-types writes that provider's instance-types file instead;
 // --prices names a PlacementPolicy manifest whose spec.prices replace the
 // catalog's there.
+// --serve-offering-metrics serves the offering prices and availability of
+// that file as Karpenter's AWS provider publishes them (offering_metrics.go).
 package main
 
 import (
@@ -56,7 +59,16 @@ func main() {
 	karpenter := flag.Bool("karpenter", false, "Karpenter's kwok provider runs: NodePools name its KWOKNodeClass, and its CRDs and the KWOKNodeClass are created")
 	instanceTypes := flag.String("instance-types", "", "write Karpenter's kwok instance-types file for the catalog here, and nothing else")
 	prices := flag.String("prices", "", "with --instance-types: a PlacementPolicy manifest whose spec.prices replace the catalog's")
+	serveMetrics := flag.String("serve-offering-metrics", "", "serve Karpenter's offering metrics of the --instance-types file on this address (127.0.0.1:0: any port)")
+	portFile := flag.String("port-file", "", "with --serve-offering-metrics: write the port served here")
 	_ = flag.Parse(os.Args[1:])
+	if *serveMetrics != "" {
+		if err := serveOfferingMetrics(*instanceTypes, *serveMetrics, *portFile); err != nil {
+			fmt.Fprintln(os.Stderr, "simcluster:", err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	o := options{*catalogPath, *poolsPath, *kubeconfig, *kubeletVersion, *printOnly, *waitReady, *workers, *karpenter,
 		*instanceTypes, *prices}
