@@ -124,15 +124,15 @@ asio::awaitable<KarpenterPrices::Change> KarpenterPrices::readOnce() {
     readsTotal_.inc({"ok"});
     lastRead_.set({}, std::chrono::duration<double>(now.time_since_epoch()).count());
     lastGood_ = now;
+    reads_.lastRead = base::formatRfc3339(now);
     failingSince_.reset();
     reads_.failingSince.clear();
     reads_.error.clear();
     reads_.stale = false;
     if (!offerings_ || *offerings_ != *read) {
-      reads_.pricesAsOf = base::formatRfc3339(now);
       offerings_ = std::make_shared<const core::OfferingPrices>(std::move(read).value());
       priced_ = std::make_shared<const core::Catalog>(
-          core::withOfferingPrices(*catalog_, *offerings_, reads_.pricesAsOf));
+          core::withOfferingPrices(*catalog_, *offerings_, reads_.lastRead));
       change.prices = true;
       const auto took = std::chrono::duration<double, std::milli>(clock_.monotonicNow() - started);
       log_.info("Karpenter's prices changed",
@@ -160,6 +160,9 @@ asio::awaitable<KarpenterPrices::Change> KarpenterPrices::readOnce() {
 asio::awaitable<void> KarpenterPrices::run(std::function<void(Change)> changed) {
   while (!stopped_) {
     const auto change = co_await readOnce();
+    if (stopped_) {
+      break;  // the manager is stopping: nothing is weighed again
+    }
     if (change.prices || change.condition) {
       changed(change);
     }

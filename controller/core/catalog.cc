@@ -318,8 +318,8 @@ std::string pricesText(const Catalog& catalog) {
     return "prices of " + catalog.pricesAsOf + " (the catalog's; it names no region)";
   }
   if (catalog.pricesFrom == PricesFrom::Karpenter) {
-    return catalog.region + " prices Karpenter pays, as read at " + catalog.pricesAsOf +
-           " (its offering prices)";
+    // No time: the statuses that name it stay the same while prices move.
+    return catalog.region + " prices Karpenter pays (its offering prices, read live)";
   }
   if (!catalog.spotPricesRegion.empty()) {
     return catalog.region + " on-demand prices of " + catalog.pricesAsOf +

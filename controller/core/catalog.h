@@ -105,8 +105,8 @@ Allocatable allocatableOf(int vcpus, double memoryGiB);
 // price: "us-east-1 prices of 2026-02-09 (the catalog's)", or with an
 // imported price list "eu-central-1 on-demand prices of 2026-11-20 (an
 // imported price list), spot the catalog's us-east-1 snapshot"; with
-// Karpenter's "us-east-1 prices Karpenter pays, as read at
-// 2026-12-01T18:20:00Z (its offering prices)".
+// Karpenter's "us-east-1 prices Karpenter pays (its offering prices, read
+// live)".
 std::string pricesText(const Catalog& catalog);
 
 // Reads a catalog document (config/catalog.yaml, as JSON). Errors name the

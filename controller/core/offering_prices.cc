@@ -156,7 +156,7 @@ Catalog withOfferingPrices(Catalog catalog, const OfferingPrices& prices, const 
 
 KarpenterPricesCondition karpenterPricesCondition(const KarpenterPriceReads& reads) {
   const std::string from = " from " + reads.source;
-  if (reads.pricesAsOf.empty()) {
+  if (reads.lastRead.empty()) {
     return {"Unknown", "NotRead",
             reads.failingSince.empty()
                 ? "Karpenter's prices are not read yet" + from +
@@ -167,12 +167,11 @@ KarpenterPricesCondition karpenterPricesCondition(const KarpenterPriceReads& rea
   if (reads.stale) {
     return {"False", "Stale",
             "Karpenter's prices could not be read" + from + " since " + reads.failingSince + " (" +
-                reads.error + "): the costs shown are its prices as read at " + reads.pricesAsOf +
-                ", which may have changed since"};
+                reads.error + "): the costs shown are its prices as last read at " +
+                reads.lastRead + ", which may have changed since"};
   }
   return {"True", "Current",
-          "the costs shown are Karpenter's prices, unchanged since " + reads.pricesAsOf + ", read" +
-              from + " every " + reads.interval};
+          "the costs shown are Karpenter's prices, read" + from + " every " + reads.interval};
 }
 
 }  // namespace gpuplacement::core

@@ -67,12 +67,13 @@ std::string regionOfZone(std::string_view zone);
 Catalog withOfferingPrices(Catalog catalog, const OfferingPrices& prices, const std::string& asOf);
 
 // How Karpenter's prices have been read, as the operator's refresh loop
-// knows it. Times are RFC 3339; none changes on a read that changes
-// nothing, so that a refresh rewrites no status.
+// knows it. Times are RFC 3339. The condition made of them names no time
+// while the prices are current, so that neither a refresh nor a price
+// change rewrites a status whose costs stay the same.
 struct KarpenterPriceReads {
   std::string source;        // "service karpenter/karpenter:8080", or the URL read
-  std::string interval;      // "5m": how often they are read
-  std::string pricesAsOf;    // when the prices in force were first read; empty: none yet
+  std::string interval;      // "5m0s": how often they are read
+  std::string lastRead;      // the last good read; empty: none yet
   std::string failingSince;  // the first failed read since the last good one; empty: none
   std::string error;         // the first failure's, for the message
   bool stale = false;        // reads have failed for longer than the interval
@@ -82,8 +83,9 @@ struct KarpenterPriceReads {
 
 // The KarpenterPrices condition: True (Current) while the prices in force
 // are Karpenter's and recent; False (Stale) once reads have failed for
-// longer than the interval, naming how old the prices kept are; Unknown
-// (NotRead) before any read succeeded, the catalog's prices in force.
+// longer than the interval, naming when the prices kept were last read;
+// Unknown (NotRead) before any read succeeded, the catalog's prices in
+// force.
 struct KarpenterPricesCondition {
   std::string status;
   std::string reason;

@@ -84,7 +84,9 @@ TEST_CASE("a read that changes the prices reprices the catalog; one that does no
   world.clock.advance(std::chrono::minutes(5));
   change = world.read();
   CHECK(change.prices);
-  CHECK(change.condition);  // "unchanged since" moved
+  // The condition names no time: a status whose costs stay the same is
+  // not rewritten when another type's price moves.
+  CHECK_FALSE(change.condition);
   CHECK(g4dn(world.prices) == 0.7);
   CHECK(world.prices.catalog()->pricesAsOf == "2026-11-22T00:10:00Z");
 }
@@ -112,7 +114,7 @@ TEST_CASE("failed reads keep the last prices, and turn stale after an interval")
   CHECK(stale.reason == "Stale");
   CHECK(stale.message.find("since 2026-11-22T00:05:00Z (http://127.0.0.1:8080/metrics: "
                            "refused)") != std::string::npos);
-  CHECK(stale.message.find("as read at 2026-11-22T00:00:00Z") != std::string::npos);
+  CHECK(stale.message.find("as last read at 2026-11-22T00:00:00Z") != std::string::npos);
   CHECK(g4dn(world.prices) == 0.6);
 
   world.clock.advance(std::chrono::minutes(5));

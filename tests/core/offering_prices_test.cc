@@ -146,8 +146,7 @@ TEST_CASE("the catalog priced by Karpenter: the cheapest available zone, its reg
   CHECK(priced.pricesFrom == PricesFrom::Karpenter);
   CHECK(priced.spotPricesRegion.empty());
   CHECK(pricesText(priced) ==
-        "eu-central-1 prices Karpenter pays, as read at 2026-12-01T18:20:00Z (its offering "
-        "prices)");
+        "eu-central-1 prices Karpenter pays (its offering prices, read live)");
   CHECK(priced.pricesSource.find(std::to_string(shipped.instances.size() - 2) +
                                  " types Karpenter does not price keep us-east-1 prices of " +
                                  shipped.pricesAsOf) != std::string::npos);
@@ -186,7 +185,7 @@ TEST_CASE("the KarpenterPrices condition: current, not read, stale") {
   reads.interval = "5m0s";
   struct Row {
     const char* what;
-    std::string asOf;
+    std::string lastRead;
     std::string failingSince;
     bool stale;
     KarpenterPricesCondition expected;
@@ -212,29 +211,26 @@ TEST_CASE("the KarpenterPrices condition: current, not read, stale") {
        "2026-12-01T18:00:00Z",
        "",
        false,
-       {"True", "Current",
-        "the costs shown are Karpenter's prices, unchanged since 2026-12-01T18:00:00Z, read" +
-            proxy + " every 5m0s"}},
+       {"True", "Current", "the costs shown are Karpenter's prices, read" + proxy + " every 5m0s"}},
       // One failed read is not stale yet: the condition stays.
       {"one failure",
        "2026-12-01T18:00:00Z",
        "2026-12-01T18:20:00Z",
        false,
-       {"True", "Current",
-        "the costs shown are Karpenter's prices, unchanged since 2026-12-01T18:00:00Z, read" +
-            proxy + " every 5m0s"}},
+       {"True", "Current", "the costs shown are Karpenter's prices, read" + proxy + " every 5m0s"}},
       {"stale",
        "2026-12-01T18:00:00Z",
        "2026-12-01T18:20:00Z",
        true,
        {"False", "Stale",
         "Karpenter's prices could not be read" + proxy +
-            " since 2026-12-01T18:20:00Z (HTTP 503): the costs shown are its prices as read at "
+            " since 2026-12-01T18:20:00Z (HTTP 503): the costs shown are its prices as last read "
+            "at "
             "2026-12-01T18:00:00Z, which may have changed since"}},
   };
   for (const auto& row : rows) {
     CAPTURE(row.what);
-    reads.pricesAsOf = row.asOf;
+    reads.lastRead = row.lastRead;
     reads.failingSince = row.failingSince;
     reads.error = row.failingSince.empty() ? "" : "HTTP 503";
     reads.stale = row.stale;
