@@ -100,8 +100,9 @@ KarpenterPrices::KarpenterPrices(MetricsFetch fetch, KarpenterPricesOptions opti
       readsTotal_(metrics.counter("gpu_placement_karpenter_price_reads_total",
                                   "Reads of Karpenter's offering prices, by result (ok, failed)",
                                   {"result"})),
-      lastRead_(metrics.gauge("gpu_placement_karpenter_prices_read_timestamp_seconds",
-                              "When Karpenter's offering prices were last read (Unix seconds)")),
+      readTimestamp_(
+          metrics.gauge("gpu_placement_karpenter_prices_read_timestamp_seconds",
+                        "When Karpenter's offering prices were last read (Unix seconds)")),
       clock_(clock),
       stopping_(clock) {
   reads_.source = options_.source();
@@ -122,10 +123,9 @@ asio::awaitable<KarpenterPrices::Change> KarpenterPrices::readOnce() {
   Change change;
   if (read) {
     readsTotal_.inc({"ok"});
-    lastRead_.set({}, std::chrono::duration<double>(now.time_since_epoch()).count());
+    readTimestamp_.set({}, std::chrono::duration<double>(now.time_since_epoch()).count());
     lastGood_ = now;
     reads_.lastRead = base::formatRfc3339(now);
-    failingSince_.reset();
     reads_.failingSince.clear();
     reads_.error.clear();
     reads_.stale = false;
@@ -144,8 +144,7 @@ asio::awaitable<KarpenterPrices::Change> KarpenterPrices::readOnce() {
     }
   } else {
     readsTotal_.inc({"failed"});
-    if (!failingSince_) {
-      failingSince_ = now;
+    if (reads_.failingSince.empty()) {
       reads_.failingSince = base::formatRfc3339(now);
       reads_.error = read.error().describe();
       log_.warn("cannot read Karpenter's prices; the last ones stay in force",

@@ -77,11 +77,10 @@ class KarpenterPrices {
   std::shared_ptr<const core::Catalog> priced_;
   std::shared_ptr<const core::OfferingPrices> offerings_;
   core::KarpenterPriceReads reads_;
-  std::optional<runtime::SystemTime> lastGood_;
-  std::optional<runtime::SystemTime> failingSince_;
+  std::optional<runtime::SystemTime> lastGood_;  // reads_.lastRead, to measure staleness
   Logger& log_;
   MetricFamily& readsTotal_;
-  MetricFamily& lastRead_;
+  MetricFamily& readTimestamp_;
   const runtime::Clock& clock_;
   bool stopped_ = false;
   runtime::Signal stopping_;

@@ -55,13 +55,11 @@ void PolicyEngines::reprice(std::shared_ptr<const core::Catalog> catalog,
   clusterViews_.clear();
 }
 
-bool PolicyEngines::setKarpenterPrices(const core::KarpenterPricesCondition& condition) {
-  if (karpenterPrices_ == condition) {
-    return false;
+void PolicyEngines::setKarpenterPrices(const core::KarpenterPricesCondition& condition) {
+  if (karpenterPrices_ != condition) {
+    karpenterPrices_ = condition;
+    clusterViews_.clear();
   }
-  karpenterPrices_ = condition;
-  clusterViews_.clear();
-  return true;
 }
 
 core::PolicyView PolicyEngines::view(const std::string& name, const PolicyObject* object) const {

@@ -54,9 +54,8 @@ class PolicyEngines {
   // learn which offerings Karpenter will not launch.
   void reprice(std::shared_ptr<const core::Catalog> catalog,
                std::shared_ptr<const core::OfferingPrices> offerings);
-  // How Karpenter's prices read now (the KarpenterPrices condition): true
-  // when that changed, so that the workloads must be reconciled.
-  bool setKarpenterPrices(const core::KarpenterPricesCondition& condition);
+  // How Karpenter's prices read now (the KarpenterPrices condition).
+  void setKarpenterPrices(const core::KarpenterPricesCondition& condition);
 
   enum class ViewWork : std::uint8_t { Whole, Recount };
   // Told how long each computation or recount of a cluster view took (a

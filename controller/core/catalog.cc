@@ -308,6 +308,11 @@ const InstanceType* Catalog::find(std::string_view type) const {
 }
 
 std::string pricesText(const Catalog& catalog) {
+  if (catalog.pricesFrom == PricesFrom::Karpenter) {
+    // No time: the statuses that name it stay the same while prices move.
+    return (catalog.region.empty() ? "" : catalog.region + " ") +
+           "prices Karpenter pays (its offering prices, read live)";
+  }
   if (catalog.region.empty() && catalog.pricesAsOf.empty()) {
     return "the catalog's (it names no region or date)";
   }
@@ -316,10 +321,6 @@ std::string pricesText(const Catalog& catalog) {
   }
   if (catalog.region.empty()) {
     return "prices of " + catalog.pricesAsOf + " (the catalog's; it names no region)";
-  }
-  if (catalog.pricesFrom == PricesFrom::Karpenter) {
-    // No time: the statuses that name it stay the same while prices move.
-    return catalog.region + " prices Karpenter pays (its offering prices, read live)";
   }
   if (!catalog.spotPricesRegion.empty()) {
     return catalog.region + " on-demand prices of " + catalog.pricesAsOf +

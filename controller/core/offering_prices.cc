@@ -21,23 +21,23 @@ bool before(const Offering& offering, std::string_view type, CapacityType capaci
 
 }  // namespace
 
-std::vector<const Offering*> OfferingPrices::of(std::string_view instanceType,
-                                                CapacityType capacity) const {
-  std::vector<const Offering*> zones;
-  auto it = std::lower_bound(
+std::span<const Offering> OfferingPrices::of(std::string_view instanceType,
+                                             CapacityType capacity) const {
+  const auto first = std::lower_bound(
       offerings.begin(), offerings.end(), 0,
       [&](const Offering& offering, int) { return before(offering, instanceType, capacity); });
-  for (; it != offerings.end() && it->instanceType == instanceType && it->capacity == capacity;
-       ++it) {
-    zones.push_back(&*it);
+  auto last = first;
+  while (last != offerings.end() && last->instanceType == instanceType &&
+         last->capacity == capacity) {
+    ++last;
   }
-  return zones;
+  return {first, last};
 }
 
 bool OfferingPrices::unavailable(std::string_view instanceType, CapacityType capacity) const {
   const auto zones = of(instanceType, capacity);
   return !zones.empty() && std::none_of(zones.begin(), zones.end(),
-                                        [](const Offering* zone) { return zone->available; });
+                                        [](const Offering& zone) { return zone.available; });
 }
 
 Result<OfferingPrices> offeringPricesFromMetrics(std::string_view metrics) {
@@ -114,14 +114,14 @@ Catalog withOfferingPrices(Catalog catalog, const OfferingPrices& prices, const 
     for (const auto capacity : {CapacityType::OnDemand, CapacityType::Spot}) {
       std::optional<double> cheapest;
       std::optional<double> cheapestAvailable;
-      for (const Offering* zone : prices.of(instance.type, capacity)) {
-        ++regions[regionOfZone(zone->zone)];
-        if (!zone->price) {
+      for (const Offering& zone : prices.of(instance.type, capacity)) {
+        ++regions[regionOfZone(zone.zone)];
+        if (!zone.price) {
           continue;
         }
-        cheapest = std::min(cheapest.value_or(*zone->price), *zone->price);
-        if (zone->available) {
-          cheapestAvailable = std::min(cheapestAvailable.value_or(*zone->price), *zone->price);
+        cheapest = std::min(cheapest.value_or(*zone.price), *zone.price);
+        if (zone.available) {
+          cheapestAvailable = std::min(cheapestAvailable.value_or(*zone.price), *zone.price);
         }
       }
       if (cheapest) {
@@ -145,7 +145,7 @@ Catalog withOfferingPrices(Catalog catalog, const OfferingPrices& prices, const 
                                        : "; " + std::to_string(left) +
                                              " types Karpenter does not price keep " +
                                              pricesText(catalog);
-  catalog.region = region.empty() ? catalog.region : region;
+  catalog.region = region;
   catalog.pricesAsOf = asOf;
   catalog.pricesSource = "Karpenter's offering prices (" + std::string(kOfferingPriceMetric) +
                          "), the cheapest available zone of each type and capacity type" + others;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,7 +45,7 @@ struct OfferingPrices {
   // type and marks every one of them unavailable: it will launch none.
   bool unavailable(std::string_view instanceType, CapacityType capacity) const;
   // The zones' offerings of one type and capacity type.
-  std::vector<const Offering*> of(std::string_view instanceType, CapacityType capacity) const;
+  std::span<const Offering> of(std::string_view instanceType, CapacityType capacity) const;
 };
 
 // Karpenter's metrics page (Prometheus text). An error when it is not
@@ -63,7 +64,8 @@ std::string regionOfZone(std::string_view zone);
 // the zone), or its cheapest zone's while none is available (what a node
 // already running costs). A type Karpenter publishes no price for keeps
 // the catalog's, and the source says how many did. The region is the
-// offerings' zones' region.
+// offerings' zones' region (empty when their zones name none: Karpenter's
+// prices are its own region's, whichever that is).
 Catalog withOfferingPrices(Catalog catalog, const OfferingPrices& prices, const std::string& asOf);
 
 // How Karpenter's prices have been read, as the operator's refresh loop

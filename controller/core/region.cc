@@ -88,6 +88,11 @@ std::string others(const ClusterRegion& region) {
 }  // namespace
 
 PricesForRegion pricesForRegion(const Catalog& catalog, const ClusterRegion& region) {
+  if (catalog.region.empty() && catalog.pricesFrom == PricesFrom::Karpenter) {
+    return {"True", "ClusterRegion",
+            "the costs shown are " + pricesText(catalog) +
+                ", in the region Karpenter runs in (its zones name no AWS region)"};
+  }
   if (catalog.region.empty()) {
     return {"Unknown", "PricesRegionUnknown",
             "the catalog names no region for its prices: the costs shown may not be what this "

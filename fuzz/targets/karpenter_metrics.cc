@@ -37,11 +37,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto capacity : {core::CapacityType::OnDemand, core::CapacityType::Spot}) {
       const auto zones = read->of(instance.type, capacity);
       const auto& price = capacity == core::CapacityType::Spot ? instance.spot : instance.onDemand;
-      const bool stated = std::any_of(zones.begin(), zones.end(), [&](const auto* zone) {
-        return zone->price && price && *zone->price == *price;
+      const bool stated = std::any_of(zones.begin(), zones.end(), [&](const core::Offering& zone) {
+        return zone.price && price && *zone.price == *price;
       });
-      const bool priced = std::any_of(zones.begin(), zones.end(),
-                                      [](const auto* zone) { return zone->price.has_value(); });
+      const bool priced = std::any_of(zones.begin(), zones.end(), [](const core::Offering& zone) {
+        return zone.price.has_value();
+      });
       if (priced && !stated) {
         std::abort();  // Karpenter's price, one of its zones'
       }

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include "core/capacity.h"
+#include "core/region.h"
 #include "support/engine_fixture.h"
 
 namespace gpuplacement::core::offering_prices_tests {
@@ -49,10 +50,10 @@ TEST_CASE("Karpenter's offerings, read from its metrics page") {
   CHECK(read->reserved == 1);
   const auto spot = read->of("g4dn.xlarge", CapacityType::Spot);
   REQUIRE(spot.size() == 2);
-  CHECK(spot[0]->zone == "eu-central-1a");
-  CHECK(spot[0]->price == 0.21);
-  CHECK_FALSE(spot[0]->available);
-  CHECK(spot[1]->available);
+  CHECK(spot[0].zone == "eu-central-1a");
+  CHECK(spot[0].price == 0.21);
+  CHECK_FALSE(spot[0].available);
+  CHECK(spot[1].available);
   CHECK(read->of("g4dn.xlarge", CapacityType::OnDemand).size() == 2);
   CHECK(read->of("m5.large", CapacityType::OnDemand).empty());
 
@@ -150,6 +151,30 @@ TEST_CASE("the catalog priced by Karpenter: the cheapest available zone, its reg
   CHECK(priced.pricesSource.find(std::to_string(shipped.instances.size() - 2) +
                                  " types Karpenter does not price keep us-east-1 prices of " +
                                  shipped.pricesAsOf) != std::string::npos);
+}
+
+TEST_CASE("Karpenter's prices where its zones name no AWS region are still its region's") {
+  // Karpenter's kwok provider, or a provider of other zone names.
+  const auto read =
+      offeringPricesFromMetrics(price("g4dn.xlarge", "on-demand", "test-zone-a", 0.6));
+  REQUIRE(read.ok());
+  const auto priced = withOfferingPrices(*testing::shippedCatalog(), *read, "2026-12-01T18:20:00Z");
+  CHECK(priced.region.empty());  // never the catalog's us-east-1
+  CHECK(pricesText(priced) == "prices Karpenter pays (its offering prices, read live)");
+  ClusterState cluster;
+  cluster.regionFlag = "eu-central-1";
+  const auto verdict = pricesForRegion(priced, clusterRegionOf(cluster));
+  CHECK(verdict.status == "True");
+  CHECK(verdict.reason == "ClusterRegion");
+  CHECK(verdict.message ==
+        "the costs shown are prices Karpenter pays (its offering prices, read live), in the "
+        "region Karpenter runs in (its zones name no AWS region)");
+  // With AWS zones, the region is theirs and is checked against the cluster's.
+  const auto aws = withOfferingPrices(*testing::shippedCatalog(),
+                                      *offeringPricesFromMetrics(kMetrics), "2026-12-01T18:20:00Z");
+  CHECK(pricesForRegion(aws, clusterRegionOf(cluster)).reason == "ClusterRegion");
+  cluster.regionFlag = "us-west-2";
+  CHECK(pricesForRegion(aws, clusterRegionOf(cluster)).reason == "OtherRegion");
 }
 
 TEST_CASE("a NodePool launches no offering Karpenter marks unavailable in every zone") {
