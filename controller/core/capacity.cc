@@ -32,29 +32,6 @@ std::optional<std::int64_t> integerOf(const std::string& text) {
   return value;
 }
 
-bool satisfies(const NodeSelectorRequirement& requirement, const std::string* value) {
-  const auto& values = requirement.values;
-  const bool listed = value && std::find(values.begin(), values.end(), *value) != values.end();
-  if (requirement.op == "In") {
-    return listed;
-  }
-  if (requirement.op == "NotIn") {
-    return !listed;
-  }
-  if (requirement.op == "Exists") {
-    return value != nullptr;
-  }
-  if (requirement.op == "DoesNotExist") {
-    return value == nullptr;
-  }
-  if ((requirement.op == "Gt" || requirement.op == "Lt") && value && values.size() == 1) {
-    const auto have = integerOf(*value);
-    const auto bound = integerOf(values.front());
-    return have && bound && (requirement.op == "Gt" ? *have > *bound : *have < *bound);
-  }
-  return false;  // an operator Karpenter does not know selects nothing
-}
-
 std::string describe(const NodeSelectorRequirement& requirement) {
   std::string text = requirement.key + " " + requirement.op;
   for (std::size_t i = 0; i < requirement.values.size(); ++i) {
@@ -74,6 +51,37 @@ bool tolerated(const Toleration& toleration, const Taint& taint) {
 }
 
 }  // namespace
+
+bool satisfies(const NodeSelectorRequirement& requirement, const std::string* value) {
+  const auto& values = requirement.values;
+  const bool listed = value && std::find(values.begin(), values.end(), *value) != values.end();
+  if (requirement.op == "In") {
+    return listed;
+  }
+  if (requirement.op == "NotIn") {
+    return !listed;
+  }
+  if (requirement.op == "Exists") {
+    return value != nullptr;
+  }
+  if (requirement.op == "DoesNotExist") {
+    return value == nullptr;
+  }
+  const bool bounded = requirement.op == "Gt" || requirement.op == "Lt" ||
+                       requirement.op == "Gte" || requirement.op == "Lte";
+  if (bounded && value && values.size() == 1) {
+    const auto have = integerOf(*value);
+    const auto bound = integerOf(values.front());
+    if (!have || !bound) {
+      return false;
+    }
+    return requirement.op == "Gt"    ? *have > *bound
+           : requirement.op == "Lt"  ? *have < *bound
+           : requirement.op == "Gte" ? *have >= *bound
+                                     : *have <= *bound;
+  }
+  return false;  // an operator Karpenter does not know selects nothing
+}
 
 std::map<std::string, std::string> karpenterLabels(const InstanceType& instance,
                                                    const Catalog& catalog, CapacityType capacity) {

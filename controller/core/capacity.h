@@ -23,6 +23,11 @@ namespace gpuplacement::core {
 std::map<std::string, std::string> karpenterLabels(const InstanceType& instance,
                                                    const Catalog& catalog, CapacityType capacity);
 
+// Whether a label's value (null: the label is not set) meets a
+// requirement: In, NotIn, Exists, DoesNotExist, and Gt, Lt, Gte, Lte on
+// integers. An operator Karpenter does not know selects nothing.
+bool satisfies(const NodeSelectorRequirement& requirement, const std::string* value);
+
 // Why the NodePool may not launch a node with these labels (the first
 // requirement that excludes it), or nullopt when it may.
 std::optional<std::string> excludedBy(const NodePoolView& pool,

@@ -307,7 +307,10 @@ const InstanceType* Catalog::find(std::string_view type) const {
   return index < 0 ? nullptr : &instances[index];
 }
 
-std::string pricesText(const Catalog& catalog) {
+namespace {
+
+// pricesText without a word on NodeOverlays.
+std::string basisText(const Catalog& catalog) {
   if (catalog.pricesFrom == PricesFrom::Karpenter) {
     // No time: the statuses that name it stay the same while prices move.
     return (catalog.region.empty() ? "" : catalog.region + " ") +
@@ -328,6 +331,14 @@ std::string pricesText(const Catalog& catalog) {
            " snapshot";
   }
   return catalog.region + " prices of " + catalog.pricesAsOf + " (the catalog's)";
+}
+
+}  // namespace
+
+std::string pricesText(const Catalog& catalog) {
+  const std::string overlays =
+      catalog.nodeOverlays.offeringsPriced > 0 ? ", with Karpenter's NodeOverlays" : "";
+  return basisText(catalog) + overlays;
 }
 
 Result<Catalog> parseCatalog(const json& document) {

@@ -70,6 +70,18 @@ enum class PricesFrom : std::uint8_t {
   Karpenter,  // Karpenter's offering prices (core/offering_prices.h)
 };
 
+// What Karpenter's NodeOverlays did to the prices (core/node_overlays.h).
+struct NodeOverlaysApplied {
+  int offeringsPriced = 0;  // offerings (or types x capacity types) an overlay priced
+  // Overlays the operator did not apply, each with why: refused by
+  // Karpenter, in conflict with another of the same weight, or selecting
+  // on a label the operator cannot see (a NodePool's name or its own
+  // labels; a zone where the prices have none).
+  std::vector<std::string> notApplied;
+
+  bool operator==(const NodeOverlaysApplied&) const = default;
+};
+
 struct Catalog {
   std::string region;
   std::string pricesAsOf;
@@ -80,6 +92,7 @@ struct Catalog {
   std::vector<AcceleratorSpec> accelerators;
   std::vector<InstanceType> instances;  // sorted by type name
   PricesFrom pricesFrom = PricesFrom::Catalog;
+  NodeOverlaysApplied nodeOverlays;
 
   const InstanceType* find(std::string_view type) const;
   int indexOf(std::string_view type) const;

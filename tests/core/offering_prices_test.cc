@@ -13,14 +13,21 @@
 namespace gpuplacement::core::offering_prices_tests {
 namespace {
 
+// Appended, not concatenated: g++ 12 at -O3 warns falsely on `string + "..."`.
+std::string sample(std::string_view metric, const char* type, const char* capacity,
+                   const char* zone, const std::string& value) {
+  std::string line(metric);
+  line.append("{capacity_type=\"").append(capacity).append("\",instance_type=\"").append(type);
+  line.append("\",zone=\"").append(zone).append("\"} ").append(value).append("\n");
+  return line;
+}
+
 std::string price(const char* type, const char* capacity, const char* zone, double value) {
-  return std::string(kOfferingPriceMetric) + "{capacity_type=\"" + capacity +
-         "\",instance_type=\"" + type + "\",zone=\"" + zone + "\"} " + std::to_string(value) + "\n";
+  return sample(kOfferingPriceMetric, type, capacity, zone, std::to_string(value));
 }
 
 std::string available(const char* type, const char* capacity, const char* zone, bool yes) {
-  return std::string(kOfferingAvailableMetric) + "{capacity_type=\"" + capacity +
-         "\",instance_type=\"" + type + "\",zone=\"" + zone + "\"} " + (yes ? "1" : "0") + "\n";
+  return sample(kOfferingAvailableMetric, type, capacity, zone, yes ? "1" : "0");
 }
 
 // g4dn.xlarge on demand in two zones, spot in two at different prices (the
