@@ -91,7 +91,7 @@ asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::patchPod(std::string ns, s
 void ApiWrites::noteRefusal(const std::string& what, const std::string& ns, bool forbidden) {
   const std::string key = what + "|" + ns;
   if (forbidden) {
-    refused_[key] = what + " in namespace " + ns;
+    refused_[key] = ns.empty() ? what : what + " in namespace " + ns;
   } else {
     refused_.erase(key);
   }
@@ -133,6 +133,36 @@ asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::replacePolicyStatus(std::s
   const auto patch = replaceStatus(status);
   auto result = co_await client_.patch(path, patch, kube::PatchType::Json);
   if (!result) {
+    co_return result.error();
+  }
+  co_return base::Ok{};
+}
+
+asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::createNodeOverlay(json object) {
+  auto result = co_await client_.create(nodeOverlaysPath(), object);
+  noteRefusal("create nodeoverlays.karpenter.sh", "", !result && result.error().forbidden());
+  if (!result) {
+    co_return result.error();
+  }
+  co_return base::Ok{};
+}
+
+asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::patchNodeOverlaySpec(std::string name,
+                                                                           json spec) {
+  json patch = json::object();
+  patch["spec"] = std::move(spec);
+  auto result = co_await client_.patch(nodeOverlayPath(name), patch, kube::PatchType::Merge);
+  noteRefusal("patch nodeoverlays.karpenter.sh", "", !result && result.error().forbidden());
+  if (!result) {
+    co_return result.error();
+  }
+  co_return base::Ok{};
+}
+
+asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::deleteNodeOverlay(std::string name) {
+  auto result = co_await client_.remove(nodeOverlayPath(name));
+  noteRefusal("delete nodeoverlays.karpenter.sh", "", !result && result.error().forbidden());
+  if (!result && !result.error().notFound()) {
     co_return result.error();
   }
   co_return base::Ok{};

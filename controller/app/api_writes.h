@@ -49,6 +49,12 @@ class ApiWrites {
                                                                          nlohmann::json status);
   asio::awaitable<kube::ApiResult<base::Ok>> replacePolicyStatus(std::string name,
                                                                  nlohmann::json status);
+  // The NodeOverlays sharing a policy's prices (core/price_sharing.h): a
+  // whole object created, a spec merged in, one deleted (404: already gone).
+  asio::awaitable<kube::ApiResult<base::Ok>> createNodeOverlay(nlohmann::json object);
+  asio::awaitable<kube::ApiResult<base::Ok>> patchNodeOverlaySpec(std::string name,
+                                                                  nlohmann::json spec);
+  asio::awaitable<kube::ApiResult<base::Ok>> deleteNodeOverlay(std::string name);
   // The whole finalizer list, with a resourceVersion precondition.
   asio::awaitable<kube::ApiResult<base::Ok>> setFinalizers(std::string ns, std::string name,
                                                            std::string resourceVersion,

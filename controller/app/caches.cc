@@ -129,6 +129,27 @@ void ObjectCaches::enableNodePools() {
   });
 }
 
+void ObjectCaches::enableNodeOverlays() {
+  nodeOverlays_ = &caches_.add<core::NodeOverlay>(
+      {"nodeoverlays", [](const std::string&) { return nodeOverlaysPath(); }, false, false},
+      core::nodeOverlayFromJson);
+  nodeOverlays_->addHandler([this](const std::string&, const core::NodeOverlay* previous,
+                                   const core::NodeOverlay* current) {
+    if (!previous || !current || !(*previous == *current)) {
+      nodeOverlaysChanged_.notify();
+    }
+  });
+}
+
+std::vector<core::NodeOverlay> ObjectCaches::nodeOverlays() const {
+  std::vector<core::NodeOverlay> overlays;
+  if (nodeOverlays_) {
+    nodeOverlays_->forEach(
+        [&](const std::string&, const core::NodeOverlay& overlay) { overlays.push_back(overlay); });
+  }
+  return overlays;
+}
+
 asio::awaitable<void> ObjectCaches::run() {
   caches_.start();
   co_return;

@@ -14,6 +14,7 @@
 #include "core/capacity.h"
 #include "core/catalog.h"
 #include "core/cluster.h"
+#include "core/node_overlays.h"
 #include "core/rules.h"
 #include "core/workload_plan.h"
 #include "runtime/cache_set.h"
@@ -71,6 +72,16 @@ class ObjectCaches {
   // Karpenter's NodePool CRD is served: watch NodePools too. Before or
   // after run(); once.
   void enableNodePools();
+  // Karpenter's NodeOverlay CRD is served: watch NodeOverlays too. Before
+  // or after run(); once.
+  void enableNodeOverlays();
+  // A NodeOverlay was added, edited or deleted, or Karpenter's verdict on
+  // one moved.
+  runtime::EventSource<>& nodeOverlaysChanged() { return nodeOverlaysChanged_; }
+  // NodeOverlays are served and listed.
+  bool nodeOverlaysKnown() const { return nodeOverlays_ && nodeOverlays_->synced(); }
+  // The NodeOverlays as cached (none before enableNodeOverlays()).
+  std::vector<core::NodeOverlay> nodeOverlays() const;
   asio::awaitable<void> run();  // starts the informers; they run until stop()
   asio::awaitable<void> waitForSync() { return caches_.waitForSync(); }
   void stop() { caches_.stop(); }
@@ -145,6 +156,7 @@ class ObjectCaches {
  private:
   using NodeCache = runtime::Cache<core::NodeView>;
   using NodePoolCache = runtime::Cache<core::NodePoolView>;
+  using NodeOverlayCache = runtime::Cache<core::NodeOverlay>;
 
   const TargetCache& targetCache(core::TargetKind kind) const {
     return *targets_[static_cast<std::size_t>(kind)];
@@ -160,7 +172,8 @@ class ObjectCaches {
   std::array<TargetCache*, core::kTargetKinds.size()> targets_{};  // in kTargetKinds' order
   NodeCache* nodes_ = nullptr;
   PodCache* pods_ = nullptr;
-  NodePoolCache* nodePools_ = nullptr;  // only when the CRD is served
+  NodePoolCache* nodePools_ = nullptr;        // only when the CRD is served
+  NodeOverlayCache* nodeOverlays_ = nullptr;  // only when the CRD is served
   // The project's indexes.
   const WorkloadCache::Index<TargetKey>* byTarget_ = nullptr;  // the GpuWorkloads that target it
   // Per kind: GpuWorkload ("ns/name") -> the targets whose ownership
@@ -171,6 +184,7 @@ class ObjectCaches {
   TargetChanges targetChanges_;
   runtime::EventSource<const TargetKey&> pendingPodsChanged_;
   runtime::EventSource<> nodePoolsChanged_;
+  runtime::EventSource<> nodeOverlaysChanged_;
   ClusterRoom room_;
   std::uint64_t clusterGeneration_ = 0;  // Nodes and NodePools the view reads
   // A count, not an index: the policies' statuses only say how many.

@@ -34,6 +34,7 @@ Manager::Manager(asio::any_io_executor executor, kube::KubeClient& client,
                            options_.region},
               logger, clock),
       engines_(catalog, rules),
+      catalog_(catalog),
       writes_(client, logger, clock, options_.instance),
       events_(writes_, logger, metrics, clock, options_.events),
       controllerMetrics_(metrics),
@@ -56,6 +57,7 @@ Manager::Manager(asio::any_io_executor executor, kube::KubeClient& client,
                                                 logger, metrics, clock);
     engines_.setKarpenterPrices(prices_->condition());
   }
+  caches_.nodeOverlaysChanged().addHandler([this] { nodeOverlaysChanged(); });
   caches_.registerMetrics(metrics);
   registerGauges(metrics);
   // Its count is the computations; at scale, the whole ones are the cost
@@ -99,29 +101,45 @@ void Manager::registerGauges(MetricsRegistry& metrics) {
   });
 }
 
-asio::awaitable<void> Manager::discoverNodePools() {
-  std::chrono::seconds backoff{1};
-  while (!stopped_) {
-    auto resources = co_await client_.get("/apis/karpenter.sh/v1");
-    if (resources) {
-      const auto& list = base::memberOf(*resources, "resources");
-      const bool served =
-          list.is_array() && std::any_of(list.begin(), list.end(), [](const auto& resource) {
-            return base::stringMember(resource, "name") == "nodepools";
-          });
-      if (served && !stopped_) {
-        caches_.enableNodePools();
-        log_.info("Karpenter's NodePools are served: placing on what they may launch too");
+asio::awaitable<void> Manager::discoverKarpenter() {
+  // Each group version Karpenter serves, and what of it the operator
+  // watches there.
+  struct Served {
+    const char* groupVersion;
+    const char* resource;
+    void (ObjectCaches::*enable)();
+    const char* said;
+  };
+  static constexpr Served kServed[] = {
+      {"/apis/karpenter.sh/v1", "nodepools", &ObjectCaches::enableNodePools,
+       "Karpenter's NodePools are served: placing on what they may launch too"},
+      {"/apis/karpenter.sh/v1alpha1", "nodeoverlays", &ObjectCaches::enableNodeOverlays,
+       "Karpenter's NodeOverlays are served: pricing as Karpenter weighs its offerings"},
+  };
+  for (const auto& served : kServed) {
+    std::chrono::seconds backoff{1};
+    while (!stopped_) {
+      auto resources = co_await client_.get(served.groupVersion);
+      if (resources) {
+        const auto& list = base::memberOf(*resources, "resources");
+        const bool listed =
+            list.is_array() && std::any_of(list.begin(), list.end(), [&](const auto& resource) {
+              return base::stringMember(resource, "name") == served.resource;
+            });
+        if (listed && !stopped_) {
+          (caches_.*served.enable)();
+          log_.info(served.said);
+        }
+        break;
       }
-      co_return;
+      if (resources.error().notFound()) {
+        break;  // not installed
+      }
+      log_.debug("asking whether Karpenter's resources are served",
+                 {{"groupVersion", served.groupVersion}, {"error", resources.error().describe()}});
+      co_await stopping_.waitFor(backoff);
+      backoff = std::min(backoff * 2, std::chrono::seconds(60));
     }
-    if (resources.error().notFound()) {
-      co_return;  // Karpenter is not installed
-    }
-    log_.debug("asking whether Karpenter's NodePools are served",
-               {{"error", resources.error().describe()}});
-    co_await stopping_.waitFor(backoff);
-    backoff = std::min(backoff * 2, std::chrono::seconds(60));
   }
 }
 
@@ -141,12 +159,41 @@ asio::awaitable<void> Manager::discoverServer() {
 
 void Manager::pricesChanged(KarpenterPrices::Change change) {
   if (change.prices) {
-    engines_.reprice(prices_->catalog(), prices_->offerings());
+    reprice();
   }
   engines_.setKarpenterPrices(prices_->condition());
   // Re-placement on a new price goes through the hysteresis, cooldown and
   // rollout budget, as on a policy's.
   workloads_.enqueueAll();
+}
+
+void Manager::nodeOverlaysChanged() {
+  if (overlaysPending_) {
+    return;
+  }
+  overlaysPending_ = true;
+  // A list delivers every overlay as one event each: weigh them once.
+  asio::post(executor_, [this] {
+    overlaysPending_ = false;
+    auto overlays = caches_.nodeOverlays();
+    std::sort(overlays.begin(), overlays.end(),
+              [](const auto& a, const auto& b) { return a.name < b.name; });
+    if (stopped_ || overlays == overlays_) {
+      return;
+    }
+    overlays_ = std::move(overlays);
+    reprice();
+    workloads_.enqueueAll();
+    policies_.enqueueAll();  // whether Karpenter shares their prices
+  });
+}
+
+void Manager::reprice() {
+  const auto offerings = prices_ ? prices_->offerings() : nullptr;
+  const auto asOf = prices_ ? prices_->catalog()->pricesAsOf : std::string();
+  engines_.reprice(std::make_shared<const core::Catalog>(
+                       core::pricedAsKarpenter(*catalog_, offerings.get(), asOf, overlays_)),
+                   offerings);
 }
 
 asio::awaitable<void> Manager::run() {
@@ -157,7 +204,7 @@ asio::awaitable<void> Manager::run() {
                    asio::detached);
   }
   co_await caches_.run();
-  asio::co_spawn(executor_, discoverNodePools(), asio::detached);
+  asio::co_spawn(executor_, discoverKarpenter(), asio::detached);
   // Reconcilers start once every cache is full, as in controller-runtime,
   // so no reconcile sees a half-listed world.
   co_await caches_.waitForSync();

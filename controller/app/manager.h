@@ -66,11 +66,11 @@ class Manager {
   std::string refusals() const { return writes_.refusals(); }
 
  private:
-  // Whether the server serves Karpenter's NodePools (discovery, once at
-  // start: a Karpenter installed later is seen after a restart).
   // Asks the API server, until it answers, whether Karpenter's NodePools
-  // are served; then watches them too. Never holds up the start.
-  asio::awaitable<void> discoverNodePools();
+  // and NodeOverlays are served (discovery, once at start: a Karpenter
+  // installed later is seen after a restart); then watches them too.
+  // Never holds up the start.
+  asio::awaitable<void> discoverKarpenter();
   // What the API server lets change on a suspended Job, from its version.
   asio::awaitable<void> discoverServer();
   asio::awaitable<void> resyncLoop();
@@ -82,6 +82,12 @@ class Manager {
   // Karpenter's prices changed, or how they read: the engines and cluster
   // views take them, and every workload is weighed again.
   void pricesChanged(KarpenterPrices::Change change);
+  // The NodeOverlays changed: once the burst of events is over, the prices
+  // are weighed again if what they set moved.
+  void nodeOverlaysChanged();
+  // The engines take the catalog priced as Karpenter weighs it now: its
+  // prices where they are read, with the NodeOverlays cached.
+  void reprice();
   void registerGauges(MetricsRegistry& metrics);
 
   asio::any_io_executor executor_;
@@ -91,7 +97,10 @@ class Manager {
   kube::KubeListWatchClient listWatch_;
   ObjectCaches caches_;
   PolicyEngines engines_;
-  std::unique_ptr<KarpenterPrices> prices_;  // null unless options_.karpenterPrices.enabled()
+  std::shared_ptr<const core::Catalog> catalog_;  // as loaded: what every repricing starts from
+  std::unique_ptr<KarpenterPrices> prices_;       // null unless options_.karpenterPrices.enabled()
+  std::vector<core::NodeOverlay> overlays_;       // those in force
+  bool overlaysPending_ = false;                  // a re-read is posted
   ApiWrites writes_;
   EventRecorder events_;
   ControllerMetrics controllerMetrics_;

@@ -54,6 +54,8 @@ class PolicyEngines {
   // learn which offerings Karpenter will not launch.
   void reprice(std::shared_ptr<const core::Catalog> catalog,
                std::shared_ptr<const core::OfferingPrices> offerings);
+  // The catalog every engine is built on: priced as Karpenter weighs it.
+  const std::shared_ptr<const core::Catalog>& catalog() const { return catalog_; }
   // How Karpenter's prices read now (the KarpenterPrices condition).
   void setKarpenterPrices(const core::KarpenterPricesCondition& condition);
 

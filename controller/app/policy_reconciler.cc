@@ -1,5 +1,7 @@
 #include "app/policy_reconciler.h"
 
+#include "base/json_access.h"
+#include "core/price_sharing.h"
 #include "runtime/controller_builder.h"
 
 namespace gpuplacement::app {
@@ -75,11 +77,61 @@ void PolicyReconciler::policyChanged(const std::string& name, const PolicyObject
   workloads_.enqueueWorkloadsOf(name);
 }
 
+asio::awaitable<std::vector<std::string>> PolicyReconciler::shareWithKarpenter(
+    const std::string& name, const std::string& uid, const core::Policy* policy,
+    std::string& failed) {
+  if (!caches_.nodeOverlaysKnown()) {
+    co_return std::vector<std::string>{};
+  }
+  auto writes = core::overlayWrites(name, uid, policy, caches_.nodeOverlays());
+  const auto note = [&](const char* verb, const std::string& overlay, const auto& result) {
+    if (!result) {
+      log_.warn("cannot write a NodeOverlay sharing a policy's prices",
+                {{"policy", name},
+                 {"nodeOverlay", overlay},
+                 {"verb", verb},
+                 {"error", result.error().describe()}});
+      if (failed.empty()) {
+        failed = std::string(verb) + " NodeOverlay " + overlay + ": " + result.error().describe();
+      }
+    } else {
+      log_.info("NodeOverlay sharing a policy's prices",
+                {{"policy", name}, {"nodeOverlay", overlay}, {"verb", verb}});
+    }
+  };
+  for (auto& object : writes.create) {
+    const auto overlay = base::stringMember(base::memberOf(object, "metadata"), "name");
+    note("create", overlay, co_await writes_.createNodeOverlay(std::move(object)));
+  }
+  for (auto& [overlay, spec] : writes.update) {
+    note("update", overlay, co_await writes_.patchNodeOverlaySpec(overlay, std::move(spec)));
+  }
+  for (const auto& overlay : writes.remove) {
+    note("delete", overlay, co_await writes_.deleteNodeOverlay(overlay));
+  }
+  co_return std::move(writes.taken);
+}
+
 asio::awaitable<ReconcileResult> PolicyReconciler::reconcile(const runtime::ObjectKey& key) {
   const std::string name = key.name;
   const auto* object = caches_.policy(name);
   if (!object) {
-    co_return ReconcileResult::done();
+    // Its NodeOverlays go with it (their owner reference would have the
+    // garbage collector delete them too, later).
+    std::string failed;
+    co_await shareWithKarpenter(name, "", nullptr, failed);
+    co_return failed.empty() ? ReconcileResult::done() : ReconcileResult::error(failed);
+  }
+  // The version in force shares its prices, or stops sharing them; an
+  // invalid edit changes nothing.
+  const auto engine = engines_.generationInForce(name) ? engines_.engine(name) : nullptr;
+  const core::Policy* inForce = engine ? &engine->policy() : nullptr;
+  std::string failed;
+  const std::string uid = object->uid;
+  auto taken = co_await shareWithKarpenter(name, uid, inForce, failed);
+  object = caches_.policy(name);  // the cache may have moved while writing
+  if (!object || object->uid != uid) {
+    co_return ReconcileResult::requeue(std::chrono::seconds(0));
   }
   core::PolicyStatusInput input;
   input.generation = object->generation;
@@ -88,6 +140,18 @@ asio::awaitable<ReconcileResult> PolicyReconciler::reconcile(const runtime::Obje
   input.workloads = caches_.workloadsOfPolicy(name);
   input.conditions = object->conditions;
   input.now = clock_.systemNow();
+  core::PriceSharingInput sharing;
+  sharing.policy = inForce;
+  sharing.karpenter = engines_.catalog().get();
+  sharing.nodeOverlaysServed = caches_.nodeOverlaysKnown();
+  for (auto& overlay : caches_.nodeOverlays()) {
+    if (overlay.pricesOf == name) {
+      sharing.shared.push_back(std::move(overlay));
+    }
+  }
+  sharing.taken = std::move(taken);
+  sharing.generation = object->generation;
+  input.pricesShared = core::pricesSharedCondition(sharing);
   auto status = [&] {
     // Not held past this: a view no one holds is recounted in place.
     const auto cluster = engines_.clusterView(name, engines_.view(name, object), caches_);
@@ -99,7 +163,8 @@ asio::awaitable<ReconcileResult> PolicyReconciler::reconcile(const runtime::Obje
   if (core::statusDigest(status) == object->statusHash) {
     // The cluster moves without an event of the policy: look again later
     // (no request unless what the status says changed).
-    co_return ReconcileResult::requeue(kClusterRefresh);
+    co_return failed.empty() ? ReconcileResult::requeue(kClusterRefresh)
+                             : ReconcileResult::error(failed);
   }
   auto storedCount = status;
   storedCount["workloads"] = object->workloadCount;
@@ -115,6 +180,9 @@ asio::awaitable<ReconcileResult> PolicyReconciler::reconcile(const runtime::Obje
   auto written = co_await writes_.replacePolicyStatus(name, std::move(status));
   if (!written && !written.error().notFound()) {
     co_return ReconcileResult::error("writing the policy status: " + written.error().describe());
+  }
+  if (!failed.empty()) {
+    co_return ReconcileResult::error(failed);
   }
   co_return ReconcileResult::requeue(kClusterRefresh);
 }

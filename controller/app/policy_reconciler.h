@@ -30,6 +30,14 @@ class PolicyReconciler {
   asio::awaitable<runtime::ReconcileResult> reconcile(const runtime::ObjectKey& key);
   // Keeps the engine in force up to date, and wakes its workloads.
   void policyChanged(const std::string& name, const PolicyObject* current);
+  // Writes, edits and deletes the NodeOverlays that share the prices of
+  // `policy` (null: none, the policy is gone or shares nothing). Answers
+  // the names someone else's overlays hold, and sets `failed` to the first
+  // write the server refused.
+  asio::awaitable<std::vector<std::string>> shareWithKarpenter(const std::string& name,
+                                                               const std::string& uid,
+                                                               const core::Policy* policy,
+                                                               std::string& failed);
 
   ObjectCaches& caches_;
   PolicyEngines& engines_;

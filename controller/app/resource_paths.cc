@@ -68,4 +68,12 @@ std::string nodePoolsPath() {
   return "/apis/karpenter.sh/v1/nodepools";
 }
 
+std::string nodeOverlaysPath() {
+  return "/apis/karpenter.sh/v1alpha1/nodeoverlays";
+}
+
+std::string nodeOverlayPath(const std::string& name) {
+  return nodeOverlaysPath() + "/" + name;
+}
+
 }  // namespace gpuplacement::app

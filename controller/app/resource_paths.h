@@ -25,5 +25,7 @@ std::string unfinishedPodsPath();
 std::string nodesPath();
 // Karpenter's NodePools (karpenter.sh/v1).
 std::string nodePoolsPath();
+std::string nodeOverlaysPath();
+std::string nodeOverlayPath(const std::string& name);
 
 }  // namespace gpuplacement::app

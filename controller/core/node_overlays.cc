@@ -170,7 +170,9 @@ void applyOverlays(std::vector<PricedItem>& items, const std::vector<NodeOverlay
 
 NodeOverlay nodeOverlayFromJson(const json& object) {
   NodeOverlay overlay;
-  overlay.name = stringMember(memberOf(object, "metadata"), "name");
+  const auto& metadata = memberOf(object, "metadata");
+  overlay.name = stringMember(metadata, "name");
+  overlay.pricesOf = stringMember(memberOf(metadata, "labels"), "gpuplacement.io/prices-of");
   const auto& spec = memberOf(object, "spec");
   overlay.price = stringMember(spec, "price");
   overlay.priceAdjustment = stringMember(spec, "priceAdjustment");
@@ -190,8 +192,11 @@ NodeOverlay nodeOverlayFromJson(const json& object) {
   if (const auto& conditions = memberOf(memberOf(object, "status"), "conditions");
       conditions.is_array()) {
     for (const auto& condition : conditions) {
-      if (stringMember(condition, "type") == "ValidationSucceeded" &&
-          stringMember(condition, "status") == "False") {
+      if (stringMember(condition, "type") != "ValidationSucceeded") {
+        continue;
+      }
+      overlay.validated = stringMember(condition, "status") == "True";
+      if (stringMember(condition, "status") == "False") {
         overlay.refused =
             stringMember(condition, "reason") + ": " + stringMember(condition, "message");
       }

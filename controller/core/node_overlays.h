@@ -30,6 +30,10 @@ struct NodeOverlay {
   // Karpenter refused it (its ValidationSucceeded condition is False): the
   // reason and message, empty while it has not.
   std::string refused;
+  bool validated = false;  // Karpenter accepted it (ValidationSucceeded True)
+  // The PlacementPolicy whose prices it shares (label
+  // gpuplacement.io/prices-of); empty: not the operator's.
+  std::string pricesOf;
 
   bool operator==(const NodeOverlay&) const = default;
   bool pricesOfferings() const { return !price.empty() || !priceAdjustment.empty(); }

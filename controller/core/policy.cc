@@ -407,9 +407,9 @@ Result<Policy> parsePolicySpec(const json& specValue, const Catalog& catalog,
   if (auto ok = spec.requireObject(true); !ok) {
     return ok.error();
   }
-  if (auto ok = spec.onlyKeys({"prices", "disabledInstanceTypes", "hoursPerMonth", "costModel",
-                               "memoryFillPercent", "memoryOverheads", "rules", "nodeLabels",
-                               "tiers", "replacement", "capacity", "placeAt"});
+  if (auto ok = spec.onlyKeys({"prices", "priceSharing", "disabledInstanceTypes", "hoursPerMonth",
+                               "costModel", "memoryFillPercent", "memoryOverheads", "rules",
+                               "nodeLabels", "tiers", "replacement", "capacity", "placeAt"});
       !ok) {
     return ok.error();
   }
@@ -427,6 +427,11 @@ Result<Policy> parsePolicySpec(const json& specValue, const Catalog& catalog,
     }
     policy.disabledInstanceTypes.insert((*disabled)[i]);
   }
+  auto sharing = spec.optionalEnum<PriceSharing>("priceSharing");
+  if (!sharing) {
+    return sharing.error();
+  }
+  policy.priceSharing = sharing->value_or(policy.priceSharing);
   auto placeAt = spec.optionalEnum<PlaceAt>("placeAt");
   if (!placeAt) {
     return placeAt.error();

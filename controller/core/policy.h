@@ -125,6 +125,7 @@ struct CapacitySettings {
 // Everything a PlacementPolicy can set; the defaults are the built-in policy.
 struct Policy {
   std::map<std::string, PriceOverride> prices;
+  PriceSharing priceSharing = PriceSharing::None;  // whether Karpenter weighs them too
   std::set<std::string> disabledInstanceTypes;
   double hoursPerMonth = 730;
   // WholeInstance (default): replicas pack onto nodes of the chosen type

@@ -398,6 +398,9 @@ json policyStatus(const PolicyStatusInput& input) {
       status["nodeLabels"]["why"] = cluster->labels.why;
     }
   }
+  if (input.pricesShared) {
+    setCondition(conditions, *input.pricesShared, now);
+  }
   status["conditions"] = conditionsToJson(conditions);
   return status;
 }

@@ -152,6 +152,9 @@ struct PolicyStatusInput {
   Timestamp now;
   // What the version in force sees of the cluster; null: nothing to report.
   const ClusterView* cluster = nullptr;
+  // Whether Karpenter weighs the policy's prices (core/price_sharing.h);
+  // nullopt: nothing to report.
+  std::optional<Condition> pricesShared;
 };
 
 // Adds status.capacity, status.nodeLabels and the CapacityKnown condition

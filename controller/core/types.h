@@ -46,6 +46,10 @@ enum class LabelScheme : std::uint8_t { InstanceType, Karpenter, GPUFeatureDisco
 // until an apply takes either field back whole (a GitOps tool re-applying
 // a manifest that sets its own), then the pods (core/template_patch.h).
 enum class PlaceAt : std::uint8_t { Auto, PodTemplate, Pods };
+// Whether a PlacementPolicy's own prices are Karpenter's too: None keeps
+// them the operator's; NodeOverlay writes one NodeOverlay per price, so
+// that Karpenter launches and consolidates by them (core/price_sharing.h).
+enum class PriceSharing : std::uint8_t { None, NodeOverlay };
 // The link between the devices of one instance, which bounds how well a
 // replica split across them scales (core/performance_model.h).
 enum class Interconnect : std::uint8_t { None, PCIe, NVLink, NVSwitch, NeuronLink };
@@ -76,6 +80,7 @@ GPUPLACEMENT_ENUM_NAMES(core::CostModel, "cost model", "AcceleratorShare", "Whol
 GPUPLACEMENT_ENUM_NAMES(core::LabelScheme, "label scheme", "InstanceType", "Karpenter",
                         "GPUFeatureDiscovery", "Auto");
 GPUPLACEMENT_ENUM_NAMES(core::PlaceAt, "place at", "Auto", "PodTemplate", "Pods");
+GPUPLACEMENT_ENUM_NAMES(core::PriceSharing, "price sharing", "None", "NodeOverlay");
 GPUPLACEMENT_ENUM_NAMES(core::Interconnect, "interconnect", "None", "PCIe", "NVLink", "NVSwitch",
                         "NeuronLink");
 

@@ -12,7 +12,7 @@ namespace {
 
 NodeOverlay overlay(const char* name, std::vector<NodeSelectorRequirement> requirements,
                     const char* price, const char* adjustment, int weight = 0) {
-  return NodeOverlay{name, std::move(requirements), price, adjustment, weight, ""};
+  return NodeOverlay{name, std::move(requirements), price, adjustment, weight, "", false, ""};
 }
 
 NodeSelectorRequirement in(const char* key, std::vector<std::string> values) {
@@ -38,6 +38,8 @@ TEST_CASE("a NodeOverlay read from the API") {
   CHECK(read.priceAdjustment == "-20%");
   CHECK(read.price.empty());
   CHECK(read.refused.empty());
+  CHECK(read.validated);
+  CHECK(read.pricesOf.empty());
   REQUIRE(read.requirements.size() == 1);
   CHECK(read.requirements[0].values == std::vector<std::string>{"l40s"});
 
@@ -152,7 +154,8 @@ TEST_CASE("the catalog's prices with the overlays: weight, conflicts, labels uns
        2,  // g5.xlarge on demand and spot
        {"zone: it selects zones, and these prices name none"}},
       {"refused by Karpenter",
-       {NodeOverlay{"bad", {in(kType, {"g6e.xlarge"})}, "0.1", "", 0, "Conflict: with another"}},
+       {NodeOverlay{
+           "bad", {in(kType, {"g6e.xlarge"})}, "0.1", "", 0, "Conflict: with another", false, ""}},
        g6e,
        g6eSpot,
        g5,

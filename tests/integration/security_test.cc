@@ -173,6 +173,11 @@ const std::set<std::string> kCalls = {
     "list nodes",
     "list pods",
     "list nodepools.karpenter.sh",
+    "watch nodeoverlays.karpenter.sh",  // pricing as Karpenter does (app/caches.cc)
+    "list nodeoverlays.karpenter.sh",
+    "create nodeoverlays.karpenter.sh",  // sharing a policy's prices (app/policy_reconciler.cc)
+    "patch nodeoverlays.karpenter.sh",
+    "delete nodeoverlays.karpenter.sh",
     "patch pods",  // placing the pods behind the scheduling gate (app/pod_release_reconciler.cc)
     "get leases.coordination.k8s.io",  // leader election (kube/leader_election.cc)
     "create leases.coordination.k8s.io",

@@ -60,7 +60,9 @@ func launchKarpenter(dir, instanceTypes string, t tools) error {
 		err := startComponent(dir, "karpenter", []string{"KUBECONFIG=" + filepath.Join(dir, "kubeconfig")},
 			filepath.Join(t.karpenterBin, "karpenter"), "--instance-types-file-path", instanceTypes,
 			"--disable-leader-election", "--metrics-port", strconv.Itoa(ports[0]),
-			"--health-probe-port", strconv.Itoa(ports[1]), "--log-level", "info")
+			"--health-probe-port", strconv.Itoa(ports[1]), "--log-level", "info",
+			// NodeOverlays weigh prices as in an EKS cluster that enables them.
+			"--feature-gates", "NodeOverlay=true")
 		if err != nil {
 			return err
 		}
