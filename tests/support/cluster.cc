@@ -30,7 +30,9 @@ std::string plural(const std::string& kind) {
   for (char c : kind) {
     lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
-  if (lower.size() > 1 && lower.back() == 'y') {
+  // policy -> policies, but nodeoverlay -> nodeoverlays.
+  if (lower.size() > 1 && lower.back() == 'y' &&
+      std::string_view("aeiou").find(lower[lower.size() - 2]) == std::string_view::npos) {
     return lower.substr(0, lower.size() - 1) + "ies";
   }
   return lower + "s";

@@ -214,3 +214,14 @@ func runLogged(dir, name, program string, args ...string) error {
 	}
 	return nil
 }
+
+// runAttached runs a tool with this process's output: what it prints is
+// the command's answer.
+func runAttached(program string, args ...string) error {
+	cmd := exec.Command(program, args...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fail("%s: %v", filepath.Base(program), err)
+	}
+	return nil
+}

@@ -55,6 +55,9 @@ scripts/controlplane start-karpenter DIR
 scripts/controlplane restart-karpenter DIR
     Starts Karpenter again on DIR/karpenter-instance-types.json as it is
     now (a test changed an offering's price or availability there).
+scripts/controlplane node-prices DIR
+    Prints what each node Karpenter launched costs as Karpenter weighs it:
+    its launch price with the NodeOverlays Karpenter accepted, as JSON.
 `
 
 // failure ends the command with a message; main prints it and exits 1.
@@ -122,6 +125,9 @@ func run(args []string) error {
 		"restart-apiserver": restartAPIServer,
 		"start-karpenter":   func(dir string) error { return startKarpenterLater(dir, t) },
 		"restart-karpenter": func(dir string) error { return restartKarpenter(dir, t) },
+		"node-prices": func(dir string) error {
+			return runAttached(t.simcluster(), "--node-prices", "--kubeconfig", filepath.Join(dir, "kubeconfig"))
+		},
 	}
 	if command, ok := onDir[command]; ok {
 		dir, err := existingDir(rest)

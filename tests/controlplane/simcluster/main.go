@@ -61,7 +61,15 @@ func main() {
 	prices := flag.String("prices", "", "with --instance-types: a PlacementPolicy manifest whose spec.prices replace the catalog's")
 	serveMetrics := flag.String("serve-offering-metrics", "", "serve Karpenter's offering metrics of the --instance-types file on this address (127.0.0.1:0: any port)")
 	portFile := flag.String("port-file", "", "with --serve-offering-metrics: write the port served here")
+	nodePrices := flag.Bool("node-prices", false, "print what each launched node costs as Karpenter weighs it (its launch price, with the NodeOverlays Karpenter accepted), as JSON")
 	_ = flag.Parse(os.Args[1:])
+	if *nodePrices {
+		if err := printNodePrices(*kubeconfig); err != nil {
+			fmt.Fprintln(os.Stderr, "simcluster:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *serveMetrics != "" {
 		if err := serveOfferingMetrics(*instanceTypes, *serveMetrics, *portFile); err != nil {
 			fmt.Fprintln(os.Stderr, "simcluster:", err)
