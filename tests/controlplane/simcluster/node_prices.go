@@ -19,6 +19,7 @@ import (
 
 	"github.com/samber/lo"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -76,6 +77,9 @@ func printNodePrices(kubeconfig string) error {
 func acceptedOverlays(ctx context.Context, dyn dynamic.Interface) ([]v1alpha1.NodeOverlay, error) {
 	gvr := schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1alpha1", Resource: "nodeoverlays"}
 	list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil // no Karpenter, or one without NodeOverlays: launch prices as they are
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listing NodeOverlays: %w", err)
 	}
