@@ -62,6 +62,9 @@ base::Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& 
   intent.framework = *parsedFramework;
   intent.architecture = *parsedArchitecture;
   intent.objective = *parsedObjective;
+  if (*parsedCapacity == core::CapacityType::Reserved) {
+    return Error{"--capacity", std::string(core::kReservedNotAsked)};
+  }
   intent.constraints.capacityType = *parsedCapacity;
   if (latencyMs && !(*latencyMs > 0)) {
     return Error{"--latency-ms", "must be a positive number of milliseconds"};

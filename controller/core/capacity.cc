@@ -309,6 +309,24 @@ const Offer* Capacity::offer(int instance, CapacityType capacity) const {
   return &offers[static_cast<std::size_t>(instance)][offerSlot(capacity)];
 }
 
+std::string Capacity::reservationsOf(int instance) const {
+  const Offer* reserved = offer(instance, CapacityType::Reserved);
+  if (!reserved) {
+    return "";
+  }
+  std::vector<std::string> names;
+  for (const auto& node : reserved->room) {
+    names.push_back(node.reservation);
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::string text;
+  for (const auto& name : names) {
+    text += (text.empty() ? "" : ", ") + name;
+  }
+  return text;
+}
+
 Capacity capacityOf(const ClusterState& cluster, const Catalog& catalog, const Policy& policy,
                     CapacitySource requested) {
   Capacity capacity;
@@ -344,7 +362,8 @@ std::optional<CapacityTypeLabel> detectCapacityLabel(const ClusterState& cluster
     return CapacityTypeLabel{};
   }
   if (nodeGroup) {
-    return CapacityTypeLabel{"eks.amazonaws.com/capacityType", "ON_DEMAND", "SPOT"};
+    return CapacityTypeLabel{"eks.amazonaws.com/capacityType", "ON_DEMAND", "SPOT",
+                             "CAPACITY_BLOCK"};
   }
   return std::nullopt;
 }

@@ -79,6 +79,7 @@ struct NodeRoom {
   std::int64_t milliCpu = 0;
   std::int64_t memoryBytes = 0;
   std::int64_t pods = kUnboundedPods;  // more pods the node admits
+  std::string reservation;             // reserved nodes: NodeView::reservation
 
   static constexpr std::int64_t kUnboundedPods = std::int64_t{1} << 40;  // the node states none
 };
@@ -103,9 +104,11 @@ struct ReplicaRequests {
   std::int64_t memoryBytes = 0;
 };
 
-// The offer slot of a capacity type: [0] on-demand (Mixed's too), [1] spot.
+// The offer slot of a capacity type: [0] on-demand (Mixed's too), [1] spot,
+// [2] reserved.
+inline constexpr std::size_t kOfferSlots = 3;
 inline std::size_t offerSlot(CapacityType capacity) {
-  return capacity == CapacityType::Spot ? 1 : 0;
+  return capacity == CapacityType::Spot ? 1 : capacity == CapacityType::Reserved ? 2 : 0;
 }
 
 // Devices of the kind the tier places on (none for CPU).
@@ -154,16 +157,20 @@ std::optional<NodeShare> shareOf(const ClusterState::Node& node, const Catalog& 
                                  const Policy& policy);
 
 // Where candidates come from, resolved, with the offers per instance type
-// (indexed like the catalog's instances; [0] on-demand, [1] spot).
+// (indexed like the catalog's instances; [0] on-demand, [1] spot, [2]
+// reserved: the nodes there are, never a NodePool's).
 struct Capacity {
   CapacitySource source = CapacitySource::None;  // Nodes, NodePools or None
   std::string why;                               // how Auto was resolved, or why None was forced
-  std::vector<std::array<Offer, 2>> offers;
+  std::vector<std::array<Offer, kOfferSlots>> offers;
 
   // True under None (every type may be chosen). Mixed: both are offered.
   bool offered(int instance, CapacityType capacity) const;
   // One capacity type's offer (Mixed: the on-demand one).
   const Offer* offer(int instance, CapacityType capacity) const;
+  // The reservations of the type's reserved nodes, each once, in order:
+  // "cr-0abc (Capacity Block), cr-0def (On-Demand Capacity Reservation)".
+  std::string reservationsOf(int instance) const;
 
   // The node's share counted again: its old one taken out, the new one
   // (nullopt: none) put in, at a cost that does not grow with the cluster.

@@ -53,14 +53,34 @@ std::vector<Taint> taintsOf(const json& list) {
   return taints;
 }
 
+// Karpenter's "reserved" (its ReservedCapacity feature), and a managed
+// node group's on a Capacity Block.
 CapacityType capacityTypeOf(const json& labels) {
   for (const char* key : {"karpenter.sh/capacity-type", "eks.amazonaws.com/capacityType"}) {
     const auto value = stringMember(labels, key);
+    if (value == "spot" || value == "SPOT") {
+      return CapacityType::Spot;
+    }
+    if (value == "reserved" || value == "CAPACITY_BLOCK") {
+      return CapacityType::Reserved;
+    }
     if (!value.empty()) {
-      return value == "spot" || value == "SPOT" ? CapacityType::Spot : CapacityType::OnDemand;
+      return CapacityType::OnDemand;
     }
   }
   return CapacityType::OnDemand;
+}
+
+std::string reservationOf(const json& labels, CapacityType capacity) {
+  if (capacity != CapacityType::Reserved) {
+    return "";
+  }
+  const auto id = stringMember(labels, "karpenter.k8s.aws/capacity-reservation-id");
+  const auto type = stringMember(labels, "karpenter.k8s.aws/capacity-reservation-type");
+  const bool block = type == "capacity-block" ||
+                     stringMember(labels, "eks.amazonaws.com/capacityType") == "CAPACITY_BLOCK";
+  const std::string kind = block ? "Capacity Block" : "On-Demand Capacity Reservation";
+  return id.empty() ? "a " + kind : id + " (" + kind + ")";
 }
 
 std::uint8_t labelBitsOf(const json& labels) {
@@ -110,6 +130,7 @@ NodeView nodeFromJson(const json& object) {
   const auto& labels = memberOf(memberOf(object, "metadata"), "labels");
   node.instanceType = stringMember(labels, kInstanceType);
   node.capacityType = capacityTypeOf(labels);
+  node.reservation = reservationOf(labels, node.capacityType);
   node.nodePool = stringMember(labels, "karpenter.sh/nodepool");
   node.region = stringMember(labels, kRegionLabel);
   node.labels = labelBitsOf(labels);

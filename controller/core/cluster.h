@@ -72,7 +72,10 @@ enum NodeLabel : std::uint8_t {
 // One node, as much as placement needs.
 struct NodeView {
   std::string instanceType;
-  CapacityType capacityType = CapacityType::OnDemand;
+  CapacityType capacityType = CapacityType::OnDemand;  // OnDemand, Spot or Reserved
+  // Reserved: the reservation, "cr-0abc (Capacity Block)", as far as the
+  // labels say (karpenter.k8s.aws/capacity-reservation-id and -type).
+  std::string reservation;
   std::string nodePool;       // karpenter.sh/nodepool, when Karpenter made it
   std::string region;         // topology.kubernetes.io/region
   std::uint8_t labels = 0;    // NodeLabel bits

@@ -19,7 +19,8 @@ struct Placement {
   std::string instanceType;
   int acceleratorCount = 0;  // per replica; 0 for CPU
   int acceleratorsPerInstance = 0;
-  CapacityType capacityType = CapacityType::OnDemand;  // OnDemand, Spot or Mixed, never Any
+  // OnDemand, Spot, Mixed or Reserved, never Any.
+  CapacityType capacityType = CapacityType::OnDemand;
   // Mixed: the replicas priced at each capacity type (core/cost_model.h's
   // mixedSplit) and one spot node's price; nodeHourlyCost is on-demand.
   int onDemandReplicas = 0;
@@ -47,6 +48,9 @@ struct Placement {
   int idleAccelerators = 0;  // on those nodes, paid for and unused (whole-node pricing)
   int replicasOnIdle = 0;    // with a cluster view: replicas on devices idle on existing nodes
   std::string costNote;      // "1 of 16 Trainium on one trn1.32xlarge at $3.91/h; 15 idle"
+  // Reserved: the reservations whose nodes it may take, "cr-0abc (Capacity
+  // Block)", comma-separated.
+  std::string reservation;
   // CPU placements: what each replica requests (and is limited to).
   double cpuRequest = 0;
   // Host memory per replica: CPU the model and its runtime; GPU and Neuron

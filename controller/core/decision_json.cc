@@ -59,6 +59,9 @@ json toJson(const Placement& placement) {
                              {"spotReplicas", placement.spotReplicas},
                              {"spotNodeHourlyCost", roundMoney(placement.spotNodeHourlyCost)}};
   }
+  if (!placement.reservation.empty()) {
+    result["reservation"] = placement.reservation;
+  }
   if (placement.latencyMs) {
     result["latencyPer"] = latencyUnitName(placement.latencyUnit);
     result["latencyBound"] = placement.latencyComputeBound ? "compute" : "memory";

@@ -168,6 +168,8 @@ std::optional<double> PlacementEngine::price(int instance, CapacityType capacity
       return spot_[instance];
     case CapacityType::Mixed:  // the on-demand node's, when both exist
       return spot_[instance] ? onDemand_[instance] : std::nullopt;
+    case CapacityType::Reserved:  // paid for whether used or not: nothing more
+      return 0.0;
     case CapacityType::OnDemand:
     case CapacityType::Any:
       break;
@@ -361,8 +363,13 @@ void PlacementEngine::evaluateInstance(int index, const Request& request,
 void PlacementEngine::addOptions(int index, const Fit& fit, const Request& request,
                                  Evaluation& evaluation) const {
   const auto& constraints = request.intent.constraints;
-  for (CapacityType capacity : {CapacityType::OnDemand, CapacityType::Spot, CapacityType::Mixed}) {
-    if (!allowsCapacity(constraints.capacityType, capacity)) {
+  for (CapacityType capacity : {CapacityType::OnDemand, CapacityType::Spot, CapacityType::Mixed,
+                                CapacityType::Reserved}) {
+    if (capacity == CapacityType::Reserved) {
+      if (!reservedOffered(index, request)) {
+        continue;
+      }
+    } else if (!allowsCapacity(constraints.capacityType, capacity)) {
       continue;
     }
     if (capacity == CapacityType::Spot && request.spotWithheld) {
@@ -398,6 +405,21 @@ void PlacementEngine::addOptions(int index, const Fit& fit, const Request& reque
       feasible.pop_back();
     }
   }
+}
+
+// Reserved nodes of the type exist, and the workload may run there: where
+// it may run on-demand (a reservation is on-demand capacity paid ahead),
+// and where a capacity-type selector keeps its pods on them (without one
+// they could land on any node of the type, which the claim of nothing more
+// would not cover).
+bool PlacementEngine::reservedOffered(int index, const Request& request) const {
+  const auto asked = request.intent.constraints.capacityType;
+  if (!request.capacity || !request.capacityLabeled ||
+      (asked != CapacityType::OnDemand && asked != CapacityType::Any)) {
+    return false;
+  }
+  const Offer* offer = request.capacity->offer(index, CapacityType::Reserved);
+  return offer && offer->nodes > 0;
 }
 
 ReplicaRequests PlacementEngine::replicaRequests(const Option& option,
@@ -491,7 +513,7 @@ void PlacementEngine::rankOf(Option& option, const Request& request) const {
     case Objective::Balanced:
       // Devices already paid for cost the cluster nothing more: they come
       // first, the best performance per dollar of their share among them.
-      if (option.cost.cluster && option.cost.marginalHourly <= kSamePrice) {
+      if (option.cost.marginalHourly <= kSamePrice) {
         primary = -std::numeric_limits<double>::max();
         secondary = -(performance / std::max(cost, 1e-9));
       } else {

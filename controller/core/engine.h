@@ -84,6 +84,8 @@ class PlacementEngine {
   // whose room is given back.
   int replicasNeeded(const Option& option, CapacityType capacity, int replicas,
                      const Request& request, std::vector<const OwnPod*>& ownOnType) const;
+  // Whether the workload may take the type's reserved nodes.
+  bool reservedOffered(int index, const Request& request) const;
   // Why the cluster cannot run `option`, or nullopt when it can.
   std::optional<Shortfall> shortfallOf(const Option& option, const Request& request,
                                        const Capacity& capacity) const;

@@ -88,6 +88,14 @@ std::string Explainer::costNote(const Option& option, const Placement& placement
     return split + shape + ": " + base::formatPercent(option.fit.share) + " of a " + instance.type +
            " at " + price + ", assuming other workloads pay for the rest (AcceleratorShare)";
   }
+  if (option.capacity == CapacityType::Reserved) {
+    const std::string nodes = placement.nodes == 1
+                                  ? "a reserved " + instance.type
+                                  : std::to_string(placement.nodes) + " reserved " +
+                                        instance.type + " nodes";
+    return shape + " on " + nodes + " of " + placement.reservation +
+           ", paid for whether used or not: nothing more for the cluster while it has room";
+  }
   if (option.cost.cluster) {
     return split + clusterCostNote(option, placement, shape, price);
   }

@@ -77,6 +77,9 @@ Placement Explainer::placementOf(const Option& option, const Request& request) c
     placement.spotReplicas = split.spot;
     placement.spotNodeHourlyCost = option.spotNodeHourly;
   }
+  if (option.capacity == CapacityType::Reserved && request.capacity) {
+    placement.reservation = request.capacity->reservationsOf(option.instance);
+  }
   placement.nodes = option.cost.nodes;
   placement.replicasPerNode = fit.replicasPerNode;
   placement.replicasOnIdle = option.cost.replicasOnIdle;

@@ -25,7 +25,8 @@ std::optional<NodeShare> shareOf(const ClusterState::Node& entry, const Catalog&
   share.slot = offerSlot(node.capacityType);
   share.room = {entry.name, tierDevices(idle, instance.tier), node.milliCpu - entry.usedMilliCpu,
                 node.memoryBytes - entry.usedMemoryBytes,
-                node.pods > 0 ? node.pods - entry.usedPods : NodeRoom::kUnboundedPods};
+                node.pods > 0 ? node.pods - entry.usedPods : NodeRoom::kUnboundedPods,
+                node.reservation};
   share.used = tierDevices(entry.used, instance.tier);
   return share;
 }

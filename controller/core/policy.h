@@ -91,6 +91,7 @@ struct CapacityTypeLabel {
   std::string key = "karpenter.sh/capacity-type";
   std::string onDemand = "on-demand";
   std::string spot = "spot";
+  std::string reserved = "reserved";  // a managed node group's: CAPACITY_BLOCK
 };
 
 struct TierSettings {

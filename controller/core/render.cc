@@ -66,7 +66,9 @@ Scheduling renderScheduling(const Placement& placement, const Catalog& catalog,
     scheduling.spreadKey = capacity.key;
   } else if (!capacity.key.empty()) {
     scheduling.nodeSelector[capacity.key] =
-        placement.capacityType == CapacityType::Spot ? capacity.spot : capacity.onDemand;
+        placement.capacityType == CapacityType::Spot       ? capacity.spot
+        : placement.capacityType == CapacityType::Reserved ? capacity.reserved
+                                                           : capacity.onDemand;
   }
 
   const auto& tier = policy.tier(placement.tier);

@@ -59,6 +59,9 @@ json placementJson(const Placement& placement) {
         {"spotReplicas", placement.spotReplicas},
         {"spotNodeHourlyCost", decimalString(placement.spotNodeHourlyCost, 4)}};
   }
+  if (!placement.reservation.empty()) {
+    result["reservation"] = placement.reservation;
+  }
   if (placement.latencyMs) {
     result["latencyMs"] = decimalString(*placement.latencyMs, 2);
     result["latencyPer"] = latencyUnitName(placement.latencyUnit);

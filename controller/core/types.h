@@ -35,8 +35,14 @@ enum class Framework : std::uint8_t { PyTorch, TensorFlow, JAX, ONNX, Other, vLL
 enum class Architecture : std::uint8_t { Transformer, Diffusion, CNN, Speech, Other };
 enum class Objective : std::uint8_t { CostOptimized, Balanced, MaxPerformance };
 // Mixed: half the replicas on each (the odd one on either), spread over the
-// capacity-type label as Karpenter's documentation does.
-enum class CapacityType : std::uint8_t { OnDemand, Spot, Any, Mixed };
+// capacity-type label as Karpenter's documentation does. Reserved: nodes of
+// a capacity reservation (an On-Demand Capacity Reservation or a Capacity
+// Block), paid for whether used or not; never asked for, offered first
+// where a workload may run on-demand.
+enum class CapacityType : std::uint8_t { OnDemand, Spot, Any, Mixed, Reserved };
+inline constexpr std::string_view kReservedNotAsked =
+    "Reserved is not asked for: reserved nodes are offered first wherever a workload may run "
+    "on-demand (OnDemand or Any)";
 enum class CostModel : std::uint8_t { AcceleratorShare, WholeInstance };
 // Auto: detected from the labels the cluster's nodes and NodePools carry
 // (InstanceType when there is no cluster to look at).
@@ -75,7 +81,8 @@ GPUPLACEMENT_ENUM_NAMES(core::Architecture, "architecture", "Transformer", "Diff
                         "Speech", "Other");
 GPUPLACEMENT_ENUM_NAMES(core::Objective, "objective", "CostOptimized", "Balanced",
                         "MaxPerformance");
-GPUPLACEMENT_ENUM_NAMES(core::CapacityType, "capacity type", "OnDemand", "Spot", "Any", "Mixed");
+GPUPLACEMENT_ENUM_NAMES(core::CapacityType, "capacity type", "OnDemand", "Spot", "Any", "Mixed",
+                        "Reserved");
 GPUPLACEMENT_ENUM_NAMES(core::CostModel, "cost model", "AcceleratorShare", "WholeInstance");
 GPUPLACEMENT_ENUM_NAMES(core::LabelScheme, "label scheme", "InstanceType", "Karpenter",
                         "GPUFeatureDiscovery", "Auto");

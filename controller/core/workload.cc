@@ -63,6 +63,9 @@ Status readConstraints(const ObjectReader& spec, Constraints& constraints) {
   constraints.instanceTypes = *types;
   constraints.excludedInstanceTypes = *excluded;
   constraints.maxHourlyCost = *cost;
+  if (*capacity == CapacityType::Reserved) {
+    return Error{reader.fieldPath("capacityType"), std::string(kReservedNotAsked)};
+  }
   constraints.capacityType = capacity->value_or(constraints.capacityType);
   return Ok{};
 }

@@ -654,3 +654,152 @@ TEST_CASE("where nothing can launch a node, the nodes there must hold every repl
 }
 
 }  // namespace gpuplacement::core
+
+namespace gpuplacement::core {
+namespace {
+
+// A g6.12xlarge Karpenter launched into a capacity reservation.
+NodeView reservedG6x4(const char* id) {
+  NodeView node = testing::g6x4(true);
+  node.capacityType = CapacityType::Reserved;
+  node.reservation = std::string(id) + " (Capacity Block)";
+  return node;
+}
+
+}  // namespace
+
+TEST_CASE("reserved nodes first, at nothing more, while they have room") {
+  struct Case {
+    const char* label;
+    Cluster cluster;
+    CapacityType asked;
+    int replicas;
+    const char* chosen;
+    CapacityType capacity;
+    double hourly;
+    const char* reservation;
+  };
+  const Case cases[] = {
+      {"an empty reserved node: paid for, so it comes first",
+       {{reservedG6x4("cr-1")}, {0}, {g6Pool()}},
+       CapacityType::OnDemand,
+       1,
+       "g6.12xlarge",
+       CapacityType::Reserved,
+       0,
+       "cr-1 (Capacity Block)"},
+      {"Any may take it too",
+       {{reservedG6x4("cr-1")}, {2}, {g6Pool()}},
+       CapacityType::Any,
+       2,
+       "g6.12xlarge",
+       CapacityType::Reserved,
+       0,
+       "cr-1 (Capacity Block)"},
+      {"two reservations, both named",
+       {{reservedG6x4("cr-2"), reservedG6x4("cr-1")}, {4, 0}, {g6Pool()}},
+       CapacityType::OnDemand,
+       1,
+       "g6.12xlarge",
+       CapacityType::Reserved,
+       0,
+       "cr-1 (Capacity Block), cr-2 (Capacity Block)"},
+      {"no room left on the reservation: a new on-demand node",
+       {{reservedG6x4("cr-1")}, {4}, {g6Pool()}},
+       CapacityType::OnDemand,
+       1,
+       "g6.xlarge",
+       CapacityType::OnDemand,
+       0.8048,
+       ""},
+      {"room for some replicas only: never half on it",
+       {{reservedG6x4("cr-1")}, {2}, {g6Pool()}},
+       CapacityType::OnDemand,
+       3,
+       "g6.xlarge",
+       CapacityType::OnDemand,
+       0.8048,
+       ""},
+  };
+  const auto engine = shippedEngine();
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.label));
+    const auto state = c.cluster.state();
+    const auto view = clusterViewOf(state, *shippedCatalog(), engine->policy());
+    auto intent = service();
+    intent.constraints.capacityType = c.asked;
+    intent.replicas = c.replicas;
+    const auto decision = decide(*engine, intent, ClusterContext{&view, {}, {}});
+    REQUIRE(decision.placement);
+    CAPTURE(decision.placement->costNote);
+    CHECK(decision.placement->instanceType == c.chosen);
+    CHECK(decision.placement->capacityType == c.capacity);
+    CHECK(decision.placement->hourlyCost == doctest::Approx(c.hourly));
+    CHECK(decision.placement->reservation == c.reservation);
+    if (c.capacity == CapacityType::Reserved) {
+      CHECK(decision.placement->costNote.find("reserved g6.12xlarge") != std::string::npos);
+      CHECK(decision.placement->costNote.find("nothing more for the cluster") !=
+            std::string::npos);
+      // Its pods select the reserved nodes.
+      const auto scheduling =
+          renderScheduling(*decision.placement, *shippedCatalog(), engine->policy(), view.labels);
+      CHECK(scheduling.nodeSelector.at("karpenter.sh/capacity-type") == "reserved");
+    }
+  }
+}
+
+TEST_CASE("reserved nodes are not offered to spot, nor without a capacity-type selector") {
+  const auto engine = shippedEngine();
+  Cluster cluster{{reservedG6x4("cr-1")}, {0}, {g6Pool()}};
+  const auto state = cluster.state();
+  const auto view = clusterViewOf(state, *shippedCatalog(), engine->policy());
+  auto spot = service();
+  spot.constraints.capacityType = CapacityType::Spot;
+  spot.kind = WorkloadKind::BatchInference;
+  const auto decision = decide(*engine, spot, ClusterContext{&view, {}, {}});
+  CHECK((!decision.placement || decision.placement->capacityType != CapacityType::Reserved));
+
+  // A policy that selects no capacity type: its pods could land on any
+  // g6.12xlarge, so the reservation is not claimed.
+  Policy unlabeled;
+  unlabeled.capacityTypeLabel = {"", "", "", ""};
+  unlabeled.capacityTypeLabelSet = true;
+  const auto engineUnlabeled =
+      *PlacementEngine::create(shippedCatalog(), testing::shippedRules(), unlabeled);
+  const auto viewUnlabeled = clusterViewOf(state, *shippedCatalog(), unlabeled);
+  const auto unlabeledDecision =
+      decide(*engineUnlabeled, service(), ClusterContext{&viewUnlabeled, {}, {}});
+  REQUIRE(unlabeledDecision.placement);
+  CHECK(unlabeledDecision.placement->capacityType != CapacityType::Reserved);
+}
+
+TEST_CASE("a reserved node, as its labels say") {
+  struct Case {
+    const char* labels;
+    CapacityType capacity;
+    const char* reservation;
+  };
+  const Case cases[] = {
+      {R"({"karpenter.sh/capacity-type": "reserved",
+           "karpenter.k8s.aws/capacity-reservation-id": "cr-0abc",
+           "karpenter.k8s.aws/capacity-reservation-type": "capacity-block"})",
+       CapacityType::Reserved, "cr-0abc (Capacity Block)"},
+      {R"({"karpenter.sh/capacity-type": "reserved",
+           "karpenter.k8s.aws/capacity-reservation-id": "cr-0def",
+           "karpenter.k8s.aws/capacity-reservation-type": "default"})",
+       CapacityType::Reserved, "cr-0def (On-Demand Capacity Reservation)"},
+      {R"({"eks.amazonaws.com/capacityType": "CAPACITY_BLOCK"})", CapacityType::Reserved,
+       "a Capacity Block"},
+      {R"({"karpenter.sh/capacity-type": "on-demand"})", CapacityType::OnDemand, ""},
+      {R"({"eks.amazonaws.com/capacityType": "SPOT"})", CapacityType::Spot, ""},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.labels));
+    nlohmann::json node = {{"metadata", {{"labels", nlohmann::json::parse(c.labels)}}}};
+    const auto view = nodeFromJson(node);
+    CHECK(view.capacityType == c.capacity);
+    CHECK(view.reservation == c.reservation);
+  }
+}
+
+}  // namespace gpuplacement::core
