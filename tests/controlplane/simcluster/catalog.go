@@ -199,19 +199,28 @@ type poolFile struct {
 }
 
 type pool struct {
-	Name                string   `json:"name"`
-	InstanceType        string   `json:"instanceType"`
-	InstanceTypes       []string `json:"instanceTypes"` // ["*"] = every catalog type
-	Nodes               int      `json:"nodes"`
-	Provisioner         string   `json:"provisioner"`  // managedNodeGroup | karpenter | autoMode
-	CapacityType        string   `json:"capacityType"` // onDemand | spot | any (NodePools: both)
-	Zones               []string `json:"zones"`
-	GPUFeatureDiscovery bool     `json:"gpuFeatureDiscovery"`
-	Taints              *[]taint `json:"taints"` // absent: the tier's taint; [] none
-	DiskGiB             int      `json:"diskGiB"`
+	Name          string   `json:"name"`
+	InstanceType  string   `json:"instanceType"`
+	InstanceTypes []string `json:"instanceTypes"` // ["*"] = every catalog type
+	Nodes         int      `json:"nodes"`
+	Provisioner   string   `json:"provisioner"`  // managedNodeGroup | karpenter | autoMode
+	CapacityType  string   `json:"capacityType"` // onDemand | spot | any (NodePools: both) | reserved
+	// capacityType reserved: the capacity reservation its nodes run in.
+	Reservation         *reservation `json:"reservation"`
+	Zones               []string     `json:"zones"`
+	GPUFeatureDiscovery bool         `json:"gpuFeatureDiscovery"`
+	Taints              *[]taint     `json:"taints"` // absent: the tier's taint; [] none
+	DiskGiB             int          `json:"diskGiB"`
 	// NodePool spec.limits (karpenter and autoMode pools): resource name to
 	// quantity. Absent: what the pool's own nodes add up to.
 	Limits map[string]string `json:"limits"`
+}
+
+// A capacity reservation as Karpenter's AWS provider labels the nodes it
+// launches into one (karpenter.k8s.aws/capacity-reservation-id and -type).
+type reservation struct {
+	ID   string `json:"id"`   // cr-...
+	Type string `json:"type"` // default | capacity-block
 }
 
 type taint struct {
@@ -281,8 +290,15 @@ func loadPools(path string, c *catalog) (*poolFile, error) {
 			if p.Provisioner == managedNodeGroup {
 				return nil, fail("capacityType any is for NodePools; a node group is onDemand or spot")
 			}
+		case "reserved":
+			if err := checkReservation(p); err != nil {
+				return nil, fail("%v", err)
+			}
 		default:
-			return nil, fail("capacityType must be onDemand, spot or any, not %q", p.CapacityType)
+			return nil, fail("capacityType must be onDemand, spot, any or reserved, not %q", p.CapacityType)
+		}
+		if p.Reservation != nil && p.CapacityType != "reserved" {
+			return nil, fail("reservation is for capacityType reserved")
 		}
 		if err := parseLimits(p); err != nil {
 			return nil, fail("%v", err)
@@ -312,4 +328,30 @@ func loadPools(path string, c *catalog) (*poolFile, error) {
 		}
 	}
 	return &f, nil
+}
+
+var reservationID = regexp.MustCompile(`^cr-[0-9a-z]+$`)
+
+// checkReservation: a reserved pool names its reservation, as Karpenter's
+// EC2NodeClass status does (id ^cr-[0-9a-z]+$, type default or
+// capacity-block); a managed node group runs reserved only on a Capacity
+// Block (eks.amazonaws.com/capacityType CAPACITY_BLOCK).
+func checkReservation(p *pool) error {
+	r := p.Reservation
+	if r == nil {
+		return fmt.Errorf("capacityType reserved needs reservation: {id: cr-..., type: default | capacity-block}")
+	}
+	if !reservationID.MatchString(r.ID) {
+		return fmt.Errorf("reservation.id %q is not a capacity reservation id (cr-...)", r.ID)
+	}
+	if r.Type != "default" && r.Type != "capacity-block" {
+		return fmt.Errorf("reservation.type must be default or capacity-block, not %q", r.Type)
+	}
+	if p.Provisioner == managedNodeGroup && r.Type != "capacity-block" {
+		return fmt.Errorf("a node group runs reserved only on a Capacity Block (reservation.type capacity-block)")
+	}
+	if p.Provisioner == autoMode {
+		return fmt.Errorf("capacityType reserved is for karpenter pools and node groups")
+	}
+	return nil
 }

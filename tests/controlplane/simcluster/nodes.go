@@ -148,12 +148,17 @@ func (b *builder) node(p *pool, in *instance, zone string, n int) (*corev1.Node,
 		// EKS user guide, managed node groups: eks.amazonaws.com/nodegroup and
 		// eks.amazonaws.com/capacityType (ON_DEMAND | SPOT).
 		labels["eks.amazonaws.com/nodegroup"] = p.Name
-		labels["eks.amazonaws.com/capacityType"] = map[string]string{"onDemand": "ON_DEMAND", "spot": "SPOT"}[p.CapacityType]
+		labels["eks.amazonaws.com/capacityType"] = map[string]string{"onDemand": "ON_DEMAND", "spot": "SPOT", "reserved": "CAPACITY_BLOCK"}[p.CapacityType]
 	case karpenterPool, autoMode:
 		// kubernetes-sigs/karpenter pkg/apis/v1/labels.go.
 		labels[karpv1.NodePoolLabelKey] = p.Name
 		// A pool of both capacity types is pre-created on demand.
-		labels[karpv1.CapacityTypeLabelKey] = map[string]string{"onDemand": karpv1.CapacityTypeOnDemand, "spot": karpv1.CapacityTypeSpot, "any": karpv1.CapacityTypeOnDemand}[p.CapacityType]
+		labels[karpv1.CapacityTypeLabelKey] = map[string]string{"onDemand": karpv1.CapacityTypeOnDemand, "spot": karpv1.CapacityTypeSpot, "any": karpv1.CapacityTypeOnDemand, "reserved": karpv1.CapacityTypeReserved}[p.CapacityType]
+		if r := p.Reservation; r != nil {
+			// Karpenter's AWS provider, pkg/apis/v1/labels.go.
+			labels[karpenterAWSDomain+"/capacity-reservation-id"] = r.ID
+			labels[karpenterAWSDomain+"/capacity-reservation-type"] = r.Type
+		}
 		labels[karpv1.NodeRegisteredLabelKey] = "true"
 		labels[karpv1.NodeInitializedLabelKey] = "true"
 		domain := karpenterAWSDomain
@@ -408,6 +413,7 @@ func (b *builder) nodePool(p *pool, nodes []*corev1.Node) *karpv1.NodePool {
 		"onDemand": {karpv1.CapacityTypeOnDemand},
 		"spot":     {karpv1.CapacityTypeSpot},
 		"any":      {karpv1.CapacityTypeOnDemand, karpv1.CapacityTypeSpot},
+		"reserved": {karpv1.CapacityTypeReserved},
 	}[p.CapacityType]
 	req := func(key string, values ...string) karpv1.NodeSelectorRequirementWithMinValues {
 		return karpv1.NodeSelectorRequirementWithMinValues{Key: key, Operator: corev1.NodeSelectorOpIn, Values: values}

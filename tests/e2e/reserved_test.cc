@@ -1,0 +1,146 @@
+// Reserved capacity first, end to end on the simulated cluster (real
+// scheduler and controller-manager, kwok nodes; config/sim/
+// e2e-reserved.yaml): a g6.xlarge Karpenter launched into a Capacity Block
+// beside on-demand T4 nodes.
+//
+// - The first workload goes onto the reserved node, though a T4 is the
+//   cheaper list price: the reservation is paid for already. It claims
+//   nothing more for the cluster, names the reservation, and its pod runs
+//   there, selected by karpenter.sh/capacity-type=reserved.
+// - The next finds the reservation full and goes on-demand, to a T4.
+#include <doctest/doctest.h>
+
+#include "base/json_access.h"
+#include "support/cluster.h"
+#include "support/suite.h"
+
+namespace gpuplacement {
+namespace {
+
+using testing::cluster;
+using testing::ControlPlane;
+using testing::json;
+using testing::OperatorProcess;
+using testing::workloadPath;
+
+const bool kConfigured = [] {
+  testing::ControlPlaneOptions options;
+  options.pools = "config/sim/e2e-reserved.yaml";
+  ControlPlane::configure(options);
+  return true;
+}();
+
+const std::string kNamespace = "reserved";
+
+void applyWorkload(const std::string& name) {
+  cluster().apply("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: " + name +
+                  ", namespace: " + kNamespace +
+                  "}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: " + name +
+                  "}}\n  template:\n    metadata: {labels: {app: " + name +
+                  "}}\n    spec:\n      containers: [{name: server, image: whisper:1}]\n");
+  // Seed 001's speech model: a T4 holds it, the cheapest at list prices.
+  cluster().apply(
+      "apiVersion: gpuplacement.io/v1alpha1\nkind: GpuWorkload\nmetadata: {name: " + name +
+      ", namespace: " + kNamespace + "}\nspec:\n  targetRef: {kind: Deployment, name: " + name +
+      "}\n  workload: {kind: Inference, latencyTargetMs: 150}\n  model: {parameters: "
+      "1.55B, precision: fp16, architecture: Speech}\n  objective: CostOptimized\n  "
+      "constraints: {tiers: [NVIDIA], capacityType: OnDemand}\n");
+}
+
+json placementOf(const std::string& name) {
+  auto workload = cluster().get(workloadPath(kNamespace, name));
+  return workload ? base::memberOf(base::memberOf(*workload, "status"), "placement") : json();
+}
+
+// The labels of the node the workload's Running pod is on; empty until
+// there is one.
+json runningNodeLabels(const std::string& name) {
+  auto pods =
+      cluster().get("/api/v1/namespaces/" + kNamespace + "/pods?labelSelector=app%3D" + name);
+  if (!pods) {
+    return json();
+  }
+  for (const auto& pod : (*pods)["items"]) {
+    const auto node = base::stringMember(base::memberOf(pod, "spec"), "nodeName");
+    if (base::stringMember(base::memberOf(pod, "status"), "phase") == "Running" && !node.empty()) {
+      if (auto object = cluster().get("/api/v1/nodes/" + node)) {
+        return base::memberOf(base::memberOf(*object, "metadata"), "labels");
+      }
+    }
+  }
+  return json();
+}
+
+struct Fixture {
+  std::unique_ptr<OperatorProcess> op;
+
+  Fixture() {
+    cluster().apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + kNamespace + "}\n");
+    op = std::make_unique<OperatorProcess>(cluster().operatorKubeconfig());
+    REQUIRE_MESSAGE(op->waitReady(std::chrono::seconds(60)), op->log());
+  }
+  ~Fixture() {
+    if (op) {
+      op->stop();
+    }
+  }
+};
+
+Fixture& fixture() {
+  static Fixture instance;
+  return instance;
+}
+
+TEST_CASE("a reserved node first: paid for already, its room taken before any list price") {
+  auto& f = fixture();
+  auto& c = cluster();
+  applyWorkload("first");
+  REQUIRE_MESSAGE(
+      c.waitFor([] { return !base::stringMember(placementOf("first"), "capacityType").empty(); },
+                std::chrono::seconds(60)),
+      f.op->log());
+  const auto placement = placementOf("first");
+  MESSAGE(placement.dump());
+  CHECK(placement["instanceType"] == "g6.xlarge");
+  CHECK(placement["capacityType"] == "Reserved");
+  CHECK(placement["hourlyCost"] == "0");
+  CHECK(placement["reservation"] == "cr-0e2e0b10c4 (Capacity Block)");
+  CHECK(base::stringMember(placement, "costNote").find("paid for whether used or not") !=
+        std::string::npos);
+  // Its pod runs on the reserved node, which the selector names.
+  const auto deployment =
+      c.mustGet("/apis/apps/v1/namespaces/" + kNamespace + "/deployments/first");
+  CHECK(deployment["spec"]["template"]["spec"]["nodeSelector"]["karpenter.sh/capacity-type"] ==
+        "reserved");
+  REQUIRE_MESSAGE(
+      c.waitFor([] { return !runningNodeLabels("first").is_null(); }, std::chrono::seconds(60)),
+      "no Running pod of first");
+  const auto labels = runningNodeLabels("first");
+  CHECK(labels["karpenter.sh/capacity-type"] == "reserved");
+  CHECK(labels["karpenter.k8s.aws/capacity-reservation-id"] == "cr-0e2e0b10c4");
+}
+
+TEST_CASE("the reservation full, the next goes on-demand at its list price") {
+  auto& f = fixture();
+  auto& c = cluster();
+  applyWorkload("second");
+  REQUIRE_MESSAGE(
+      c.waitFor([] { return !base::stringMember(placementOf("second"), "capacityType").empty(); },
+                std::chrono::seconds(60)),
+      f.op->log());
+  const auto placement = placementOf("second");
+  MESSAGE(placement.dump());
+  CHECK(placement["instanceType"] == "g4dn.xlarge");
+  CHECK(placement["capacityType"] == "OnDemand");
+  CHECK(placement["hourlyCost"] == "0.526");
+  CHECK_FALSE(placement.contains("reservation"));
+  REQUIRE_MESSAGE(
+      c.waitFor([] { return !runningNodeLabels("second").is_null(); }, std::chrono::seconds(60)),
+      "no Running pod of second");
+  CHECK(runningNodeLabels("second")["karpenter.sh/capacity-type"] == "on-demand");
+  // The first stays where it is.
+  CHECK(placementOf("first")["capacityType"] == "Reserved");
+}
+
+}  // namespace
+}  // namespace gpuplacement
