@@ -138,6 +138,12 @@ void packConstraints(Packer& out, const core::Constraints& constraints) {
   packWords(out, constraints.excludedInstanceTypes);
   packOptionalReal(out, constraints.maxHourlyCost);
   packEnum(out, constraints.capacityType);
+  out.boolean(constraints.deadline.has_value());
+  if (constraints.deadline) {
+    out.integer(
+        std::chrono::duration_cast<std::chrono::seconds>(constraints.deadline->time_since_epoch())
+            .count());
+  }
 }
 
 core::Constraints unpackConstraints(Unpacker& in) {
@@ -149,6 +155,9 @@ core::Constraints unpackConstraints(Unpacker& in) {
   constraints.excludedInstanceTypes = unpackWords(in);
   constraints.maxHourlyCost = unpackOptionalReal(in);
   constraints.capacityType = unpackEnum<core::CapacityType>(in);
+  if (in.boolean()) {
+    constraints.deadline = core::Timestamp(std::chrono::seconds(in.integer()));
+  }
   return constraints;
 }
 

@@ -141,6 +141,25 @@ void ObjectCaches::enableNodeOverlays() {
   });
 }
 
+void ObjectCaches::enableEC2NodeClasses() {
+  nodeClasses_ = &caches_.add<core::ReservationEnds>(
+      {"ec2nodeclasses", [](const std::string&) { return ec2NodeClassesPath(); }, false, false},
+      core::reservationEndsFromJson);
+  nodeClasses_->addHandler([this](const std::string&, const core::ReservationEnds* previous,
+                                  const core::ReservationEnds* current) {
+    if (previous && current && *previous == *current) {
+      return;  // the rest of its status: nothing the cluster view reads
+    }
+    reservationEnds_.clear();
+    nodeClasses_->forEach([&](const std::string&, const core::ReservationEnds& reservations) {
+      for (const auto& [id, end] : reservations.ends) {
+        reservationEnds_[id] = end;
+      }
+    });
+    ++clusterGeneration_;
+  });
+}
+
 std::vector<core::NodeOverlay> ObjectCaches::nodeOverlays() const {
   std::vector<core::NodeOverlay> overlays;
   if (nodeOverlays_) {

@@ -75,6 +75,10 @@ class ObjectCaches {
   // Karpenter's NodeOverlay CRD is served: watch NodeOverlays too. Before
   // or after run(); once.
   void enableNodeOverlays();
+  // Karpenter's AWS provider's EC2NodeClass CRD is served: watch them for
+  // when the capacity reservations they list end. Before or after run();
+  // once.
+  void enableEC2NodeClasses();
   // A NodeOverlay was added, edited or deleted, or Karpenter's verdict on
   // one moved.
   runtime::EventSource<>& nodeOverlaysChanged() { return nodeOverlaysChanged_; }
@@ -172,8 +176,11 @@ class ObjectCaches {
   std::array<TargetCache*, core::kTargetKinds.size()> targets_{};  // in kTargetKinds' order
   NodeCache* nodes_ = nullptr;
   PodCache* pods_ = nullptr;
-  NodePoolCache* nodePools_ = nullptr;        // only when the CRD is served
-  NodeOverlayCache* nodeOverlays_ = nullptr;  // only when the CRD is served
+  NodePoolCache* nodePools_ = nullptr;                            // only when the CRD is served
+  NodeOverlayCache* nodeOverlays_ = nullptr;                      // only when the CRD is served
+  runtime::Cache<core::ReservationEnds>* nodeClasses_ = nullptr;  // only when served
+  // Reservation id -> when it ends, from every EC2NodeClass's status.
+  std::unordered_map<std::string, core::Timestamp> reservationEnds_;
   // The project's indexes.
   const WorkloadCache::Index<TargetKey>* byTarget_ = nullptr;  // the GpuWorkloads that target it
   // Per kind: GpuWorkload ("ns/name") -> the targets whose ownership

@@ -41,7 +41,14 @@ std::optional<core::ClusterState::Node> ObjectCaches::clusterNode(const std::str
 core::ClusterState::Node ObjectCaches::clusterNodeOf(const std::string& name,
                                                      const core::NodeView& node) const {
   const core::NodeUse used = room_.usedOn(name);
-  return {name, &node, used.devices, used.milliCpu, used.memoryBytes, used.pods};
+  core::ClusterState::Node entry{
+      name, &node, used.devices, used.milliCpu, used.memoryBytes, used.pods, std::nullopt};
+  if (!node.reservationId.empty()) {
+    if (const auto end = reservationEnds_.find(node.reservationId); end != reservationEnds_.end()) {
+      entry.reservationEnds = end->second;
+    }
+  }
+  return entry;
 }
 
 core::PendingPods ObjectCaches::pendingPodsOf(const TargetKey& target) const {

@@ -115,6 +115,8 @@ asio::awaitable<void> Manager::discoverKarpenter() {
        "Karpenter's NodePools are served: placing on what they may launch too"},
       {"/apis/karpenter.sh/v1alpha1", "nodeoverlays", &ObjectCaches::enableNodeOverlays,
        "Karpenter's NodeOverlays are served: pricing as Karpenter weighs its offerings"},
+      {"/apis/karpenter.k8s.aws/v1", "ec2nodeclasses", &ObjectCaches::enableEC2NodeClasses,
+       "Karpenter's EC2NodeClasses are served: reading when capacity reservations end"},
   };
   for (const auto& served : kServed) {
     std::chrono::seconds backoff{1};

@@ -68,6 +68,10 @@ std::string nodePoolsPath() {
   return "/apis/karpenter.sh/v1/nodepools";
 }
 
+std::string ec2NodeClassesPath() {
+  return "/apis/karpenter.k8s.aws/v1/ec2nodeclasses";
+}
+
 std::string nodeOverlaysPath() {
   return "/apis/karpenter.sh/v1alpha1/nodeoverlays";
 }

@@ -26,6 +26,7 @@ std::string nodesPath();
 // Karpenter's NodePools (karpenter.sh/v1).
 std::string nodePoolsPath();
 std::string nodeOverlaysPath();
+std::string ec2NodeClassesPath();
 std::string nodeOverlayPath(const std::string& name);
 
 }  // namespace gpuplacement::app

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "base/time_format.h"
+
 namespace gpuplacement::core {
 namespace {
 
@@ -316,7 +318,9 @@ std::string Capacity::reservationsOf(int instance) const {
   }
   std::vector<std::string> names;
   for (const auto& node : reserved->room) {
-    names.push_back(node.reservation);
+    names.push_back(node.reservationEnds
+                        ? node.reservation + ", ends " + base::formatRfc3339(*node.reservationEnds)
+                        : node.reservation);
   }
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());

@@ -61,6 +61,9 @@ struct ClusterState {
     std::int64_t usedMilliCpu = 0;
     std::int64_t usedMemoryBytes = 0;
     std::int32_t usedPods = 0;  // every pod bound to it and not finished
+    // Reserved: when its reservation ends (Karpenter's EC2NodeClass status);
+    // nullopt: not known.
+    std::optional<Timestamp> reservationEnds{};
   };
   std::vector<Node> nodes;
   std::vector<std::pair<std::string, const NodePoolView*>> nodePools;
@@ -78,8 +81,10 @@ struct NodeRoom {
   std::int32_t devices = 0;
   std::int64_t milliCpu = 0;
   std::int64_t memoryBytes = 0;
-  std::int64_t pods = kUnboundedPods;  // more pods the node admits
-  std::string reservation;             // reserved nodes: NodeView::reservation
+  std::int64_t pods = kUnboundedPods;        // more pods the node admits
+  std::string reservation{};                 // reserved nodes: NodeView::reservation
+  bool capacityBlock = false;                // NodeView::capacityBlock
+  std::optional<Timestamp> reservationEnds{};  // ClusterState::Node::reservationEnds
 
   static constexpr std::int64_t kUnboundedPods = std::int64_t{1} << 40;  // the node states none
 };

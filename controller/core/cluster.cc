@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "base/json_access.h"
+#include "base/time_format.h"
 #include "core/pod_scheduling.h"
 #include "core/quantity.h"
 #include "core/region.h"
@@ -71,16 +72,18 @@ CapacityType capacityTypeOf(const json& labels) {
   return CapacityType::OnDemand;
 }
 
-std::string reservationOf(const json& labels, CapacityType capacity) {
-  if (capacity != CapacityType::Reserved) {
-    return "";
+// The reservation a reserved node runs in, as its labels say.
+void readReservation(const json& labels, NodeView& node) {
+  if (node.capacityType != CapacityType::Reserved) {
+    return;
   }
   const auto id = stringMember(labels, "karpenter.k8s.aws/capacity-reservation-id");
   const auto type = stringMember(labels, "karpenter.k8s.aws/capacity-reservation-type");
-  const bool block = type == "capacity-block" ||
-                     stringMember(labels, "eks.amazonaws.com/capacityType") == "CAPACITY_BLOCK";
-  const std::string kind = block ? "Capacity Block" : "On-Demand Capacity Reservation";
-  return id.empty() ? "a " + kind : id + " (" + kind + ")";
+  node.capacityBlock = type == "capacity-block" ||
+                       stringMember(labels, "eks.amazonaws.com/capacityType") == "CAPACITY_BLOCK";
+  const std::string kind = node.capacityBlock ? "Capacity Block" : "On-Demand Capacity Reservation";
+  node.reservationId = id;
+  node.reservation = id.empty() ? "a " + kind : id + " (" + kind + ")";
 }
 
 std::uint8_t labelBitsOf(const json& labels) {
@@ -125,12 +128,28 @@ Devices& Devices::operator-=(const Devices& other) {
   return *this;
 }
 
+ReservationEnds reservationEndsFromJson(const json& ec2NodeClass) {
+  ReservationEnds reservations;
+  const auto& listed = memberOf(memberOf(ec2NodeClass, "status"), "capacityReservations");
+  if (!listed.is_array()) {
+    return reservations;
+  }
+  for (const auto& reservation : listed) {
+    const auto id = stringMember(reservation, "id");
+    const auto end = base::parseRfc3339(stringMember(reservation, "endTime"));
+    if (!id.empty() && end) {
+      reservations.ends.emplace_back(id, *end);
+    }
+  }
+  return reservations;
+}
+
 NodeView nodeFromJson(const json& object) {
   NodeView node;
   const auto& labels = memberOf(memberOf(object, "metadata"), "labels");
   node.instanceType = stringMember(labels, kInstanceType);
   node.capacityType = capacityTypeOf(labels);
-  node.reservation = reservationOf(labels, node.capacityType);
+  readReservation(labels, node);
   node.nodePool = stringMember(labels, "karpenter.sh/nodepool");
   node.region = stringMember(labels, kRegionLabel);
   node.labels = labelBitsOf(labels);

@@ -76,10 +76,12 @@ struct NodeView {
   // Reserved: the reservation, "cr-0abc (Capacity Block)", as far as the
   // labels say (karpenter.k8s.aws/capacity-reservation-id and -type).
   std::string reservation;
-  std::string nodePool;       // karpenter.sh/nodepool, when Karpenter made it
-  std::string region;         // topology.kubernetes.io/region
-  std::uint8_t labels = 0;    // NodeLabel bits
-  std::vector<Taint> taints;  // NoSchedule and NoExecute only
+  std::string reservationId;   // karpenter.k8s.aws/capacity-reservation-id; empty: not labelled
+  bool capacityBlock = false;  // the reservation is a Capacity Block, which ends
+  std::string nodePool;        // karpenter.sh/nodepool, when Karpenter made it
+  std::string region;          // topology.kubernetes.io/region
+  std::uint8_t labels = 0;     // NodeLabel bits
+  std::vector<Taint> taints;   // NoSchedule and NoExecute only
   Devices allocatable;
   std::int64_t milliCpu = 0;
   std::int64_t memoryBytes = 0;
@@ -90,6 +92,16 @@ struct NodeView {
 };
 
 NodeView nodeFromJson(const nlohmann::json& object);
+
+// The capacity reservations an EC2NodeClass (karpenter.k8s.aws/v1) lists
+// in its status, with when each ends where it does (Karpenter's AWS
+// provider copies EC2's end date; a Capacity Block always has one).
+struct ReservationEnds {
+  std::vector<std::pair<std::string, Timestamp>> ends;  // reservation id -> end
+
+  bool operator==(const ReservationEnds&) const = default;
+};
+ReservationEnds reservationEndsFromJson(const nlohmann::json& ec2NodeClass);
 
 // A pod, as much as capacity needs: the devices it holds on its node, or,
 // while the scheduler cannot place it, why and since when.

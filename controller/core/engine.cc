@@ -6,6 +6,7 @@
 #include <limits>
 #include <tuple>
 
+#include "base/time_format.h"
 #include "core/quantity.h"
 
 namespace gpuplacement::core {
@@ -363,10 +364,14 @@ void PlacementEngine::evaluateInstance(int index, const Request& request,
 void PlacementEngine::addOptions(int index, const Fit& fit, const Request& request,
                                  Evaluation& evaluation) const {
   const auto& constraints = request.intent.constraints;
-  for (CapacityType capacity : {CapacityType::OnDemand, CapacityType::Spot, CapacityType::Mixed,
-                                CapacityType::Reserved}) {
+  for (CapacityType capacity :
+       {CapacityType::OnDemand, CapacityType::Spot, CapacityType::Mixed, CapacityType::Reserved}) {
     if (capacity == CapacityType::Reserved) {
       if (!reservedOffered(index, request)) {
+        continue;
+      }
+      if (auto early = reservationEndsEarly(index, request)) {
+        evaluation.reservationEndsEarly = std::move(*early);
         continue;
       }
     } else if (!allowsCapacity(constraints.capacityType, capacity)) {
@@ -420,6 +425,31 @@ bool PlacementEngine::reservedOffered(int index, const Request& request) const {
   }
   const Offer* offer = request.capacity->offer(index, CapacityType::Reserved);
   return offer && offer->nodes > 0;
+}
+
+// With a deadline, the type's reserved nodes are passed over when any of
+// them belongs to a reservation that ends before it, or to a Capacity
+// Block whose end is not known: the selector cannot keep the pods off one
+// node of them and on another.
+std::optional<std::string> PlacementEngine::reservationEndsEarly(int index,
+                                                                 const Request& request) const {
+  const auto& deadline = request.intent.constraints.deadline;
+  if (!deadline) {
+    return std::nullopt;
+  }
+  const Offer* offer = request.capacity->offer(index, CapacityType::Reserved);
+  for (const auto& node : offer->room) {
+    const bool unknown = node.capacityBlock && !node.reservationEnds;
+    if (!unknown && !(node.reservationEnds && *node.reservationEnds < *deadline)) {
+      continue;
+    }
+    const std::string type = catalog_->instances[static_cast<std::size_t>(index)].type;
+    return "reserved " + type + " not considered: " + node.reservation +
+           (unknown ? " has no end the cluster states (its EC2NodeClass's status)"
+                    : " ends " + base::formatRfc3339(*node.reservationEnds)) +
+           ", and spec.constraints.deadline is " + base::formatRfc3339(*deadline);
+  }
+  return std::nullopt;
 }
 
 ReplicaRequests PlacementEngine::replicaRequests(const Option& option,

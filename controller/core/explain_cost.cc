@@ -89,10 +89,9 @@ std::string Explainer::costNote(const Option& option, const Placement& placement
            " at " + price + ", assuming other workloads pay for the rest (AcceleratorShare)";
   }
   if (option.capacity == CapacityType::Reserved) {
-    const std::string nodes = placement.nodes == 1
-                                  ? "a reserved " + instance.type
-                                  : std::to_string(placement.nodes) + " reserved " +
-                                        instance.type + " nodes";
+    const std::string nodes = placement.nodes == 1 ? "a reserved " + instance.type
+                                                   : std::to_string(placement.nodes) +
+                                                         " reserved " + instance.type + " nodes";
     return shape + " on " + nodes + " of " + placement.reservation +
            ", paid for whether used or not: nothing more for the cluster while it has room";
   }

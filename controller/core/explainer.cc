@@ -33,6 +33,9 @@ void Explainer::choose(const Weighing& weighing, Decision& decision) const {
   decision.placement = placementOf(best, request);
   decision.latencyTargetUnreachable = request.need.latencyTargetMs && !best.fit.meetsLatency;
   explainChoice(*weighing.rule, best, request, decision);
+  if (!evaluation.reservationEndsEarly.empty()) {
+    decision.reason += "; " + evaluation.reservationEndsEarly;
+  }
   if (evaluation.spotWithheld) {
     decision.reason +=
         "; spot not considered: online serving on spot needs the policy's consent "

@@ -23,10 +23,14 @@ std::optional<NodeShare> shareOf(const ClusterState::Node& entry, const Catalog&
   NodeShare share;
   share.instance = index;
   share.slot = offerSlot(node.capacityType);
-  share.room = {entry.name, tierDevices(idle, instance.tier), node.milliCpu - entry.usedMilliCpu,
+  share.room = {entry.name,
+                tierDevices(idle, instance.tier),
+                node.milliCpu - entry.usedMilliCpu,
                 node.memoryBytes - entry.usedMemoryBytes,
                 node.pods > 0 ? node.pods - entry.usedPods : NodeRoom::kUnboundedPods,
-                node.reservation};
+                node.reservation,
+                node.capacityBlock,
+                entry.reservationEnds};
   share.used = tierDevices(entry.used, instance.tier);
   return share;
 }

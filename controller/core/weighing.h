@@ -105,7 +105,10 @@ struct Evaluation {
   bool anyPriced = false;
   bool anyRunnable = false;  // some candidate's hardware runs the precision
   bool anyFits = false;
-  bool spotWithheld = false;    // spot offered nothing: online serving without the policy's consent
+  bool spotWithheld = false;  // spot offered nothing: online serving without the policy's consent
+  // Reserved nodes passed over: their reservation ends before the
+  // workload's deadline, or may (a Capacity Block whose end is not known).
+  std::string reservationEndsEarly;
   bool mixedUnlabeled = false;  // Mixed asked for, and no capacity-type label to spread over
   double bestMs = 0;            // tryRule: the best option's latency when all miss the target
   double largestGiB = 0;

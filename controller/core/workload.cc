@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/json_reader.h"
+#include "base/time_format.h"
 #include "core/quantity.h"
 
 namespace gpuplacement::core {
@@ -42,10 +43,22 @@ Status readConstraints(const ObjectReader& spec, Constraints& constraints) {
   if (auto ok = reader.requireObject(true); !ok) {
     return ok.error();
   }
-  if (auto ok = reader.onlyKeys(
-          {"tiers", "instanceTypes", "excludedInstanceTypes", "maxHourlyCost", "capacityType"});
+  if (auto ok = reader.onlyKeys({"tiers", "instanceTypes", "excludedInstanceTypes", "maxHourlyCost",
+                                 "capacityType", "deadline"});
       !ok) {
     return ok.error();
+  }
+  auto deadline = reader.optionalString("deadline");
+  if (!deadline) {
+    return deadline.error();
+  }
+  if (*deadline) {
+    auto parsed = base::parseRfc3339(**deadline);
+    if (!parsed) {
+      return Error{reader.fieldPath("deadline"),
+                   "must be an RFC 3339 time such as 2026-12-24T18:00:00Z"};
+    }
+    constraints.deadline = *parsed;
   }
   auto tiers = reader.enumList<Tier>("tiers");
   auto types = reader.stringList("instanceTypes");

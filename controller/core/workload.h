@@ -19,6 +19,9 @@ struct Constraints {
   std::vector<std::string> excludedInstanceTypes;
   std::optional<double> maxHourlyCost;  // USD per replica-hour
   CapacityType capacityType = CapacityType::OnDemand;
+  // When the work must be done by: a Capacity Block that ends before it,
+  // or whose end is not known, is not chosen.
+  std::optional<Timestamp> deadline;
 
   bool operator==(const Constraints&) const = default;
 };

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include "base/time_format.h"
 #include "core/explainer.h"
 #include "core/render.h"
 #include "core/status.h"
@@ -738,8 +739,7 @@ TEST_CASE("reserved nodes first, at nothing more, while they have room") {
     CHECK(decision.placement->reservation == c.reservation);
     if (c.capacity == CapacityType::Reserved) {
       CHECK(decision.placement->costNote.find("reserved g6.12xlarge") != std::string::npos);
-      CHECK(decision.placement->costNote.find("nothing more for the cluster") !=
-            std::string::npos);
+      CHECK(decision.placement->costNote.find("nothing more for the cluster") != std::string::npos);
       // Its pods select the reserved nodes.
       const auto scheduling =
           renderScheduling(*decision.placement, *shippedCatalog(), engine->policy(), view.labels);
@@ -800,6 +800,80 @@ TEST_CASE("a reserved node, as its labels say") {
     CHECK(view.capacityType == c.capacity);
     CHECK(view.reservation == c.reservation);
   }
+}
+
+}  // namespace gpuplacement::core
+
+namespace gpuplacement::core {
+
+TEST_CASE("a deadline passes over reservations that end before it, or may") {
+  const auto end = base::parseRfc3339("2026-12-05T11:30:00Z").value();
+  const auto before = base::parseRfc3339("2026-12-04T00:00:00Z").value();
+  const auto after = base::parseRfc3339("2026-12-06T00:00:00Z").value();
+  struct Case {
+    const char* label;
+    bool capacityBlock;
+    std::optional<Timestamp> ends;
+    std::optional<Timestamp> deadline;
+    CapacityType placed;
+    const char* reason;  // in the decision's reason; empty: none
+  };
+  const Case cases[] = {
+      {"no deadline: the block is taken", true, end, std::nullopt, CapacityType::Reserved, ""},
+      {"it ends after the deadline: taken", true, end, before, CapacityType::Reserved, ""},
+      {"it ends before the deadline: passed over", true, end, after, CapacityType::OnDemand,
+       "reserved g6.12xlarge not considered: cr-1 (Capacity Block) ends 2026-12-05T11:30:00Z, "
+       "and spec.constraints.deadline is 2026-12-06T00:00:00Z"},
+      {"a block whose end is not known: passed over", true, std::nullopt, before,
+       CapacityType::OnDemand,
+       "reserved g6.12xlarge not considered: cr-1 (Capacity Block) has no end the cluster "
+       "states"},
+      {"an open-ended reservation: taken", false, std::nullopt, after, CapacityType::Reserved, ""},
+  };
+  const auto engine = testing::shippedEngine();
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.label));
+    NodeView node = testing::g6x4(true);
+    node.capacityType = CapacityType::Reserved;
+    node.capacityBlock = c.capacityBlock;
+    node.reservationId = "cr-1";
+    node.reservation =
+        c.capacityBlock ? "cr-1 (Capacity Block)" : "cr-1 (On-Demand Capacity Reservation)";
+    const auto pool = testing::g6Pool();
+    ClusterState state;
+    state.nodesKnown = true;
+    state.nodePoolsInstalled = true;
+    ClusterState::Node entry{"reserved-0", &node, {}};
+    entry.reservationEnds = c.ends;
+    state.nodes.push_back(entry);
+    state.nodePools.emplace_back("gpu", &pool);
+    const auto view = clusterViewOf(state, *testing::shippedCatalog(), engine->policy());
+    auto intent = IntentBuilder(WorkloadKind::Inference, "7B")
+                      .tiers({Tier::NVIDIA})
+                      .capacity(CapacityType::OnDemand);
+    WorkloadIntent built = intent;
+    built.constraints.deadline = c.deadline;
+    const auto decision = decide(*engine, built, ClusterContext{&view, {}, {}});
+    REQUIRE(decision.placement);
+    CHECK(decision.placement->capacityType == c.placed);
+    if (c.placed == CapacityType::Reserved && c.ends) {
+      CHECK(decision.placement->reservation.find("ends 2026-12-05T11:30:00Z") != std::string::npos);
+    }
+    CAPTURE(decision.reason);
+    CHECK((std::string(c.reason).empty() || decision.reason.find(c.reason) != std::string::npos));
+  }
+}
+
+TEST_CASE("when reservations end, as an EC2NodeClass's status lists them") {
+  const auto nodeClass = nlohmann::json::parse(R"({"status": {"capacityReservations": [
+      {"id": "cr-0abc", "endTime": "2026-12-05T11:30:00Z", "reservationType": "capacity-block"},
+      {"id": "cr-0def", "reservationType": "default"},
+      {"id": "cr-0bad", "endTime": "soon"}]}})");
+  const auto read = reservationEndsFromJson(nodeClass);
+  REQUIRE(read.ends.size() == 1);
+  CHECK(read.ends[0].first == "cr-0abc");
+  CHECK(base::formatRfc3339(read.ends[0].second) == "2026-12-05T11:30:00Z");
+  CHECK(reservationEndsFromJson(nlohmann::json::object()).ends.empty());
 }
 
 }  // namespace gpuplacement::core

@@ -165,7 +165,7 @@ TEST_CASE("a Mixed option short of spot room names the spot half") {
   const int g5 = catalog.indexOf("g5.xlarge");
   REQUIRE(g5 >= 0);
   const auto node = [](const char* name) {
-    return NodeRoom{name, 1, 4000, std::int64_t{16} << 30, NodeRoom::kUnboundedPods, ""};
+    return NodeRoom{name, 1, 4000, std::int64_t{16} << 30, NodeRoom::kUnboundedPods};
   };
   auto& onDemand = view.capacity.offers[static_cast<std::size_t>(g5)][0];
   onDemand.nodes = 2;

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include "base/time_format.h"
 #include "support/engine_fixture.h"
 #include "support/why_not.h"
 
@@ -23,7 +24,7 @@ json fullSpec() {
     "objective": "CostOptimized",
     "constraints": {"tiers": ["NVIDIA", "Inferentia"], "instanceTypes": ["g6e.xlarge", "inf2.xlarge"],
                     "excludedInstanceTypes": ["g5.xlarge"], "maxHourlyCost": "2.50",
-                    "capacityType": "Any"},
+                    "capacityType": "Any", "deadline": "2026-12-24T18:00:00Z"},
     "policyRef": {"name": "team-a"},
     "mode": "Recommend"})");
 }
@@ -43,6 +44,8 @@ TEST_CASE("a GpuWorkload spec reads into an intent") {
   CHECK(spec->intent.constraints.tiers.size() == 2);
   CHECK(*spec->intent.constraints.maxHourlyCost == doctest::Approx(2.5));
   CHECK(spec->intent.constraints.capacityType == CapacityType::Any);
+  REQUIRE(spec->intent.constraints.deadline);
+  CHECK(base::formatRfc3339(*spec->intent.constraints.deadline) == "2026-12-24T18:00:00Z");
   CHECK(spec->policyName == "team-a");
   CHECK(spec->mode == PlacementMode::Recommend);
 }
@@ -144,6 +147,9 @@ TEST_CASE("bad specs: every error names its field") {
        "spec.constraints.instanceTypes[1]", "outside the allowed tiers"},
       {"zero budget", [](json& s) { s["constraints"]["maxHourlyCost"] = "0"; },
        "spec.constraints.maxHourlyCost", "between"},
+      {"a deadline that is not a time",
+       [](json& s) { s["constraints"]["deadline"] = "next Friday"; }, "spec.constraints.deadline",
+       "must be an RFC 3339 time"},
       {"malformed budget", [](json& s) { s["constraints"]["maxHourlyCost"] = "$2"; },
        "spec.constraints.maxHourlyCost", "not a non-negative decimal"},
       {"unknown capacity", [](json& s) { s["constraints"]["capacityType"] = "Cheap"; },

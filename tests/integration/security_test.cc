@@ -178,6 +178,8 @@ const std::set<std::string> kCalls = {
     "create nodeoverlays.karpenter.sh",  // sharing a policy's prices (app/policy_reconciler.cc)
     "patch nodeoverlays.karpenter.sh",
     "delete nodeoverlays.karpenter.sh",
+    "watch ec2nodeclasses.karpenter.k8s.aws",  // when reservations end (app/caches.cc)
+    "list ec2nodeclasses.karpenter.k8s.aws",
     "patch pods",  // placing the pods behind the scheduling gate (app/pod_release_reconciler.cc)
     "get leases.coordination.k8s.io",  // leader election (kube/leader_election.cc)
     "create leases.coordination.k8s.io",
