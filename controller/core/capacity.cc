@@ -318,9 +318,13 @@ std::string Capacity::reservationsOf(int instance) const {
   }
   std::vector<std::string> names;
   for (const auto& node : reserved->room) {
-    names.push_back(node.reservationEnds
-                        ? node.reservation + ", ends " + base::formatRfc3339(*node.reservationEnds)
-                        : node.reservation);
+    std::string name = node.reservation;  // "cr-0abc (Capacity Block)", or "a Capacity Block"
+    if (node.reservationEnds && !name.empty()) {
+      const std::string ends = "ends " + base::formatRfc3339(*node.reservationEnds);
+      name = name.back() == ')' ? name.substr(0, name.size() - 1) + ", " + ends + ")"
+                                : name + " (" + ends + ")";
+    }
+    names.push_back(std::move(name));
   }
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());

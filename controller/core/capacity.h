@@ -81,9 +81,9 @@ struct NodeRoom {
   std::int32_t devices = 0;
   std::int64_t milliCpu = 0;
   std::int64_t memoryBytes = 0;
-  std::int64_t pods = kUnboundedPods;        // more pods the node admits
-  std::string reservation{};                 // reserved nodes: NodeView::reservation
-  bool capacityBlock = false;                // NodeView::capacityBlock
+  std::int64_t pods = kUnboundedPods;          // more pods the node admits
+  std::string reservation{};                   // reserved nodes: NodeView::reservation
+  bool capacityBlock = false;                  // NodeView::capacityBlock
   std::optional<Timestamp> reservationEnds{};  // ClusterState::Node::reservationEnds
 
   static constexpr std::int64_t kUnboundedPods = std::int64_t{1} << 40;  // the node states none
@@ -174,7 +174,8 @@ struct Capacity {
   // One capacity type's offer (Mixed: the on-demand one).
   const Offer* offer(int instance, CapacityType capacity) const;
   // The reservations of the type's reserved nodes, each once, in order:
-  // "cr-0abc (Capacity Block), cr-0def (On-Demand Capacity Reservation)".
+  // "cr-0abc (Capacity Block, ends 2026-12-05T11:30:00Z), cr-0def (On-Demand
+  // Capacity Reservation)".
   std::string reservationsOf(int instance) const;
 
   // The node's share counted again: its old one taken out, the new one

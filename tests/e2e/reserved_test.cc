@@ -3,6 +3,8 @@
 // e2e-reserved.yaml): a g6.xlarge Karpenter launched into a Capacity Block
 // beside on-demand T4 nodes.
 //
+// - A workload whose deadline is after the block ends (the EC2NodeClass's
+//   status says when) passes it over, and says why.
 // - The first workload goes onto the reserved node, though a T4 is the
 //   cheaper list price: the reservation is paid for already. It claims
 //   nothing more for the cluster, names the reservation, and its pod runs
@@ -32,7 +34,7 @@ const bool kConfigured = [] {
 
 const std::string kNamespace = "reserved";
 
-void applyWorkload(const std::string& name) {
+void applyWorkload(const std::string& name, const std::string& deadline = "") {
   cluster().apply("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: " + name +
                   ", namespace: " + kNamespace +
                   "}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: " + name +
@@ -44,7 +46,8 @@ void applyWorkload(const std::string& name) {
       ", namespace: " + kNamespace + "}\nspec:\n  targetRef: {kind: Deployment, name: " + name +
       "}\n  workload: {kind: Inference, latencyTargetMs: 150}\n  model: {parameters: "
       "1.55B, precision: fp16, architecture: Speech}\n  objective: CostOptimized\n  "
-      "constraints: {tiers: [NVIDIA], capacityType: OnDemand}\n");
+      "constraints: {tiers: [NVIDIA], capacityType: OnDemand" +
+      (deadline.empty() ? std::string() : ", deadline: \"" + deadline + "\"") + "}\n");
 }
 
 json placementOf(const std::string& name) {
@@ -91,6 +94,24 @@ Fixture& fixture() {
   return instance;
 }
 
+TEST_CASE("a deadline after the Capacity Block ends passes it over, and says so") {
+  auto& f = fixture();
+  auto& c = cluster();
+  applyWorkload("late", "2030-02-01T00:00:00Z");
+  REQUIRE_MESSAGE(
+      c.waitFor([] { return !base::stringMember(placementOf("late"), "capacityType").empty(); },
+                std::chrono::seconds(60)),
+      f.op->log());
+  const auto placement = placementOf("late");
+  CHECK(placement["capacityType"] == "OnDemand");
+  CHECK(placement["instanceType"] == "g4dn.xlarge");
+  const auto placed = c.conditionMessageOf(workloadPath(kNamespace, "late"), "Placed");
+  CHECK_MESSAGE(
+      placed.find("cr-0e2e0b10c4 (Capacity Block) ends 2030-01-15T11:30:00Z, and "
+                  "spec.constraints.deadline is 2030-02-01T00:00:00Z") != std::string::npos,
+      placed);
+}
+
 TEST_CASE("a reserved node first: paid for already, its room taken before any list price") {
   auto& f = fixture();
   auto& c = cluster();
@@ -104,7 +125,7 @@ TEST_CASE("a reserved node first: paid for already, its room taken before any li
   CHECK(placement["instanceType"] == "g6.xlarge");
   CHECK(placement["capacityType"] == "Reserved");
   CHECK(placement["hourlyCost"] == "0");
-  CHECK(placement["reservation"] == "cr-0e2e0b10c4 (Capacity Block)");
+  CHECK(placement["reservation"] == "cr-0e2e0b10c4 (Capacity Block, ends 2030-01-15T11:30:00Z)");
   CHECK(base::stringMember(placement, "costNote").find("paid for whether used or not") !=
         std::string::npos);
   // Its pod runs on the reserved node, which the selector names.

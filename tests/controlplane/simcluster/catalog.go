@@ -11,6 +11,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -221,6 +222,9 @@ type pool struct {
 type reservation struct {
 	ID   string `json:"id"`   // cr-...
 	Type string `json:"type"` // default | capacity-block
+	// When it ends (RFC 3339), as EC2 says and Karpenter's EC2NodeClass
+	// status copies; empty: not stated.
+	EndTime string `json:"endTime"`
 }
 
 type taint struct {
@@ -352,6 +356,14 @@ func checkReservation(p *pool) error {
 	}
 	if p.Provisioner == autoMode {
 		return fmt.Errorf("capacityType reserved is for karpenter pools and node groups")
+	}
+	if r.EndTime != "" {
+		if _, err := time.Parse(time.RFC3339, r.EndTime); err != nil {
+			return fmt.Errorf("reservation.endTime %q is not an RFC 3339 time", r.EndTime)
+		}
+		if p.Provisioner != karpenterPool {
+			return fmt.Errorf("reservation.endTime is stated by Karpenter's EC2NodeClass: a karpenter pool's")
+		}
 	}
 	return nil
 }

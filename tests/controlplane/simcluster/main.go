@@ -203,6 +203,11 @@ func apply(kubeconfig string, gen *generated, waitReady time.Duration, workers i
 			return err
 		}
 	}
+	if len(gen.reservations) > 0 {
+		if err := applyEC2NodeClass(ctx, cfg, gen.reservations); err != nil {
+			return fmt.Errorf("the EC2NodeClass of the reservations: %w", err)
+		}
+	}
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err

@@ -66,6 +66,9 @@ func arch(s shape) string {
 type generated struct {
 	nodes     []*corev1.Node
 	nodePools []*karpv1.NodePool
+	// The karpenter pools' capacity reservations, for the EC2NodeClass's
+	// status (ec2nodeclass.go).
+	reservations []reservationStatus
 }
 
 type builder struct {
@@ -96,6 +99,9 @@ func (b *builder) build() (*generated, error) {
 			poolNodes = append(poolNodes, node)
 		}
 		out.nodes = append(out.nodes, poolNodes...)
+		if r := p.Reservation; r != nil && p.Provisioner == karpenterPool {
+			out.reservations = append(out.reservations, reservationStatus{r, p.InstanceTypes[0], p.Zones[0]})
+		}
 		if p.Provisioner != managedNodeGroup {
 			out.nodePools = append(out.nodePools, b.nodePool(p, poolNodes))
 		}
