@@ -287,6 +287,24 @@ PodView podFromJson(const json& object) {
   return pod;
 }
 
+std::vector<NodeSelectorRequirement> requirementsFromJson(const json& list) {
+  std::vector<NodeSelectorRequirement> requirements;
+  if (!list.is_array()) {
+    return requirements;
+  }
+  for (const auto& item : list) {
+    NodeSelectorRequirement requirement{
+        stringMember(item, "key"), stringMember(item, "operator"), {}};
+    if (const auto& values = memberOf(item, "values"); values.is_array()) {
+      for (const auto& value : values) {
+        requirement.values.push_back(base::stringOf(value));
+      }
+    }
+    requirements.push_back(std::move(requirement));
+  }
+  return requirements;
+}
+
 NodePoolView nodePoolFromJson(const json& object) {
   NodePoolView pool;
   const auto& spec = memberOf(object, "spec");
@@ -299,19 +317,7 @@ NodePoolView nodePoolFromJson(const json& object) {
   }
   const auto& nodeSpec = memberOf(templ, "spec");
   pool.taints = taintsOf(memberOf(nodeSpec, "taints"));
-  const auto& requirements = memberOf(nodeSpec, "requirements");
-  if (requirements.is_array()) {
-    for (const auto& item : requirements) {
-      NodeSelectorRequirement requirement{
-          stringMember(item, "key"), stringMember(item, "operator"), {}};
-      if (const auto& values = memberOf(item, "values"); values.is_array()) {
-        for (const auto& value : values) {
-          requirement.values.push_back(base::stringOf(value));
-        }
-      }
-      pool.requirements.push_back(std::move(requirement));
-    }
-  }
+  pool.requirements = requirementsFromJson(memberOf(nodeSpec, "requirements"));
   if (const auto& limits = memberOf(spec, "limits"); limits.is_object()) {
     for (const auto& [name, value] : limits.items()) {
       pool.limits[name] = milliOf(value);

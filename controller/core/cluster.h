@@ -138,6 +138,10 @@ struct NodeSelectorRequirement {
   bool operator==(const NodeSelectorRequirement&) const = default;
 };
 
+// A list of requirements as NodePools and NodeOverlays write them; what
+// does not read is left empty, for the CRD's validation has refused it.
+std::vector<NodeSelectorRequirement> requirementsFromJson(const nlohmann::json& list);
+
 // A Karpenter NodePool (karpenter.sh/v1): what it may launch.
 struct NodePoolView {
   std::vector<NodeSelectorRequirement> requirements;

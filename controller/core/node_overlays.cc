@@ -177,18 +177,7 @@ NodeOverlay nodeOverlayFromJson(const json& object) {
   overlay.price = stringMember(spec, "price");
   overlay.priceAdjustment = stringMember(spec, "priceAdjustment");
   overlay.weight = static_cast<int>(base::integerMember(spec, "weight"));
-  if (const auto& requirements = memberOf(spec, "requirements"); requirements.is_array()) {
-    for (const auto& item : requirements) {
-      NodeSelectorRequirement requirement{
-          stringMember(item, "key"), stringMember(item, "operator"), {}};
-      if (const auto& values = memberOf(item, "values"); values.is_array()) {
-        for (const auto& value : values) {
-          requirement.values.push_back(base::stringOf(value));
-        }
-      }
-      overlay.requirements.push_back(std::move(requirement));
-    }
-  }
+  overlay.requirements = requirementsFromJson(memberOf(spec, "requirements"));
   if (const auto& conditions = memberOf(memberOf(object, "status"), "conditions");
       conditions.is_array()) {
     for (const auto& condition : conditions) {
