@@ -141,7 +141,9 @@ asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::replacePolicyStatus(std::s
 asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::createNodeOverlay(json object) {
   auto result = co_await client_.create(nodeOverlaysPath(), object);
   noteRefusal("create nodeoverlays.karpenter.sh", "", !result && result.error().forbidden());
-  if (!result) {
+  // Already there: written by the last reconcile, not yet in the cache
+  // (whose it is, the next reconcile reads from the cache).
+  if (!result && !result.error().alreadyExists()) {
     co_return result.error();
   }
   co_return base::Ok{};

@@ -50,7 +50,8 @@ class ApiWrites {
   asio::awaitable<kube::ApiResult<base::Ok>> replacePolicyStatus(std::string name,
                                                                  nlohmann::json status);
   // The NodeOverlays sharing a policy's prices (core/price_sharing.h): a
-  // whole object created, a spec merged in, one deleted (404: already gone).
+  // whole object created (409: already there), a spec merged in, one
+  // deleted (404: already gone).
   asio::awaitable<kube::ApiResult<base::Ok>> createNodeOverlay(nlohmann::json object);
   asio::awaitable<kube::ApiResult<base::Ok>> patchNodeOverlaySpec(std::string name,
                                                                   nlohmann::json spec);

@@ -144,6 +144,7 @@ asio::awaitable<ReconcileResult> PolicyReconciler::reconcile(const runtime::Obje
   sharing.policy = inForce;
   sharing.karpenter = engines_.catalog().get();
   sharing.nodeOverlaysServed = caches_.nodeOverlaysKnown();
+  sharing.karpenterInstalled = caches_.clusterStamp().nodePoolsInstalled;
   for (auto& overlay : caches_.nodeOverlays()) {
     if (overlay.pricesOf == name) {
       sharing.shared.push_back(std::move(overlay));

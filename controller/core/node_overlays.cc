@@ -103,7 +103,8 @@ void applyOverlays(std::vector<PricedItem>& items, const std::vector<NodeOverlay
   }
   // Karpenter's order: weight, highest first; equal weights by name, the
   // last in alphabetical order first.
-  std::stable_sort(ordered.begin(), ordered.end(), [](const auto* a, const auto* b) {
+  // Names are unique: the order is total.
+  std::sort(ordered.begin(), ordered.end(), [](const auto* a, const auto* b) {
     return a->weight != b->weight ? a->weight > b->weight : a->name > b->name;
   });
   std::vector<std::map<std::string, std::string>> labels;
@@ -124,6 +125,12 @@ void applyOverlays(std::vector<PricedItem>& items, const std::vector<NodeOverlay
     };
     if (!overlay->refused.empty()) {
       skip("Karpenter refused it (" + overlay->refused + ")");
+      continue;
+    }
+    if (!overlay->validated) {
+      // Karpenter weighs only what it validated; without its NodeOverlay
+      // feature gate it validates nothing.
+      skip("Karpenter has not accepted it (yet; is its NodeOverlay feature gate on?)");
       continue;
     }
     if (const auto why = unseenLabel(*overlay, zonesKnown, !catalog.region.empty()); !why.empty()) {

@@ -15,10 +15,11 @@
 // ones its provider publishes, a negotiated rate or a Savings Plan's
 // discount. Karpenter launches and consolidates by them, and publishes its
 // provider's prices without them, so the operator applies them itself, the
-// way Karpenter does: the overlays in order of weight (highest first; equal
-// weights by name, last first), the first that selects an offering prices
-// it, and one that selects an offering an overlay of the same weight
-// already prices is refused whole (Karpenter's "Conflict").
+// way Karpenter does: the overlays Karpenter accepted (ValidationSucceeded
+// True), in order of weight (highest first; equal weights by name, last
+// first), the first that selects an offering prices it, and one that
+// selects an offering an overlay of the same weight already prices is
+// refused whole (Karpenter's "Conflict").
 namespace gpuplacement::core {
 
 struct NodeOverlay {

@@ -168,6 +168,13 @@ Condition pricesSharedCondition(const PriceSharingInput& input) {
     return condition;
   }
   const bool sharing = input.policy->priceSharing == PriceSharing::NodeOverlay;
+  if (!input.karpenterInstalled && !sharing) {
+    condition.reason = "NoKarpenter";
+    condition.message =
+        "Karpenter's NodePools are not served: no Karpenter weighs other prices than this "
+        "policy's";
+    return condition;
+  }
   std::vector<std::string> problems;
   if (sharing && !input.nodeOverlaysServed) {
     problems.push_back(
@@ -200,7 +207,10 @@ Condition pricesSharedCondition(const PriceSharingInput& input) {
     }
     differences.push_back(std::move(text));
   }
-  const std::string basis = " (" + pricesText(*input.karpenter) + ")";
+  std::string basis = " (" + pricesText(*input.karpenter) + ")";
+  if (const auto& left = input.karpenter->nodeOverlays.notApplied; !left.empty()) {
+    basis += "; NodeOverlays not weighed: " + listed(left);
+  }
   if (!problems.empty()) {
     condition.status = "False";
     condition.reason = "NotShared";

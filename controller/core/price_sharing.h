@@ -71,6 +71,7 @@ struct PriceSharingInput {
   // catalog's, with every NodeOverlay, the operator's included).
   const Catalog* karpenter = nullptr;
   bool nodeOverlaysServed = false;
+  bool karpenterInstalled = true;  // Karpenter's NodePools are served
   // The overlays sharing this policy's prices, as the cluster has them.
   std::vector<NodeOverlay> shared;
   std::vector<std::string> taken;  // OverlayWrites::taken
@@ -78,7 +79,8 @@ struct PriceSharingInput {
 };
 
 // True (Agree) while Karpenter weighs every offering the policy prices at
-// the policy's price, or the policy prices none (NoOwnPrices); False
+// the policy's price, or the policy prices none (NoOwnPrices), or no
+// Karpenter runs to weigh any (NoKarpenter); False
 // (Disagree) naming each that differs (the policy's price, Karpenter's, the
 // difference) and what would share them; False (NotShared) when sharing is
 // asked for and cannot be done (no NodeOverlay CRD, a name taken, an

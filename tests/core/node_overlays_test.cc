@@ -12,7 +12,7 @@ namespace {
 
 NodeOverlay overlay(const char* name, std::vector<NodeSelectorRequirement> requirements,
                     const char* price, const char* adjustment, int weight = 0) {
-  return NodeOverlay{name, std::move(requirements), price, adjustment, weight, "", false, ""};
+  return NodeOverlay{name, std::move(requirements), price, adjustment, weight, "", true, ""};
 }
 
 NodeSelectorRequirement in(const char* key, std::vector<std::string> values) {
@@ -153,6 +153,13 @@ TEST_CASE("the catalog's prices with the overlays: weight, conflicts, labels uns
        0.9,
        2,  // g5.xlarge on demand and spot
        {"zone: it selects zones, and these prices name none"}},
+      {"not yet accepted by Karpenter (or its feature gate is off)",
+       {NodeOverlay{"new", {in(kType, {"g6e.xlarge"})}, "0.1", "", 0, "", false, ""}},
+       g6e,
+       g6eSpot,
+       g5,
+       0,
+       {"new: Karpenter has not accepted it (yet; is its NodeOverlay feature gate on?)"}},
       {"refused by Karpenter",
        {NodeOverlay{
            "bad", {in(kType, {"g6e.xlarge"})}, "0.1", "", 0, "Conflict: with another", false, ""}},

@@ -125,7 +125,9 @@ TEST_CASE("PricesShared: whether Karpenter weighs the policy's prices") {
   const auto policy = pricing({{"g6e.xlarge", 0.45, std::nullopt}}, PriceSharing::None);
   const auto sharing = pricing({{"g6e.xlarge", 0.45, std::nullopt}}, PriceSharing::NodeOverlay);
   const auto shared = sharedOverlay("default", {"g6e.xlarge", CapacityType::OnDemand, 0.45});
-  const auto agreed = withNodeOverlays(shipped, {shared});
+  auto accepted = shared;  // as Karpenter validated it
+  accepted.validated = true;
+  const auto agreed = withNodeOverlays(shipped, {accepted});
   auto refused = shared;
   refused.refused = "Conflict: conflict with another overlay";
   const Policy none;
@@ -143,6 +145,7 @@ TEST_CASE("PricesShared: whether Karpenter weighs the policy's prices") {
     const char* status;
     const char* reason;
     std::string message;
+    bool installed = true;  // Karpenter's NodePools are served
   };
   const Row rows[] = {
       {"no prices of its own",
@@ -154,6 +157,17 @@ TEST_CASE("PricesShared: whether Karpenter weighs the policy's prices") {
        "True",
        "NoOwnPrices",
        "this policy sets no prices of its own: it weighs offerings as Karpenter does"},
+      {"no Karpenter in the cluster",
+       &policy,
+       &shipped,
+       false,
+       {},
+       {},
+       "True",
+       "NoKarpenter",
+       "Karpenter's NodePools are not served: no Karpenter weighs other prices than this "
+       "policy's",
+       false},
       {"its own, not shared",
        &policy,
        &shipped,
@@ -218,6 +232,7 @@ TEST_CASE("PricesShared: whether Karpenter weighs the policy's prices") {
     input.policy = row.policy;
     input.karpenter = row.karpenter;
     input.nodeOverlaysServed = row.served;
+    input.karpenterInstalled = row.installed;
     input.shared = row.shared;
     input.taken = row.taken;
     input.generation = 3;
