@@ -22,8 +22,10 @@ namespace gpuplacement::testing {
 // named is listed empty, a path the caches do not read fails the test.
 inline ScriptedListWatchByPath scriptedCaches(
     const std::map<std::string, std::vector<nlohmann::json>>& objects) {
+  // NodeOverlays too: ObjectCaches reads them once enableNodeOverlays()
+  // found them served.
   std::vector<std::string> paths = {app::policiesPath(), app::workloadsPath(""), app::nodesPath(),
-                                    app::unfinishedPodsPath()};
+                                    app::unfinishedPodsPath(), app::nodeOverlaysPath()};
   for (const auto kind : core::kTargetKinds) {
     paths.push_back(app::targetsPath(kind, ""));
   }
