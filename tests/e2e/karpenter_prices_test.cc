@@ -26,16 +26,19 @@
 #include "base/json_access.h"
 #include "support/cluster.h"
 #include "support/command.h"
+#include "support/speech_workload.h"
 #include "support/suite.h"
 
 namespace gpuplacement {
 namespace {
 
+using testing::claimedNodePrice;
 using testing::cluster;
 using testing::conditionText;
 using testing::ControlPlane;
 using testing::json;
 using testing::OperatorProcess;
+using testing::placedTypeOf;
 using testing::readFile;
 using testing::workloadPath;
 
@@ -109,65 +112,13 @@ void changeOnDemand(const std::string& type, const std::function<void(json&)>& c
   REQUIRE(ControlPlane::script("restart-karpenter " + ControlPlane::shared().dir()) == 0);
 }
 
-std::string label(const json& object, const std::string& key) {
-  return base::stringMember(base::memberOf(base::memberOf(object, "metadata"), "labels"),
-                            key.c_str());
-}
-
-std::string deploymentOf(const std::string& name) {
-  return "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: " + name +
-         ", namespace: " + kNamespace +
-         "}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: " + name +
-         "}}\n  template:\n    metadata: {labels: {app: " + name +
-         "}}\n    spec:\n      containers: [{name: server, image: whisper:1}]\n";
-}
-
-// Seed 001's speech model: a T4 holds it at the catalog's prices, an L40S
-// is next.
-std::string workloadOf(const std::string& name) {
-  return "apiVersion: gpuplacement.io/v1alpha1\nkind: GpuWorkload\nmetadata: {name: " + name +
-         ", namespace: " + kNamespace + "}\nspec:\n  targetRef: {kind: Deployment, name: " + name +
-         "}\n  workload: {kind: Inference, latencyTargetMs: 150}\n  model: {parameters: 1.55B, "
-         "precision: fp16, architecture: Speech}\n  objective: CostOptimized\n  constraints: "
-         "{tiers: [NVIDIA], capacityType: OnDemand}\n";
-}
-
-json placementOf(const std::string& name) {
-  auto workload = cluster().get(workloadPath(kNamespace, name));
-  return workload ? base::memberOf(base::memberOf(*workload, "status"), "placement") : json();
-}
-
-double claimedNodePrice(const std::string& name) {
-  return std::atof(base::stringMember(placementOf(name), "nodeHourlyCost").c_str());
-}
-
-// The nodes the workload's Running pods are on.
-std::vector<json> nodesOf(const std::string& name) {
-  std::vector<json> nodes;
-  auto pods =
-      cluster().get("/api/v1/namespaces/" + kNamespace + "/pods?labelSelector=app%3D" + name);
-  if (!pods) {
-    return nodes;
-  }
-  for (const auto& pod : (*pods)["items"]) {
-    const auto node = base::stringMember(base::memberOf(pod, "spec"), "nodeName");
-    if (base::stringMember(base::memberOf(pod, "status"), "phase") == "Running" &&
-        !base::memberOf(pod, "metadata").contains("deletionTimestamp") && !node.empty()) {
-      if (auto object = cluster().get("/api/v1/nodes/" + node)) {
-        nodes.push_back(*object);
-      }
-    }
-  }
-  return nodes;
-}
-
 // Its pods run on a node of `type` that Karpenter launched at `price`.
 bool runsOnLaunched(const std::string& name, const std::string& type, double price) {
-  const auto nodes = nodesOf(name);
+  const auto nodes = testing::runningNodesOf(kNamespace, name);
   return !nodes.empty() && std::all_of(nodes.begin(), nodes.end(), [&](const json& node) {
-    return label(node, "node.kubernetes.io/instance-type") == type &&
-           std::abs(std::atof(label(node, "eks-node-viewer/instance-price").c_str()) - price) <
-               1e-6;
+    return testing::labelOf(node, "node.kubernetes.io/instance-type") == type &&
+           std::abs(std::atof(testing::labelOf(node, "eks-node-viewer/instance-price").c_str()) -
+                    price) < 1e-6;
   });
 }
 
@@ -213,7 +164,7 @@ Fixture& fixture() {
 }
 
 bool placed(const std::string& name) {
-  return !base::stringMember(placementOf(name), "instanceType").empty();
+  return !placedTypeOf(kNamespace, name).empty();
 }
 
 const std::string kFirst = "whisper";
@@ -221,18 +172,17 @@ const std::string kFirst = "whisper";
 TEST_CASE("a placement claims what Karpenter pays") {
   auto& f = fixture();
   auto& c = cluster();
-  c.apply(deploymentOf(kFirst));
-  c.apply(workloadOf(kFirst));
+  testing::applySpeechWorkload(kNamespace, kFirst);
   const auto path = workloadPath(kNamespace, kFirst);
   REQUIRE_MESSAGE(c.waitFor([&] { return placed(kFirst); }, std::chrono::seconds(60)), f.op->log());
-  f.cheapest = base::stringMember(placementOf(kFirst), "instanceType");
-  MESSAGE("placed on " << f.cheapest << " at $" << claimedNodePrice(kFirst) << "/h");
+  f.cheapest = placedTypeOf(kNamespace, kFirst);
+  MESSAGE("placed on " << f.cheapest << " at $" << claimedNodePrice(kNamespace, kFirst) << "/h");
   CHECK(conditionText(path, "KarpenterPrices") == "True/Current");
   CHECK(c.conditionMessageOf(path, "PricesForRegion").find("prices Karpenter pays") !=
         std::string::npos);
   // The claim is Karpenter's price for the type, and the node it launched
   // for the pods is priced the same.
-  CHECK(claimedNodePrice(kFirst) == doctest::Approx(onDemandPrice(f.cheapest)));
+  CHECK(claimedNodePrice(kNamespace, kFirst) == doctest::Approx(onDemandPrice(f.cheapest)));
   CHECK_MESSAGE(
       c.waitFor([&] { return runsOnLaunched(kFirst, f.cheapest, onDemandPrice(f.cheapest)); },
                 std::chrono::seconds(90)),
@@ -247,18 +197,17 @@ TEST_CASE("an offering Karpenter marks unavailable is not chosen while it is") {
   REQUIRE(f.readAgain());
   // A new workload of the same intent goes elsewhere, and says why.
   const std::string second = "whisper-two";
-  c.apply(deploymentOf(second));
-  c.apply(workloadOf(second));
+  testing::applySpeechWorkload(kNamespace, second);
   REQUIRE(c.waitFor([&] { return placed(second); }, std::chrono::seconds(60)));
-  const std::string other = base::stringMember(placementOf(second), "instanceType");
+  const std::string other = placedTypeOf(kNamespace, second);
   MESSAGE("with " << f.cheapest << " unavailable, " << second << " is placed on " << other);
   CHECK(other != f.cheapest);
-  CHECK(claimedNodePrice(second) == doctest::Approx(onDemandPrice(other)));
+  CHECK(claimedNodePrice(kNamespace, second) == doctest::Approx(onDemandPrice(other)));
   const auto status = c.mustGet(workloadPath(kNamespace, second))["status"].dump();
   CHECK_MESSAGE(status.find("Karpenter marks its offerings unavailable") != std::string::npos,
                 status);
   // The first stays: its node is there.
-  CHECK(base::stringMember(placementOf(kFirst), "instanceType") == f.cheapest);
+  CHECK(placedTypeOf(kNamespace, kFirst) == f.cheapest);
   changeOnDemand(f.cheapest, [](json& offering) { offering["Available"] = true; });
   REQUIRE(f.readAgain());
 }
@@ -273,15 +222,15 @@ TEST_CASE("a price rise in Karpenter moves the workload, at Karpenter's price th
   REQUIRE(onDemandPrice(f.cheapest) == doctest::Approx(before * 4));
   REQUIRE_MESSAGE(c.waitFor(
                       [&] {
-                        const auto type = base::stringMember(placementOf(kFirst), "instanceType");
+                        const auto type = placedTypeOf(kNamespace, kFirst);
                         return !type.empty() && type != f.cheapest;
                       },
                       std::chrono::seconds(60)),
                   f.op->log());
-  const std::string moved = base::stringMember(placementOf(kFirst), "instanceType");
-  MESSAGE("moved to " << moved << " at $" << claimedNodePrice(kFirst) << "/h");
-  CHECK(claimedNodePrice(kFirst) == doctest::Approx(onDemandPrice(moved)));
-  CHECK(claimedNodePrice(kFirst) < before * 4);
+  const std::string moved = placedTypeOf(kNamespace, kFirst);
+  MESSAGE("moved to " << moved << " at $" << claimedNodePrice(kNamespace, kFirst) << "/h");
+  CHECK(claimedNodePrice(kNamespace, kFirst) == doctest::Approx(onDemandPrice(moved)));
+  CHECK(claimedNodePrice(kNamespace, kFirst) < before * 4);
   CHECK_MESSAGE(c.waitFor([&] { return runsOnLaunched(kFirst, moved, onDemandPrice(moved)); },
                           std::chrono::seconds(120)),
                 "no Running pod of " << kFirst << " on a launched " << moved);
@@ -292,7 +241,7 @@ TEST_CASE("prices that cannot be read stay in force, and the status says how old
   auto& c = cluster();
   const auto path = workloadPath(kNamespace, kFirst);
   REQUIRE(conditionText(path, "KarpenterPrices") == "True/Current");
-  const double claimed = claimedNodePrice(kFirst);
+  const double claimed = claimedNodePrice(kNamespace, kFirst);
   // The metrics stop answering, as when Karpenter's pod is gone.
   const auto killed =
       testing::runCommand("kill $(cat " + ControlPlane::shared().dir() + "/karpenter-prices.pid)");
@@ -304,7 +253,7 @@ TEST_CASE("prices that cannot be read stay in force, and the status says how old
                                                               << f.op->log());
   const auto stale = c.conditionMessageOf(path, "KarpenterPrices");
   CHECK(stale.find("could not be read") != std::string::npos);
-  CHECK(claimedNodePrice(kFirst) == doctest::Approx(claimed));
+  CHECK(claimedNodePrice(kNamespace, kFirst) == doctest::Approx(claimed));
   // The prices kept are named by when they were last read.
   CHECK_MESSAGE(stale.find("its prices as last read at 20") != std::string::npos, stale);
 }

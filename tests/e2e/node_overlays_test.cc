@@ -16,6 +16,7 @@
 //   accepts it, the condition turns True and the node's price as Karpenter
 //   weighs it is the claim. Unshared again, the overlay goes.
 // The cases run in order, each from where the one before left the cluster.
+#include <algorithm>
 #include <cmath>
 
 #include <doctest/doctest.h>
@@ -23,6 +24,7 @@
 #include "base/json_access.h"
 #include "support/cluster.h"
 #include "support/command.h"
+#include "support/speech_workload.h"
 #include "support/suite.h"
 
 namespace gpuplacement {
@@ -49,17 +51,12 @@ const std::string kPolicyPath = "/apis/gpuplacement.io/v1alpha1/placementpolicie
 const std::string kOverlays = "/apis/karpenter.sh/v1alpha1/nodeoverlays";
 const std::string kShared = "gpu-placement.default.g6e.xlarge.on-demand";
 
-json placement() {
-  auto workload = cluster().get(workloadPath(kNamespace, kWorkload));
-  return workload ? base::memberOf(base::memberOf(*workload, "status"), "placement") : json();
-}
-
 std::string placedType() {
-  return base::stringMember(placement(), "instanceType");
+  return testing::placedTypeOf(kNamespace, kWorkload);
 }
 
 double claimedNodePrice() {
-  return std::atof(base::stringMember(placement(), "nodeHourlyCost").c_str());
+  return testing::claimedNodePrice(kNamespace, kWorkload);
 }
 
 // Node name -> its price as Karpenter weighs it.
@@ -70,41 +67,20 @@ json nodePrices() {
   return json::parse(result.out, nullptr, false);
 }
 
-// The nodes the workload's Running pods are on, each of `type`.
-std::vector<std::string> nodesOn(const std::string& type) {
-  std::vector<std::string> nodes;
-  auto pods =
-      cluster().get("/api/v1/namespaces/" + kNamespace + "/pods?labelSelector=app%3D" + kWorkload);
-  if (!pods) {
-    return nodes;
-  }
-  for (const auto& pod : (*pods)["items"]) {
-    const auto node = base::stringMember(base::memberOf(pod, "spec"), "nodeName");
-    if (base::stringMember(base::memberOf(pod, "status"), "phase") != "Running" ||
-        base::memberOf(pod, "metadata").contains("deletionTimestamp") || node.empty()) {
-      continue;
-    }
-    const auto object = cluster().get("/api/v1/nodes/" + node);
-    if (!object || base::stringMember(base::memberOf((*object)["metadata"], "labels"),
-                                      "node.kubernetes.io/instance-type") != type) {
-      return {};
-    }
-    nodes.push_back(node);
-  }
-  return nodes;
-}
-
 // Karpenter's price for the node its pods run on, once they run on `type`.
 std::optional<double> weighedNodePrice(const std::string& type) {
-  const auto nodes = nodesOn(type);
-  if (nodes.empty()) {
+  const auto nodes = testing::runningNodesOf(kNamespace, kWorkload);
+  if (nodes.empty() || std::any_of(nodes.begin(), nodes.end(), [&](const json& node) {
+        return testing::labelOf(node, "node.kubernetes.io/instance-type") != type;
+      })) {
     return std::nullopt;
   }
+  const auto name = base::stringMember(nodes.front()["metadata"], "name");
   const auto prices = nodePrices();
-  if (!prices.contains(nodes.front())) {
+  if (!prices.contains(name)) {
     return std::nullopt;
   }
-  return prices[nodes.front()].get<double>();
+  return prices[name].get<double>();
 }
 
 bool validatedByKarpenter(const std::string& overlay) {
@@ -156,17 +132,8 @@ bool movedOff(const std::string& type) {
 TEST_CASE("a team's NodeOverlay prices the placement, as Karpenter weighs the node") {
   auto& f = fixture();
   auto& c = cluster();
-  c.apply("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: " + kWorkload + ", namespace: " +
-          kNamespace + "}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: " + kWorkload +
-          "}}\n  template:\n    metadata: {labels: {app: " + kWorkload +
-          "}}\n    spec:\n      containers: [{name: server, image: whisper:1}]\n");
   // Seed 001's speech model: a T4 holds it at the catalog's prices.
-  c.apply("apiVersion: gpuplacement.io/v1alpha1\nkind: GpuWorkload\nmetadata: {name: " + kWorkload +
-          ", namespace: " + kNamespace +
-          "}\nspec:\n  targetRef: {kind: Deployment, name: " + kWorkload +
-          "}\n  workload: {kind: Inference, latencyTargetMs: 150}\n  model: {parameters: 1.55B, "
-          "precision: fp16, architecture: Speech}\n  objective: CostOptimized\n  constraints: "
-          "{tiers: [NVIDIA], capacityType: OnDemand}\n");
+  testing::applySpeechWorkload(kNamespace, kWorkload);
   REQUIRE_MESSAGE(c.waitFor([] { return !placedType().empty(); }, std::chrono::seconds(60)),
                   f.op->log());
   const std::string first = placedType();

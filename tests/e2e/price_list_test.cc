@@ -14,6 +14,7 @@
 #include "base/json_access.h"
 #include "support/cluster.h"
 #include "support/command.h"
+#include "support/speech_workload.h"
 #include "support/suite.h"
 
 namespace gpuplacement {
@@ -35,11 +36,6 @@ const bool kConfigured = [] {
 
 const std::string kNamespace = "price-list";
 
-json placementOf(const std::string& name) {
-  auto workload = cluster().get(workloadPath(kNamespace, name));
-  return workload ? base::memberOf(base::memberOf(*workload, "status"), "placement") : json();
-}
-
 TEST_CASE("a placement claims the imported price list's price, in the cluster's region") {
   auto& c = cluster();
   const std::string list = ControlPlane::shared().dir() + "/eu-central-1.yaml";
@@ -55,27 +51,14 @@ TEST_CASE("a placement claims the imported price list's price, in the cluster's 
   OperatorProcess op(c.operatorKubeconfig(), {"--price-list", list});
   REQUIRE_MESSAGE(op.waitReady(std::chrono::seconds(60)), op.log());
   c.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + kNamespace + "}\n");
-  c.apply(
-      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: whisper, namespace: " + kNamespace +
-      "}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: whisper}}\n  template:\n"
-      "    metadata: {labels: {app: whisper}}\n    spec:\n      containers: [{name: server, "
-      "image: whisper:1}]\n");
   // Seed 001's speech model: an A10G or an L4 holds it; the cheaper in
   // this list is the L4.
-  c.apply(
-      "apiVersion: gpuplacement.io/v1alpha1\nkind: GpuWorkload\nmetadata: {name: whisper, "
-      "namespace: " +
-      kNamespace +
-      "}\nspec:\n  targetRef: {kind: Deployment, name: whisper}\n  workload: {kind: "
-      "Inference, latencyTargetMs: 150}\n  model: {parameters: 1.55B, precision: fp16, "
-      "architecture: Speech}\n  objective: CostOptimized\n  constraints: {tiers: [NVIDIA], "
-      "capacityType: OnDemand}\n");
+  testing::applySpeechWorkload(kNamespace, "whisper");
   const auto path = workloadPath(kNamespace, "whisper");
-  REQUIRE_MESSAGE(
-      c.waitFor([] { return !base::stringMember(placementOf("whisper"), "instanceType").empty(); },
-                std::chrono::seconds(60)),
-      op.log());
-  const auto placement = placementOf("whisper");
+  REQUIRE_MESSAGE(c.waitFor([] { return !testing::placedTypeOf(kNamespace, "whisper").empty(); },
+                            std::chrono::seconds(60)),
+                  op.log());
+  const auto placement = testing::placementOf(kNamespace, "whisper");
   MESSAGE(placement.dump());
   CHECK(placement["instanceType"] == "g6.xlarge");
   CHECK(placement["nodeHourlyCost"] == "1.019");

@@ -14,6 +14,7 @@
 
 #include "base/json_access.h"
 #include "support/cluster.h"
+#include "support/speech_workload.h"
 #include "support/suite.h"
 
 namespace gpuplacement {
@@ -34,44 +35,21 @@ const bool kConfigured = [] {
 
 const std::string kNamespace = "reserved";
 
+// Seed 001's speech model: a T4 holds it, the cheapest at list prices.
 void applyWorkload(const std::string& name, const std::string& deadline = "") {
-  cluster().apply("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: " + name +
-                  ", namespace: " + kNamespace +
-                  "}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: " + name +
-                  "}}\n  template:\n    metadata: {labels: {app: " + name +
-                  "}}\n    spec:\n      containers: [{name: server, image: whisper:1}]\n");
-  // Seed 001's speech model: a T4 holds it, the cheapest at list prices.
-  cluster().apply(
-      "apiVersion: gpuplacement.io/v1alpha1\nkind: GpuWorkload\nmetadata: {name: " + name +
-      ", namespace: " + kNamespace + "}\nspec:\n  targetRef: {kind: Deployment, name: " + name +
-      "}\n  workload: {kind: Inference, latencyTargetMs: 150}\n  model: {parameters: "
-      "1.55B, precision: fp16, architecture: Speech}\n  objective: CostOptimized\n  "
-      "constraints: {tiers: [NVIDIA], capacityType: OnDemand" +
-      (deadline.empty() ? std::string() : ", deadline: \"" + deadline + "\"") + "}\n");
+  testing::applySpeechWorkload(kNamespace, name,
+                               deadline.empty() ? "" : ", deadline: \"" + deadline + "\"");
 }
 
 json placementOf(const std::string& name) {
-  auto workload = cluster().get(workloadPath(kNamespace, name));
-  return workload ? base::memberOf(base::memberOf(*workload, "status"), "placement") : json();
+  return testing::placementOf(kNamespace, name);
 }
 
-// The labels of the node the workload's Running pod is on; empty until
+// The labels of the node the workload's Running pod is on; null until
 // there is one.
 json runningNodeLabels(const std::string& name) {
-  auto pods =
-      cluster().get("/api/v1/namespaces/" + kNamespace + "/pods?labelSelector=app%3D" + name);
-  if (!pods) {
-    return json();
-  }
-  for (const auto& pod : (*pods)["items"]) {
-    const auto node = base::stringMember(base::memberOf(pod, "spec"), "nodeName");
-    if (base::stringMember(base::memberOf(pod, "status"), "phase") == "Running" && !node.empty()) {
-      if (auto object = cluster().get("/api/v1/nodes/" + node)) {
-        return base::memberOf(base::memberOf(*object, "metadata"), "labels");
-      }
-    }
-  }
-  return json();
+  const auto nodes = testing::runningNodesOf(kNamespace, name);
+  return nodes.empty() ? json() : base::memberOf(nodes.front()["metadata"], "labels");
 }
 
 struct Fixture {
