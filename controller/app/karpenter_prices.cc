@@ -89,13 +89,10 @@ base::Result<MetricsFetch> fetchUrl(asio::any_io_executor executor, const std::s
   });
 }
 
-KarpenterPrices::KarpenterPrices(MetricsFetch fetch, KarpenterPricesOptions options,
-                                 std::shared_ptr<const core::Catalog> catalog, Logger& logger,
+KarpenterPrices::KarpenterPrices(MetricsFetch fetch, KarpenterPricesOptions options, Logger& logger,
                                  MetricsRegistry& metrics, const runtime::Clock& clock)
     : fetch_(std::move(fetch)),
       options_(std::move(options)),
-      catalog_(catalog),
-      priced_(std::move(catalog)),
       log_(logger),
       readsTotal_(metrics.counter("gpu_placement_karpenter_price_reads_total",
                                   "Reads of Karpenter's offering prices, by result (ok, failed)",
@@ -131,16 +128,14 @@ asio::awaitable<KarpenterPrices::Change> KarpenterPrices::readOnce() {
     reads_.stale = false;
     if (!offerings_ || *offerings_ != *read) {
       offerings_ = std::make_shared<const core::OfferingPrices>(std::move(read).value());
-      priced_ = std::make_shared<const core::Catalog>(
-          core::withOfferingPrices(*catalog_, *offerings_, reads_.lastRead));
+      pricesAsOf_ = reads_.lastRead;
       change.prices = true;
       const auto took = std::chrono::duration<double, std::milli>(clock_.monotonicNow() - started);
       log_.info("Karpenter's prices changed",
                 {{"source", reads_.source},
                  {"offerings", std::to_string(offerings_->offerings.size())},
                  {"bytes", std::to_string(text->size())},
-                 {"milliseconds", std::to_string(took.count())},
-                 {"prices", core::pricesText(*priced_)}});
+                 {"milliseconds", std::to_string(took.count())}});
     }
   } else {
     readsTotal_.inc({"failed"});

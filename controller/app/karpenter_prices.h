@@ -46,13 +46,12 @@ base::Result<MetricsFetch> fetchUrl(asio::any_io_executor executor, const std::s
 
 class KarpenterPrices {
  public:
-  KarpenterPrices(MetricsFetch fetch, KarpenterPricesOptions options,
-                  std::shared_ptr<const core::Catalog> catalog, Logger& logger,
+  KarpenterPrices(MetricsFetch fetch, KarpenterPricesOptions options, Logger& logger,
                   MetricsRegistry& metrics, const runtime::Clock& clock);
 
   // What a read changed.
   struct Change {
-    bool prices = false;     // catalog() and offerings() are new
+    bool prices = false;     // offerings() and pricesAsOf() are new
     bool condition = false;  // condition() is new
   };
 
@@ -63,19 +62,18 @@ class KarpenterPrices {
   // One read: the refresh run() makes every interval.
   asio::awaitable<Change> readOnce();
 
-  // The catalog priced by Karpenter (the catalog given until a read
-  // succeeds), the offerings last read (null until then), and how the
-  // reads stand.
-  std::shared_ptr<const core::Catalog> catalog() const { return priced_; }
+  // The offerings last read (null until a read succeeds), when those
+  // prices were first read (what the catalog priced by them is as of:
+  // core::pricedAsKarpenter, in the manager), and how the reads stand.
   std::shared_ptr<const core::OfferingPrices> offerings() const { return offerings_; }
+  const std::string& pricesAsOf() const { return pricesAsOf_; }
   core::KarpenterPricesCondition condition() const;
 
  private:
   MetricsFetch fetch_;
   KarpenterPricesOptions options_;
-  std::shared_ptr<const core::Catalog> catalog_;  // as loaded
-  std::shared_ptr<const core::Catalog> priced_;
   std::shared_ptr<const core::OfferingPrices> offerings_;
+  std::string pricesAsOf_;
   core::KarpenterPriceReads reads_;
   std::optional<runtime::SystemTime> lastGood_;  // reads_.lastRead, to measure staleness
   Logger& log_;

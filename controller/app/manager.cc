@@ -53,8 +53,8 @@ Manager::Manager(asio::any_io_executor executor, kube::KubeClient& client,
     auto fetch = options_.karpenterPrices.service.empty()
                      ? fetchUrl(executor, options_.karpenterPrices.url).value()
                      : fetchThroughServiceProxy(client, options_.karpenterPrices.service);
-    prices_ = std::make_unique<KarpenterPrices>(std::move(fetch), options_.karpenterPrices, catalog,
-                                                logger, metrics, clock);
+    prices_ = std::make_unique<KarpenterPrices>(std::move(fetch), options_.karpenterPrices, logger,
+                                                metrics, clock);
     engines_.setKarpenterPrices(prices_->condition());
   }
   caches_.nodeOverlaysChanged().addHandler([this] { nodeOverlaysChanged(); });
@@ -192,7 +192,7 @@ void Manager::nodeOverlaysChanged() {
 
 void Manager::reprice() {
   const auto offerings = prices_ ? prices_->offerings() : nullptr;
-  const auto asOf = prices_ ? prices_->catalog()->pricesAsOf : std::string();
+  const auto asOf = prices_ ? prices_->pricesAsOf() : std::string();
   engines_.reprice(std::make_shared<const core::Catalog>(
                        core::pricedAsKarpenter(*catalog_, offerings.get(), asOf, overlays_)),
                    offerings);

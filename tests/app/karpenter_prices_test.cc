@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include "core/node_overlays.h"
 #include "runtime/run_sync.h"
 #include "support/engine_fixture.h"
 #include "support/fake_clock.h"
@@ -43,24 +44,26 @@ struct World {
   Script script;
   KarpenterPrices prices{
       script.fetch(),
-      KarpenterPricesOptions{"", "http://127.0.0.1:8080/metrics", std::chrono::minutes(5)},
-      testing::shippedCatalog(),
-      log,
-      metrics,
-      clock};
+      KarpenterPricesOptions{"", "http://127.0.0.1:8080/metrics", std::chrono::minutes(5)}, log,
+      metrics, clock};
 
   KarpenterPrices::Change read() { return runtime::runSync(context, prices.readOnce()); }
+  // The catalog priced by what was read, as the manager prices it.
+  core::Catalog priced() const {
+    return core::pricedAsKarpenter(*testing::shippedCatalog(), prices.offerings().get(),
+                                   prices.pricesAsOf(), {});
+  }
 };
 
-double g4dn(const KarpenterPrices& prices) {
-  return prices.catalog()->find("g4dn.xlarge")->onDemand.value_or(0);
+double g4dn(const World& world) {
+  return world.priced().find("g4dn.xlarge")->onDemand.value_or(0);
 }
 
 }  // namespace
 
 TEST_CASE("a read that changes the prices reprices the catalog; one that does not, nothing") {
   World world;
-  const double shipped = g4dn(world.prices);
+  const double shipped = g4dn(world);
   CHECK(world.prices.condition().reason == "NotRead");
   CHECK_FALSE(world.prices.offerings());
 
@@ -68,18 +71,18 @@ TEST_CASE("a read that changes the prices reprices the catalog; one that does no
   auto change = world.read();
   CHECK(change.prices);
   CHECK(change.condition);
-  CHECK(g4dn(world.prices) == 0.6);
-  CHECK(g4dn(world.prices) != shipped);
-  CHECK(world.prices.catalog()->pricesFrom == core::PricesFrom::Karpenter);
+  CHECK(g4dn(world) == 0.6);
+  CHECK(g4dn(world) != shipped);
+  CHECK(world.priced().pricesFrom == core::PricesFrom::Karpenter);
   CHECK(world.prices.condition().status == "True");
-  const auto asOf = world.prices.catalog()->pricesAsOf;
+  const auto asOf = world.prices.pricesAsOf();
   CHECK(asOf == "2026-11-22T00:00:00Z");
 
   world.clock.advance(std::chrono::minutes(5));
   change = world.read();
   CHECK_FALSE(change.prices);  // the same prices: nothing to weigh again
   CHECK_FALSE(change.condition);
-  CHECK(world.prices.catalog()->pricesAsOf == asOf);
+  CHECK(world.prices.pricesAsOf() == asOf);
 
   world.clock.advance(std::chrono::minutes(5));
   change = world.read();
@@ -87,8 +90,8 @@ TEST_CASE("a read that changes the prices reprices the catalog; one that does no
   // The condition names no time: a status whose costs stay the same is
   // not rewritten when another type's price moves.
   CHECK_FALSE(change.condition);
-  CHECK(g4dn(world.prices) == 0.7);
-  CHECK(world.prices.catalog()->pricesAsOf == "2026-11-22T00:10:00Z");
+  CHECK(g4dn(world) == 0.7);
+  CHECK(world.prices.pricesAsOf() == "2026-11-22T00:10:00Z");
 }
 
 TEST_CASE("failed reads keep the last prices, and turn stale after an interval") {
@@ -104,7 +107,7 @@ TEST_CASE("failed reads keep the last prices, and turn stale after an interval")
   CHECK_FALSE(change.prices);
   CHECK_FALSE(change.condition);
   CHECK(world.prices.condition() == current);
-  CHECK(g4dn(world.prices) == 0.6);
+  CHECK(g4dn(world) == 0.6);
 
   world.clock.advance(std::chrono::minutes(5));
   change = world.read();  // ten minutes without a good read
@@ -115,7 +118,7 @@ TEST_CASE("failed reads keep the last prices, and turn stale after an interval")
   CHECK(stale.message.find("since 2026-11-22T00:05:00Z (http://127.0.0.1:8080/metrics: "
                            "refused)") != std::string::npos);
   CHECK(stale.message.find("as last read at 2026-11-22T00:00:00Z") != std::string::npos);
-  CHECK(g4dn(world.prices) == 0.6);
+  CHECK(g4dn(world) == 0.6);
 
   world.clock.advance(std::chrono::minutes(5));
   change = world.read();  // a page that is not Prometheus text fails too, said as the first
