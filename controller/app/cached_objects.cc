@@ -138,6 +138,7 @@ void packConstraints(Packer& out, const core::Constraints& constraints) {
   packWords(out, constraints.excludedInstanceTypes);
   packOptionalReal(out, constraints.maxHourlyCost);
   packEnum(out, constraints.capacityType);
+  packEnum(out, constraints.sharing);
   out.boolean(constraints.deadline.has_value());
   if (constraints.deadline) {
     out.integer(
@@ -155,6 +156,7 @@ core::Constraints unpackConstraints(Unpacker& in) {
   constraints.excludedInstanceTypes = unpackWords(in);
   constraints.maxHourlyCost = unpackOptionalReal(in);
   constraints.capacityType = unpackEnum<core::CapacityType>(in);
+  constraints.sharing = unpackEnum<core::DeviceSharing>(in);
   if (in.boolean()) {
     constraints.deadline = core::Timestamp(std::chrono::seconds(in.integer()));
   }
@@ -230,6 +232,7 @@ void packApplied(Packer& out, const core::AppliedRecord& applied) {
   out.word(applied.accelerator);
   packEnum(out, applied.tier);
   out.integer(applied.acceleratorCount);
+  out.word(applied.migProfile);
   packEnum(out, applied.capacityType);
   out.integer(applied.targetGeneration);
   out.integer(applied.specGeneration);
@@ -246,6 +249,7 @@ core::AppliedRecord unpackApplied(Unpacker& in) {
   applied.accelerator = in.word();
   applied.tier = unpackEnum<core::Tier>(in);
   applied.acceleratorCount = static_cast<int>(in.integer());
+  applied.migProfile = in.word();
   applied.capacityType = unpackEnum<core::CapacityType>(in);
   applied.targetGeneration = in.integer();
   applied.specGeneration = in.integer();

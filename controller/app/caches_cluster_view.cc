@@ -74,9 +74,11 @@ std::vector<core::OwnPod> ObjectCaches::boundPodsOf(const TargetKey& target) con
     const auto* pod = pods_->get(key);
     const auto* node = pod ? nodes_->get(pod->node) : nullptr;
     if (node) {
+      const auto& mig = pod->devices.mig;  // a replica holds one profile's instances
       bound.push_back({pod->node, node->instanceType, node->capacityType,
-                       pod->devices.gpus + pod->devices.neuronDevices, pod->milliCpu,
-                       pod->memoryBytes});
+                       mig.empty() ? pod->devices.gpus + pod->devices.neuronDevices
+                                   : mig.front().second,
+                       pod->milliCpu, pod->memoryBytes, mig.empty() ? "" : mig.front().first});
     }
   }
   return bound;

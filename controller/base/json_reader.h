@@ -122,6 +122,17 @@ class ObjectReader {
     return std::optional<std::int64_t>(value);
   }
 
+  Result<std::int64_t> integer(std::string_view key, std::int64_t min, std::int64_t max) const {
+    if (!has(key)) {
+      return Error{fieldPath(key), "required"};
+    }
+    auto parsed = optionalInteger(key, min, max);
+    if (!parsed) {
+      return parsed.error();
+    }
+    return **parsed;
+  }
+
   Result<std::optional<bool>> optionalBool(std::string_view key) const {
     if (!has(key)) {
       return std::optional<bool>();

@@ -170,7 +170,11 @@ std::int64_t fitsIn(const NodeRoom& room, const ReplicaRequests& replica) {
       count = std::min(count, std::max<std::int64_t>(free, 0) / asked);
     }
   };
-  bound(room.devices, replica.devices);
+  if (replica.migProfile.empty()) {
+    bound(room.devices, replica.devices);
+  } else {
+    bound(room.migFree(replica.migProfile), replica.devices);
+  }
   bound(room.milliCpu, replica.milliCpu);
   bound(room.memoryBytes, replica.memoryBytes);
   bound(room.pods, 1);  // the kubelet admits no more pods than the node's allocatable pods
@@ -265,7 +269,12 @@ int Offer::replicasWithRoom(const ReplicaRequests& replica, int enough,
     NodeRoom free = node;
     for (const OwnPod* pod : own) {
       if (pod->node == node.node) {
-        free.devices += pod->devices;
+        if (pod->migProfile.empty()) {
+          free.devices += pod->devices;
+        }
+        for (auto& [profile, count] : free.mig) {
+          count += profile == pod->migProfile ? pod->devices : 0;
+        }
         free.milliCpu += pod->milliCpu;
         free.memoryBytes += pod->memoryBytes;
         ++free.pods;
@@ -302,6 +311,30 @@ bool Capacity::offered(int instance, CapacityType capacity) const {
   }
   const auto* found = offer(instance, capacity);
   return found && found->available();
+}
+
+std::int32_t NodeRoom::migFree(std::string_view profile) const {
+  for (const auto& [name, count] : mig) {
+    if (name == profile) {
+      return count;
+    }
+  }
+  return 0;
+}
+
+bool NodeRoom::advertises(std::string_view profile) const {
+  return std::any_of(mig.begin(), mig.end(),
+                     [&](const auto& entry) { return entry.first == profile; });
+}
+
+bool Capacity::offersSlice(int instance, CapacityType capacity, std::string_view profile) const {
+  if (capacity == CapacityType::Mixed) {
+    return offersSlice(instance, CapacityType::OnDemand, profile) &&
+           offersSlice(instance, CapacityType::Spot, profile);
+  }
+  const Offer* found = source == CapacitySource::None ? nullptr : offer(instance, capacity);
+  return found && std::any_of(found->room.begin(), found->room.end(),
+                              [&](const NodeRoom& room) { return room.advertises(profile); });
 }
 
 const Offer* Capacity::offer(int instance, CapacityType capacity) const {

@@ -85,7 +85,13 @@ struct NodeRoom {
   std::string reservation{};                   // reserved nodes: NodeView::reservation
   bool capacityBlock = false;                  // NodeView::capacityBlock
   std::optional<Timestamp> reservationEnds{};  // ClusterState::Node::reservationEnds
+  // MIG instances free, by profile, for every profile the node advertises
+  // (0 when all are taken); sorted by profile. Empty on most nodes.
+  std::vector<std::pair<std::string, std::int32_t>> mig{};
+  bool kept = false;  // some pod holds devices here (GPUs, Neuron devices or MIG instances)
 
+  std::int32_t migFree(std::string_view profile) const;
+  bool advertises(std::string_view profile) const;
   static constexpr std::int64_t kUnboundedPods = std::int64_t{1} << 40;  // the node states none
 };
 
@@ -95,18 +101,20 @@ struct OwnPod {
   std::string node;
   std::string instanceType;  // of the node
   CapacityType capacity = CapacityType::OnDemand;
-  std::int32_t devices = 0;  // GPUs or Neuron devices
+  std::int32_t devices = 0;  // GPUs or Neuron devices; MIG instances with migProfile
   std::int64_t milliCpu = 0;
   std::int64_t memoryBytes = 0;
+  std::string migProfile{};  // the MIG profile it holds instances of; empty: whole devices
 
   bool operator==(const OwnPod&) const = default;
 };
 
 // What one replica asks of a node.
 struct ReplicaRequests {
-  std::int32_t devices = 0;
+  std::int32_t devices = 0;  // MIG instances when migProfile is set
   std::int64_t milliCpu = 0;
   std::int64_t memoryBytes = 0;
+  std::string_view migProfile{};
 };
 
 // The offer slot of a capacity type: [0] on-demand (Mixed's too), [1] spot,
@@ -173,6 +181,10 @@ struct Capacity {
   bool offered(int instance, CapacityType capacity) const;
   // One capacity type's offer (Mixed: the on-demand one).
   const Offer* offer(int instance, CapacityType capacity) const;
+  // Whether a node of the type at `capacity` advertises MIG `profile`
+  // (Mixed: on both sides). False under None: no node says how its GPUs
+  // are cut.
+  bool offersSlice(int instance, CapacityType capacity, std::string_view profile) const;
   // The reservations of the type's reserved nodes, each once, in order:
   // "cr-0abc (Capacity Block, ends 2026-12-05T11:30:00Z), cr-0def (On-Demand
   // Capacity Reservation)".

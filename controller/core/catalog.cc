@@ -29,6 +29,53 @@ Result<EnumSet<Precision>> parsePrecisions(const ObjectReader& entry) {
   return set;
 }
 
+// migProfiles: each profile's name and fractions, smallest first. The
+// fractions are checked against what MIG can cut (eighths of memory,
+// sevenths of SMs) so that a typo cannot offer more GPU than there is.
+Result<std::vector<MigProfile>> parseMigProfiles(const ObjectReader& entry) {
+  std::vector<MigProfile> profiles;
+  if (!entry.has("migProfiles")) {
+    return profiles;
+  }
+  const auto& list = entry.at("migProfiles");
+  if (!list.is_array()) {
+    return Error{entry.fieldPath("migProfiles"), "must be a list of profiles"};
+  }
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    ObjectReader item(list[i], entry.fieldPath("migProfiles") + "[" + std::to_string(i) + "]");
+    if (auto ok = item.requireObject(); !ok) {
+      return ok.error();
+    }
+    if (auto ok = item.onlyKeys({"name", "memoryEighths", "computeSevenths", "perGpu"}); !ok) {
+      return ok.error();
+    }
+    auto name = item.string("name");
+    auto memory = item.integer("memoryEighths", 1, 8);
+    auto compute = item.integer("computeSevenths", 1, 7);
+    auto perGpu = item.integer("perGpu", 1, 7);
+    for (const Error* error : {name ? nullptr : &name.error(), memory ? nullptr : &memory.error(),
+                               compute ? nullptr : &compute.error(),
+                               perGpu ? nullptr : &perGpu.error()}) {
+      if (error) {
+        return *error;
+      }
+    }
+    if (*compute * *perGpu > 7 || *memory * *perGpu > 8) {
+      return Error{item.fieldPath("perGpu"),
+                   "more instances than one GPU's 7 compute and 8 memory slices hold"};
+    }
+    if (name->find_first_of(" /") != std::string::npos || name->empty()) {
+      return Error{item.fieldPath("name"), "must be a profile name like 1g.10gb"};
+    }
+    if (!profiles.empty() && *memory < profiles.back().memoryEighths) {
+      return Error{item.fieldPath("memoryEighths"), "profiles are listed smallest first"};
+    }
+    profiles.push_back({*name, static_cast<int>(*memory), static_cast<int>(*compute),
+                        static_cast<int>(*perGpu)});
+  }
+  return profiles;
+}
+
 Result<AcceleratorSpec> parseAccelerator(const json& value, std::size_t index) {
   ObjectReader reader(value, "accelerators[" + std::to_string(index) + "]");
   if (auto ok = reader.requireObject(); !ok) {
@@ -43,7 +90,8 @@ Result<AcceleratorSpec> parseAccelerator(const json& value, std::size_t index) {
   if (auto ok =
           entry.onlyKeys({"name", "vendor", "generation", "memoryGiB", "ec2MemoryMiB", "fp16Tflops",
                           "fp32Tflops", "fp8Tflops", "memoryBandwidthGBs", "precisions",
-                          "fractional", "karpenterName", "gpuProduct", "sources"});
+                          "fractional", "karpenterName", "gpuProduct", "migProfiles",
+                          "sources"});
       !ok) {
     return ok.error();
   }
@@ -61,13 +109,15 @@ Result<AcceleratorSpec> parseAccelerator(const json& value, std::size_t index) {
   auto fractional = entry.optionalBool("fractional");
   auto karpenter = entry.optionalString("karpenterName");
   auto product = entry.optionalString("gpuProduct");
+  auto mig = parseMigProfiles(entry);
   for (const Error* error :
        {vendor ? nullptr : &vendor.error(), generation ? nullptr : &generation.error(),
         memory ? nullptr : &memory.error(), ec2Memory ? nullptr : &ec2Memory.error(),
         tflops ? nullptr : &tflops.error(), fp32 ? nullptr : &fp32.error(),
         fp8 ? nullptr : &fp8.error(), bandwidth ? nullptr : &bandwidth.error(),
         precisions ? nullptr : &precisions.error(), fractional ? nullptr : &fractional.error(),
-        karpenter ? nullptr : &karpenter.error(), product ? nullptr : &product.error()}) {
+        karpenter ? nullptr : &karpenter.error(), product ? nullptr : &product.error(),
+        mig ? nullptr : &mig.error()}) {
     if (error) {
       return *error;
     }
@@ -84,6 +134,7 @@ Result<AcceleratorSpec> parseAccelerator(const json& value, std::size_t index) {
   spec.fractional = fractional->value_or(false);
   spec.karpenterName = karpenter->value_or("");
   spec.gpuProduct = product->value_or("");
+  spec.migProfiles = std::move(*mig);
   return spec;
 }
 
@@ -281,6 +332,33 @@ Allocatable allocatableOf(int vcpus, double memoryGiB) {
   const int pods = vcpus <= 2 ? 29 : vcpus <= 8 ? 58 : vcpus <= 48 ? 234 : 737;
   const double memoryMiB = memoryGiB * 1024 * 0.925 - (255 + 11.0 * pods) - 100;
   return Allocatable{vcpus - reservedMilli / 1000, std::max(memoryMiB, 0.0) / 1024};
+}
+
+double migMemoryGiB(const AcceleratorSpec& spec, const MigProfile& profile) {
+  return spec.memoryGiB * profile.memoryEighths / 8;
+}
+
+double migBandwidthGBs(const AcceleratorSpec& spec, const MigProfile& profile) {
+  return spec.memoryBandwidthGBs * profile.memoryEighths / 8;
+}
+
+double migComputeShare(const MigProfile& profile) {
+  return profile.computeSevenths / 7.0;
+}
+
+namespace {
+constexpr std::string_view kMigPrefix = "nvidia.com/mig-";
+}
+
+std::string migResourceName(std::string_view profile) {
+  std::string name(kMigPrefix);
+  name += profile;
+  return name;
+}
+
+std::string_view migProfileOf(std::string_view resource) {
+  return resource.starts_with(kMigPrefix) ? resource.substr(kMigPrefix.size())
+                                          : std::string_view{};
 }
 
 int Catalog::acceleratorIndex(std::string_view name) const {

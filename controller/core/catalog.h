@@ -11,6 +11,17 @@
 
 namespace gpuplacement::core {
 
+// One MIG profile of a GPU, as NVIDIA's MIG user guide ("Supported MIG
+// Profiles") gives it: its share of the GPU's memory in eighths (the L2
+// cache and memory controllers, so the bandwidth, go with it) and of its
+// SMs in sevenths, and how many instances of it one GPU holds.
+struct MigProfile {
+  std::string name;  // "1g.10gb": the device plugin's resource nvidia.com/mig-1g.10gb
+  int memoryEighths = 1;
+  int computeSevenths = 1;
+  int perGpu = 1;
+};
+
 // One accelerator model, shared by every instance type that carries it.
 struct AcceleratorSpec {
   std::string name;  // T4, A10G, ..., Trainium, Inferentia2
@@ -30,7 +41,20 @@ struct AcceleratorSpec {
   // A slice of a GPU (g6f). Karpenter reports 0 GPUs for these types, so it
   // never launches one for a pod that requests nvidia.com/gpu.
   bool fractional = false;
+  // The MIG profiles it can be cut into, smallest first; empty: no MIG.
+  std::vector<MigProfile> migProfiles;
 };
+
+// What one instance of a MIG profile offers: memory and bandwidth by its
+// eighths, compute by its sevenths.
+double migMemoryGiB(const AcceleratorSpec& spec, const MigProfile& profile);
+double migBandwidthGBs(const AcceleratorSpec& spec, const MigProfile& profile);
+double migComputeShare(const MigProfile& profile);
+// The device plugin's resource for a profile (mixed strategy):
+// "nvidia.com/mig-1g.10gb".
+std::string migResourceName(std::string_view profile);
+// The profile a MIG resource names, or empty when it names none.
+std::string_view migProfileOf(std::string_view resource);
 
 // One EC2 instance type. Prices are per instance-hour; nullopt means the
 // type is not sold that way (or no price is known) and so is never chosen

@@ -37,6 +37,15 @@ Devices devicesOf(const json& resources) {
   devices.neuronDevices = std::max(countOf(memberOf(resources, "aws.amazon.com/neuron")),
                                    countOf(memberOf(resources, "aws.amazon.com/neurondevice")));
   devices.neuronCores = countOf(memberOf(resources, "aws.amazon.com/neuroncore"));
+  if (resources.is_object()) {
+    for (const auto& [name, value] : resources.items()) {
+      const auto profile = migProfileOf(name);
+      const auto count = profile.empty() ? 0 : countOf(value);
+      if (count > 0) {
+        devices.mig.emplace_back(std::string(profile), count);  // items() is in key order
+      }
+    }
+  }
   return devices;
 }
 
@@ -114,10 +123,41 @@ bool readyOf(const json& status) {
 
 }  // namespace
 
+namespace {
+
+// Adds `sign` times `from`'s MIG instances to `into`, keeping it sorted and
+// dropping profiles that come to nothing.
+void addMig(std::vector<std::pair<std::string, std::int32_t>>& into,
+            const std::vector<std::pair<std::string, std::int32_t>>& from, std::int32_t sign) {
+  for (const auto& [profile, count] : from) {
+    auto at = std::lower_bound(into.begin(), into.end(), profile,
+                               [](const auto& entry, const std::string& key) { return entry.first < key; });
+    if (at == into.end() || at->first != profile) {
+      at = into.emplace(at, profile, 0);
+    }
+    at->second += sign * count;
+    if (at->second == 0) {
+      into.erase(at);
+    }
+  }
+}
+
+}  // namespace
+
+std::int32_t Devices::migOf(std::string_view profile) const {
+  for (const auto& [name, count] : mig) {
+    if (name == profile) {
+      return count;
+    }
+  }
+  return 0;
+}
+
 Devices& Devices::operator+=(const Devices& other) {
   gpus += other.gpus;
   neuronDevices += other.neuronDevices;
   neuronCores += other.neuronCores;
+  addMig(mig, other.mig, 1);
   return *this;
 }
 
@@ -125,6 +165,7 @@ Devices& Devices::operator-=(const Devices& other) {
   gpus -= other.gpus;
   neuronDevices -= other.neuronDevices;
   neuronCores -= other.neuronCores;
+  addMig(mig, other.mig, -1);
   return *this;
 }
 
@@ -183,7 +224,8 @@ Devices podDevices(const json& spec) {
     const auto requests = devicesOf(memberOf(resources, "requests"));
     total += Devices{std::max(limits.gpus, requests.gpus),
                      std::max(limits.neuronDevices, requests.neuronDevices),
-                     std::max(limits.neuronCores, requests.neuronCores)};
+                     std::max(limits.neuronCores, requests.neuronCores),
+                     limits.mig.empty() ? requests.mig : limits.mig};
   }
   return total;
 }

@@ -52,7 +52,11 @@ struct Devices {
   std::int32_t gpus = 0;           // nvidia.com/gpu
   std::int32_t neuronDevices = 0;  // aws.amazon.com/neuron (or neurondevice)
   std::int32_t neuronCores = 0;    // aws.amazon.com/neuroncore
+  // MIG instances by profile (nvidia.com/mig-1g.10gb, the device plugin's
+  // mixed strategy), sorted by profile; empty on most nodes and pods.
+  std::vector<std::pair<std::string, std::int32_t>> mig{};
 
+  std::int32_t migOf(std::string_view profile) const;
   bool operator==(const Devices&) const = default;
   Devices& operator+=(const Devices& other);
   Devices& operator-=(const Devices& other);

@@ -64,10 +64,33 @@ struct Slots {
   int idleNodes = 0;   // nodes with room for one replica
 };
 
+// MIG slices free at the margin: on nodes some pod keeps up, and the
+// workload's own slices of the same profile (the slices beside them are
+// other pods'; a node of its own slices alone is rare enough that staying
+// is priced as a share).
+Slots sliceSlotsOf(const Offer& offer, const CostInput& input, const OwnDevices& own) {
+  Slots slots;
+  for (const auto& room : offer.room) {
+    const auto free = room.kept ? room.migFree(input.migProfile) : 0;
+    slots.free += free;
+    slots.idleNodes += free > 0 ? 1 : 0;
+  }
+  if (own.instance == input.instance && own.capacity == input.capacity &&
+      own.migProfile == input.migProfile) {
+    slots.free += own.replicas;
+    slots.idleNodes = std::max(slots.idleNodes, own.replicas > 0 ? 1 : 0);
+  }
+  return slots;
+}
+
 Slots slotsOf(const Offer& offer, const CostInput& input, const OwnDevices& own) {
   Slots slots;
+  if (!input.migProfile.empty()) {
+    return sliceSlotsOf(offer, input, own);
+  }
   const bool ownHere =
-      own.instance == input.instance && own.capacity == input.capacity && own.devices > 0;
+      own.instance == input.instance && own.capacity == input.capacity && own.devices > 0 &&
+      own.migProfile.empty();
   // Only what pods on these nodes hold: replicas not bound yet hold nothing.
   const int held = ownHere ? std::min(own.replicas, offer.used / own.devices) : 0;
   if (held > 0 && offer.used <= held * own.devices) {

@@ -56,6 +56,7 @@ struct OwnDevices {
   // with no pod yet holds nothing.
   int replicas = 0;
   int devices = 0;  // per replica
+  std::string migProfile{};  // a MIG slice per replica; empty: whole devices
 };
 
 // Whole nodes, except that replicas first take devices idle on existing

@@ -18,6 +18,8 @@ struct CostInput {
   int replicasPerNode = 1;  // how many replicas one node holds
   double replicaShare = 1;  // the fraction of a node one replica uses
   int devices = 0;          // accelerators per replica; 0 for CPU
+  // A MIG slice per replica ("1g.10gb"): devices is 1 instance of it.
+  std::string_view migProfile{};
 };
 
 // What the candidate costs, and on what basis.

@@ -19,6 +19,12 @@ struct Placement {
   std::string instanceType;
   int acceleratorCount = 0;  // per replica; 0 for CPU
   int acceleratorsPerInstance = 0;
+  // A MIG slice of one GPU per replica ("1g.10gb", requested as
+  // nvidia.com/mig-1g.10gb); acceleratorCount is then 1. Empty: whole devices.
+  std::string migProfile;
+  // What the replica would cost on whole devices instead, where a slice was
+  // chosen: one device of the same type, priced by the same cost model.
+  std::optional<double> wholeDeviceHourlyCost;
   // OnDemand, Spot, Mixed or Reserved, never Any.
   CapacityType capacityType = CapacityType::OnDemand;
   // Mixed: the replicas priced at each capacity type (core/cost_model.h's
@@ -74,6 +80,7 @@ struct Alternative {
   CapacityType capacityType = CapacityType::OnDemand;
   std::optional<double> hourlyCost;  // per replica, when it could be priced
   std::string rejected;
+  std::string migProfile{};  // a MIG slice per replica; empty: whole devices
 };
 
 struct Decision {

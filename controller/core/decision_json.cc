@@ -62,6 +62,12 @@ json toJson(const Placement& placement) {
   if (!placement.reservation.empty()) {
     result["reservation"] = placement.reservation;
   }
+  if (!placement.migProfile.empty()) {
+    result["migProfile"] = placement.migProfile;
+  }
+  if (placement.wholeDeviceHourlyCost) {
+    result["wholeDeviceHourlyCost"] = roundMoney(*placement.wholeDeviceHourlyCost);
+  }
   if (placement.latencyMs) {
     result["latencyPer"] = latencyUnitName(placement.latencyUnit);
     result["latencyBound"] = placement.latencyComputeBound ? "compute" : "memory";
@@ -102,6 +108,9 @@ json toJson(const Alternative& alternative) {
     item["accelerator"] =
         alternative.accelerator.empty() ? json(nullptr) : json(alternative.accelerator);
     item["acceleratorCount"] = alternative.acceleratorCount;
+    if (!alternative.migProfile.empty()) {
+      item["migProfile"] = alternative.migProfile;
+    }
     item["capacityType"] = nameOf(alternative.capacityType);
   }
   return item;

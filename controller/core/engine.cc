@@ -181,9 +181,10 @@ std::optional<double> PlacementEngine::price(int instance, CapacityType capacity
 void PlacementEngine::quote(Option& option, const Request& request) const {
   const auto& instance = catalog_->instances[option.instance];
   const auto& fit = option.fit;
+  const std::string_view slice = sliceName(option);
   const auto one = [&](CapacityType capacity, double nodeHourly, int replicas) {
     return request.costs.quote({option.instance, &instance, capacity, nodeHourly, replicas,
-                                fit.replicasPerNode, fit.share, fit.devices});
+                                fit.replicasPerNode, fit.share, fit.devices, slice});
   };
   if (option.capacity != CapacityType::Mixed) {
     option.cost = one(option.capacity, option.nodeHourly, request.replicas);
@@ -217,6 +218,13 @@ Request PlacementEngine::requestFor(const WorkloadIntent& intent, const MemoryEs
   need.latencyTargetMs = need.inference ? intent.latencyTargetMs : std::nullopt;
   need.fillLimit = policy_.memoryFillLimit;
   need.karpenter = (view ? view->labels.scheme : defaultScheme_) == LabelScheme::Karpenter;
+  const auto sharing = intent.constraints.sharing != DeviceSharing::Auto ? intent.constraints.sharing
+                       : need.training ? policy_.sharing.training
+                                       : policy_.sharing.inference;
+  // Slices come only from nodes whose GPUs are cut so: without a view of
+  // them there are none to weigh.
+  need.slices = (sharing == DeviceSharing::Isolated || sharing == DeviceSharing::Any) &&
+                request.capacity != nullptr;
   need.runtimeGiB = memory.runtimeGiB;
   need.stagingGiB = std::min(memory.weightsGiB, kLoadShardGiB);
   need.podCpu = intent.podCpu;
@@ -336,7 +344,8 @@ void PlacementEngine::evaluateInstance(int index, const Request& request,
   }
   evaluation.anyPriced = true;
   auto& fits = evaluation.fits;
-  const int choices = fitChoices(*catalog_, instance, request.need, fits);
+  const int choices =
+      fitChoices(*catalog_, instance, request.need, fits, slicesOffered(index, request));
   const Fit& fit = fits[0];
   const std::uint64_t acceleratorBit = instance.accelerator >= 0 ? 1ULL << instance.accelerator : 0;
   if (fit.misfit == Misfit::Precision || fit.misfit == Misfit::Karpenter) {
@@ -457,7 +466,32 @@ ReplicaRequests PlacementEngine::replicaRequests(const Option& option,
   const double cpu = std::max(request.need.podCpu, option.fit.cpuRequest);
   const double memory = std::max(request.need.podMemoryGiB, option.fit.memoryRequestGiB);
   return {option.fit.devices, static_cast<std::int64_t>(std::ceil(cpu * 1000 - 1e-6)),
-          static_cast<std::int64_t>(std::ceil(memory * kGiB - 1e-3))};
+          static_cast<std::int64_t>(std::ceil(memory * kGiB - 1e-3)), sliceName(option)};
+}
+
+std::string_view PlacementEngine::sliceName(const Option& option) const {
+  if (option.fit.migProfile < 0) {
+    return {};
+  }
+  const auto& spec = *catalog_->acceleratorOf(catalog_->instances[option.instance]);
+  return spec.migProfiles[static_cast<std::size_t>(option.fit.migProfile)].name;
+}
+
+unsigned PlacementEngine::slicesOffered(int index, const Request& request) const {
+  const auto* spec = catalog_->acceleratorOf(catalog_->instances[index]);
+  if (!request.need.slices || !spec || !request.capacity) {
+    return 0;
+  }
+  unsigned profiles = 0;
+  for (std::size_t i = 0; i < spec->migProfiles.size(); ++i) {
+    for (const auto capacity :
+         {CapacityType::OnDemand, CapacityType::Spot, CapacityType::Reserved}) {
+      if (request.capacity->offersSlice(index, capacity, spec->migProfiles[i].name)) {
+        profiles |= 1U << i;
+      }
+    }
+  }
+  return profiles;
 }
 
 // An option needs its capacity type offered (a Mixed option both halves).
@@ -479,8 +513,12 @@ std::optional<Shortfall> PlacementEngine::shortfallOf(const Option& option, cons
     parts = {{{CapacityType::OnDemand, split.onDemand}, {CapacityType::Spot, split.spot}}};
     count = 2;
   }
+  const std::string_view slice = sliceName(option);
   for (std::size_t i = 0; i < count; ++i) {
-    if (!capacity.offered(option.instance, parts[i].capacity)) {
+    const bool offered = slice.empty()
+                             ? capacity.offered(option.instance, parts[i].capacity)
+                             : capacity.offersSlice(option.instance, parts[i].capacity, slice);
+    if (!offered) {
       return Shortfall{parts[i].capacity, false, std::max(parts[i].replicas, 1), 0, 0};
     }
   }
@@ -490,8 +528,10 @@ std::optional<Shortfall> PlacementEngine::shortfallOf(const Option& option, cons
   for (std::size_t i = 0; i < count; ++i) {
     const auto [part, replicas] = parts[i];
     const Offer* offer = capacity.offer(option.instance, part);
-    if (replicas == 0 || !offer || !offer->nodesOnly()) {
-      continue;  // a Mixed option of one replica has no spot half; NodePools add room
+    // A Mixed option of one replica has no spot half; NodePools add room,
+    // but not slices: a node they launch has whole GPUs.
+    if (replicas == 0 || !offer || (!offer->nodesOnly() && slice.empty())) {
+      continue;
     }
     std::vector<const OwnPod*> own;
     const int needed = replicasNeeded(option, part, replicas, request, own);
@@ -559,17 +599,22 @@ void PlacementEngine::rankOf(Option& option, const Request& request) const {
       secondary = cost;
       break;
   }
+  // A slice sorts after whole devices at the same price and speed: a
+  // whole device is the simpler thing to run.
   option.rank = {target && !meets ? 1.0 : 0.0,
                  target && !meets ? option.fit.latencyMs : 0.0,
                  primary,
                  secondary,
-                 option.fit.devices,
+                 option.fit.devices * 8 + option.fit.migProfile + 1,
                  static_cast<int>(option.capacity),
                  option.instance};
 }
 
 int PlacementEngine::idleDevicesOf(const Option& option, const Request& request) const {
-  const int perNode = catalog_->instances[option.instance].acceleratorCount;
+  // A slice's node holds replicasPerNode slices; whole devices, the type's count.
+  const int perNode = option.fit.migProfile >= 0
+                          ? option.fit.replicasPerNode
+                          : catalog_->instances[option.instance].acceleratorCount;
   const auto& cost = option.cost;
   if (cost.basis == CostModel::AcceleratorShare || perNode == 0) {
     return 0;  // a share of a node: the rest is not this workload's to pay
@@ -766,7 +811,8 @@ void PlacementEngine::weighUnplaced(Weighing& weighing) const {
 
 InForceWeighing PlacementEngine::weighInForce(const WorkloadIntent& intent,
                                               const std::string& instanceType, int count,
-                                              CapacityType capacity, const ClusterContext* cluster,
+                                              const std::string& migProfile, CapacityType capacity,
+                                              const ClusterContext* cluster,
                                               std::optional<ClusterCost>& costStorage) const {
   InForceWeighing weighing;
   weighing.instance = catalog_->indexOf(instanceType);
@@ -774,6 +820,17 @@ InForceWeighing PlacementEngine::weighInForce(const WorkloadIntent& intent,
   if (weighing.instance < 0) {
     weighing.verdict = InForceVerdict::NotInCatalog;
     return weighing;
+  }
+  int profile = -1;
+  if (const auto* spec = catalog_->acceleratorOf(catalog_->instances[weighing.instance]);
+      spec && !migProfile.empty()) {
+    for (std::size_t i = 0; i < spec->migProfiles.size(); ++i) {
+      profile = spec->migProfiles[i].name == migProfile ? static_cast<int>(i) : profile;
+    }
+    if (profile < 0) {
+      weighing.verdict = InForceVerdict::NotInCatalog;  // the catalog no longer lists the profile
+      return weighing;
+    }
   }
   if (!price(weighing.instance, capacity)) {
     weighing.verdict = InForceVerdict::Unpriced;
@@ -783,7 +840,7 @@ InForceWeighing PlacementEngine::weighInForce(const WorkloadIntent& intent,
   const auto& request = weighing.request.emplace(requestFor(
       intent, weighing.memory, costsFor(cluster, costStorage), cluster ? cluster->view : nullptr));
   const auto& option =
-      weighing.option.emplace(inForce(weighing.instance, count, capacity, request));
+      weighing.option.emplace(inForce(weighing.instance, count, profile, capacity, request));
   const auto& instance = catalog_->instances[weighing.instance];
   const auto& budget = intent.constraints.maxHourlyCost;
   // In the order the explainer has always said them: what the workload
@@ -805,11 +862,24 @@ InForceWeighing PlacementEngine::weighInForce(const WorkloadIntent& intent,
   return weighing;
 }
 
-Option PlacementEngine::inForce(int index, int count, CapacityType capacity,
+Option PlacementEngine::inForce(int index, int count, int migProfile, CapacityType capacity,
                                 const Request& request) const {
   const auto& instance = catalog_->instances[index];
-  Fit fit = fitWithDevices(*catalog_, instance, request.need, count);
-  if (!fit.fits()) {
+  Fit fit = fitWithDevices(*catalog_, instance, request.need, count, migProfile);
+  if (!fit.fits() && migProfile >= 0) {
+    // Priced as the slice it runs on.
+    const auto& spec = *catalog_->acceleratorOf(instance);
+    const auto& profile = spec.migProfiles[static_cast<std::size_t>(migProfile)];
+    const Misfit misfit = fit.misfit;
+    fit = Fit{};
+    fit.misfit = misfit;
+    fit.devices = 1;
+    fit.migProfile = migProfile;
+    fit.replicasPerNode = instance.acceleratorCount * profile.perGpu;
+    fit.share = 1.0 / fit.replicasPerNode;
+    fit.availableGiB = migMemoryGiB(spec, profile);
+    fit.memoryRequestGiB = hostMemoryRequestGiB(request.need);
+  } else if (!fit.fits()) {
     // Priced as it runs, for what it costs today.
     const Misfit misfit = fit.misfit;
     fit = Fit{};

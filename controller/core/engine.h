@@ -48,7 +48,8 @@ class PlacementEngine {
   // policy and intent say whether it may stay. `costStorage` holds the
   // cluster's cost model (costsFor); it and `intent` must outlive the result.
   InForceWeighing weighInForce(const WorkloadIntent& intent, const std::string& instanceType,
-                               int count, CapacityType capacity, const ClusterContext* cluster,
+                               int count, const std::string& migProfile, CapacityType capacity,
+                               const ClusterContext* cluster,
                                std::optional<ClusterCost>& costStorage) const;
   // Devices paid for and unused under `option` (whole-node pricing).
   int idleDevicesOf(const Option& option, const Request& request) const;
@@ -76,7 +77,15 @@ class PlacementEngine {
   // A placement already in force, priced as weigh() would price it: the
   // fit of its device count or, when the model no longer fits (fit.misfit
   // says why), the shape it runs as.
-  Option inForce(int instance, int count, CapacityType capacity, const Request& request) const;
+  Option inForce(int instance, int count, int migProfile, CapacityType capacity,
+                 const Request& request) const;
+  // The MIG profiles the cluster's nodes of the type advertise, a bit per
+  // index into its accelerator's (none unless slices are allowed): slices
+  // are placed only where a node's GPUs are cut so, never on a node to be
+  // launched.
+  unsigned slicesOffered(int index, const Request& request) const;
+  // The MIG profile of a slice option ("1g.10gb"); empty for whole devices.
+  std::string_view sliceName(const Option& option) const;
   // What one replica of `option` asks of a node.
   ReplicaRequests replicaRequests(const Option& option, const Request& request) const;
   // The replicas `option`'s part at `capacity` (`replicas` of them) needs

@@ -22,6 +22,22 @@ std::string memoryText(double gib) {
 
 }  // namespace
 
+int Explainer::slicesPerNode(const Option& option) const {
+  const auto& instance = catalog_->instances[option.instance];
+  const auto& spec = *catalog_->acceleratorOf(instance);
+  return instance.acceleratorCount *
+         spec.migProfiles[static_cast<std::size_t>(option.fit.migProfile)].perGpu;
+}
+
+// What the idle devices of a placement are called: "L4", or "MIG 1g.10gb
+// slices" where it takes slices.
+std::string Explainer::idleUnit(const Placement& placement, int count) {
+  if (placement.migProfile.empty()) {
+    return placement.accelerator;
+  }
+  return "MIG " + placement.migProfile + (count == 1 ? " slice" : " slices");
+}
+
 // A team's own cpu or memory request stands even below the placement's
 // sizing (template_patch.cc): the scheduler then packs replicas by the
 // smaller figure, so on CPU the price per replica is more than the cluster
@@ -82,8 +98,12 @@ std::string Explainer::costNote(const Option& option, const Placement& placement
           ? formatFixed(placement.cpuRequest, 0) + " vCPU and " +
                 formatGiB(placement.memoryRequestGiB) + " GiB of " +
                 std::to_string(instance.vcpus) + " vCPU, " + formatGiB(instance.memoryGiB) + " GiB"
-          : std::to_string(placement.acceleratorCount) + " of " +
-                std::to_string(instance.acceleratorCount) + " " + placement.accelerator;
+          : option.fit.migProfile >= 0
+              ? "1 of " + std::to_string(slicesPerNode(option)) + " MIG " + placement.migProfile +
+                    " slices of " + std::to_string(instance.acceleratorCount) + " " +
+                    placement.accelerator
+              : std::to_string(placement.acceleratorCount) + " of " +
+                    std::to_string(instance.acceleratorCount) + " " + placement.accelerator;
   if (placement.costModel == CostModel::AcceleratorShare) {
     return split + shape + ": " + base::formatPercent(option.fit.share) + " of a " + instance.type +
            " at " + price + ", assuming other workloads pay for the rest (AcceleratorShare)";
@@ -103,8 +123,8 @@ std::string Explainer::costNote(const Option& option, const Placement& placement
                          : shape + " per replica on " + std::to_string(placement.nodes) + " " +
                                instance.type + " nodes at " + price + " each";
   if (placement.idleAccelerators > 0) {
-    note +=
-        "; " + std::to_string(placement.idleAccelerators) + " " + placement.accelerator + " idle";
+    note += "; " + std::to_string(placement.idleAccelerators) + " " +
+            idleUnit(placement, placement.idleAccelerators) + " idle";
   }
   return split + note;
 }
@@ -124,7 +144,7 @@ std::string Explainer::clusterCostNote(const Option& option, const Placement& pl
     // moves with every pod on those nodes, and in the status it would be
     // stale at once and rewrite the status of every workload sharing them.
     const int taken = cost.replicasOnIdle * placement.acceleratorCount;
-    note = std::to_string(taken) + " idle " + placement.accelerator + " on " +
+    note = std::to_string(taken) + " idle " + idleUnit(placement, taken) + " on " +
            (cost.replicasOnIdle == 1 ? "an existing " + instance.type
                                      : "existing " + instance.type + " nodes") +
            " at " + price + ": " + shape + ", charged its share (" +
@@ -148,8 +168,8 @@ std::string Explainer::clusterCostNote(const Option& option, const Placement& pl
         " at " + price + (cost.newNodes == 1 ? "" : " each");
   }
   if (cost.newNodes + cost.ownNodes > 0 && placement.idleAccelerators > 0) {
-    note +=
-        "; " + std::to_string(placement.idleAccelerators) + " " + placement.accelerator + " idle";
+    note += "; " + std::to_string(placement.idleAccelerators) + " " +
+            idleUnit(placement, placement.idleAccelerators) + " idle";
   }
   return note;
 }

@@ -33,6 +33,9 @@ void Explainer::choose(const Weighing& weighing, Decision& decision) const {
   decision.placement = placementOf(best, request);
   decision.latencyTargetUnreachable = request.need.latencyTargetMs && !best.fit.meetsLatency;
   explainChoice(*weighing.rule, best, request, decision);
+  if (best.fit.migProfile >= 0) {
+    explainSlice(best, evaluation, decision);
+  }
   if (!evaluation.reservationEndsEarly.empty()) {
     decision.reason += "; " + evaluation.reservationEndsEarly;
   }
@@ -57,6 +60,9 @@ Placement Explainer::placementOf(const Option& option, const Request& request) c
   placement.instanceType = instance.type;
   placement.acceleratorCount = fit.devices;
   placement.acceleratorsPerInstance = instance.acceleratorCount;
+  if (accelerator && fit.migProfile >= 0) {
+    placement.migProfile = accelerator->migProfiles[static_cast<std::size_t>(fit.migProfile)].name;
+  }
   placement.capacityType = option.capacity;
   placement.hourlyCost = option.cost.perReplicaHourly;
   placement.monthlyCost = placement.hourlyCost * policy_.hoursPerMonth;
@@ -114,7 +120,8 @@ void Explainer::explainChoice(const Rule& rule, const Option& best, const Reques
                                                                : "the fastest";
   decision.rule = rule.name;
   decision.ruleSource = rule.source;
-  decision.reason = rule.reason + "; " + describeShape(instance, accelerator, best.fit.devices) +
+  decision.reason = rule.reason + "; " +
+                    describeShape(instance, accelerator, best.fit.devices, best.fit.migProfile) +
                     ", " + capacityLabel(best.capacity) + ", is " + superlative + " that holds " +
                     formatGiB(request.need.requiredGiB) + " GiB at " +
                     formatMoney(best.cost.perReplicaHourly) + "/h per replica";
@@ -153,12 +160,50 @@ void Explainer::explainChoice(const Rule& rule, const Option& best, const Reques
   }
 }
 
+// A MIG slice: what of the GPU it has, what isolates it, and what the
+// best whole-device option the engine weighed would cost instead.
+void Explainer::explainSlice(const Option& best, const Evaluation& evaluation,
+                             Decision& decision) const {
+  const auto& instance = catalog_->instances[best.instance];
+  const auto& spec = *catalog_->acceleratorOf(instance);
+  const auto& profile = spec.migProfiles[static_cast<std::size_t>(best.fit.migProfile)];
+  decision.reason += "; a MIG " + profile.name + " slice has " +
+                     std::to_string(profile.computeSevenths) + "/7 of the " + spec.name +
+                     "'s SMs and " + std::to_string(profile.memoryEighths) + "/8 of its memory (" +
+                     formatGiB(migMemoryGiB(spec, profile)) +
+                     " GiB) and bandwidth, isolated from the other slices' memory and faults";
+  const Option* whole = nullptr;
+  for (const auto& option : evaluation.feasible) {
+    if (option.fit.migProfile < 0 && (!whole || better(option, *whole))) {
+      whole = &option;
+    }
+  }
+  if (!whole) {
+    return;
+  }
+  auto& placement = *decision.placement;
+  placement.wholeDeviceHourlyCost = whole->cost.perReplicaHourly;
+  decision.reason += "; on whole devices the best is " +
+                     describeShape(catalog_->instances[whole->instance],
+                                   catalog_->acceleratorOf(catalog_->instances[whole->instance]),
+                                   whole->fit.devices) +
+                     " at " + formatMoney(whole->cost.perReplicaHourly) + "/h per replica";
+}
+
 Alternative Explainer::alternativeOf(const Option& option, std::string why) const {
   const auto& other = catalog_->instances[option.instance];
   const auto* accelerator = catalog_->acceleratorOf(other);
-  return Alternative{
-      other.type,      accelerator ? accelerator->name : "", other.tier,    option.fit.devices,
-      option.capacity, option.cost.perReplicaHourly,         std::move(why)};
+  return Alternative{other.type,
+                     accelerator ? accelerator->name : "",
+                     other.tier,
+                     option.fit.devices,
+                     option.capacity,
+                     option.cost.perReplicaHourly,
+                     std::move(why),
+                     accelerator && option.fit.migProfile >= 0
+                         ? accelerator->migProfiles[static_cast<std::size_t>(option.fit.migProfile)]
+                               .name
+                         : ""};
 }
 
 // How much less performance per dollar `option` gives than `best`, in
@@ -327,7 +372,13 @@ std::string Explainer::shortOfRoom(const Unoffered& unoffered, const Request& re
 }
 
 std::string Explainer::typeLabel(const Option& option) const {
-  return catalog_->instances[option.instance].type +
+  const auto& instance = catalog_->instances[option.instance];
+  const auto* spec = catalog_->acceleratorOf(instance);
+  const std::string slice =
+      spec && option.fit.migProfile >= 0
+          ? " MIG " + spec->migProfiles[static_cast<std::size_t>(option.fit.migProfile)].name
+          : "";
+  return instance.type + slice +
          (option.capacity == CapacityType::Spot    ? " spot"
           : option.capacity == CapacityType::Mixed ? " spot and on-demand"
                                                    : "");
@@ -345,15 +396,17 @@ void Explainer::listUnoffered(const Option* best, const Request& request,
 }
 
 Assessment Explainer::assess(const WorkloadIntent& intent, const std::string& instanceType,
-                             int count, CapacityType capacity,
+                             int count, const std::string& migProfile, CapacityType capacity,
                              const ClusterContext* cluster) const {
   Assessment assessment;
   std::optional<ClusterCost> clusterCosts;
-  const auto weighing =
-      engine_.weighInForce(intent, instanceType, count, capacity, cluster, clusterCosts);
+  const auto weighing = engine_.weighInForce(intent, instanceType, count, migProfile, capacity,
+                                             cluster, clusterCosts);
   if (!weighing.option) {
     assessment.reason =
-        weighing.verdict == InForceVerdict::NotInCatalog
+        weighing.verdict == InForceVerdict::NotInCatalog && weighing.instance >= 0
+            ? "the catalog lists no MIG profile " + migProfile + " for " + instanceType
+        : weighing.verdict == InForceVerdict::NotInCatalog
             ? instanceType + " is no longer in the catalog"
             : instanceType + " has no " + capacityLabel(capacity) + " price any more";
     return assessment;
@@ -424,9 +477,10 @@ Decision decide(const PlacementEngine& engine, const WorkloadIntent& intent,
 }
 
 Assessment assess(const PlacementEngine& engine, const WorkloadIntent& intent,
-                  const std::string& instanceType, int count, CapacityType capacity,
-                  const ClusterContext* cluster) {
-  return explaining::Explainer(engine).assess(intent, instanceType, count, capacity, cluster);
+                  const std::string& instanceType, int count, const std::string& migProfile,
+                  CapacityType capacity, const ClusterContext* cluster) {
+  return explaining::Explainer(engine).assess(intent, instanceType, count, migProfile, capacity,
+                                              cluster);
 }
 
 }  // namespace gpuplacement::core

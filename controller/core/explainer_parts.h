@@ -28,9 +28,14 @@ inline const char* capacityLabel(CapacityType capacity) {
 }
 
 inline std::string describeShape(const InstanceType& instance, const AcceleratorSpec* accelerator,
-                                 int count) {
+                                 int count, int migProfile = -1) {
   if (!accelerator) {
     return instance.type + " (CPU)";
+  }
+  if (migProfile >= 0) {
+    return instance.type + " (MIG " +
+           accelerator->migProfiles[static_cast<std::size_t>(migProfile)].name + " of an " +
+           accelerator->name + ")";
   }
   return instance.type + " (" + std::to_string(count) + "x " + accelerator->name + ")";
 }
@@ -64,8 +69,10 @@ class Explainer {
         userTiersRule_(engine.userTiersRule()) {}
 
   Decision explain(const Weighing& weighing) const;
+  void explainSlice(const Option& best, const Evaluation& evaluation, Decision& decision) const;
   Assessment assess(const WorkloadIntent& intent, const std::string& instanceType, int count,
-                    CapacityType capacity, const ClusterContext* cluster) const;
+                    const std::string& migProfile, CapacityType capacity,
+                    const ClusterContext* cluster) const;
 
  private:
   std::string fillLimitText() const { return base::formatPercent(policy_.memoryFillLimit); }
@@ -88,6 +95,8 @@ class Explainer {
                      Decision& decision) const;
   static std::string sizingBelowNeed(const Requirement& need, const Placement& placement);
   static std::string mixedSplitNote(const Placement& placement);
+  static std::string idleUnit(const Placement& placement, int count);
+  int slicesPerNode(const Option& option) const;  // a MIG option's slices on one node
   // One option per instance type, or with eachCapacityType one per type
   // and capacity type (a type full on-demand may be absent as spot).
   std::vector<const Unoffered*> bestUnoffered(const Evaluation& evaluation, const Option* best,

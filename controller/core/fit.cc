@@ -44,6 +44,27 @@ Speed speedOn(const AcceleratorSpec& spec, const InstanceType& instance, const R
   return speed;
 }
 
+// How fast a replica runs on one MIG instance: its sevenths of the SMs and
+// its eighths of the memory bandwidth, alone (a slice is never split).
+Speed speedOnSlice(const AcceleratorSpec& spec, const MigProfile& profile,
+                   const Requirement& need) {
+  const double tflops = denseTflops(spec, need.precision) * migComputeShare(profile);
+  Speed speed;
+  if (need.training || need.batch) {
+    speed.performance = trainingTflops(tflops, 1, Interconnect::None);
+  }
+  if (need.inference) {
+    speed.roofline =
+        rooflineOf(need.work, tflops, migBandwidthGBs(spec, profile), 1, Interconnect::None);
+    speed.latencyMs = speed.roofline.ms();
+    if (!need.batch) {
+      speed.performance = speed.latencyMs > 0 ? 1000 / speed.latencyMs : 0;
+    }
+    speed.meetsLatency = !need.latencyTargetMs || speed.latencyMs <= *need.latencyTargetMs;
+  }
+  return speed;
+}
+
 // Fills in what follows from a device count on an accelerated instance,
 // running at `speed` there.
 void describeDevices(const AcceleratorSpec& spec, const InstanceType& instance,
@@ -142,6 +163,57 @@ void leastDevices(const AcceleratorSpec& spec, const InstanceType& instance,
   limitByPodRequests(instance, need, fit);
 }
 
+// Fills in a replica on one instance of MIG profile `index`: a node holds
+// as many replicas as its GPUs hold instances, and one pays that share.
+void describeSlice(const AcceleratorSpec& spec, const InstanceType& instance,
+                   const Requirement& need, int index, const Speed& speed, Fit& fit) {
+  const auto& profile = spec.migProfiles[static_cast<std::size_t>(index)];
+  fit.devices = 1;
+  fit.migProfile = index;
+  fit.replicasPerNode = instance.acceleratorCount * profile.perGpu;
+  fit.share = 1.0 / fit.replicasPerNode;
+  fit.availableGiB = migMemoryGiB(spec, profile);
+  fit.memoryRequestGiB = hostMemoryRequestGiB(need);
+  fit.roofline = speed.roofline;
+  fit.latencyMs = speed.latencyMs;
+  fit.performance = speed.performance;
+  fit.meetsLatency = speed.meetsLatency;
+  fit.neededDevices = 1;
+  limitByPodRequests(instance, need, fit);
+}
+
+// The smallest MIG profile (the catalog lists them smallest first) that
+// holds the model under the fill limit and meets the latency target, or
+// the fastest that holds it when none does; false when none holds it.
+bool leastSlice(const AcceleratorSpec& spec, const InstanceType& instance, const Requirement& need,
+                unsigned profiles, const Fit& least, Fit& fit) {
+  int chosen = -1;
+  Speed chosenSpeed;
+  for (std::size_t i = 0; i < spec.migProfiles.size(); ++i) {
+    const auto& profile = spec.migProfiles[i];
+    if ((profiles & (1U << i)) == 0 ||
+        migMemoryGiB(spec, profile) * need.fillLimit + kEpsilon < need.requiredGiB) {
+      continue;
+    }
+    const Speed speed = speedOnSlice(spec, profile, need);
+    if (chosen < 0 || speed.meetsLatency ||
+        (!chosenSpeed.meetsLatency && speed.latencyMs < chosenSpeed.latencyMs - kEpsilon)) {
+      chosen = static_cast<int>(i);
+      chosenSpeed = speed;
+    }
+    if (speed.meetsLatency) {
+      break;
+    }
+  }
+  if (chosen < 0) {
+    return false;
+  }
+  fit = Fit{};
+  fit.offeredGiB = least.offeredGiB;
+  describeSlice(spec, instance, need, chosen, chosenSpeed, fit);
+  return fit.fits();
+}
+
 void withDevices(const AcceleratorSpec& spec, const InstanceType& instance, const Requirement& need,
                  const Fit& least, int devices, const Speed& speed, Fit& fit) {
   fit = Fit{};
@@ -152,13 +224,14 @@ void withDevices(const AcceleratorSpec& spec, const InstanceType& instance, cons
 }
 
 int choicesAccelerated(const AcceleratorSpec& spec, const InstanceType& instance,
-                       const Requirement& need, FitChoices& out) {
+                       const Requirement& need, unsigned profiles, FitChoices& out) {
   leastDevices(spec, instance, need, out[0]);
   if (!out[0].fits()) {
     return 0;
   }
+  const bool slices = need.slices && profiles != 0;
   if (!splits(need)) {
-    return 1;
+    return slices && leastSlice(spec, instance, need, profiles, out[0], out[1]) ? 2 : 1;
   }
   // Up the allowed counts, by speed alone (the pod's room does not depend
   // on the count): where the walk stops paying, the first count that meets
@@ -212,6 +285,9 @@ int choicesAccelerated(const AcceleratorSpec& spec, const InstanceType& instance
     add(fastest);
   }
   add(walked);
+  if (slices && leastSlice(spec, instance, need, profiles, out[0], out[count])) {
+    ++count;
+  }
   return count;
 }
 
@@ -285,12 +361,25 @@ Fit fitReplica(const Catalog& catalog, const InstanceType& instance, const Requi
 }
 
 Fit fitWithDevices(const Catalog& catalog, const InstanceType& instance, const Requirement& need,
-                   int devices) {
+                   int devices, int migProfile) {
   const auto* spec = catalog.acceleratorOf(instance);
   if (!spec) {
     return fitCpu(instance, need);
   }
   Fit fit;
+  if (migProfile >= 0 && static_cast<std::size_t>(migProfile) < spec->migProfiles.size()) {
+    const auto& profile = spec->migProfiles[static_cast<std::size_t>(migProfile)];
+    fit.offeredGiB = migMemoryGiB(*spec, profile) * need.fillLimit;
+    if (fit.misfit = unusable(*spec, need); !fit.fits()) {
+      return fit;
+    }
+    if (fit.offeredGiB + kEpsilon < need.requiredGiB) {
+      fit.misfit = Misfit::Memory;
+      return fit;
+    }
+    describeSlice(*spec, instance, need, migProfile, speedOnSlice(*spec, profile, need), fit);
+    return fit;
+  }
   fit.offeredGiB = spec->memoryGiB * need.fillLimit * std::max(devices, 0);
   if (fit.misfit = unusable(*spec, need); !fit.fits()) {
     return fit;
@@ -311,10 +400,10 @@ Fit fitWithDevices(const Catalog& catalog, const InstanceType& instance, const R
 }
 
 int fitChoices(const Catalog& catalog, const InstanceType& instance, const Requirement& need,
-               FitChoices& out) {
+               FitChoices& out, unsigned profiles) {
   const auto* spec = catalog.acceleratorOf(instance);
   if (spec) {
-    return choicesAccelerated(*spec, instance, need, out);
+    return choicesAccelerated(*spec, instance, need, profiles, out);
   }
   out[0] = fitCpu(instance, need);
   return out[0].fits() ? 1 : 0;

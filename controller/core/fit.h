@@ -27,6 +27,7 @@ struct Requirement {
   std::optional<double> latencyTargetMs;  // inference kinds only
   double fillLimit = 0.9;                 // of the memory a replica is given
   bool karpenter = false;                 // Karpenter launches the nodes
+  bool slices = false;  // a MIG slice may hold a replica (the sharing allowed is Isolated or Any)
   double runtimeGiB = 0;    // host memory of the framework's process before a model loads
   double stagingGiB = 0;    // host memory a GPU replica loads its weights through
   double podCpu = 0;        // the pod template's own requests per replica,
@@ -47,7 +48,8 @@ enum class Misfit : std::uint8_t {
 // How one replica sits on a node of one instance type, before prices.
 struct Fit {
   Misfit misfit = Misfit::None;
-  int devices = 0;              // accelerators per replica; 0 for CPU
+  int devices = 0;              // accelerators per replica (1 for a MIG slice); 0 for CPU
+  int migProfile = -1;          // a slice: index into the accelerator's migProfiles; -1: whole
   int replicasPerNode = 0;      // replicas one node holds
   double share = 0;             // the fraction of the node one replica uses
   double availableGiB = 0;      // device memory (CPU: memory request) the replica gets
@@ -77,16 +79,20 @@ Fit fitReplica(const Catalog& catalog, const InstanceType& instance, const Requi
 // Transformer online), the count where more devices stop paying (each step
 // up the allowed counts must make the replica kWorthwhileGain faster), and
 // the first count that meets the latency target when the fewest do not (or
-// the fastest, when none does). Returns how many; out[0] says why when none
-// fits (0).
+// the fastest, when none does). Where slices are allowed and the GPU has
+// MIG, also the smallest profile of `profiles` (a bit per index into the
+// accelerator's: those the cluster's nodes advertise) that holds the model
+// and meets the target (the fastest that holds it, when none does), last.
+// Returns how many; out[0] says why when none fits (0).
 using FitChoices = std::array<Fit, 4>;
 int fitChoices(const Catalog& catalog, const InstanceType& instance, const Requirement& need,
-               FitChoices& out);
+               FitChoices& out, unsigned profiles = 0);
 inline constexpr double kWorthwhileGain = 1.10;
 
-// The same for a given device count (a placement already in force).
+// The same for a given device count, or a MIG profile (its index; -1:
+// whole devices): a placement already in force.
 Fit fitWithDevices(const Catalog& catalog, const InstanceType& instance, const Requirement& need,
-                   int devices);
+                   int devices, int migProfile = -1);
 
 // A unit of work can be no shorter than reading every weight once: weight
 // bytes / aggregate memory bandwidth (the memory side of the roofline).

@@ -32,6 +32,10 @@ std::optional<NodeShare> shareOf(const ClusterState::Node& entry, const Catalog&
                 node.capacityBlock,
                 entry.reservationEnds};
   share.used = tierDevices(entry.used, instance.tier);
+  for (const auto& [profile, count] : node.allocatable.mig) {
+    share.room.mig.emplace_back(profile, count - entry.used.migOf(profile));
+  }
+  share.room.kept = share.used > 0 || !entry.used.mig.empty();
   return share;
 }
 

@@ -400,6 +400,30 @@ std::array<TierSettings, 4> Policy::defaultTiers() {
   return tiers;
 }
 
+// spec.sharing: what Auto means for each kind. Auto itself is a workload's
+// word for "as the policy says", so the policy must say something else.
+Status parseSharing(const ObjectReader& spec, Policy& policy) {
+  const auto sharing = spec.child("sharing");
+  if (auto ok = sharing.requireObject(true); !ok) {
+    return ok.error();
+  }
+  if (auto ok = sharing.onlyKeys({"inference", "training"}); !ok) {
+    return ok.error();
+  }
+  for (auto [key, into] : {std::pair{"inference", &policy.sharing.inference},
+                           std::pair{"training", &policy.sharing.training}}) {
+    auto value = sharing.optionalEnum<DeviceSharing>(key);
+    if (!value) {
+      return value.error();
+    }
+    if (*value == DeviceSharing::Auto) {
+      return Error{sharing.fieldPath(key), "must be None, Isolated or Any: Auto is a workload's"};
+    }
+    *into = value->value_or(*into);
+  }
+  return Ok{};
+}
+
 Result<Policy> parsePolicySpec(const json& specValue, const Catalog& catalog,
                                const RuleSet& rules) {
   Policy policy;
@@ -409,7 +433,8 @@ Result<Policy> parsePolicySpec(const json& specValue, const Catalog& catalog,
   }
   if (auto ok = spec.onlyKeys({"prices", "priceSharing", "disabledInstanceTypes", "hoursPerMonth",
                                "costModel", "memoryFillPercent", "memoryOverheads", "rules",
-                               "nodeLabels", "tiers", "replacement", "capacity", "placeAt"});
+                               "nodeLabels", "tiers", "replacement", "capacity", "placeAt",
+                               "sharing"});
       !ok) {
     return ok.error();
   }
@@ -438,7 +463,7 @@ Result<Policy> parsePolicySpec(const json& specValue, const Catalog& catalog,
   }
   policy.placeAt = placeAt->value_or(policy.placeAt);
   for (auto parse : {parseCosting, parseMemoryOverheads, parseNodeLabels, parseTiers,
-                     parseReplacement, parseCapacity}) {
+                     parseReplacement, parseCapacity, parseSharing}) {
     if (auto ok = parse(spec, policy); !ok) {
       return ok.error();
     }

@@ -123,6 +123,16 @@ struct CapacitySettings {
   bool fallbackAcrossTiers = false;
 };
 
+// What a workload whose spec.constraints.sharing is Auto may share, by
+// kind (PlacementPolicy spec.sharing): serving takes a MIG slice that holds
+// it; training, whose steps want every SM, takes whole devices.
+struct SharingSettings {
+  DeviceSharing inference = DeviceSharing::Isolated;  // Inference and BatchInference
+  DeviceSharing training = DeviceSharing::None;       // Training and FineTuning
+
+  bool operator==(const SharingSettings&) const = default;
+};
+
 // Everything a PlacementPolicy can set; the defaults are the built-in policy.
 struct Policy {
   std::map<std::string, PriceOverride> prices;
@@ -149,6 +159,7 @@ struct Policy {
   CapacityTypeLabel capacityTypeLabel;
   bool capacityTypeLabelSet = false;  // nodeLabels.capacityType given: never detected
   CapacitySettings capacity;
+  SharingSettings sharing;
   std::array<TierSettings, 4> tiers = defaultTiers();
   ReplacementSettings replacement;
 

@@ -73,7 +73,12 @@ Scheduling renderScheduling(const Placement& placement, const Catalog& catalog,
 
   const auto& tier = policy.tier(placement.tier);
   scheduling.tolerations = tier.tolerations;
-  if (!tier.resourceName.empty() && placement.acceleratorCount > 0) {
+  if (!placement.migProfile.empty()) {
+    // One MIG instance (acceleratorCount is 1), under the device plugin's
+    // mixed-strategy name.
+    scheduling.resources[migResourceName(placement.migProfile)] =
+        std::to_string(placement.acceleratorCount);
+  } else if (!tier.resourceName.empty() && placement.acceleratorCount > 0) {
     scheduling.resources[tier.resourceName] = std::to_string(placement.acceleratorCount);
   }
   if (placement.tier == Tier::CPU && placement.cpuRequest > 0) {

@@ -62,6 +62,12 @@ json placementJson(const Placement& placement) {
   if (!placement.reservation.empty()) {
     result["reservation"] = placement.reservation;
   }
+  if (!placement.migProfile.empty()) {
+    result["migProfile"] = placement.migProfile;
+  }
+  if (placement.wholeDeviceHourlyCost) {
+    result["wholeDeviceHourlyCost"] = decimalString(*placement.wholeDeviceHourlyCost, 4);
+  }
   if (placement.latencyMs) {
     result["latencyMs"] = decimalString(*placement.latencyMs, 2);
     result["latencyPer"] = latencyUnitName(placement.latencyUnit);
@@ -96,6 +102,9 @@ void addDecision(const Decision& decision, json& status) {
     if (!alternative.instanceType.empty()) {
       item["instanceType"] = alternative.instanceType;
       item["acceleratorCount"] = alternative.acceleratorCount;
+      if (!alternative.migProfile.empty()) {
+        item["migProfile"] = alternative.migProfile;
+      }
       item["capacityType"] = nameOf(alternative.capacityType);
     }
     if (alternative.hourlyCost) {
@@ -147,6 +156,7 @@ void readAppliedPlacement(const json& applied, const json& placement, AppliedRec
   const auto tier = parseEnum<Tier>(text(source, "tier"));
   record.tier = tier ? *tier : Tier::CPU;
   record.acceleratorCount = static_cast<int>(integer(source, "acceleratorCount"));
+  record.migProfile = text(source, "migProfile");
   record.capacityType = capacityTypeOf(text(source, "capacityType"));
 }
 
@@ -154,6 +164,7 @@ bool samePlacement(const AppliedRecord& applied, const Placement& placement) {
   return applied.instanceType == placement.instanceType &&
          applied.accelerator == placement.accelerator && applied.tier == placement.tier &&
          applied.acceleratorCount == placement.acceleratorCount &&
+         applied.migProfile == placement.migProfile &&
          applied.capacityType == placement.capacityType;
 }
 
@@ -289,6 +300,9 @@ json statusToJson(const StatusView& view) {
       record["instanceType"] = applied.instanceType;
       record["tier"] = nameOf(applied.tier);
       record["acceleratorCount"] = applied.acceleratorCount;
+      if (!applied.migProfile.empty()) {
+        record["migProfile"] = applied.migProfile;
+      }
       record["capacityType"] = nameOf(applied.capacityType);
       if (!applied.accelerator.empty()) {
         record["accelerator"] = applied.accelerator;

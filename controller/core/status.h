@@ -48,6 +48,7 @@ struct AppliedRecord {
   std::int64_t specGeneration = 0;    // the GpuWorkload generation it was decided for
   std::string time;
   bool replacement = false;  // moved by a price or rule change, not by the spec
+  std::string migProfile{};  // a MIG slice per replica ("1g.10gb"); empty: whole devices
 
   bool operator==(const AppliedRecord&) const = default;
 };

@@ -56,6 +56,11 @@ enum class PlaceAt : std::uint8_t { Auto, PodTemplate, Pods };
 // them the operator's; NodeOverlay writes one NodeOverlay per price, so
 // that Karpenter launches and consolidates by them (core/price_sharing.h).
 enum class PriceSharing : std::uint8_t { None, NodeOverlay };
+// Whether a replica may take a share of a device rather than whole ones.
+// Isolated: a MIG slice, whose memory, cache and SMs are its own. Any: a
+// time-sliced replica too, which shares memory and faults with the others
+// on its GPU. Auto (a workload's only): as the policy says for its kind.
+enum class DeviceSharing : std::uint8_t { Auto, None, Isolated, Any };
 // The link between the devices of one instance, which bounds how well a
 // replica split across them scales (core/performance_model.h).
 enum class Interconnect : std::uint8_t { None, PCIe, NVLink, NVSwitch, NeuronLink };
@@ -88,6 +93,7 @@ GPUPLACEMENT_ENUM_NAMES(core::LabelScheme, "label scheme", "InstanceType", "Karp
                         "GPUFeatureDiscovery", "Auto");
 GPUPLACEMENT_ENUM_NAMES(core::PlaceAt, "place at", "Auto", "PodTemplate", "Pods");
 GPUPLACEMENT_ENUM_NAMES(core::PriceSharing, "price sharing", "None", "NodeOverlay");
+GPUPLACEMENT_ENUM_NAMES(core::DeviceSharing, "device sharing", "Auto", "None", "Isolated", "Any");
 GPUPLACEMENT_ENUM_NAMES(core::Interconnect, "interconnect", "None", "PCIe", "NVLink", "NVSwitch",
                         "NeuronLink");
 

@@ -44,7 +44,7 @@ Status readConstraints(const ObjectReader& spec, Constraints& constraints) {
     return ok.error();
   }
   if (auto ok = reader.onlyKeys({"tiers", "instanceTypes", "excludedInstanceTypes", "maxHourlyCost",
-                                 "capacityType", "deadline"});
+                                 "capacityType", "deadline", "sharing"});
       !ok) {
     return ok.error();
   }
@@ -65,9 +65,11 @@ Status readConstraints(const ObjectReader& spec, Constraints& constraints) {
   auto excluded = reader.stringList("excludedInstanceTypes");
   auto cost = reader.optionalNumber("maxHourlyCost", 0.0001, 1e5);
   auto capacity = reader.optionalEnum<CapacityType>("capacityType");
+  auto sharing = reader.optionalEnum<DeviceSharing>("sharing");
   for (const Error* error : {tiers ? nullptr : &tiers.error(), types ? nullptr : &types.error(),
                              excluded ? nullptr : &excluded.error(), cost ? nullptr : &cost.error(),
-                             capacity ? nullptr : &capacity.error()}) {
+                             capacity ? nullptr : &capacity.error(),
+                             sharing ? nullptr : &sharing.error()}) {
     if (error) {
       return *error;
     }
@@ -80,6 +82,7 @@ Status readConstraints(const ObjectReader& spec, Constraints& constraints) {
     return Error{reader.fieldPath("capacityType"), std::string(kReservedNotAsked)};
   }
   constraints.capacityType = capacity->value_or(constraints.capacityType);
+  constraints.sharing = sharing->value_or(constraints.sharing);
   return Ok{};
 }
 

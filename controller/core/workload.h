@@ -22,6 +22,9 @@ struct Constraints {
   // When the work must be done by: a Capacity Block that ends before it,
   // or whose end is not known, is not chosen.
   std::optional<Timestamp> deadline;
+  // Whether a replica may take a share of a device (a MIG slice) rather
+  // than whole ones; Auto: as the policy's spec.sharing says for the kind.
+  DeviceSharing sharing = DeviceSharing::Auto;
 
   bool operator==(const Constraints&) const = default;
 };

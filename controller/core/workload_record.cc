@@ -103,6 +103,7 @@ void recordApplied(const WorkloadInput& input, const TargetOutcome& outcome, Sta
     record.accelerator = wanted.accelerator;
     record.tier = wanted.tier;
     record.acceleratorCount = wanted.acceleratorCount;
+    record.migProfile = wanted.migProfile;
     record.capacityType = wanted.capacityType;
     record.targetGeneration = state.generation;
     record.specGeneration = workload.generation;
@@ -256,8 +257,10 @@ std::uint64_t statusDigest(const nlohmann::json& status) {
 std::string describePlacement(const Placement& placement) {
   return placement.instanceType +
          (placement.accelerator.empty() ? " (CPU)"
-                                        : " (" + std::to_string(placement.acceleratorCount) + "x " +
-                                              placement.accelerator + ")") +
+          : placement.migProfile.empty()
+              ? " (" + std::to_string(placement.acceleratorCount) + "x " + placement.accelerator +
+                    ")"
+              : " (MIG " + placement.migProfile + " of an " + placement.accelerator + ")") +
          (placement.capacityType == CapacityType::Spot    ? " spot"
           : placement.capacityType == CapacityType::Mixed ? " spot and on-demand"
                                                           : "");

@@ -56,6 +56,25 @@ TEST_CASE("the shipped catalog parses and covers what EKS users pick from") {
   CHECK(catalog.find("g6e.xlarge")->memoryGiB == 32);
   CHECK(catalog.find("inf1.6xlarge")->acceleratorCount == 4);
   CHECK(catalog.find("g6f.xlarge")->memoryGiB == 16);
+  // MIG: the GPUs that have it (NVIDIA's MIG user guide), smallest first.
+  for (const auto& [model, smallest, largest] :
+       {std::tuple{"A100-40GB", "1g.5gb", "7g.40gb"}, std::tuple{"A100-80GB", "1g.10gb", "7g.80gb"},
+        std::tuple{"H100", "1g.10gb", "7g.80gb"}, std::tuple{"H200", "1g.18gb", "7g.141gb"},
+        std::tuple{"B200", "1g.23gb", "7g.180gb"}}) {
+    CAPTURE(std::string(model));
+    const auto& profiles =
+        catalog.accelerators[static_cast<std::size_t>(catalog.acceleratorIndex(model))].migProfiles;
+    REQUIRE(profiles.size() == 6);
+    CHECK(profiles.front().name == smallest);
+    CHECK(profiles.front().perGpu == 7);
+    CHECK(profiles.back().name == largest);
+    CHECK(profiles.back().memoryEighths == 8);
+  }
+  for (const char* model : {"T4", "A10G", "L4", "L40S", "V100"}) {
+    CAPTURE(std::string(model));
+    CHECK(catalog.accelerators[static_cast<std::size_t>(catalog.acceleratorIndex(model))]
+              .migProfiles.empty());
+  }
 }
 
 TEST_CASE("prices are the dated AWS list, and the catalog says so") {
@@ -247,6 +266,27 @@ TEST_CASE("a malformed catalog is rejected, naming the entry and the field") {
       {"duplicate accelerator", [](json& c) { c["accelerators"].push_back(c["accelerators"][0]); },
        "accelerators[A10G]", "defined twice"},
       {"wrong version", [](json& c) { c["version"] = 2; }, "version", "between 1 and 1"},
+      {"MIG profiles not a list", [](json& c) { c["accelerators"][0]["migProfiles"] = "1g.5gb"; },
+       "accelerators[A10G].migProfiles", "must be a list"},
+      {"a MIG profile that would hold more than one GPU",
+       [](json& c) {
+         c["accelerators"][0]["migProfiles"] = json::parse(
+             R"([{"name": "2g.10gb", "memoryEighths": 2, "computeSevenths": 2, "perGpu": 4}])");
+       },
+       "accelerators[A10G].migProfiles[0].perGpu", "7 compute and 8 memory slices"},
+      {"MIG profiles not smallest first",
+       [](json& c) {
+         c["accelerators"][0]["migProfiles"] = json::parse(
+             R"([{"name": "2g.10gb", "memoryEighths": 2, "computeSevenths": 2, "perGpu": 3},
+                 {"name": "1g.5gb", "memoryEighths": 1, "computeSevenths": 1, "perGpu": 7}])");
+       },
+       "accelerators[A10G].migProfiles[1].memoryEighths", "smallest first"},
+      {"a MIG profile with a ninth of memory",
+       [](json& c) {
+         c["accelerators"][0]["migProfiles"] = json::parse(
+             R"([{"name": "1g.5gb", "memoryEighths": 9, "computeSevenths": 1, "perGpu": 1}])");
+       },
+       "accelerators[A10G].migProfiles[0].memoryEighths", "between 1 and 8"},
   };
   for (const auto& c : cases) {
     CAPTURE(std::string(c.label));

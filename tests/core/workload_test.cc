@@ -24,7 +24,8 @@ json fullSpec() {
     "objective": "CostOptimized",
     "constraints": {"tiers": ["NVIDIA", "Inferentia"], "instanceTypes": ["g6e.xlarge", "inf2.xlarge"],
                     "excludedInstanceTypes": ["g5.xlarge"], "maxHourlyCost": "2.50",
-                    "capacityType": "Any", "deadline": "2026-12-24T18:00:00Z"},
+                    "capacityType": "Any", "deadline": "2026-12-24T18:00:00Z",
+                    "sharing": "None"},
     "policyRef": {"name": "team-a"},
     "mode": "Recommend"})");
 }
@@ -46,6 +47,7 @@ TEST_CASE("a GpuWorkload spec reads into an intent") {
   CHECK(spec->intent.constraints.capacityType == CapacityType::Any);
   REQUIRE(spec->intent.constraints.deadline);
   CHECK(base::formatRfc3339(*spec->intent.constraints.deadline) == "2026-12-24T18:00:00Z");
+  CHECK(spec->intent.constraints.sharing == DeviceSharing::None);
   CHECK(spec->policyName == "team-a");
   CHECK(spec->mode == PlacementMode::Recommend);
 }
@@ -152,6 +154,8 @@ TEST_CASE("bad specs: every error names its field") {
        "must be an RFC 3339 time"},
       {"malformed budget", [](json& s) { s["constraints"]["maxHourlyCost"] = "$2"; },
        "spec.constraints.maxHourlyCost", "not a non-negative decimal"},
+      {"unknown sharing", [](json& s) { s["constraints"]["sharing"] = "MIG"; },
+       "spec.constraints.sharing", "Auto, None, Isolated or Any"},
       {"unknown capacity", [](json& s) { s["constraints"]["capacityType"] = "Cheap"; },
        "spec.constraints.capacityType", "OnDemand, Spot, Any, Mixed"},
       {"reserved is offered, not asked for",

@@ -38,6 +38,19 @@ inline core::NodeView g6x1() {
   return node;
 }
 
+// A p4d.24xlarge (8 A100-40GB) in a managed node group whose GPUs MIG
+// cuts into `count` instances of `profile` (the device plugin's mixed
+// strategy: nvidia.com/mig-<profile>, no whole nvidia.com/gpu).
+inline core::NodeView p4dMig(const std::string& profile, int count) {
+  core::NodeView node = g6x4(false);
+  node.instanceType = "p4d.24xlarge";
+  node.allocatable.gpus = 0;
+  node.allocatable.mig = {{profile, count}};
+  node.milliCpu = 95690;
+  node.memoryBytes = 1094000LL << 20;
+  return node;
+}
+
 // A NodePool that may launch any on-demand g6.
 inline core::NodePoolView g6Pool() {
   core::NodePoolView pool;
@@ -52,6 +65,8 @@ struct Cluster {
   std::vector<int> used;  // GPUs used per node
   std::vector<core::NodePoolView> pools;
   bool known = true;
+  // MIG instances used per node, of the first profile the node advertises.
+  std::vector<int> slicesUsed{};
 
   core::ClusterState state() const {
     core::ClusterState state;
@@ -61,6 +76,9 @@ struct Cluster {
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       core::ClusterState::Node node{"node-" + std::to_string(i), &nodes[i], {}};
       node.used.gpus = i < used.size() ? used[i] : 0;
+      if (i < slicesUsed.size() && slicesUsed[i] > 0) {
+        node.used.mig = {{nodes[i].allocatable.mig.front().first, slicesUsed[i]}};
+      }
       state.nodes.push_back(node);
     }
     for (const auto& pool : pools) {
