@@ -75,10 +75,10 @@ std::vector<core::OwnPod> ObjectCaches::boundPodsOf(const TargetKey& target) con
     const auto* node = pod ? nodes_->get(pod->node) : nullptr;
     if (node) {
       const auto& mig = pod->devices.mig;  // a replica holds one profile's instances
-      bound.push_back({pod->node, node->instanceType, node->capacityType,
-                       mig.empty() ? pod->devices.gpus + pod->devices.neuronDevices
-                                   : mig.front().second,
-                       pod->milliCpu, pod->memoryBytes, mig.empty() ? "" : mig.front().first});
+      bound.push_back(
+          {pod->node, node->instanceType, node->capacityType,
+           mig.empty() ? pod->devices.gpus + pod->devices.neuronDevices : mig.front().second,
+           pod->milliCpu, pod->memoryBytes, mig.empty() ? "" : mig.front().first});
     }
   }
   return bound;

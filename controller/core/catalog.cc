@@ -53,9 +53,9 @@ Result<std::vector<MigProfile>> parseMigProfiles(const ObjectReader& entry) {
     auto memory = item.integer("memoryEighths", 1, 8);
     auto compute = item.integer("computeSevenths", 1, 7);
     auto perGpu = item.integer("perGpu", 1, 7);
-    for (const Error* error : {name ? nullptr : &name.error(), memory ? nullptr : &memory.error(),
-                               compute ? nullptr : &compute.error(),
-                               perGpu ? nullptr : &perGpu.error()}) {
+    for (const Error* error :
+         {name ? nullptr : &name.error(), memory ? nullptr : &memory.error(),
+          compute ? nullptr : &compute.error(), perGpu ? nullptr : &perGpu.error()}) {
       if (error) {
         return *error;
       }
@@ -70,8 +70,8 @@ Result<std::vector<MigProfile>> parseMigProfiles(const ObjectReader& entry) {
     if (!profiles.empty() && *memory < profiles.back().memoryEighths) {
       return Error{item.fieldPath("memoryEighths"), "profiles are listed smallest first"};
     }
-    profiles.push_back({*name, static_cast<int>(*memory), static_cast<int>(*compute),
-                        static_cast<int>(*perGpu)});
+    profiles.push_back(
+        {*name, static_cast<int>(*memory), static_cast<int>(*compute), static_cast<int>(*perGpu)});
   }
   return profiles;
 }
@@ -90,8 +90,7 @@ Result<AcceleratorSpec> parseAccelerator(const json& value, std::size_t index) {
   if (auto ok =
           entry.onlyKeys({"name", "vendor", "generation", "memoryGiB", "ec2MemoryMiB", "fp16Tflops",
                           "fp32Tflops", "fp8Tflops", "memoryBandwidthGBs", "precisions",
-                          "fractional", "karpenterName", "gpuProduct", "migProfiles",
-                          "sources"});
+                          "fractional", "karpenterName", "gpuProduct", "migProfiles", "sources"});
       !ok) {
     return ok.error();
   }
@@ -357,8 +356,7 @@ std::string migResourceName(std::string_view profile) {
 }
 
 std::string_view migProfileOf(std::string_view resource) {
-  return resource.starts_with(kMigPrefix) ? resource.substr(kMigPrefix.size())
-                                          : std::string_view{};
+  return resource.starts_with(kMigPrefix) ? resource.substr(kMigPrefix.size()) : std::string_view{};
 }
 
 int Catalog::acceleratorIndex(std::string_view name) const {

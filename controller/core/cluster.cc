@@ -130,8 +130,9 @@ namespace {
 void addMig(std::vector<std::pair<std::string, std::int32_t>>& into,
             const std::vector<std::pair<std::string, std::int32_t>>& from, std::int32_t sign) {
   for (const auto& [profile, count] : from) {
-    auto at = std::lower_bound(into.begin(), into.end(), profile,
-                               [](const auto& entry, const std::string& key) { return entry.first < key; });
+    auto at = std::lower_bound(
+        into.begin(), into.end(), profile,
+        [](const auto& entry, const std::string& key) { return entry.first < key; });
     if (at == into.end() || at->first != profile) {
       at = into.emplace(at, profile, 0);
     }

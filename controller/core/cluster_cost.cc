@@ -88,9 +88,8 @@ Slots slotsOf(const Offer& offer, const CostInput& input, const OwnDevices& own)
   if (!input.migProfile.empty()) {
     return sliceSlotsOf(offer, input, own);
   }
-  const bool ownHere =
-      own.instance == input.instance && own.capacity == input.capacity && own.devices > 0 &&
-      own.migProfile.empty();
+  const bool ownHere = own.instance == input.instance && own.capacity == input.capacity &&
+                       own.devices > 0 && own.migProfile.empty();
   // Only what pods on these nodes hold: replicas not bound yet hold nothing.
   const int held = ownHere ? std::min(own.replicas, offer.used / own.devices) : 0;
   if (held > 0 && offer.used <= held * own.devices) {

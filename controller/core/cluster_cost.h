@@ -55,7 +55,7 @@ struct OwnDevices {
   // Its replicas bound to nodes of the type (Mixed: on either side); one
   // with no pod yet holds nothing.
   int replicas = 0;
-  int devices = 0;  // per replica
+  int devices = 0;           // per replica
   std::string migProfile{};  // a MIG slice per replica; empty: whole devices
 };
 

@@ -218,7 +218,8 @@ Request PlacementEngine::requestFor(const WorkloadIntent& intent, const MemoryEs
   need.latencyTargetMs = need.inference ? intent.latencyTargetMs : std::nullopt;
   need.fillLimit = policy_.memoryFillLimit;
   need.karpenter = (view ? view->labels.scheme : defaultScheme_) == LabelScheme::Karpenter;
-  const auto sharing = intent.constraints.sharing != DeviceSharing::Auto ? intent.constraints.sharing
+  const auto sharing = intent.constraints.sharing != DeviceSharing::Auto
+                           ? intent.constraints.sharing
                        : need.training ? policy_.sharing.training
                                        : policy_.sharing.inference;
   // Slices come only from nodes whose GPUs are cut so: without a view of

@@ -29,6 +29,13 @@ int Explainer::slicesPerNode(const Option& option) const {
          spec.migProfiles[static_cast<std::size_t>(option.fit.migProfile)].perGpu;
 }
 
+// A replica's share of its node: "25%", or a slice's "1/56", which a
+// rounded percentage (2%) would blur.
+std::string Explainer::shareText(const Option& option) const {
+  return option.fit.migProfile >= 0 ? "1/" + std::to_string(slicesPerNode(option))
+                                    : base::formatPercent(option.fit.share);
+}
+
 // What the idle devices of a placement are called: "L4", or "MIG 1g.10gb
 // slices" where it takes slices.
 std::string Explainer::idleUnit(const Placement& placement, int count) {
@@ -98,15 +105,15 @@ std::string Explainer::costNote(const Option& option, const Placement& placement
           ? formatFixed(placement.cpuRequest, 0) + " vCPU and " +
                 formatGiB(placement.memoryRequestGiB) + " GiB of " +
                 std::to_string(instance.vcpus) + " vCPU, " + formatGiB(instance.memoryGiB) + " GiB"
-          : option.fit.migProfile >= 0
-              ? "1 of " + std::to_string(slicesPerNode(option)) + " MIG " + placement.migProfile +
-                    " slices of " + std::to_string(instance.acceleratorCount) + " " +
-                    placement.accelerator
-              : std::to_string(placement.acceleratorCount) + " of " +
-                    std::to_string(instance.acceleratorCount) + " " + placement.accelerator;
+      : option.fit.migProfile >= 0
+          ? "1 of " + std::to_string(slicesPerNode(option)) + " MIG " + placement.migProfile +
+                " slices of " + std::to_string(instance.acceleratorCount) + " " +
+                placement.accelerator
+          : std::to_string(placement.acceleratorCount) + " of " +
+                std::to_string(instance.acceleratorCount) + " " + placement.accelerator;
   if (placement.costModel == CostModel::AcceleratorShare) {
-    return split + shape + ": " + base::formatPercent(option.fit.share) + " of a " + instance.type +
-           " at " + price + ", assuming other workloads pay for the rest (AcceleratorShare)";
+    return split + shape + ": " + shareText(option) + " of a " + instance.type + " at " + price +
+           ", assuming other workloads pay for the rest (AcceleratorShare)";
   }
   if (option.capacity == CapacityType::Reserved) {
     const std::string nodes = placement.nodes == 1 ? "a reserved " + instance.type
@@ -147,8 +154,8 @@ std::string Explainer::clusterCostNote(const Option& option, const Placement& pl
     note = std::to_string(taken) + " idle " + idleUnit(placement, taken) + " on " +
            (cost.replicasOnIdle == 1 ? "an existing " + instance.type
                                      : "existing " + instance.type + " nodes") +
-           " at " + price + ": " + shape + ", charged its share (" +
-           base::formatPercent(option.fit.share) + "), nothing more for the cluster";
+           " at " + price + ": " + shape + ", charged its share (" + shareText(option) +
+           "), nothing more for the cluster";
     if (cost.replicasOnIdle < placement.replicas) {
       note += " for " + std::to_string(cost.replicasOnIdle) + " replicas";
     }

@@ -193,17 +193,17 @@ void Explainer::explainSlice(const Option& best, const Evaluation& evaluation,
 Alternative Explainer::alternativeOf(const Option& option, std::string why) const {
   const auto& other = catalog_->instances[option.instance];
   const auto* accelerator = catalog_->acceleratorOf(other);
-  return Alternative{other.type,
-                     accelerator ? accelerator->name : "",
-                     other.tier,
-                     option.fit.devices,
-                     option.capacity,
-                     option.cost.perReplicaHourly,
-                     std::move(why),
-                     accelerator && option.fit.migProfile >= 0
-                         ? accelerator->migProfiles[static_cast<std::size_t>(option.fit.migProfile)]
-                               .name
-                         : ""};
+  return Alternative{
+      other.type,
+      accelerator ? accelerator->name : "",
+      other.tier,
+      option.fit.devices,
+      option.capacity,
+      option.cost.perReplicaHourly,
+      std::move(why),
+      accelerator && option.fit.migProfile >= 0
+          ? accelerator->migProfiles[static_cast<std::size_t>(option.fit.migProfile)].name
+          : ""};
 }
 
 // How much less performance per dollar `option` gives than `best`, in

@@ -97,6 +97,7 @@ class Explainer {
   static std::string mixedSplitNote(const Placement& placement);
   static std::string idleUnit(const Placement& placement, int count);
   int slicesPerNode(const Option& option) const;  // a MIG option's slices on one node
+  std::string shareText(const Option& option) const;
   // One option per instance type, or with eachCapacityType one per type
   // and capacity type (a type full on-demand may be absent as spot).
   std::vector<const Unoffered*> bestUnoffered(const Evaluation& evaluation, const Option* best,

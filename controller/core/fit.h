@@ -27,10 +27,10 @@ struct Requirement {
   std::optional<double> latencyTargetMs;  // inference kinds only
   double fillLimit = 0.9;                 // of the memory a replica is given
   bool karpenter = false;                 // Karpenter launches the nodes
-  bool slices = false;  // a MIG slice may hold a replica (the sharing allowed is Isolated or Any)
-  double runtimeGiB = 0;    // host memory of the framework's process before a model loads
-  double stagingGiB = 0;    // host memory a GPU replica loads its weights through
-  double podCpu = 0;        // the pod template's own requests per replica,
+  bool slices = false;    // a MIG slice may hold a replica (the sharing allowed is Isolated or Any)
+  double runtimeGiB = 0;  // host memory of the framework's process before a model loads
+  double stagingGiB = 0;  // host memory a GPU replica loads its weights through
+  double podCpu = 0;      // the pod template's own requests per replica,
   double podMemoryGiB = 0;  // which the node's allocatable must hold too
 };
 

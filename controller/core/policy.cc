@@ -431,10 +431,10 @@ Result<Policy> parsePolicySpec(const json& specValue, const Catalog& catalog,
   if (auto ok = spec.requireObject(true); !ok) {
     return ok.error();
   }
-  if (auto ok = spec.onlyKeys({"prices", "priceSharing", "disabledInstanceTypes", "hoursPerMonth",
-                               "costModel", "memoryFillPercent", "memoryOverheads", "rules",
-                               "nodeLabels", "tiers", "replacement", "capacity", "placeAt",
-                               "sharing"});
+  if (auto ok =
+          spec.onlyKeys({"prices", "priceSharing", "disabledInstanceTypes", "hoursPerMonth",
+                         "costModel", "memoryFillPercent", "memoryOverheads", "rules", "nodeLabels",
+                         "tiers", "replacement", "capacity", "placeAt", "sharing"});
       !ok) {
     return ok.error();
   }

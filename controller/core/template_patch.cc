@@ -1,6 +1,7 @@
 #include "core/template_patch.h"
 
 #include <algorithm>
+#include <set>
 
 namespace gpuplacement::core {
 namespace {
@@ -178,6 +179,43 @@ void setRequestAndLimit(ContainerPatches& patches, const std::string& container,
   patch["requests"][name] = value;
 }
 
+bool nvidiaDevice(const std::string& resource) {
+  return resource == "nvidia.com/gpu" || !migProfileOf(resource).empty();
+}
+
+// A team's own NVIDIA device of another kind than the placement's (whole
+// GPUs beside a MIG slice, or a slice beside whole GPUs): the pod would
+// ask for both, and no node gives both.
+void conflictingGpus(const TargetState& live, const Scheduling& desired,
+                     const ContainerResources& container,
+                     const std::map<std::string, std::string>* owned, PatchPlan& plan) {
+  const bool placesGpus = std::any_of(desired.resources.begin(), desired.resources.end(),
+                                      [](const auto& entry) { return nvidiaDevice(entry.first); });
+  if (!placesGpus) {
+    return;
+  }
+  std::set<std::string> teams;
+  for (const auto* asked : {&container.limits, &container.requests}) {
+    for (const auto& [resource, value] : *asked) {
+      if (nvidiaDevice(resource) && !desired.resources.count(resource) &&
+          !(owned && owned->count(resource))) {
+        teams.insert(resource + "=" + value);
+      }
+    }
+  }
+  for (const auto& team : teams) {
+    std::string wanted;
+    for (const auto& [resource, value] : desired.resources) {
+      if (nvidiaDevice(resource)) {
+        wanted = resource + "=" + value;
+      }
+    }
+    plan.conflicts.push_back("containers[" + container.name + "].resources " + team +
+                             " is set on the " + std::string(base::nameOf(live.kind)) +
+                             "; the placement needs " + wanted + " instead");
+  }
+}
+
 // The resources we want, per container: requests and limits alike, and
 // the requests that go unlimited (a GPU replica's host memory).
 void planWantedResources(const TargetState& live, const Scheduling& desired,
@@ -239,6 +277,8 @@ void planWantedResources(const TargetState& live, const Scheduling& desired,
     for (const auto& [resource, value] : desired.requestsOnly) {
       want(resource, value, false);
     }
+    conflictingGpus(live, desired, *container,
+                    ownedHere == owned.resources.end() ? nullptr : &ownedHere->second, plan);
   }
 }
 

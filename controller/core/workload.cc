@@ -66,10 +66,10 @@ Status readConstraints(const ObjectReader& spec, Constraints& constraints) {
   auto cost = reader.optionalNumber("maxHourlyCost", 0.0001, 1e5);
   auto capacity = reader.optionalEnum<CapacityType>("capacityType");
   auto sharing = reader.optionalEnum<DeviceSharing>("sharing");
-  for (const Error* error : {tiers ? nullptr : &tiers.error(), types ? nullptr : &types.error(),
-                             excluded ? nullptr : &excluded.error(), cost ? nullptr : &cost.error(),
-                             capacity ? nullptr : &capacity.error(),
-                             sharing ? nullptr : &sharing.error()}) {
+  for (const Error* error :
+       {tiers ? nullptr : &tiers.error(), types ? nullptr : &types.error(),
+        excluded ? nullptr : &excluded.error(), cost ? nullptr : &cost.error(),
+        capacity ? nullptr : &capacity.error(), sharing ? nullptr : &sharing.error()}) {
     if (error) {
       return *error;
     }

@@ -179,9 +179,9 @@ TEST_CASE("the share of a node one slice is, by profile and instance type") {
     int perNode;
   };
   const Case cases[] = {
-      {"p4d.24xlarge", "1g.5gb", 56},  {"p4d.24xlarge", "3g.20gb", 16},
-      {"p4d.24xlarge", "7g.40gb", 8},  {"p5.48xlarge", "1g.10gb", 56},
-      {"p5.4xlarge", "1g.10gb", 7},    {"p5.4xlarge", "2g.20gb", 3},
+      {"p4d.24xlarge", "1g.5gb", 56},   {"p4d.24xlarge", "3g.20gb", 16},
+      {"p4d.24xlarge", "7g.40gb", 8},   {"p5.48xlarge", "1g.10gb", 56},
+      {"p5.4xlarge", "1g.10gb", 7},     {"p5.4xlarge", "2g.20gb", 3},
       {"p5en.48xlarge", "1g.18gb", 56}, {"p6-b200.48xlarge", "1g.23gb", 56},
   };
   const auto& catalog = *shippedCatalog();
@@ -252,8 +252,7 @@ TEST_CASE("a slice in force is weighed as the slice it runs on") {
   const auto state = cluster.state();
   const auto view = clusterViewOf(state, *shippedCatalog(), engine->policy());
   ClusterContext context{&view, {}, {}};
-  context.own = {shippedCatalog()->indexOf("p4d.24xlarge"), CapacityType::OnDemand, 1, 1,
-                 "1g.5gb"};
+  context.own = {shippedCatalog()->indexOf("p4d.24xlarge"), CapacityType::OnDemand, 1, 1, "1g.5gb"};
   const auto kept =
       assess(*engine, speech(), "p4d.24xlarge", 1, "1g.5gb", CapacityType::OnDemand, &context);
   CHECK(kept.feasible);

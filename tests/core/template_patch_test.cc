@@ -109,6 +109,36 @@ TEST_CASE("re-placement swaps our fields and the removal leaves only the user's"
   CHECK_FALSE(testing::planPatch(cleaned, nullptr, {}, "llama", "4").patch.has_value());
 }
 
+TEST_CASE("a MIG slice swaps with whole GPUs; a team's own GPUs beside a slice conflict") {
+  const auto live = userDeployment();
+  auto slice = gpuScheduling("p4d.24xlarge");
+  slice.resources = {{"nvidia.com/mig-1g.5gb", "1"}};
+  const auto first = testing::planPatch(live, &slice, {}, "llama", "1");
+  REQUIRE_FALSE(first.blocked());
+  const auto onSlice = applyPatch(live, *first.patch);
+  CHECK(onSlice.containers[0].limits.at("nvidia.com/mig-1g.5gb") == "1");
+  CHECK(onSlice.containers[0].requests.at("nvidia.com/mig-1g.5gb") == "1");
+  CHECK(onSlice.containers[0].limits.count("nvidia.com/gpu") == 0);
+
+  // To a whole GPU: the slice the operator wrote goes.
+  const auto whole = gpuScheduling("g6.xlarge");
+  const auto move = testing::planPatch(onSlice, &whole, {}, "llama", "2");
+  REQUIRE(move.patch.has_value());
+  CHECK((*move.patch)["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] ==
+        json{{"nvidia.com/gpu", "1"}, {"nvidia.com/mig-1g.5gb", nullptr}});
+
+  // The team asks for a whole GPU itself: a slice beside it would make the
+  // pod ask for both.
+  auto teams = live;
+  teams.containers[0].limits["nvidia.com/gpu"] = "1"s;
+  const auto blocked = testing::planPatch(teams, &slice, {}, "llama", "3");
+  REQUIRE(blocked.blocked());
+  REQUIRE(blocked.conflicts.size() == 1);
+  CHECK(blocked.conflicts[0] ==
+        "containers[vllm].resources nvidia.com/gpu=1 is set on the Deployment; the placement "
+        "needs nvidia.com/mig-1g.5gb=1 instead");
+}
+
 TEST_CASE("drift is repaired: fields we own that someone removed come back") {
   const auto live = userDeployment();
   const auto desired = gpuScheduling();

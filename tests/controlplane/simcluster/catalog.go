@@ -32,9 +32,18 @@ type accelerator struct {
 	EC2MemoryMiB  int64   `json:"ec2MemoryMiB"`
 	KarpenterName string  `json:"karpenterName"`
 	GPUProduct    string  `json:"gpuProduct"`
-	Sources       struct {
+	// The MIG profiles its GPUs can be cut into (NVIDIA's MIG user guide).
+	MIGProfiles []migProfile `json:"migProfiles"`
+	Sources     struct {
 		Memory string `json:"memory"`
 	} `json:"sources"`
+}
+
+type migProfile struct {
+	Name            string `json:"name"`
+	MemoryEighths   int    `json:"memoryEighths"`
+	ComputeSevenths int    `json:"computeSevenths"`
+	PerGPU          int    `json:"perGpu"`
 }
 
 type instance struct {
@@ -215,6 +224,12 @@ type pool struct {
 	// NodePool spec.limits (karpenter and autoMode pools): resource name to
 	// quantity. Absent: what the pool's own nodes add up to.
 	Limits map[string]string `json:"limits"`
+	// MIG instances per GPU by profile, as NVIDIA's MIG manager cuts every
+	// GPU of the node and the device plugin's mixed strategy advertises
+	// them (nvidia.com/mig-<profile>); the nodes then have no whole
+	// nvidia.com/gpu. Only nodes the file creates are cut: a node
+	// Karpenter launches has whole GPUs.
+	MIG map[string]int `json:"mig"`
 }
 
 // A capacity reservation as Karpenter's AWS provider labels the nodes it
@@ -304,6 +319,9 @@ func loadPools(path string, c *catalog) (*poolFile, error) {
 		if p.Reservation != nil && p.CapacityType != "reserved" {
 			return nil, fail("reservation is for capacityType reserved")
 		}
+		if err := checkMIG(p, c); err != nil {
+			return nil, fail("%v", err)
+		}
 		if err := parseLimits(p); err != nil {
 			return nil, fail("%v", err)
 		}
@@ -332,6 +350,47 @@ func loadPools(path string, c *catalog) (*poolFile, error) {
 		}
 	}
 	return &f, nil
+}
+
+// checkMIG: a layout the MIG user guide allows on every type of the pool:
+// profiles the GPU has, no more instances than it holds, and within one
+// GPU's 7 compute and 8 memory slices.
+func checkMIG(p *pool, c *catalog) error {
+	if len(p.MIG) == 0 {
+		return nil
+	}
+	for _, t := range p.InstanceTypes {
+		in := c.instByType[t]
+		accel := c.accel(in)
+		if accel == nil || len(accel.MIGProfiles) == 0 {
+			return fmt.Errorf("mig: %s has no MIG-capable GPU", t)
+		}
+		compute, memory := 0, 0
+		for name, count := range p.MIG {
+			profile := accel.migProfile(name)
+			if profile == nil {
+				return fmt.Errorf("mig: %s has no MIG profile %s", accel.Name, name)
+			}
+			if count < 1 || count > profile.PerGPU {
+				return fmt.Errorf("mig: %d instances of %s; one %s holds 1 to %d", count, name, accel.Name, profile.PerGPU)
+			}
+			compute += count * profile.ComputeSevenths
+			memory += count * profile.MemoryEighths
+		}
+		if compute > 7 || memory > 8 {
+			return fmt.Errorf("mig: the layout takes %d/7 of the SMs and %d/8 of the memory of one %s", compute, memory, accel.Name)
+		}
+	}
+	return nil
+}
+
+func (a *accelerator) migProfile(name string) *migProfile {
+	for i := range a.MIGProfiles {
+		if a.MIGProfiles[i].Name == name {
+			return &a.MIGProfiles[i]
+		}
+	}
+	return nil
 }
 
 var reservationID = regexp.MustCompile(`^cr-[0-9a-z]+$`)

@@ -203,6 +203,28 @@ func (b *builder) node(p *pool, in *instance, zone string, n int) (*corev1.Node,
 		labels["nvidia.com/gpu.machine"] = in.Type // DMI product name, which is the instance type on EC2
 	}
 
+	if len(p.MIG) > 0 {
+		// GPU Feature Discovery's labels under the mixed strategy
+		// (NVIDIA/k8s-device-plugin docs/gfd_labels.md, "MIG 'mixed'
+		// strategy"), and the MIG manager's nvidia.com/mig.config.
+		labels["nvidia.com/mig.capable"] = "true"
+		labels["nvidia.com/mig.strategy"] = "mixed"
+		config := "custom"
+		for name := range p.MIG {
+			if len(p.MIG) == 1 {
+				config = "all-" + name
+			}
+			profile := accel.migProfile(name)
+			labels["nvidia.com/mig-"+name+".count"] = strconv.Itoa(p.MIG[name] * in.AcceleratorCount)
+			mib, err := gpuMemoryMiB(accel)
+			if err != nil {
+				return nil, err
+			}
+			labels["nvidia.com/mig-"+name+".memory"] = strconv.FormatInt(mib*int64(profile.MemoryEighths)/8, 10)
+		}
+		labels["nvidia.com/mig.config"] = config
+	}
+
 	capacity, allocatable := b.resources(p, in)
 	osImage := "Amazon Linux 2023"
 	if p.Provisioner == autoMode {
@@ -356,6 +378,11 @@ func (b *builder) resources(p *pool, in *instance) (corev1.ResourceList, corev1.
 	if in.AcceleratorCount > 0 {
 		count := int64(in.AcceleratorCount)
 		switch {
+		case isNVIDIA(in) && len(p.MIG) > 0:
+			// Every GPU is cut: one resource per profile, none whole.
+			for name, perGPU := range p.MIG {
+				capacity[corev1.ResourceName("nvidia.com/mig-"+name)] = *resource.NewQuantity(count*int64(perGPU), resource.DecimalSI)
+			}
 		case isNVIDIA(in):
 			capacity["nvidia.com/gpu"] = *resource.NewQuantity(count, resource.DecimalSI)
 		case isNeuron(in):
@@ -365,9 +392,9 @@ func (b *builder) resources(p *pool, in *instance) (corev1.ResourceList, corev1.
 			capacity["aws.amazon.com/neuron"] = *resource.NewQuantity(count, resource.DecimalSI)
 			capacity["aws.amazon.com/neuroncore"] = *resource.NewQuantity(count*cores, resource.DecimalSI)
 		}
-		for _, r := range []corev1.ResourceName{"nvidia.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore"} {
-			if q, ok := capacity[r]; ok {
-				allocatable[r] = q.DeepCopy()
+		for r, q := range capacity {
+			if strings.Contains(string(r), "/") {
+				allocatable[r] = q.DeepCopy() // extended resources: the devices
 			}
 		}
 	}
