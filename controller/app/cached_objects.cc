@@ -233,6 +233,7 @@ void packApplied(Packer& out, const core::AppliedRecord& applied) {
   packEnum(out, applied.tier);
   out.integer(applied.acceleratorCount);
   out.word(applied.migProfile);
+  out.integer(applied.timeSlices);
   packEnum(out, applied.capacityType);
   out.integer(applied.targetGeneration);
   out.integer(applied.specGeneration);
@@ -250,6 +251,7 @@ core::AppliedRecord unpackApplied(Unpacker& in) {
   applied.tier = unpackEnum<core::Tier>(in);
   applied.acceleratorCount = static_cast<int>(in.integer());
   applied.migProfile = in.word();
+  applied.timeSlices = static_cast<int>(in.integer());
   applied.capacityType = unpackEnum<core::CapacityType>(in);
   applied.targetGeneration = in.integer();
   applied.specGeneration = in.integer();

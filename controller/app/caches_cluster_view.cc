@@ -74,11 +74,15 @@ std::vector<core::OwnPod> ObjectCaches::boundPodsOf(const TargetKey& target) con
     const auto* pod = pods_->get(key);
     const auto* node = pod ? nodes_->get(pod->node) : nullptr;
     if (node) {
-      const auto& mig = pod->devices.mig;  // a replica holds one profile's instances
-      bound.push_back(
-          {pod->node, node->instanceType, node->capacityType,
-           mig.empty() ? pod->devices.gpus + pod->devices.neuronDevices : mig.front().second,
-           pod->milliCpu, pod->memoryBytes, mig.empty() ? "" : mig.front().first});
+      const auto& devices = pod->devices;
+      const auto& mig = devices.mig;  // a replica holds one profile's instances
+      const bool shared = mig.empty() && devices.sharedGpus > 0;
+      bound.push_back({pod->node, node->instanceType, node->capacityType,
+                       !mig.empty() ? mig.front().second
+                       : shared     ? devices.sharedGpus
+                                    : devices.gpus + devices.neuronDevices,
+                       pod->milliCpu, pod->memoryBytes, mig.empty() ? "" : mig.front().first,
+                       shared});
     }
   }
   return bound;

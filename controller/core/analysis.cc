@@ -87,7 +87,7 @@ void describeCurrent(const PlacementEngine& engine, const WorkloadIntent& intent
     WorkloadIntent one = intent;
     one.replicas = 1;
     const auto assessment =
-        assess(engine, one, current.instanceType, current.accelerators, "", analysis.capacityType);
+        assess(engine, one, current.instanceType, current.accelerators, {}, analysis.capacityType);
     analysis.currentHourlyCost = assessment.placement ? assessment.placement->hourlyCost : 0;
     analysis.currentCostNote = assessment.placement ? assessment.placement->costNote : "";
     return;

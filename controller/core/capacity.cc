@@ -170,7 +170,9 @@ std::int64_t fitsIn(const NodeRoom& room, const ReplicaRequests& replica) {
       count = std::min(count, std::max<std::int64_t>(free, 0) / asked);
     }
   };
-  if (replica.migProfile.empty()) {
+  if (replica.shared) {
+    bound(room.sharedFree, replica.devices);
+  } else if (replica.migProfile.empty()) {
     bound(room.devices, replica.devices);
   } else {
     bound(room.migFree(replica.migProfile), replica.devices);
@@ -269,7 +271,9 @@ int Offer::replicasWithRoom(const ReplicaRequests& replica, int enough,
     NodeRoom free = node;
     for (const OwnPod* pod : own) {
       if (pod->node == node.node) {
-        if (pod->migProfile.empty()) {
+        if (pod->shared) {
+          free.sharedFree += pod->devices;
+        } else if (pod->migProfile.empty()) {
           free.devices += pod->devices;
         }
         for (auto& [profile, count] : free.mig) {
@@ -335,6 +339,24 @@ bool Capacity::offersSlice(int instance, CapacityType capacity, std::string_view
   const Offer* found = source == CapacitySource::None ? nullptr : offer(instance, capacity);
   return found && std::any_of(found->room.begin(), found->room.end(),
                               [&](const NodeRoom& room) { return room.advertises(profile); });
+}
+
+std::int32_t Capacity::timeSlicesOf(int instance, CapacityType capacity) const {
+  if (capacity == CapacityType::Mixed) {
+    const auto onDemand = timeSlicesOf(instance, CapacityType::OnDemand);
+    const auto spot = timeSlicesOf(instance, CapacityType::Spot);
+    return onDemand > 0 && spot > 0 ? std::min(onDemand, spot) : 0;
+  }
+  const Offer* found = source == CapacitySource::None ? nullptr : offer(instance, capacity);
+  std::int32_t fewest = 0;
+  if (found) {
+    for (const auto& room : found->room) {
+      if (room.timeSlices > 1 && (fewest == 0 || room.timeSlices < fewest)) {
+        fewest = room.timeSlices;
+      }
+    }
+  }
+  return fewest;
 }
 
 const Offer* Capacity::offer(int instance, CapacityType capacity) const {

@@ -88,6 +88,10 @@ struct NodeRoom {
   // MIG instances free, by profile, for every profile the node advertises
   // (0 when all are taken); sorted by profile. Empty on most nodes.
   std::vector<std::pair<std::string, std::int32_t>> mig{};
+  // A GPU the device plugin time-slices: its ways (0: not time-sliced, or
+  // not renamed nvidia.com/gpu.shared) and the replicas free.
+  std::int32_t timeSlices = 0;
+  std::int32_t sharedFree = 0;
   bool kept = false;  // some pod holds devices here (GPUs, Neuron devices or MIG instances)
 
   std::int32_t migFree(std::string_view profile) const;
@@ -105,16 +109,18 @@ struct OwnPod {
   std::int64_t milliCpu = 0;
   std::int64_t memoryBytes = 0;
   std::string migProfile{};  // the MIG profile it holds instances of; empty: whole devices
+  bool shared = false;       // it holds replicas of a time-sliced GPU (nvidia.com/gpu.shared)
 
   bool operator==(const OwnPod&) const = default;
 };
 
 // What one replica asks of a node.
 struct ReplicaRequests {
-  std::int32_t devices = 0;  // MIG instances when migProfile is set
+  std::int32_t devices = 0;  // MIG instances when migProfile is set; replicas when shared
   std::int64_t milliCpu = 0;
   std::int64_t memoryBytes = 0;
   std::string_view migProfile{};
+  bool shared = false;  // replicas of a time-sliced GPU
 };
 
 // The offer slot of a capacity type: [0] on-demand (Mixed's too), [1] spot,
@@ -185,6 +191,10 @@ struct Capacity {
   // (Mixed: on both sides). False under None: no node says how its GPUs
   // are cut.
   bool offersSlice(int instance, CapacityType capacity, std::string_view profile) const;
+  // The fewest ways a node of the type at `capacity` time-slices its GPU,
+  // over the nodes that advertise nvidia.com/gpu.shared (Mixed: over both
+  // sides); 0: none does.
+  std::int32_t timeSlicesOf(int instance, CapacityType capacity) const;
   // The reservations of the type's reserved nodes, each once, in order:
   // "cr-0abc (Capacity Block, ends 2026-12-05T11:30:00Z), cr-0def (On-Demand
   // Capacity Reservation)".

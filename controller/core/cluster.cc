@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 
 #include "base/json_access.h"
 #include "base/time_format.h"
@@ -37,6 +38,7 @@ Devices devicesOf(const json& resources) {
   devices.neuronDevices = std::max(countOf(memberOf(resources, "aws.amazon.com/neuron")),
                                    countOf(memberOf(resources, "aws.amazon.com/neurondevice")));
   devices.neuronCores = countOf(memberOf(resources, "aws.amazon.com/neuroncore"));
+  devices.sharedGpus = countOf(memberOf(resources, "nvidia.com/gpu.shared"));
   if (resources.is_object()) {
     for (const auto& [name, value] : resources.items()) {
       const auto profile = migProfileOf(name);
@@ -158,6 +160,7 @@ Devices& Devices::operator+=(const Devices& other) {
   gpus += other.gpus;
   neuronDevices += other.neuronDevices;
   neuronCores += other.neuronCores;
+  sharedGpus += other.sharedGpus;
   addMig(mig, other.mig, 1);
   return *this;
 }
@@ -166,6 +169,7 @@ Devices& Devices::operator-=(const Devices& other) {
   gpus -= other.gpus;
   neuronDevices -= other.neuronDevices;
   neuronCores -= other.neuronCores;
+  sharedGpus -= other.sharedGpus;
   addMig(mig, other.mig, -1);
   return *this;
 }
@@ -195,6 +199,10 @@ NodeView nodeFromJson(const json& object) {
   node.nodePool = stringMember(labels, "karpenter.sh/nodepool");
   node.region = stringMember(labels, kRegionLabel);
   node.labels = labelBitsOf(labels);
+  if (const auto replicas = std::atoi(stringMember(labels, "nvidia.com/gpu.replicas").c_str());
+      replicas > 1) {
+    node.gpuReplicas = std::min(replicas, 1024);
+  }
   const auto& spec = memberOf(object, "spec");
   node.taints = taintsOf(memberOf(spec, "taints"));
   const auto& status = memberOf(object, "status");
@@ -226,6 +234,7 @@ Devices podDevices(const json& spec) {
     total += Devices{std::max(limits.gpus, requests.gpus),
                      std::max(limits.neuronDevices, requests.neuronDevices),
                      std::max(limits.neuronCores, requests.neuronCores),
+                     std::max(limits.sharedGpus, requests.sharedGpus),
                      limits.mig.empty() ? requests.mig : limits.mig};
   }
   return total;

@@ -52,6 +52,9 @@ struct Devices {
   std::int32_t gpus = 0;           // nvidia.com/gpu
   std::int32_t neuronDevices = 0;  // aws.amazon.com/neuron (or neurondevice)
   std::int32_t neuronCores = 0;    // aws.amazon.com/neuroncore
+  // Replicas of time-sliced GPUs, as the device plugin renames them
+  // (sharing.timeSlicing.renameByDefault): nvidia.com/gpu.shared.
+  std::int32_t sharedGpus = 0;
   // MIG instances by profile (nvidia.com/mig-1g.10gb, the device plugin's
   // mixed strategy), sorted by profile; empty on most nodes and pods.
   std::vector<std::pair<std::string, std::int32_t>> mig{};
@@ -89,7 +92,10 @@ struct NodeView {
   Devices allocatable;
   std::int64_t milliCpu = 0;
   std::int64_t memoryBytes = 0;
-  std::int32_t pods = 0;    // allocatable pods (EKS: the ENI limit); 0: not stated
+  std::int32_t pods = 0;  // allocatable pods (EKS: the ENI limit); 0: not stated
+  // The ways the device plugin time-slices each GPU (GPU Feature
+  // Discovery's nvidia.com/gpu.replicas); 0: not time-sliced, or not said.
+  std::int32_t gpuReplicas = 0;
   bool schedulable = true;  // Ready and not cordoned
 
   bool operator==(const NodeView&) const = default;

@@ -83,13 +83,33 @@ Slots sliceSlotsOf(const Offer& offer, const CostInput& input, const OwnDevices&
   return slots;
 }
 
+// Replicas of time-sliced GPUs free at the margin, counted as slices are.
+Slots sharedSlotsOf(const Offer& offer, const CostInput& input, const OwnDevices& own) {
+  Slots slots;
+  const int per = std::max(input.devices, 1);
+  for (const auto& room : offer.room) {
+    const auto free = room.kept ? room.sharedFree / per : 0;
+    slots.free += free;
+    slots.idleNodes += free > 0 ? 1 : 0;
+  }
+  if (own.instance == input.instance && own.capacity == input.capacity && own.shared &&
+      own.devices == input.devices) {
+    slots.free += own.replicas;
+    slots.idleNodes = std::max(slots.idleNodes, own.replicas > 0 ? 1 : 0);
+  }
+  return slots;
+}
+
 Slots slotsOf(const Offer& offer, const CostInput& input, const OwnDevices& own) {
   Slots slots;
+  if (input.shared) {
+    return sharedSlotsOf(offer, input, own);
+  }
   if (!input.migProfile.empty()) {
     return sliceSlotsOf(offer, input, own);
   }
   const bool ownHere = own.instance == input.instance && own.capacity == input.capacity &&
-                       own.devices > 0 && own.migProfile.empty();
+                       own.devices > 0 && own.migProfile.empty() && !own.shared;
   // Only what pods on these nodes hold: replicas not bound yet hold nothing.
   const int held = ownHere ? std::min(own.replicas, offer.used / own.devices) : 0;
   if (held > 0 && offer.used <= held * own.devices) {

@@ -57,6 +57,7 @@ struct OwnDevices {
   int replicas = 0;
   int devices = 0;           // per replica
   std::string migProfile{};  // a MIG slice per replica; empty: whole devices
+  bool shared = false;       // replicas of a time-sliced GPU, `devices` of them per replica
 };
 
 // Whole nodes, except that replicas first take devices idle on existing

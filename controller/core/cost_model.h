@@ -20,6 +20,7 @@ struct CostInput {
   int devices = 0;          // accelerators per replica; 0 for CPU
   // A MIG slice per replica ("1g.10gb"): devices is 1 instance of it.
   std::string_view migProfile{};
+  bool shared = false;  // replicas of a time-sliced GPU: devices of them per replica
 };
 
 // What the candidate costs, and on what basis.

@@ -22,6 +22,10 @@ struct Placement {
   // A MIG slice of one GPU per replica ("1g.10gb", requested as
   // nvidia.com/mig-1g.10gb); acceleratorCount is then 1. Empty: whole devices.
   std::string migProfile;
+  // Replicas of a GPU the device plugin time-slices this many ways
+  // (requested as nvidia.com/gpu.shared); acceleratorCount is how many of
+  // them a replica takes. 0: not time-sliced.
+  int timeSlices = 0;
   // What the replica would cost on whole devices instead, where a slice was
   // chosen: one device of the same type, priced by the same cost model.
   std::optional<double> wholeDeviceHourlyCost;
@@ -81,6 +85,7 @@ struct Alternative {
   std::optional<double> hourlyCost;  // per replica, when it could be priced
   std::string rejected;
   std::string migProfile{};  // a MIG slice per replica; empty: whole devices
+  int timeSlices = 0;        // replicas of a GPU time-sliced this many ways
 };
 
 struct Decision {

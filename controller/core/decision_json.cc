@@ -65,6 +65,9 @@ json toJson(const Placement& placement) {
   if (!placement.migProfile.empty()) {
     result["migProfile"] = placement.migProfile;
   }
+  if (placement.timeSlices > 0) {
+    result["timeSlices"] = placement.timeSlices;
+  }
   if (placement.wholeDeviceHourlyCost) {
     result["wholeDeviceHourlyCost"] = roundMoney(*placement.wholeDeviceHourlyCost);
   }
@@ -110,6 +113,9 @@ json toJson(const Alternative& alternative) {
     item["acceleratorCount"] = alternative.acceleratorCount;
     if (!alternative.migProfile.empty()) {
       item["migProfile"] = alternative.migProfile;
+    }
+    if (alternative.timeSlices > 0) {
+      item["timeSlices"] = alternative.timeSlices;
     }
     item["capacityType"] = nameOf(alternative.capacityType);
   }

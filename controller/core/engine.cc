@@ -184,7 +184,8 @@ void PlacementEngine::quote(Option& option, const Request& request) const {
   const std::string_view slice = sliceName(option);
   const auto one = [&](CapacityType capacity, double nodeHourly, int replicas) {
     return request.costs.quote({option.instance, &instance, capacity, nodeHourly, replicas,
-                                fit.replicasPerNode, fit.share, fit.devices, slice});
+                                fit.replicasPerNode, fit.share, fit.devices, slice,
+                                fit.timeSlices > 0});
   };
   if (option.capacity != CapacityType::Mixed) {
     option.cost = one(option.capacity, option.nodeHourly, request.replicas);
@@ -226,6 +227,7 @@ Request PlacementEngine::requestFor(const WorkloadIntent& intent, const MemoryEs
   // them there are none to weigh.
   need.slices = (sharing == DeviceSharing::Isolated || sharing == DeviceSharing::Any) &&
                 request.capacity != nullptr;
+  need.timeSlicing = sharing == DeviceSharing::Any && request.capacity != nullptr;
   need.runtimeGiB = memory.runtimeGiB;
   need.stagingGiB = std::min(memory.weightsGiB, kLoadShardGiB);
   need.podCpu = intent.podCpu;
@@ -346,7 +348,8 @@ void PlacementEngine::evaluateInstance(int index, const Request& request,
   evaluation.anyPriced = true;
   auto& fits = evaluation.fits;
   const int choices =
-      fitChoices(*catalog_, instance, request.need, fits, slicesOffered(index, request));
+      fitChoices(*catalog_, instance, request.need, fits, slicesOffered(index, request),
+                 request.need.timeSlicing ? timeSlicesOffered(index, request) : 0);
   const Fit& fit = fits[0];
   const std::uint64_t acceleratorBit = instance.accelerator >= 0 ? 1ULL << instance.accelerator : 0;
   if (fit.misfit == Misfit::Precision || fit.misfit == Misfit::Karpenter) {
@@ -467,7 +470,17 @@ ReplicaRequests PlacementEngine::replicaRequests(const Option& option,
   const double cpu = std::max(request.need.podCpu, option.fit.cpuRequest);
   const double memory = std::max(request.need.podMemoryGiB, option.fit.memoryRequestGiB);
   return {option.fit.devices, static_cast<std::int64_t>(std::ceil(cpu * 1000 - 1e-6)),
-          static_cast<std::int64_t>(std::ceil(memory * kGiB - 1e-3)), sliceName(option)};
+          static_cast<std::int64_t>(std::ceil(memory * kGiB - 1e-3)), sliceName(option),
+          option.fit.timeSlices > 0};
+}
+
+int PlacementEngine::timeSlicesOffered(int index, const Request& request) const {
+  int fewest = 0;
+  for (const auto capacity : {CapacityType::OnDemand, CapacityType::Spot, CapacityType::Reserved}) {
+    const int ways = request.capacity ? request.capacity->timeSlicesOf(index, capacity) : 0;
+    fewest = ways > 1 && (fewest == 0 || ways < fewest) ? ways : fewest;
+  }
+  return fewest;
 }
 
 std::string_view PlacementEngine::sliceName(const Option& option) const {
@@ -516,9 +529,10 @@ std::optional<Shortfall> PlacementEngine::shortfallOf(const Option& option, cons
   }
   const std::string_view slice = sliceName(option);
   for (std::size_t i = 0; i < count; ++i) {
-    const bool offered = slice.empty()
-                             ? capacity.offered(option.instance, parts[i].capacity)
-                             : capacity.offersSlice(option.instance, parts[i].capacity, slice);
+    const bool offered =
+        option.fit.timeSlices > 0 ? capacity.timeSlicesOf(option.instance, parts[i].capacity) > 1
+        : slice.empty()           ? capacity.offered(option.instance, parts[i].capacity)
+                                  : capacity.offersSlice(option.instance, parts[i].capacity, slice);
     if (!offered) {
       return Shortfall{parts[i].capacity, false, std::max(parts[i].replicas, 1), 0, 0};
     }
@@ -531,7 +545,8 @@ std::optional<Shortfall> PlacementEngine::shortfallOf(const Option& option, cons
     const Offer* offer = capacity.offer(option.instance, part);
     // A Mixed option of one replica has no spot half; NodePools add room,
     // but not slices: a node they launch has whole GPUs.
-    if (replicas == 0 || !offer || (!offer->nodesOnly() && slice.empty())) {
+    if (replicas == 0 || !offer ||
+        (!offer->nodesOnly() && slice.empty() && option.fit.timeSlices == 0)) {
       continue;
     }
     std::vector<const OwnPod*> own;
@@ -602,19 +617,21 @@ void PlacementEngine::rankOf(Option& option, const Request& request) const {
   }
   // A slice sorts after whole devices at the same price and speed: a
   // whole device is the simpler thing to run.
-  option.rank = {target && !meets ? 1.0 : 0.0,
-                 target && !meets ? option.fit.latencyMs : 0.0,
-                 primary,
-                 secondary,
-                 option.fit.devices * 8 + option.fit.migProfile + 1,
-                 static_cast<int>(option.capacity),
-                 option.instance};
+  option.rank = {
+      target && !meets ? 1.0 : 0.0,
+      target && !meets ? option.fit.latencyMs : 0.0,
+      primary,
+      secondary,
+      option.fit.devices * 8 + (option.fit.timeSlices > 0 ? 7 : option.fit.migProfile + 1),
+      static_cast<int>(option.capacity),
+      option.instance};
 }
 
 int PlacementEngine::idleDevicesOf(const Option& option, const Request& request) const {
   // A slice's node holds replicasPerNode slices; whole devices, the type's count.
-  const int perNode = option.fit.migProfile >= 0
-                          ? option.fit.replicasPerNode
+  const int perNode = option.fit.migProfile >= 0 ? option.fit.replicasPerNode
+                      : option.fit.timeSlices > 0
+                          ? option.fit.timeSlices
                           : catalog_->instances[option.instance].acceleratorCount;
   const auto& cost = option.cost;
   if (cost.basis == CostModel::AcceleratorShare || perNode == 0) {
@@ -812,7 +829,7 @@ void PlacementEngine::weighUnplaced(Weighing& weighing) const {
 
 InForceWeighing PlacementEngine::weighInForce(const WorkloadIntent& intent,
                                               const std::string& instanceType, int count,
-                                              const std::string& migProfile, CapacityType capacity,
+                                              const DeviceShare& share, CapacityType capacity,
                                               const ClusterContext* cluster,
                                               std::optional<ClusterCost>& costStorage) const {
   InForceWeighing weighing;
@@ -824,9 +841,9 @@ InForceWeighing PlacementEngine::weighInForce(const WorkloadIntent& intent,
   }
   int profile = -1;
   if (const auto* spec = catalog_->acceleratorOf(catalog_->instances[weighing.instance]);
-      spec && !migProfile.empty()) {
+      spec && !share.migProfile.empty()) {
     for (std::size_t i = 0; i < spec->migProfiles.size(); ++i) {
-      profile = spec->migProfiles[i].name == migProfile ? static_cast<int>(i) : profile;
+      profile = spec->migProfiles[i].name == share.migProfile ? static_cast<int>(i) : profile;
     }
     if (profile < 0) {
       weighing.verdict = InForceVerdict::NotInCatalog;  // the catalog no longer lists the profile
@@ -840,8 +857,8 @@ InForceWeighing PlacementEngine::weighInForce(const WorkloadIntent& intent,
   weighing.memory = estimateMemory(intent, policy_.memoryOverheads);
   const auto& request = weighing.request.emplace(requestFor(
       intent, weighing.memory, costsFor(cluster, costStorage), cluster ? cluster->view : nullptr));
-  const auto& option =
-      weighing.option.emplace(inForce(weighing.instance, count, profile, capacity, request));
+  const auto& option = weighing.option.emplace(
+      inForce(weighing.instance, count, profile, share.timeSlices, capacity, request));
   const auto& instance = catalog_->instances[weighing.instance];
   const auto& budget = intent.constraints.maxHourlyCost;
   // In the order the explainer has always said them: what the workload
@@ -863,11 +880,22 @@ InForceWeighing PlacementEngine::weighInForce(const WorkloadIntent& intent,
   return weighing;
 }
 
-Option PlacementEngine::inForce(int index, int count, int migProfile, CapacityType capacity,
-                                const Request& request) const {
+Option PlacementEngine::inForce(int index, int count, int migProfile, int timeSlices,
+                                CapacityType capacity, const Request& request) const {
   const auto& instance = catalog_->instances[index];
-  Fit fit = fitWithDevices(*catalog_, instance, request.need, count, migProfile);
-  if (!fit.fits() && migProfile >= 0) {
+  Fit fit = fitWithDevices(*catalog_, instance, request.need, count, migProfile, timeSlices);
+  if (!fit.fits() && timeSlices > 1) {
+    // Priced as the replicas it holds.
+    const Misfit misfit = fit.misfit;
+    const int taken = std::clamp(count, 1, timeSlices);
+    fit = Fit{};
+    fit.misfit = misfit;
+    fit.devices = taken;
+    fit.timeSlices = timeSlices;
+    fit.replicasPerNode = timeSlices / taken;
+    fit.share = static_cast<double>(taken) / timeSlices;
+    fit.memoryRequestGiB = hostMemoryRequestGiB(request.need);
+  } else if (!fit.fits() && migProfile >= 0) {
     // Priced as the slice it runs on.
     const auto& spec = *catalog_->acceleratorOf(instance);
     const auto& profile = spec.migProfiles[static_cast<std::size_t>(migProfile)];

@@ -48,7 +48,7 @@ class PlacementEngine {
   // policy and intent say whether it may stay. `costStorage` holds the
   // cluster's cost model (costsFor); it and `intent` must outlive the result.
   InForceWeighing weighInForce(const WorkloadIntent& intent, const std::string& instanceType,
-                               int count, const std::string& migProfile, CapacityType capacity,
+                               int count, const DeviceShare& share, CapacityType capacity,
                                const ClusterContext* cluster,
                                std::optional<ClusterCost>& costStorage) const;
   // Devices paid for and unused under `option` (whole-node pricing).
@@ -77,8 +77,11 @@ class PlacementEngine {
   // A placement already in force, priced as weigh() would price it: the
   // fit of its device count or, when the model no longer fits (fit.misfit
   // says why), the shape it runs as.
-  Option inForce(int instance, int count, int migProfile, CapacityType capacity,
+  Option inForce(int instance, int count, int migProfile, int timeSlices, CapacityType capacity,
                  const Request& request) const;
+  // The fewest ways the cluster's nodes of the type time-slice their GPU,
+  // over the capacity types; 0: none does.
+  int timeSlicesOffered(int index, const Request& request) const;
   // The MIG profiles the cluster's nodes of the type advertise, a bit per
   // index into its accelerator's (none unless slices are allowed): slices
   // are placed only where a node's GPUs are cut so, never on a node to be

@@ -22,6 +22,7 @@ std::string memoryText(double gib) {
 
 }  // namespace
 
+// The slices of a MIG option's profile one node has.
 int Explainer::slicesPerNode(const Option& option) const {
   const auto& instance = catalog_->instances[option.instance];
   const auto& spec = *catalog_->acceleratorOf(instance);
@@ -29,16 +30,22 @@ int Explainer::slicesPerNode(const Option& option) const {
          spec.migProfiles[static_cast<std::size_t>(option.fit.migProfile)].perGpu;
 }
 
-// A replica's share of its node: "25%", or a slice's "1/56", which a
-// rounded percentage (2%) would blur.
-std::string Explainer::shareText(const Option& option) const {
-  return option.fit.migProfile >= 0 ? "1/" + std::to_string(slicesPerNode(option))
-                                    : base::formatPercent(option.fit.share);
+// A replica's share of its node: "25%", or a share of a GPU's "1/56",
+// which a rounded percentage (2%) would blur.
+std::string Explainer::shareText(const Option& option) {
+  const double share = option.fit.share;
+  const long whole = share > 0 ? std::lround(1 / share) : 0;
+  const bool fraction = (option.fit.migProfile >= 0 || option.fit.timeSlices > 0) && whole > 0 &&
+                        std::abs(1.0 / whole - share) < 1e-9;
+  return fraction ? "1/" + std::to_string(whole) : base::formatPercent(share);
 }
 
 // What the idle devices of a placement are called: "L4", or "MIG 1g.10gb
 // slices" where it takes slices.
 std::string Explainer::idleUnit(const Placement& placement, int count) {
+  if (placement.timeSlices > 0) {
+    return "time-sliced " + placement.accelerator + (count == 1 ? " replica" : " replicas");
+  }
   if (placement.migProfile.empty()) {
     return placement.accelerator;
   }
@@ -108,6 +115,10 @@ std::string Explainer::costNote(const Option& option, const Placement& placement
       : option.fit.migProfile >= 0
           ? "1 of " + std::to_string(slicesPerNode(option)) + " MIG " + placement.migProfile +
                 " slices of " + std::to_string(instance.acceleratorCount) + " " +
+                placement.accelerator
+      : option.fit.timeSlices > 0
+          ? std::to_string(placement.acceleratorCount) + " of " +
+                std::to_string(option.fit.timeSlices) + " time-sliced replicas of the " +
                 placement.accelerator
           : std::to_string(placement.acceleratorCount) + " of " +
                 std::to_string(instance.acceleratorCount) + " " + placement.accelerator;

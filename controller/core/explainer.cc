@@ -33,7 +33,7 @@ void Explainer::choose(const Weighing& weighing, Decision& decision) const {
   decision.placement = placementOf(best, request);
   decision.latencyTargetUnreachable = request.need.latencyTargetMs && !best.fit.meetsLatency;
   explainChoice(*weighing.rule, best, request, decision);
-  if (best.fit.migProfile >= 0) {
+  if (best.fit.migProfile >= 0 || best.fit.timeSlices > 0) {
     explainSlice(best, evaluation, decision);
   }
   if (!evaluation.reservationEndsEarly.empty()) {
@@ -63,6 +63,7 @@ Placement Explainer::placementOf(const Option& option, const Request& request) c
   if (accelerator && fit.migProfile >= 0) {
     placement.migProfile = accelerator->migProfiles[static_cast<std::size_t>(fit.migProfile)].name;
   }
+  placement.timeSlices = fit.timeSlices;
   placement.capacityType = option.capacity;
   placement.hourlyCost = option.cost.perReplicaHourly;
   placement.monthlyCost = placement.hourlyCost * policy_.hoursPerMonth;
@@ -120,9 +121,8 @@ void Explainer::explainChoice(const Rule& rule, const Option& best, const Reques
                                                                : "the fastest";
   decision.rule = rule.name;
   decision.ruleSource = rule.source;
-  decision.reason = rule.reason + "; " +
-                    describeShape(instance, accelerator, best.fit.devices, best.fit.migProfile) +
-                    ", " + capacityLabel(best.capacity) + ", is " + superlative + " that holds " +
+  decision.reason = rule.reason + "; " + describeShape(instance, accelerator, best.fit) + ", " +
+                    capacityLabel(best.capacity) + ", is " + superlative + " that holds " +
                     formatGiB(request.need.requiredGiB) + " GiB at " +
                     formatMoney(best.cost.perReplicaHourly) + "/h per replica";
   const auto& placement = *decision.placement;
@@ -160,21 +160,35 @@ void Explainer::explainChoice(const Rule& rule, const Option& best, const Reques
   }
 }
 
-// A MIG slice: what of the GPU it has, what isolates it, and what the
-// best whole-device option the engine weighed would cost instead.
+// A share of a GPU: what of it the replica has, what isolates it (a MIG
+// slice) or does not (time-slicing), and what the best whole-device option
+// the engine weighed would cost instead.
 void Explainer::explainSlice(const Option& best, const Evaluation& evaluation,
                              Decision& decision) const {
   const auto& instance = catalog_->instances[best.instance];
   const auto& spec = *catalog_->acceleratorOf(instance);
-  const auto& profile = spec.migProfiles[static_cast<std::size_t>(best.fit.migProfile)];
-  decision.reason += "; a MIG " + profile.name + " slice has " +
-                     std::to_string(profile.computeSevenths) + "/7 of the " + spec.name +
-                     "'s SMs and " + std::to_string(profile.memoryEighths) + "/8 of its memory (" +
-                     formatGiB(migMemoryGiB(spec, profile)) +
-                     " GiB) and bandwidth, isolated from the other slices' memory and faults";
+  if (best.fit.migProfile >= 0) {
+    const auto& profile = spec.migProfiles[static_cast<std::size_t>(best.fit.migProfile)];
+    decision.reason += "; a MIG " + profile.name + " slice has " +
+                       std::to_string(profile.computeSevenths) + "/7 of the " + spec.name +
+                       "'s SMs and " + std::to_string(profile.memoryEighths) +
+                       "/8 of its memory (" + formatGiB(migMemoryGiB(spec, profile)) +
+                       " GiB) and bandwidth, isolated from the other slices' memory and faults";
+  } else {
+    const int ways = best.fit.timeSlices;
+    const int taken = best.fit.devices;
+    decision.reason += "; " + std::to_string(taken) + " of the " + std::to_string(ways) +
+                       " time-sliced replicas of its " + spec.name + ", for " +
+                       formatGiB(best.fit.availableGiB) +
+                       " GiB of its memory: time-slicing isolates neither memory nor faults, so "
+                       "it fits only where every replica's model keeps to its share; the latency "
+                       "is the GPU's when the other " +
+                       std::to_string(ways - taken) + " replicas are busy too";
+  }
   const Option* whole = nullptr;
   for (const auto& option : evaluation.feasible) {
-    if (option.fit.migProfile < 0 && (!whole || better(option, *whole))) {
+    if (option.fit.migProfile < 0 && option.fit.timeSlices == 0 &&
+        (!whole || better(option, *whole))) {
       whole = &option;
     }
   }
@@ -183,11 +197,11 @@ void Explainer::explainSlice(const Option& best, const Evaluation& evaluation,
   }
   auto& placement = *decision.placement;
   placement.wholeDeviceHourlyCost = whole->cost.perReplicaHourly;
-  decision.reason += "; on whole devices the best is " +
-                     describeShape(catalog_->instances[whole->instance],
-                                   catalog_->acceleratorOf(catalog_->instances[whole->instance]),
-                                   whole->fit.devices) +
-                     " at " + formatMoney(whole->cost.perReplicaHourly) + "/h per replica";
+  decision.reason +=
+      "; on whole devices the best is " +
+      describeShape(catalog_->instances[whole->instance],
+                    catalog_->acceleratorOf(catalog_->instances[whole->instance]), whole->fit) +
+      " at " + formatMoney(whole->cost.perReplicaHourly) + "/h per replica";
 }
 
 Alternative Explainer::alternativeOf(const Option& option, std::string why) const {
@@ -203,7 +217,8 @@ Alternative Explainer::alternativeOf(const Option& option, std::string why) cons
       std::move(why),
       accelerator && option.fit.migProfile >= 0
           ? accelerator->migProfiles[static_cast<std::size_t>(option.fit.migProfile)].name
-          : ""};
+          : "",
+      option.fit.timeSlices};
 }
 
 // How much less performance per dollar `option` gives than `best`, in
@@ -377,7 +392,8 @@ std::string Explainer::typeLabel(const Option& option) const {
   const std::string slice =
       spec && option.fit.migProfile >= 0
           ? " MIG " + spec->migProfiles[static_cast<std::size_t>(option.fit.migProfile)].name
-          : "";
+      : option.fit.timeSlices > 0 ? " time-sliced"
+                                  : "";
   return instance.type + slice +
          (option.capacity == CapacityType::Spot    ? " spot"
           : option.capacity == CapacityType::Mixed ? " spot and on-demand"
@@ -396,16 +412,16 @@ void Explainer::listUnoffered(const Option* best, const Request& request,
 }
 
 Assessment Explainer::assess(const WorkloadIntent& intent, const std::string& instanceType,
-                             int count, const std::string& migProfile, CapacityType capacity,
+                             int count, const DeviceShare& share, CapacityType capacity,
                              const ClusterContext* cluster) const {
   Assessment assessment;
   std::optional<ClusterCost> clusterCosts;
-  const auto weighing = engine_.weighInForce(intent, instanceType, count, migProfile, capacity,
-                                             cluster, clusterCosts);
+  const auto weighing =
+      engine_.weighInForce(intent, instanceType, count, share, capacity, cluster, clusterCosts);
   if (!weighing.option) {
     assessment.reason =
         weighing.verdict == InForceVerdict::NotInCatalog && weighing.instance >= 0
-            ? "the catalog lists no MIG profile " + migProfile + " for " + instanceType
+            ? "the catalog lists no MIG profile " + share.migProfile + " for " + instanceType
         : weighing.verdict == InForceVerdict::NotInCatalog
             ? instanceType + " is no longer in the catalog"
             : instanceType + " has no " + capacityLabel(capacity) + " price any more";
@@ -477,9 +493,9 @@ Decision decide(const PlacementEngine& engine, const WorkloadIntent& intent,
 }
 
 Assessment assess(const PlacementEngine& engine, const WorkloadIntent& intent,
-                  const std::string& instanceType, int count, const std::string& migProfile,
+                  const std::string& instanceType, int count, const DeviceShare& share,
                   CapacityType capacity, const ClusterContext* cluster) {
-  return explaining::Explainer(engine).assess(intent, instanceType, count, migProfile, capacity,
+  return explaining::Explainer(engine).assess(intent, instanceType, count, share, capacity,
                                               cluster);
 }
 

@@ -29,10 +29,11 @@ Decision decide(const PlacementEngine& engine, const WorkloadIntent& intent,
 
 // Whether a placement already in use can stay, under the engine's prices and
 // the workload's current intent, and what it costs now; `cluster`, when
-// given, prices it as decide() with it would. `migProfile`: a MIG slice per
-// replica ("1g.10gb"; count is then 1), empty for whole devices.
+// given, prices it as decide() with it would. `share`: the part of a GPU
+// each replica holds (count is its MIG instances, 1, or its replicas of a
+// time-sliced GPU), or whole devices.
 Assessment assess(const PlacementEngine& engine, const WorkloadIntent& intent,
-                  const std::string& instanceType, int count, const std::string& migProfile,
+                  const std::string& instanceType, int count, const DeviceShare& share,
                   CapacityType capacity, const ClusterContext* cluster = nullptr);
 
 }  // namespace gpuplacement::core

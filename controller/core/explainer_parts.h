@@ -28,16 +28,28 @@ inline const char* capacityLabel(CapacityType capacity) {
 }
 
 inline std::string describeShape(const InstanceType& instance, const AcceleratorSpec* accelerator,
-                                 int count, int migProfile = -1) {
+                                 int count) {
   if (!accelerator) {
     return instance.type + " (CPU)";
   }
-  if (migProfile >= 0) {
+  return instance.type + " (" + std::to_string(count) + "x " + accelerator->name + ")";
+}
+
+// The same for a fit, which may be a share of a GPU: "p4d.24xlarge (MIG
+// 1g.5gb of an A100-40GB)", "g6.xlarge (1 of 4 time-sliced replicas of an L4)".
+inline std::string describeShape(const InstanceType& instance, const AcceleratorSpec* accelerator,
+                                 const Fit& fit) {
+  if (accelerator && fit.migProfile >= 0) {
     return instance.type + " (MIG " +
-           accelerator->migProfiles[static_cast<std::size_t>(migProfile)].name + " of an " +
+           accelerator->migProfiles[static_cast<std::size_t>(fit.migProfile)].name + " of an " +
            accelerator->name + ")";
   }
-  return instance.type + " (" + std::to_string(count) + "x " + accelerator->name + ")";
+  if (accelerator && fit.timeSlices > 0) {
+    return instance.type + " (" + std::to_string(fit.devices) + " of " +
+           std::to_string(fit.timeSlices) + " time-sliced replicas of an " + accelerator->name +
+           ")";
+  }
+  return describeShape(instance, accelerator, fit.devices);
 }
 
 inline std::string milliseconds(double ms) {
@@ -71,7 +83,7 @@ class Explainer {
   Decision explain(const Weighing& weighing) const;
   void explainSlice(const Option& best, const Evaluation& evaluation, Decision& decision) const;
   Assessment assess(const WorkloadIntent& intent, const std::string& instanceType, int count,
-                    const std::string& migProfile, CapacityType capacity,
+                    const DeviceShare& share, CapacityType capacity,
                     const ClusterContext* cluster) const;
 
  private:
@@ -97,7 +109,7 @@ class Explainer {
   static std::string mixedSplitNote(const Placement& placement);
   static std::string idleUnit(const Placement& placement, int count);
   int slicesPerNode(const Option& option) const;  // a MIG option's slices on one node
-  std::string shareText(const Option& option) const;
+  static std::string shareText(const Option& option);
   // One option per instance type, or with eachCapacityType one per type
   // and capacity type (a type full on-demand may be absent as spot).
   std::vector<const Unoffered*> bestUnoffered(const Evaluation& evaluation, const Option* best,

@@ -214,6 +214,59 @@ bool leastSlice(const AcceleratorSpec& spec, const InstanceType& instance, const
   return fit.fits();
 }
 
+// Replicas of a GPU time-sliced `ways` ways: `taken` of them, and the
+// memory they stand for. Time-slicing isolates nothing: a replica is
+// placed where its model fits the share of memory its replicas stand for,
+// so that co-tenants who keep to theirs fit together; and it runs as fast
+// as the GPU does when every other replica is busy too (one time slice in
+// `ways - taken + 1`).
+void describeTimeSliced(const AcceleratorSpec& spec, const InstanceType& instance,
+                        const Requirement& need, int ways, int taken, Fit& fit) {
+  Speed speed = speedOn(spec, instance, need, 1);
+  const int tenants = ways - taken + 1;
+  speed.roofline.computeMs *= tenants;
+  speed.roofline.memoryMs *= tenants;
+  speed.roofline.communicationMs *= tenants;
+  speed.latencyMs = speed.roofline.ms();
+  speed.performance /= tenants;
+  speed.meetsLatency = !need.latencyTargetMs || speed.latencyMs <= *need.latencyTargetMs;
+  if (need.inference && !need.batch) {
+    speed.performance = speed.latencyMs > 0 ? 1000 / speed.latencyMs : 0;
+  }
+  fit.devices = taken;
+  fit.timeSlices = ways;
+  fit.replicasPerNode = ways / taken;
+  fit.share = static_cast<double>(taken) / ways;
+  fit.availableGiB = spec.memoryGiB * taken / ways;
+  fit.memoryRequestGiB = hostMemoryRequestGiB(need);
+  fit.roofline = speed.roofline;
+  fit.latencyMs = speed.latencyMs;
+  fit.performance = speed.performance;
+  fit.meetsLatency = speed.meetsLatency;
+  fit.neededDevices = taken;
+  limitByPodRequests(instance, need, fit);
+}
+
+// The fewest replicas of a GPU time-sliced `ways` ways whose share of its
+// memory holds the model under the fill limit; false when it takes them
+// all (a whole GPU then) or the type has more than one GPU (the device
+// plugin hands out replicas of any of them, so a pod's could span two).
+bool leastReplicas(const AcceleratorSpec& spec, const InstanceType& instance,
+                   const Requirement& need, int ways, const Fit& least, Fit& fit) {
+  if (ways < 2 || instance.acceleratorCount != 1) {
+    return false;
+  }
+  const double perReplica = spec.memoryGiB * need.fillLimit / ways;
+  const int taken = static_cast<int>(std::ceil(need.requiredGiB / perReplica - kEpsilon));
+  if (taken >= ways) {
+    return false;
+  }
+  fit = Fit{};
+  fit.offeredGiB = least.offeredGiB;
+  describeTimeSliced(spec, instance, need, ways, std::max(taken, 1), fit);
+  return fit.fits();
+}
+
 void withDevices(const AcceleratorSpec& spec, const InstanceType& instance, const Requirement& need,
                  const Fit& least, int devices, const Speed& speed, Fit& fit) {
   fit = Fit{};
@@ -224,14 +277,23 @@ void withDevices(const AcceleratorSpec& spec, const InstanceType& instance, cons
 }
 
 int choicesAccelerated(const AcceleratorSpec& spec, const InstanceType& instance,
-                       const Requirement& need, unsigned profiles, FitChoices& out) {
+                       const Requirement& need, unsigned profiles, int timeSlices,
+                       FitChoices& out) {
   leastDevices(spec, instance, need, out[0]);
   if (!out[0].fits()) {
     return 0;
   }
   const bool slices = need.slices && profiles != 0;
+  // A share last: a MIG slice where the type has them, else replicas of a
+  // time-sliced GPU.
+  const auto share = [&](int at) {
+    if (slices) {
+      return leastSlice(spec, instance, need, profiles, out[0], out[at]);
+    }
+    return need.timeSlicing && leastReplicas(spec, instance, need, timeSlices, out[0], out[at]);
+  };
   if (!splits(need)) {
-    return slices && leastSlice(spec, instance, need, profiles, out[0], out[1]) ? 2 : 1;
+    return share(1) ? 2 : 1;
   }
   // Up the allowed counts, by speed alone (the pod's room does not depend
   // on the count): where the walk stops paying, the first count that meets
@@ -285,7 +347,7 @@ int choicesAccelerated(const AcceleratorSpec& spec, const InstanceType& instance
     add(fastest);
   }
   add(walked);
-  if (slices && leastSlice(spec, instance, need, profiles, out[0], out[count])) {
+  if (share(count)) {
     ++count;
   }
   return count;
@@ -361,12 +423,25 @@ Fit fitReplica(const Catalog& catalog, const InstanceType& instance, const Requi
 }
 
 Fit fitWithDevices(const Catalog& catalog, const InstanceType& instance, const Requirement& need,
-                   int devices, int migProfile) {
+                   int devices, int migProfile, int timeSlices) {
   const auto* spec = catalog.acceleratorOf(instance);
   if (!spec) {
     return fitCpu(instance, need);
   }
   Fit fit;
+  if (timeSlices > 1) {
+    const int taken = std::clamp(devices, 1, timeSlices);
+    fit.offeredGiB = spec->memoryGiB * need.fillLimit * taken / timeSlices;
+    if (fit.misfit = unusable(*spec, need); !fit.fits()) {
+      return fit;
+    }
+    if (fit.offeredGiB + kEpsilon < need.requiredGiB) {
+      fit.misfit = Misfit::Memory;
+      return fit;
+    }
+    describeTimeSliced(*spec, instance, need, timeSlices, taken, fit);
+    return fit;
+  }
   if (migProfile >= 0 && static_cast<std::size_t>(migProfile) < spec->migProfiles.size()) {
     const auto& profile = spec->migProfiles[static_cast<std::size_t>(migProfile)];
     fit.offeredGiB = migMemoryGiB(*spec, profile) * need.fillLimit;
@@ -400,10 +475,10 @@ Fit fitWithDevices(const Catalog& catalog, const InstanceType& instance, const R
 }
 
 int fitChoices(const Catalog& catalog, const InstanceType& instance, const Requirement& need,
-               FitChoices& out, unsigned profiles) {
+               FitChoices& out, unsigned profiles, int timeSlices) {
   const auto* spec = catalog.acceleratorOf(instance);
   if (spec) {
-    return choicesAccelerated(*spec, instance, need, profiles, out);
+    return choicesAccelerated(*spec, instance, need, profiles, timeSlices, out);
   }
   out[0] = fitCpu(instance, need);
   return out[0].fits() ? 1 : 0;

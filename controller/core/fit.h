@@ -27,11 +27,12 @@ struct Requirement {
   std::optional<double> latencyTargetMs;  // inference kinds only
   double fillLimit = 0.9;                 // of the memory a replica is given
   bool karpenter = false;                 // Karpenter launches the nodes
-  bool slices = false;    // a MIG slice may hold a replica (the sharing allowed is Isolated or Any)
-  double runtimeGiB = 0;  // host memory of the framework's process before a model loads
-  double stagingGiB = 0;  // host memory a GPU replica loads its weights through
-  double podCpu = 0;      // the pod template's own requests per replica,
-  double podMemoryGiB = 0;  // which the node's allocatable must hold too
+  bool slices = false;  // a MIG slice may hold a replica (the sharing allowed is Isolated or Any)
+  bool timeSlicing = false;  // so may replicas of a time-sliced GPU (the sharing allowed is Any)
+  double runtimeGiB = 0;     // host memory of the framework's process before a model loads
+  double stagingGiB = 0;     // host memory a GPU replica loads its weights through
+  double podCpu = 0;         // the pod template's own requests per replica,
+  double podMemoryGiB = 0;   // which the node's allocatable must hold too
 };
 
 // Why a replica cannot run on an instance type, hardware-wise.
@@ -48,8 +49,11 @@ enum class Misfit : std::uint8_t {
 // How one replica sits on a node of one instance type, before prices.
 struct Fit {
   Misfit misfit = Misfit::None;
-  int devices = 0;              // accelerators per replica (1 for a MIG slice); 0 for CPU
-  int migProfile = -1;          // a slice: index into the accelerator's migProfiles; -1: whole
+  int devices = 0;      // accelerators per replica (1 for a MIG slice); 0 for CPU
+  int migProfile = -1;  // a slice: index into the accelerator's migProfiles; -1: whole
+  // Time-sliced: the ways the GPU is sliced; devices is the replicas of
+  // it taken, in proportion to the memory needed. 0: not time-sliced.
+  int timeSlices = 0;
   int replicasPerNode = 0;      // replicas one node holds
   double share = 0;             // the fraction of the node one replica uses
   double availableGiB = 0;      // device memory (CPU: memory request) the replica gets
@@ -82,17 +86,21 @@ Fit fitReplica(const Catalog& catalog, const InstanceType& instance, const Requi
 // the fastest, when none does). Where slices are allowed and the GPU has
 // MIG, also the smallest profile of `profiles` (a bit per index into the
 // accelerator's: those the cluster's nodes advertise) that holds the model
-// and meets the target (the fastest that holds it, when none does), last.
-// Returns how many; out[0] says why when none fits (0).
+// and meets the target (the fastest that holds it, when none does); else,
+// where time-slicing is allowed and the type's one GPU is sliced
+// `timeSlices` ways, the fewest of its replicas whose share of the memory
+// holds the model. Last. Returns how many; out[0] says why when none fits
+// (0).
 using FitChoices = std::array<Fit, 4>;
 int fitChoices(const Catalog& catalog, const InstanceType& instance, const Requirement& need,
-               FitChoices& out, unsigned profiles = 0);
+               FitChoices& out, unsigned profiles = 0, int timeSlices = 0);
 inline constexpr double kWorthwhileGain = 1.10;
 
-// The same for a given device count, or a MIG profile (its index; -1:
-// whole devices): a placement already in force.
+// The same for a given device count, a MIG profile (its index; -1: whole
+// devices) or replicas of a GPU time-sliced `timeSlices` ways: a placement
+// already in force.
 Fit fitWithDevices(const Catalog& catalog, const InstanceType& instance, const Requirement& need,
-                   int devices, int migProfile = -1);
+                   int devices, int migProfile = -1, int timeSlices = 0);
 
 // A unit of work can be no shorter than reading every weight once: weight
 // bytes / aggregate memory bandwidth (the memory side of the roofline).

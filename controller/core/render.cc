@@ -73,7 +73,11 @@ Scheduling renderScheduling(const Placement& placement, const Catalog& catalog,
 
   const auto& tier = policy.tier(placement.tier);
   scheduling.tolerations = tier.tolerations;
-  if (!placement.migProfile.empty()) {
+  if (placement.timeSlices > 0) {
+    // Replicas of a time-sliced GPU, under the device plugin's renamed
+    // resource: no node with whole GPUs advertises it.
+    scheduling.resources["nvidia.com/gpu.shared"] = std::to_string(placement.acceleratorCount);
+  } else if (!placement.migProfile.empty()) {
     // One MIG instance (acceleratorCount is 1), under the device plugin's
     // mixed-strategy name.
     scheduling.resources[migResourceName(placement.migProfile)] =

@@ -12,7 +12,8 @@ namespace {
 bool samePlacement(const Placement& wanted, const AppliedRecord& applied) {
   return wanted.instanceType == applied.instanceType &&
          wanted.acceleratorCount == applied.acceleratorCount &&
-         wanted.migProfile == applied.migProfile && wanted.capacityType == applied.capacityType;
+         wanted.migProfile == applied.migProfile && wanted.timeSlices == applied.timeSlices &&
+         wanted.capacityType == applied.capacityType;
 }
 
 // Below this an hourly cost is nothing: devices already paid for.

@@ -65,6 +65,9 @@ json placementJson(const Placement& placement) {
   if (!placement.migProfile.empty()) {
     result["migProfile"] = placement.migProfile;
   }
+  if (placement.timeSlices > 0) {
+    result["timeSlices"] = placement.timeSlices;
+  }
   if (placement.wholeDeviceHourlyCost) {
     result["wholeDeviceHourlyCost"] = decimalString(*placement.wholeDeviceHourlyCost, 4);
   }
@@ -104,6 +107,9 @@ void addDecision(const Decision& decision, json& status) {
       item["acceleratorCount"] = alternative.acceleratorCount;
       if (!alternative.migProfile.empty()) {
         item["migProfile"] = alternative.migProfile;
+      }
+      if (alternative.timeSlices > 0) {
+        item["timeSlices"] = alternative.timeSlices;
       }
       item["capacityType"] = nameOf(alternative.capacityType);
     }
@@ -157,6 +163,7 @@ void readAppliedPlacement(const json& applied, const json& placement, AppliedRec
   record.tier = tier ? *tier : Tier::CPU;
   record.acceleratorCount = static_cast<int>(integer(source, "acceleratorCount"));
   record.migProfile = text(source, "migProfile");
+  record.timeSlices = static_cast<int>(integer(source, "timeSlices"));
   record.capacityType = capacityTypeOf(text(source, "capacityType"));
 }
 
@@ -164,7 +171,7 @@ bool samePlacement(const AppliedRecord& applied, const Placement& placement) {
   return applied.instanceType == placement.instanceType &&
          applied.accelerator == placement.accelerator && applied.tier == placement.tier &&
          applied.acceleratorCount == placement.acceleratorCount &&
-         applied.migProfile == placement.migProfile &&
+         applied.migProfile == placement.migProfile && applied.timeSlices == placement.timeSlices &&
          applied.capacityType == placement.capacityType;
 }
 
@@ -302,6 +309,9 @@ json statusToJson(const StatusView& view) {
       record["acceleratorCount"] = applied.acceleratorCount;
       if (!applied.migProfile.empty()) {
         record["migProfile"] = applied.migProfile;
+      }
+      if (applied.timeSlices > 0) {
+        record["timeSlices"] = applied.timeSlices;
       }
       record["capacityType"] = nameOf(applied.capacityType);
       if (!applied.accelerator.empty()) {

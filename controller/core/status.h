@@ -49,6 +49,9 @@ struct AppliedRecord {
   std::string time;
   bool replacement = false;  // moved by a price or rule change, not by the spec
   std::string migProfile{};  // a MIG slice per replica ("1g.10gb"); empty: whole devices
+  int timeSlices = 0;        // replicas (acceleratorCount) of a GPU time-sliced this many ways
+
+  DeviceShare share() const { return {migProfile, timeSlices}; }
 
   bool operator==(const AppliedRecord&) const = default;
 };

@@ -115,7 +115,7 @@ inline Placement placementInForce(const AppliedRecord& applied, const Assessment
 
 inline Assessment assessApplied(const PlacementEngine& engine, const WorkloadIntent& intent,
                                 const AppliedRecord& applied, const ClusterContext& cluster) {
-  return assess(engine, intent, applied.instanceType, applied.acceleratorCount, applied.migProfile,
+  return assess(engine, intent, applied.instanceType, applied.acceleratorCount, applied.share(),
                 applied.capacityType, &cluster);
 }
 

@@ -180,7 +180,8 @@ void setRequestAndLimit(ContainerPatches& patches, const std::string& container,
 }
 
 bool nvidiaDevice(const std::string& resource) {
-  return resource == "nvidia.com/gpu" || !migProfileOf(resource).empty();
+  return resource == "nvidia.com/gpu" || resource == "nvidia.com/gpu.shared" ||
+         !migProfileOf(resource).empty();
 }
 
 // A team's own NVIDIA device of another kind than the placement's (whole

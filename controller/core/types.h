@@ -61,6 +61,18 @@ enum class PriceSharing : std::uint8_t { None, NodeOverlay };
 // time-sliced replica too, which shares memory and faults with the others
 // on its GPU. Auto (a workload's only): as the policy says for its kind.
 enum class DeviceSharing : std::uint8_t { Auto, None, Isolated, Any };
+
+// The part of a GPU a replica takes instead of whole devices: a MIG
+// instance of a profile, or replicas of a GPU the device plugin
+// time-slices `timeSlices` ways (the placement's acceleratorCount of them,
+// in proportion to the memory it needs). Neither: whole devices.
+struct DeviceShare {
+  std::string migProfile;  // "1g.10gb"
+  int timeSlices = 0;
+
+  bool whole() const { return migProfile.empty() && timeSlices == 0; }
+  bool operator==(const DeviceShare&) const = default;
+};
 // The link between the devices of one instance, which bounds how well a
 // replica split across them scales (core/performance_model.h).
 enum class Interconnect : std::uint8_t { None, PCIe, NVLink, NVSwitch, NeuronLink };

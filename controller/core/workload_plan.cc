@@ -29,13 +29,14 @@ ClusterContext clusterContextFor(const WorkloadInput& input, const WorkloadPlan&
     context.own.capacity = applied.capacityType;
     context.own.devices = applied.acceleratorCount;
     context.own.migProfile = applied.migProfile;
+    context.own.shared = applied.timeSlices > 0;
     // Its replicas bound to nodes of the type, not the target's replica
     // count: a replica with no pod yet holds no device, and counting it
     // would price a device other pods hold as its own.
     for (const auto& pod : input.ownPods) {
       context.own.replicas +=
           pod.instanceType == applied.instanceType && pod.devices == applied.acceleratorCount &&
-          pod.migProfile == applied.migProfile &&
+          pod.migProfile == applied.migProfile && pod.shared == (applied.timeSlices > 0) &&
           (applied.capacityType == CapacityType::Mixed || pod.capacity == applied.capacityType);
     }
   }

@@ -104,6 +104,7 @@ void recordApplied(const WorkloadInput& input, const TargetOutcome& outcome, Sta
     record.tier = wanted.tier;
     record.acceleratorCount = wanted.acceleratorCount;
     record.migProfile = wanted.migProfile;
+    record.timeSlices = wanted.timeSlices;
     record.capacityType = wanted.capacityType;
     record.targetGeneration = state.generation;
     record.specGeneration = workload.generation;
@@ -257,10 +258,14 @@ std::uint64_t statusDigest(const nlohmann::json& status) {
 std::string describePlacement(const Placement& placement) {
   return placement.instanceType +
          (placement.accelerator.empty() ? " (CPU)"
-          : placement.migProfile.empty()
-              ? " (" + std::to_string(placement.acceleratorCount) + "x " + placement.accelerator +
-                    ")"
-              : " (MIG " + placement.migProfile + " of an " + placement.accelerator + ")") +
+          : !placement.migProfile.empty()
+              ? " (MIG " + placement.migProfile + " of an " + placement.accelerator + ")"
+          : placement.timeSlices > 0
+              ? " (" + std::to_string(placement.acceleratorCount) + " of " +
+                    std::to_string(placement.timeSlices) + " time-sliced replicas of an " +
+                    placement.accelerator + ")"
+              : " (" + std::to_string(placement.acceleratorCount) + "x " + placement.accelerator +
+                    ")") +
          (placement.capacityType == CapacityType::Spot    ? " spot"
           : placement.capacityType == CapacityType::Mixed ? " spot and on-demand"
                                                           : "");

@@ -135,13 +135,13 @@ TEST_CASE("the engine judges the placement in force; the assessment words its ve
     CAPTURE(std::string(row.label));
     const auto engine = shippedEngine(row.policy);
     std::optional<ClusterCost> storage;
-    const auto weighing = engine->weighInForce(row.intent, row.instanceType, row.count, "",
+    const auto weighing = engine->weighInForce(row.intent, row.instanceType, row.count, {},
                                                row.capacity, nullptr, storage);
     CHECK(weighing.verdict == row.verdict);
     CHECK(weighing.option.has_value() ==
           (row.verdict != V::NotInCatalog && row.verdict != V::Unpriced));
     const auto assessment =
-        assess(*engine, row.intent, row.instanceType, row.count, "", row.capacity, nullptr);
+        assess(*engine, row.intent, row.instanceType, row.count, {}, row.capacity, nullptr);
     CHECK(assessment.feasible == weighing.keeps());
     CHECK(assessment.placement.has_value() == weighing.option.has_value());
     if (*row.reason == '\0') {

@@ -10,8 +10,7 @@
 #include "support/cluster_fixture.h"
 #include "support/engine_fixture.h"
 
-namespace gpuplacement::core {
-namespace {
+namespace gpuplacement::core::mig_slices_test {
 
 using testing::Cluster;
 using testing::g6Pool;
@@ -51,8 +50,6 @@ Decision decideOn(const Cluster& cluster, const WorkloadIntent& intent, Policy p
   const auto view = clusterViewOf(state, *shippedCatalog(), policy);
   return decide(*engine, intent, ClusterContext{&view, {}, {}});
 }
-
-}  // namespace
 
 TEST_CASE("a replica takes the smallest MIG profile that holds it and meets its target") {
   struct Case {
@@ -235,7 +232,7 @@ TEST_CASE("MIG nodes and pods are read from their resources; the slice is writte
   Devices free = node.allocatable;
   free -= pod.devices;
   CHECK(free.migOf("1g.5gb") == 19);
-  free -= Devices{0, 0, 0, {{"3g.20gb", 4}}};
+  free -= Devices{0, 0, 0, 0, {{"3g.20gb", 4}}};
   CHECK(free.mig.size() == 1);  // a profile used up leaves the list
 
   const auto decision = decideOn(slicedP4d(), speech());
@@ -254,7 +251,7 @@ TEST_CASE("a slice in force is weighed as the slice it runs on") {
   ClusterContext context{&view, {}, {}};
   context.own = {shippedCatalog()->indexOf("p4d.24xlarge"), CapacityType::OnDemand, 1, 1, "1g.5gb"};
   const auto kept =
-      assess(*engine, speech(), "p4d.24xlarge", 1, "1g.5gb", CapacityType::OnDemand, &context);
+      assess(*engine, speech(), "p4d.24xlarge", 1, {"1g.5gb"}, CapacityType::OnDemand, &context);
   CHECK(kept.feasible);
   REQUIRE(kept.placement);
   CHECK(kept.placement->migProfile == "1g.5gb");
@@ -265,11 +262,11 @@ TEST_CASE("a slice in force is weighed as the slice it runs on") {
                             IntentBuilder(WorkloadKind::Inference, "7B")
                                 .tiers({Tier::NVIDIA})
                                 .capacity(CapacityType::OnDemand),
-                            "p4d.24xlarge", 1, "1g.5gb", CapacityType::OnDemand, &context);
+                            "p4d.24xlarge", 1, {"1g.5gb"}, CapacityType::OnDemand, &context);
   CHECK_FALSE(grown.feasible);
   // A profile the catalog no longer lists.
   const auto unknown =
-      assess(*engine, speech(), "p4d.24xlarge", 1, "9g.99gb", CapacityType::OnDemand, &context);
+      assess(*engine, speech(), "p4d.24xlarge", 1, {"9g.99gb"}, CapacityType::OnDemand, &context);
   CHECK_FALSE(unknown.feasible);
   CHECK(unknown.reason == "the catalog lists no MIG profile 9g.99gb for p4d.24xlarge");
 }
@@ -304,4 +301,4 @@ TEST_CASE("spec.sharing and spec.constraints.sharing are read; bad values are na
   }
 }
 
-}  // namespace gpuplacement::core
+}  // namespace gpuplacement::core::mig_slices_test

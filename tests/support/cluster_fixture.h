@@ -51,6 +51,17 @@ inline core::NodeView p4dMig(const std::string& profile, int count) {
   return node;
 }
 
+// A g6.xlarge (1 L4) whose GPU the device plugin time-slices `ways` ways,
+// renamed (nvidia.com/gpu.shared) unless `renamed` is false, when its
+// replicas are advertised as nvidia.com/gpu.
+inline core::NodeView g6TimeSliced(int ways, bool renamed = true) {
+  core::NodeView node = g6x1();
+  node.allocatable.gpus = renamed ? 0 : ways;
+  node.allocatable.sharedGpus = renamed ? ways : 0;
+  node.gpuReplicas = ways;
+  return node;
+}
+
 // A NodePool that may launch any on-demand g6.
 inline core::NodePoolView g6Pool() {
   core::NodePoolView pool;
@@ -67,6 +78,8 @@ struct Cluster {
   bool known = true;
   // MIG instances used per node, of the first profile the node advertises.
   std::vector<int> slicesUsed{};
+  // Replicas of time-sliced GPUs (nvidia.com/gpu.shared) used per node.
+  std::vector<int> sharedUsed{};
 
   core::ClusterState state() const {
     core::ClusterState state;
@@ -76,6 +89,7 @@ struct Cluster {
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       core::ClusterState::Node node{"node-" + std::to_string(i), &nodes[i], {}};
       node.used.gpus = i < used.size() ? used[i] : 0;
+      node.used.sharedGpus = i < sharedUsed.size() ? sharedUsed[i] : 0;
       if (i < slicesUsed.size() && slicesUsed[i] > 0) {
         node.used.mig = {{nodes[i].allocatable.mig.front().first, slicesUsed[i]}};
       }

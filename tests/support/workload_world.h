@@ -140,7 +140,7 @@ struct World {
       if (!accelerator || instance.tier != Tier::NVIDIA || instance.acceleratorCount != 1) {
         continue;
       }
-      const auto current = assess(*engine, intent, instance.type, 1, "", CapacityType::OnDemand);
+      const auto current = assess(*engine, intent, instance.type, 1, {}, CapacityType::OnDemand);
       if (current.feasible && current.hourlyCost > wanted.hourlyCost * 1.5) {
         // As an earlier decision placed it: its devices and host memory.
         const Placement& inForce = *current.placement;

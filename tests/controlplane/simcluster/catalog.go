@@ -230,6 +230,13 @@ type pool struct {
 	// nvidia.com/gpu. Only nodes the file creates are cut: a node
 	// Karpenter launches has whole GPUs.
 	MIG map[string]int `json:"mig"`
+	// The device plugin's sharing.timeSlicing with renameByDefault: each
+	// GPU advertised as this many nvidia.com/gpu.shared replicas.
+	TimeSlicing *timeSlicing `json:"timeSlicing"`
+}
+
+type timeSlicing struct {
+	Replicas int `json:"replicas"`
 }
 
 // A capacity reservation as Karpenter's AWS provider labels the nodes it
@@ -321,6 +328,19 @@ func loadPools(path string, c *catalog) (*poolFile, error) {
 		}
 		if err := checkMIG(p, c); err != nil {
 			return nil, fail("%v", err)
+		}
+		if t := p.TimeSlicing; t != nil {
+			if t.Replicas < 2 {
+				return nil, fail("timeSlicing.replicas must be 2 or more")
+			}
+			if len(p.MIG) > 0 {
+				return nil, fail("a pool's GPUs are cut by MIG or time-sliced, not both")
+			}
+			for _, t := range p.InstanceTypes {
+				if !isNVIDIA(c.instByType[t]) {
+					return nil, fail("timeSlicing: %s has no NVIDIA GPU", t)
+				}
+			}
 		}
 		if err := parseLimits(p); err != nil {
 			return nil, fail("%v", err)

@@ -195,6 +195,12 @@ func (b *builder) node(p *pool, in *instance, zone string, n int) (*corev1.Node,
 			return nil, fmt.Errorf("no CUDA compute capability known for catalog accelerator %s", accel.Name)
 		}
 		labels["nvidia.com/gpu.product"] = accel.GPUProduct
+		if p.TimeSlicing != nil {
+			// GFD appends -SHARED to the product of a time-sliced GPU.
+			labels["nvidia.com/gpu.product"] = accel.GPUProduct + "-SHARED"
+			labels["nvidia.com/gpu.replicas"] = strconv.Itoa(p.TimeSlicing.Replicas)
+			labels["nvidia.com/gpu.sharing-strategy"] = "time-slicing"
+		}
 		labels["nvidia.com/gpu.count"] = strconv.Itoa(in.AcceleratorCount)
 		labels["nvidia.com/gpu.memory"] = strconv.FormatInt(mib, 10)
 		labels["nvidia.com/gpu.family"] = gpuFamily(cc[0], cc[1])
@@ -378,6 +384,9 @@ func (b *builder) resources(p *pool, in *instance) (corev1.ResourceList, corev1.
 	if in.AcceleratorCount > 0 {
 		count := int64(in.AcceleratorCount)
 		switch {
+		case isNVIDIA(in) && p.TimeSlicing != nil:
+			// renameByDefault: the replicas under their own name, no whole GPU.
+			capacity["nvidia.com/gpu.shared"] = *resource.NewQuantity(count*int64(p.TimeSlicing.Replicas), resource.DecimalSI)
 		case isNVIDIA(in) && len(p.MIG) > 0:
 			// Every GPU is cut: one resource per profile, none whole.
 			for name, perGPU := range p.MIG {
