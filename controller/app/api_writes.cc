@@ -170,6 +170,28 @@ asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::deleteNodeOverlay(std::str
   co_return base::Ok{};
 }
 
+asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::createClaimTemplate(json object) {
+  const std::string ns = object["metadata"]["namespace"].get<std::string>();
+  auto result = co_await client_.create(claimTemplatesPath(ns), object);
+  noteRefusal("create resourceclaimtemplates.resource.k8s.io", ns,
+              !result && result.error().forbidden());
+  if (!result && !result.error().alreadyExists()) {
+    co_return result.error();
+  }
+  co_return base::Ok{};
+}
+
+asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::deleteClaimTemplate(std::string ns,
+                                                                          std::string name) {
+  auto result = co_await client_.remove(claimTemplatePath(ns, name));
+  noteRefusal("delete resourceclaimtemplates.resource.k8s.io", ns,
+              !result && result.error().forbidden());
+  if (!result && !result.error().notFound()) {
+    co_return result.error();
+  }
+  co_return base::Ok{};
+}
+
 asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::setFinalizers(
     std::string ns, std::string name, std::string resourceVersion,
     std::vector<std::string> finalizers) {

@@ -56,6 +56,10 @@ class ApiWrites {
   asio::awaitable<kube::ApiResult<base::Ok>> patchNodeOverlaySpec(std::string name,
                                                                   nlohmann::json spec);
   asio::awaitable<kube::ApiResult<base::Ok>> deleteNodeOverlay(std::string name);
+  // A workload's ResourceClaimTemplate (core/dra.h): created whole (409:
+  // already there, its name says it is the same), deleted (404: gone).
+  asio::awaitable<kube::ApiResult<base::Ok>> createClaimTemplate(nlohmann::json object);
+  asio::awaitable<kube::ApiResult<base::Ok>> deleteClaimTemplate(std::string ns, std::string name);
   // The whole finalizer list, with a resourceVersion precondition.
   asio::awaitable<kube::ApiResult<base::Ok>> setFinalizers(std::string ns, std::string name,
                                                            std::string resourceVersion,

@@ -234,6 +234,7 @@ void packApplied(Packer& out, const core::AppliedRecord& applied) {
   out.integer(applied.acceleratorCount);
   out.word(applied.migProfile);
   out.integer(applied.timeSlices);
+  out.boolean(applied.claim);
   packEnum(out, applied.capacityType);
   out.integer(applied.targetGeneration);
   out.integer(applied.specGeneration);
@@ -252,6 +253,7 @@ core::AppliedRecord unpackApplied(Unpacker& in) {
   applied.acceleratorCount = static_cast<int>(in.integer());
   applied.migProfile = in.word();
   applied.timeSlices = static_cast<int>(in.integer());
+  applied.claim = in.boolean();
   applied.capacityType = unpackEnum<core::CapacityType>(in);
   applied.targetGeneration = in.integer();
   applied.specGeneration = in.integer();
@@ -510,6 +512,8 @@ void packOwnership(Packer& out, const core::OwnershipRecord& record) {
     packPairs(out, fields.pods->nodeSelector);
     packTolerations(out, fields.pods->tolerations);
   }
+  out.word(fields.claimTemplate);
+  out.word(fields.claimContainer);
 }
 
 core::OwnershipRecord unpackOwnership(Unpacker& in) {
@@ -534,6 +538,8 @@ core::OwnershipRecord unpackOwnership(Unpacker& in) {
     pods.tolerations = unpackTolerations(in);
     fields.pods = std::move(pods);
   }
+  fields.claimTemplate = in.word();
+  fields.claimContainer = in.word();
   return record;
 }
 
@@ -588,7 +594,13 @@ CachedTarget packTarget(const core::TargetState& state) {
     out.word(container.name);
     packPairs(out, container.limits);
     packPairs(out, container.requests);
+    out.integer(static_cast<std::int64_t>(container.claims.size()));
+    for (const auto& [name, request] : container.claims) {
+      out.word(name);
+      out.word(request);
+    }
   }
+  packPairs(out, state.podClaims);
   out.boolean(state.gated);
   out.boolean(state.podScheduling.has_value());
   if (state.podScheduling) {
@@ -633,8 +645,13 @@ core::TargetState CachedTarget::unpack() const {
     container.name = in.word();
     container.limits = unpackPairs(in);
     container.requests = unpackPairs(in);
+    for (auto claims = in.integer(); claims > 0; --claims) {
+      auto name = in.word();
+      container.claims.emplace_back(std::move(name), in.word());
+    }
     state.containers.push_back(std::move(container));
   }
+  state.podClaims = unpackPairs(in);
   state.gated = in.boolean();
   if (in.boolean()) {
     state.podScheduling = in.string();

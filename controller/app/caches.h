@@ -14,6 +14,7 @@
 #include "core/capacity.h"
 #include "core/catalog.h"
 #include "core/cluster.h"
+#include "core/dra.h"
 #include "core/node_overlays.h"
 #include "core/rules.h"
 #include "core/workload_plan.h"
@@ -79,6 +80,13 @@ class ObjectCaches {
   // when the capacity reservations they list end. Before or after run();
   // once.
   void enableEC2NodeClasses();
+  // Dynamic Resource Allocation (resource.k8s.io/v1) is served: watch
+  // ResourceSlices and ResourceClaims, whose devices the cluster view counts
+  // beside the device plugins'. Before or after run(); once.
+  void enableDynamicResources();
+  // A ResourceSlice was added, edited or deleted: the devices a node offers
+  // through DRA changed.
+  runtime::EventSource<>& deviceSlicesChanged() { return deviceSlicesChanged_; }
   // A NodeOverlay was added, edited or deleted, or Karpenter's verdict on
   // one moved.
   runtime::EventSource<>& nodeOverlaysChanged() { return nodeOverlaysChanged_; }
@@ -181,6 +189,15 @@ class ObjectCaches {
   runtime::Cache<core::ReservationEnds>* nodeClasses_ = nullptr;  // only when served
   // Reservation id -> when it ends, from every EC2NodeClass's status.
   std::unordered_map<std::string, core::Timestamp> reservationEnds_;
+  runtime::Cache<core::ResourceSliceView>* slices_ = nullptr;  // only when served
+  runtime::Cache<core::ClaimAllocation>* claims_ = nullptr;    // only when served
+  // Node -> the devices DRA drivers publish for it, and those claims hold.
+  struct DraDevices {
+    core::Devices offered;
+    core::Devices held;
+  };
+  std::unordered_map<std::string, DraDevices> draByNode_;
+  void recountDynamicResources();
   // The project's indexes.
   const WorkloadCache::Index<TargetKey>* byTarget_ = nullptr;  // the GpuWorkloads that target it
   // Per kind: GpuWorkload ("ns/name") -> the targets whose ownership
@@ -192,6 +209,7 @@ class ObjectCaches {
   runtime::EventSource<const TargetKey&> pendingPodsChanged_;
   runtime::EventSource<> nodePoolsChanged_;
   runtime::EventSource<> nodeOverlaysChanged_;
+  runtime::EventSource<> deviceSlicesChanged_;
   ClusterRoom room_;
   std::uint64_t clusterGeneration_ = 0;  // Nodes and NodePools the view reads
   // A count, not an index: the policies' statuses only say how many.

@@ -101,9 +101,9 @@ void Manager::registerGauges(MetricsRegistry& metrics) {
   });
 }
 
-asio::awaitable<void> Manager::discoverKarpenter() {
-  // Each group version Karpenter serves, and what of it the operator
-  // watches there.
+asio::awaitable<void> Manager::discoverOptionalApis() {
+  // Each optional group version (Karpenter's, Dynamic Resource
+  // Allocation's), and what of it the operator watches there.
   struct Served {
     const char* groupVersion;
     const char* resource;
@@ -117,6 +117,8 @@ asio::awaitable<void> Manager::discoverKarpenter() {
        "Karpenter's NodeOverlays are served: pricing as Karpenter weighs its offerings"},
       {"/apis/karpenter.k8s.aws/v1", "ec2nodeclasses", &ObjectCaches::enableEC2NodeClasses,
        "Karpenter's EC2NodeClasses are served: reading when capacity reservations end"},
+      {"/apis/resource.k8s.io/v1", "resourceslices", &ObjectCaches::enableDynamicResources,
+       "Dynamic Resource Allocation is served: counting the devices DRA drivers publish"},
   };
   for (const auto& served : kServed) {
     std::chrono::seconds backoff{1};
@@ -206,7 +208,7 @@ asio::awaitable<void> Manager::run() {
                    asio::detached);
   }
   co_await caches_.run();
-  asio::co_spawn(executor_, discoverKarpenter(), asio::detached);
+  asio::co_spawn(executor_, discoverOptionalApis(), asio::detached);
   // Reconcilers start once every cache is full, as in controller-runtime,
   // so no reconcile sees a half-listed world.
   co_await caches_.waitForSync();

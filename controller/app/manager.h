@@ -66,11 +66,11 @@ class Manager {
   std::string refusals() const { return writes_.refusals(); }
 
  private:
-  // Asks the API server, until it answers, whether Karpenter's NodePools
-  // and NodeOverlays are served (discovery, once at start: a Karpenter
-  // installed later is seen after a restart); then watches them too.
-  // Never holds up the start.
-  asio::awaitable<void> discoverKarpenter();
+  // Asks the API server, until it answers, whether Karpenter's NodePools,
+  // NodeOverlays and EC2NodeClasses and DRA's ResourceSlices are served
+  // (discovery, once at start: one installed later is seen after a
+  // restart); then watches them too. Never holds up the start.
+  asio::awaitable<void> discoverOptionalApis();
   // What the API server lets change on a suspended Job, from its version.
   asio::awaitable<void> discoverServer();
   asio::awaitable<void> resyncLoop();

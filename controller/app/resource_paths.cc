@@ -80,4 +80,20 @@ std::string nodeOverlayPath(const std::string& name) {
   return nodeOverlaysPath() + "/" + name;
 }
 
+std::string resourceSlicesPath() {
+  return "/apis/resource.k8s.io/v1/resourceslices";
+}
+
+std::string resourceClaimsPath() {
+  return "/apis/resource.k8s.io/v1/resourceclaims";
+}
+
+std::string claimTemplatesPath(const std::string& ns) {
+  return "/apis/resource.k8s.io/v1/namespaces/" + ns + "/resourceclaimtemplates";
+}
+
+std::string claimTemplatePath(const std::string& ns, const std::string& name) {
+  return claimTemplatesPath(ns) + "/" + name;
+}
+
 }  // namespace gpuplacement::app

@@ -28,5 +28,12 @@ std::string nodePoolsPath();
 std::string nodeOverlaysPath();
 std::string ec2NodeClassesPath();
 std::string nodeOverlayPath(const std::string& name);
+// Dynamic Resource Allocation (resource.k8s.io/v1): ResourceSlices,
+// ResourceClaims of every namespace, and one namespace's
+// ResourceClaimTemplates.
+std::string resourceSlicesPath();
+std::string resourceClaimsPath();
+std::string claimTemplatesPath(const std::string& ns);
+std::string claimTemplatePath(const std::string& ns, const std::string& name);
 
 }  // namespace gpuplacement::app

@@ -103,6 +103,8 @@ WorkloadReconciler::WorkloadReconciler(runtime::ControllerSet& controllers, Obje
                       // may be placed on: a limit raised brings back a type passed
                       // over at it.
                       .watches(caches.nodePoolsChanged(), [this] { return allWorkloads(); })
+                      // So do the devices DRA drivers publish.
+                      .watches(caches.deviceSlicesChanged(), [this] { return allWorkloads(); })
                       .workers(options.workers)
                       .complete([this](const runtime::ObjectKey& key) { return reconcile(key); })),
       statuses_(
@@ -321,6 +323,7 @@ asio::awaitable<base::Result<base::Ok, std::string>> WorkloadReconciler::release
   }
   finishRollout(key);
   if (outcome->kind == core::TargetOutcome::Kind::Written) {
+    co_await dropClaimTemplate(ns, state.ownership.fields.claimTemplate, "");
     log_.info("placement removed", {{"namespace", ns},
                                     {"name", workload},
                                     {"kind", std::string(base::nameOf(target.kind))},
@@ -344,11 +347,42 @@ asio::awaitable<WorkloadReconciler::Outcome> WorkloadReconciler::writeTarget(
   if (auto settled = core::outcomeWithoutWrite(write, *snapshot.target)) {
     co_return *settled;
   }
+  if (const auto& claim = write.scheduling.claim; claim && !write.patch.blocked()) {
+    // Before the pod template names it: a pod created from the template
+    // finds its claim's template there.
+    const auto& workload = write.patchRequest.workload;
+    auto created = co_await writes_.createClaimTemplate(
+        core::claimTemplateObject(key.ns, core::claimTemplateName(workload, *claim), workload,
+                                  snapshot.workload->uid, *claim));
+    if (!created) {
+      co_return "creating the ResourceClaimTemplate of " + key.str() + ": " +
+          created.error().describe();
+    }
+  }
   const PatchPlanner place = [&write](const core::TargetState& live, const std::string& version) {
     return core::planTemplatePatch(live, write.request(version));
   };
-  co_return co_await converge(key.ns, write.target, *snapshot.target,
-                              snapshot.input.targetResourceVersion, write.patch, place);
+  auto outcome = co_await converge(key.ns, write.target, *snapshot.target,
+                                   snapshot.input.targetResourceVersion, write.patch, place);
+  if (outcome && outcome->kind == core::TargetOutcome::Kind::Written) {
+    co_await dropClaimTemplate(key.ns, snapshot.target->ownership.fields.claimTemplate,
+                               outcome->state.ownership.fields.claimTemplate);
+  }
+  co_return outcome;
+}
+
+asio::awaitable<void> WorkloadReconciler::dropClaimTemplate(std::string ns, std::string old,
+                                                            std::string kept) {
+  if (old.empty() || old == kept) {
+    co_return;
+  }
+  // The pods that name it have their claims already; a new pod names the
+  // new one. Left behind on an error, it goes with the GpuWorkload (its
+  // owner).
+  if (auto dropped = co_await writes_.deleteClaimTemplate(ns, old); !dropped) {
+    log_.warn("could not delete a ResourceClaimTemplate the placement no longer names",
+              {{"namespace", ns}, {"name", old}, {"error", dropped.error().describe()}});
+  }
 }
 
 asio::awaitable<WorkloadReconciler::Outcome> WorkloadReconciler::converge(

@@ -92,6 +92,8 @@ class WorkloadReconciler {
   asio::awaitable<base::Result<base::Ok, std::string>> release(std::string ns,
                                                                core::TargetRef target,
                                                                std::string workload);
+  // Deletes the ResourceClaimTemplate `old` unless it is `kept` (or none).
+  asio::awaitable<void> dropClaimTemplate(std::string ns, std::string old, std::string kept);
   asio::awaitable<Outcome> writeTarget(const runtime::ObjectKey& key, const Snapshot& snapshot,
                                        const core::WorkloadPlan& plan);
   // Sends `plan`; on 409 reads the target fresh and plans again.

@@ -341,6 +341,12 @@ bool Capacity::offersSlice(int instance, CapacityType capacity, std::string_view
                               [&](const NodeRoom& room) { return room.advertises(profile); });
 }
 
+bool Capacity::offersClaims(int instance, CapacityType capacity) const {
+  const Offer* found = source == CapacitySource::None ? nullptr : offer(instance, capacity);
+  return found && std::any_of(found->room.begin(), found->room.end(),
+                              [](const NodeRoom& room) { return room.claims; });
+}
+
 std::int32_t Capacity::timeSlicesOf(int instance, CapacityType capacity) const {
   if (capacity == CapacityType::Mixed) {
     const auto onDemand = timeSlicesOf(instance, CapacityType::OnDemand);

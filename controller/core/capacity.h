@@ -64,6 +64,10 @@ struct ClusterState {
     // Reserved: when its reservation ends (Karpenter's EC2NodeClass status);
     // nullopt: not known.
     std::optional<Timestamp> reservationEnds{};
+    // Devices DRA drivers publish for it in ResourceSlices, and those
+    // ResourceClaims hold (core/dra.h).
+    Devices dra{};
+    Devices draUsed{};
   };
   std::vector<Node> nodes;
   std::vector<std::pair<std::string, const NodePoolView*>> nodePools;
@@ -93,6 +97,9 @@ struct NodeRoom {
   std::int32_t timeSlices = 0;
   std::int32_t sharedFree = 0;
   bool kept = false;  // some pod holds devices here (GPUs, Neuron devices or MIG instances)
+  // Its devices of the tier come through DRA (ResourceSlices), asked for
+  // by a ResourceClaim rather than an extended resource.
+  bool claims = false;
 
   std::int32_t migFree(std::string_view profile) const;
   bool advertises(std::string_view profile) const;
@@ -195,6 +202,9 @@ struct Capacity {
   // over the nodes that advertise nvidia.com/gpu.shared (Mixed: over both
   // sides); 0: none does.
   std::int32_t timeSlicesOf(int instance, CapacityType capacity) const;
+  // Whether the type's nodes at `capacity` offer their devices through DRA
+  // (any of them does: a driver runs on every node of a type or none).
+  bool offersClaims(int instance, CapacityType capacity) const;
   // The reservations of the type's reserved nodes, each once, in order:
   // "cr-0abc (Capacity Block, ends 2026-12-05T11:30:00Z), cr-0def (On-Demand
   // Capacity Reservation)".

@@ -87,10 +87,10 @@ Result<AcceleratorSpec> parseAccelerator(const json& value, std::size_t index) {
   }
   // From here on, errors name the accelerator rather than its position.
   ObjectReader entry(value, "accelerators[" + *name + "]");
-  if (auto ok =
-          entry.onlyKeys({"name", "vendor", "generation", "memoryGiB", "ec2MemoryMiB", "fp16Tflops",
-                          "fp32Tflops", "fp8Tflops", "memoryBandwidthGBs", "precisions",
-                          "fractional", "karpenterName", "gpuProduct", "migProfiles", "sources"});
+  if (auto ok = entry.onlyKeys({"name", "vendor", "generation", "memoryGiB", "ec2MemoryMiB",
+                                "fp16Tflops", "fp32Tflops", "fp8Tflops", "memoryBandwidthGBs",
+                                "precisions", "fractional", "karpenterName", "gpuProduct",
+                                "productName", "migProfiles", "sources"});
       !ok) {
     return ok.error();
   }
@@ -108,6 +108,7 @@ Result<AcceleratorSpec> parseAccelerator(const json& value, std::size_t index) {
   auto fractional = entry.optionalBool("fractional");
   auto karpenter = entry.optionalString("karpenterName");
   auto product = entry.optionalString("gpuProduct");
+  auto productName = entry.optionalString("productName");
   auto mig = parseMigProfiles(entry);
   for (const Error* error :
        {vendor ? nullptr : &vendor.error(), generation ? nullptr : &generation.error(),
@@ -116,7 +117,7 @@ Result<AcceleratorSpec> parseAccelerator(const json& value, std::size_t index) {
         fp8 ? nullptr : &fp8.error(), bandwidth ? nullptr : &bandwidth.error(),
         precisions ? nullptr : &precisions.error(), fractional ? nullptr : &fractional.error(),
         karpenter ? nullptr : &karpenter.error(), product ? nullptr : &product.error(),
-        mig ? nullptr : &mig.error()}) {
+        mig ? nullptr : &mig.error(), productName ? nullptr : &productName.error()}) {
     if (error) {
       return *error;
     }
@@ -133,6 +134,7 @@ Result<AcceleratorSpec> parseAccelerator(const json& value, std::size_t index) {
   spec.fractional = fractional->value_or(false);
   spec.karpenterName = karpenter->value_or("");
   spec.gpuProduct = product->value_or("");
+  spec.productName = productName->value_or("");
   spec.migProfiles = std::move(*mig);
   return spec;
 }

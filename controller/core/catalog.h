@@ -38,6 +38,7 @@ struct AcceleratorSpec {
   EnumSet<Precision> precisions;  // the precisions it runs natively (never empty)
   std::string karpenterName;      // karpenter.k8s.aws/instance-gpu-name or -accelerator-name
   std::string gpuProduct;         // GPU Feature Discovery nvidia.com/gpu.product
+  std::string productName;        // NVML's name ("NVIDIA L4"): the DRA driver's productName
   // A slice of a GPU (g6f). Karpenter reports 0 GPUs for these types, so it
   // never launches one for a pod that requests nvidia.com/gpu.
   bool fractional = false;

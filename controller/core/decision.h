@@ -26,6 +26,9 @@ struct Placement {
   // (requested as nvidia.com/gpu.shared); acceleratorCount is how many of
   // them a replica takes. 0: not time-sliced.
   int timeSlices = 0;
+  // The nodes offer the devices through DRA: they are asked for by a
+  // ResourceClaimTemplate (core/dra.h), not an extended resource.
+  bool claim = false;
   // What the replica would cost on whole devices instead, where a slice was
   // chosen: one device of the same type, priced by the same cost model.
   std::optional<double> wholeDeviceHourlyCost;

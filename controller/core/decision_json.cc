@@ -68,6 +68,9 @@ json toJson(const Placement& placement) {
   if (placement.timeSlices > 0) {
     result["timeSlices"] = placement.timeSlices;
   }
+  if (placement.claim) {
+    result["resourceClaim"] = true;
+  }
   if (placement.wholeDeviceHourlyCost) {
     result["wholeDeviceHourlyCost"] = roundMoney(*placement.wholeDeviceHourlyCost);
   }

@@ -398,6 +398,11 @@ void PlacementEngine::addOptions(int index, const Fit& fit, const Request& reque
       evaluation.mixedUnlabeled = true;
       continue;
     }
+    if (!request.intent.claimsWritable && request.capacity &&
+        request.capacity->offersClaims(index, capacity)) {
+      evaluation.claimsUnwritable = true;
+      continue;
+    }
     const auto nodeHourly = price(index, capacity);
     if (!nodeHourly) {
       continue;

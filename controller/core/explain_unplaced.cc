@@ -338,6 +338,10 @@ std::string Explainer::bindingConstraint(const Request& request, const Evaluatio
   if (!overall.unoffered.empty()) {
     return unofferedConstraint(request, overall);
   }
+  if (overall.claimsUnwritable) {
+    return "the nodes that could run it offer their devices only through Dynamic Resource "
+           "Allocation, and a Job's pod template cannot gain spec.resourceClaims once created";
+  }
   if (overall.cheapestOverBudget) {
     const auto& over = *overall.cheapestOverBudget;
     const auto& instance = catalog_->instances[over.instance];

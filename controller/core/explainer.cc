@@ -39,6 +39,11 @@ void Explainer::choose(const Weighing& weighing, Decision& decision) const {
   if (!evaluation.reservationEndsEarly.empty()) {
     decision.reason += "; " + evaluation.reservationEndsEarly;
   }
+  if (evaluation.claimsUnwritable) {
+    decision.reason +=
+        "; nodes that offer their devices only through Dynamic Resource Allocation not "
+        "considered: a Job's pod template cannot gain spec.resourceClaims once created";
+  }
   if (evaluation.spotWithheld) {
     decision.reason +=
         "; spot not considered: online serving on spot needs the policy's consent "
@@ -64,6 +69,8 @@ Placement Explainer::placementOf(const Option& option, const Request& request) c
     placement.migProfile = accelerator->migProfiles[static_cast<std::size_t>(fit.migProfile)].name;
   }
   placement.timeSlices = fit.timeSlices;
+  placement.claim = accelerator && request.capacity &&
+                    request.capacity->offersClaims(option.instance, option.capacity);
   placement.capacityType = option.capacity;
   placement.hourlyCost = option.cost.perReplicaHourly;
   placement.monthlyCost = placement.hourlyCost * policy_.hoursPerMonth;

@@ -154,7 +154,7 @@ void holdJob(const WorkloadInput& input, const WorkloadIntent& intent,
   if (best && best->instanceType == applied.instanceType &&
       best->acceleratorCount == applied.acceleratorCount &&
       best->migProfile == applied.migProfile && best->timeSlices == applied.timeSlices &&
-      best->capacityType == applied.capacityType) {
+      best->claim == applied.claim && best->capacityType == applied.capacityType) {
     plan.wanted = *best;  // the decision is what runs: described in full
   } else {
     plan.wanted = placementInForce(applied, *current, *plan.decision, engine, intent.replicas);

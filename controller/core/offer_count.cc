@@ -20,6 +20,8 @@ std::optional<NodeShare> shareOf(const ClusterState::Node& entry, const Catalog&
   }
   Devices idle = node.allocatable;
   idle -= entry.used;
+  idle += entry.dra;
+  idle -= entry.draUsed;
   // A time-sliced GPU that is not renamed advertises its replicas as
   // nvidia.com/gpu: they are not whole devices, and a whole-device
   // placement is not counted onto them.
@@ -38,18 +40,24 @@ std::optional<NodeShare> shareOf(const ClusterState::Node& entry, const Catalog&
                 node.reservation,
                 node.capacityBlock,
                 entry.reservationEnds};
-  share.used = replicasAsGpus ? 0 : tierDevices(entry.used, instance.tier);
+  share.used = replicasAsGpus ? 0
+                              : tierDevices(entry.used, instance.tier) +
+                                    tierDevices(entry.draUsed, instance.tier);
   if (node.allocatable.sharedGpus > 0) {
     share.room.timeSlices =
         node.gpuReplicas > 1 ? node.gpuReplicas
                              : node.allocatable.sharedGpus / std::max(instance.acceleratorCount, 1);
     share.room.sharedFree = idle.sharedGpus;
   }
-  for (const auto& [profile, count] : node.allocatable.mig) {
-    share.room.mig.emplace_back(profile, count - entry.used.migOf(profile));
+  Devices advertised = node.allocatable;
+  advertised += entry.dra;
+  for (const auto& [profile, count] : advertised.mig) {
+    share.room.mig.emplace_back(profile,
+                                count - entry.used.migOf(profile) - entry.draUsed.migOf(profile));
   }
-  share.room.kept = share.used > 0 || !entry.used.mig.empty() || entry.used.sharedGpus > 0 ||
-                    (replicasAsGpus && entry.used.gpus > 0);
+  share.room.claims = tierDevices(entry.dra, instance.tier) > 0 || !entry.dra.mig.empty();
+  share.room.kept = share.used > 0 || !entry.used.mig.empty() || !entry.draUsed.mig.empty() ||
+                    entry.used.sharedGpus > 0 || (replicasAsGpus && entry.used.gpus > 0);
   return share;
 }
 

@@ -57,6 +57,15 @@ std::optional<OwnedFields> ownedFieldsFromJson(const json& document) {
       return std::nullopt;
     }
   }
+  for (auto [key, into] : {std::pair{"claimTemplate", &owned.claimTemplate},
+                           std::pair{"claimContainer", &owned.claimContainer}}) {
+    if (const auto& value = memberOf(document, key); !value.is_null()) {
+      if (!value.is_string()) {
+        return std::nullopt;
+      }
+      *into = value.get<std::string>();
+    }
+  }
   return owned;
 }
 
@@ -96,6 +105,10 @@ std::string serializeOwnedFields(const OwnedFields& owned) {
   }
   if (owned.pods) {
     document["pods"] = json::parse(serializePodScheduling(*owned.pods));
+  }
+  if (!owned.claimTemplate.empty()) {
+    document["claimTemplate"] = owned.claimTemplate;
+    document["claimContainer"] = owned.claimContainer;
   }
   return document.dump();
 }

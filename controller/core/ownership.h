@@ -29,10 +29,15 @@ struct OwnedFields {
   // Placed at the pods: the template carries the scheduling gate and the
   // annotation kPodSchedulingAnnotation holding these.
   std::optional<PodScheduling> pods;
+  // On claims (DRA): the ResourceClaimTemplate the pod template's
+  // spec.resourceClaims entry kPodClaimName names, and the container whose
+  // resources.claims lists it.
+  std::string claimTemplate;
+  std::string claimContainer;
 
   bool empty() const {
     return nodeSelector.empty() && tolerations.empty() && resources.empty() && spreadKey.empty() &&
-           !pods;
+           !pods && claimTemplate.empty();
   }
   bool operator==(const OwnedFields&) const = default;
 };

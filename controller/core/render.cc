@@ -73,7 +73,10 @@ Scheduling renderScheduling(const Placement& placement, const Catalog& catalog,
 
   const auto& tier = policy.tier(placement.tier);
   scheduling.tolerations = tier.tolerations;
-  if (placement.timeSlices > 0) {
+  if (placement.claim && accelerator) {
+    scheduling.claim = deviceClaimFor(*accelerator, placement.tier, placement.acceleratorCount,
+                                      placement.migProfile);
+  } else if (placement.timeSlices > 0) {
     // Replicas of a time-sliced GPU, under the device plugin's renamed
     // resource: no node with whole GPUs advertises it.
     scheduling.resources["nvidia.com/gpu.shared"] = std::to_string(placement.acceleratorCount);

@@ -1,10 +1,12 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/catalog.h"
+#include "core/dra.h"
 #include "core/engine.h"
 #include "core/policy.h"
 
@@ -25,6 +27,9 @@ struct Scheduling {
   // Mixed capacity: the node label the replicas spread evenly over (a
   // topology spread constraint, maxSkew 1); empty otherwise.
   std::string spreadKey;
+  // On nodes that offer the devices through DRA: the claim they are asked
+  // for by, in place of a device resource.
+  std::optional<DeviceClaim> claim;
 
   bool operator==(const Scheduling&) const = default;
 };

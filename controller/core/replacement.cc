@@ -13,7 +13,7 @@ bool samePlacement(const Placement& wanted, const AppliedRecord& applied) {
   return wanted.instanceType == applied.instanceType &&
          wanted.acceleratorCount == applied.acceleratorCount &&
          wanted.migProfile == applied.migProfile && wanted.timeSlices == applied.timeSlices &&
-         wanted.capacityType == applied.capacityType;
+         wanted.claim == applied.claim && wanted.capacityType == applied.capacityType;
 }
 
 // Below this an hourly cost is nothing: devices already paid for.

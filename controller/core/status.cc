@@ -68,6 +68,9 @@ json placementJson(const Placement& placement) {
   if (placement.timeSlices > 0) {
     result["timeSlices"] = placement.timeSlices;
   }
+  if (placement.claim) {
+    result["resourceClaim"] = true;
+  }
   if (placement.wholeDeviceHourlyCost) {
     result["wholeDeviceHourlyCost"] = decimalString(*placement.wholeDeviceHourlyCost, 4);
   }
@@ -164,6 +167,8 @@ void readAppliedPlacement(const json& applied, const json& placement, AppliedRec
   record.acceleratorCount = static_cast<int>(integer(source, "acceleratorCount"));
   record.migProfile = text(source, "migProfile");
   record.timeSlices = static_cast<int>(integer(source, "timeSlices"));
+  record.claim = memberOf(source, "resourceClaim").is_boolean() &&
+                 memberOf(source, "resourceClaim").get<bool>();
   record.capacityType = capacityTypeOf(text(source, "capacityType"));
 }
 
@@ -172,7 +177,7 @@ bool samePlacement(const AppliedRecord& applied, const Placement& placement) {
          applied.accelerator == placement.accelerator && applied.tier == placement.tier &&
          applied.acceleratorCount == placement.acceleratorCount &&
          applied.migProfile == placement.migProfile && applied.timeSlices == placement.timeSlices &&
-         applied.capacityType == placement.capacityType;
+         applied.claim == placement.claim && applied.capacityType == placement.capacityType;
 }
 
 }  // namespace
@@ -312,6 +317,9 @@ json statusToJson(const StatusView& view) {
       }
       if (applied.timeSlices > 0) {
         record["timeSlices"] = applied.timeSlices;
+      }
+      if (applied.claim) {
+        record["resourceClaim"] = true;
       }
       record["capacityType"] = nameOf(applied.capacityType);
       if (!applied.accelerator.empty()) {

@@ -50,6 +50,7 @@ struct AppliedRecord {
   bool replacement = false;  // moved by a price or rule change, not by the spec
   std::string migProfile{};  // a MIG slice per replica ("1g.10gb"); empty: whole devices
   int timeSlices = 0;        // replicas (acceleratorCount) of a GPU time-sliced this many ways
+  bool claim = false;        // asked for by a ResourceClaimTemplate (DRA)
 
   DeviceShare share() const { return {migProfile, timeSlices}; }
 

@@ -77,6 +77,10 @@ inline Placement placementInForce(const AppliedRecord& applied, const Assessment
   placement.accelerator = applied.accelerator;
   placement.instanceType = applied.instanceType;
   placement.acceleratorCount = applied.acceleratorCount;
+  // The share it holds and how it asks for it: the template keeps them.
+  placement.migProfile = applied.migProfile;
+  placement.timeSlices = applied.timeSlices;
+  placement.claim = applied.claim;
   placement.capacityType = applied.capacityType;
   if (const auto* instance = engine.catalog().find(applied.instanceType)) {
     placement.acceleratorsPerInstance = instance->acceleratorCount;
@@ -97,6 +101,7 @@ inline Placement placementInForce(const AppliedRecord& applied, const Assessment
     // What each replica is sized to ask of its node, as the engine sizes it
     // today: the pod template keeps carrying it while the placement holds.
     placement.cpuRequest = current.placement->cpuRequest;
+    placement.availableMemoryGiB = current.placement->availableMemoryGiB;
     placement.memoryRequestGiB = current.placement->memoryRequestGiB;
     // And the nodes behind its price, so no figure reads as zero.
     const Placement& priced = *current.placement;

@@ -109,7 +109,19 @@ void readPodTemplate(const json& templ, TargetState& state) {
       const auto& resources = memberOf(item, "resources");
       container.limits = placementResources(memberOf(resources, "limits"));
       container.requests = placementResources(memberOf(resources, "requests"));
+      if (const auto& claims = memberOf(resources, "claims"); claims.is_array()) {
+        for (const auto& claim : claims) {
+          container.claims.emplace_back(stringMember(claim, "name"),
+                                        stringMember(claim, "request"));
+        }
+      }
       state.containers.push_back(std::move(container));
+    }
+  }
+  if (const auto& claims = memberOf(podSpec, "resourceClaims"); claims.is_array()) {
+    for (const auto& claim : claims) {
+      state.podClaims[stringMember(claim, "name")] =
+          stringMember(claim, "resourceClaimTemplateName");
     }
   }
 }

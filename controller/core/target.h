@@ -20,6 +20,8 @@ struct ContainerResources {
   // '/'), cpu and memory.
   std::map<std::string, std::string> limits;
   std::map<std::string, std::string> requests;
+  // resources.claims: each entry's name and request (empty: the whole claim).
+  std::vector<std::pair<std::string, std::string>> claims{};
 
   bool operator==(const ContainerResources&) const = default;
 };
@@ -87,6 +89,9 @@ struct TargetState {
   // template's labels when the selector has none (a spread counts these).
   std::map<std::string, std::string> podLabels;
   std::vector<ContainerResources> containers;
+  // spec.resourceClaims: each entry's name and the ResourceClaimTemplate it
+  // names (empty when it names a ResourceClaim).
+  std::map<std::string, std::string> podClaims;
   bool gated = false;  // the template carries kSchedulingGate
   // The template's kPodSchedulingAnnotation; nullopt: absent.
   std::optional<std::string> podScheduling;

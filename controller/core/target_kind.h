@@ -49,12 +49,16 @@ struct TargetKindTraits {
   // Its pods' resources may change only while it is suspended, and only on
   // a server that allows it (KEP-5440, Kubernetes 1.36).
   bool resourcesFixedBefore136 = false;
+  // Its pod template cannot gain spec.resourceClaims once created (the API
+  // server keeps a suspended Job's template immutable but for scheduling
+  // directives and container resources): it is never placed by a claim.
+  bool claimsFixed = false;
 };
 
 inline constexpr std::array<TargetKindTraits, kTargetKinds.size()> kTargetKindTraits = {{
-    {"apps/v1", "deployments", false, true, false, false},
-    {"apps/v1", "statefulsets", false, true, false, false},
-    {"batch/v1", "jobs", true, false, true, true},
+    {"apps/v1", "deployments", false, true, false, false, false},
+    {"apps/v1", "statefulsets", false, true, false, false, false},
+    {"batch/v1", "jobs", true, false, true, true, true},
 }};
 
 inline const TargetKindTraits& traitsOf(TargetKind kind) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "core/template_claims.h"
+
 namespace gpuplacement::core {
 namespace {
 
@@ -323,6 +325,22 @@ std::optional<json> planResources(const TargetState& live, const Scheduling* des
   return list;
 }
 
+// Puts a container's resources.claims list into the containers the patch
+// carries, beside the resources planned for it.
+void addContainerClaims(json& podSpec, const std::string& container, json claims) {
+  auto& list = podSpec["containers"];
+  if (list.is_null()) {
+    list = json::array();
+  }
+  for (auto& item : list) {
+    if (item["name"] == container) {
+      item["resources"]["claims"] = std::move(claims);
+      return;
+    }
+  }
+  list.push_back({{"name", container}, {"resources", {{"claims", std::move(claims)}}}});
+}
+
 // Whether another GpuWorkload's record is on the target: an error
 // when we would place it, nothing to do when we would clear it.
 bool ownedByAnother(const OwnedFields& owned, const std::string& workload) {
@@ -416,6 +434,16 @@ PatchPlan planTemplatePatch(const TargetState& live, const PatchRequest& request
     }
     if (auto resources = planResources(live, desired, request.containers, owned, plan)) {
       podSpec["containers"] = std::move(*resources);
+      plan.resourcesChanged = true;
+    }
+    const DeviceClaim* claim = desired && desired->claim ? &*desired->claim : nullptr;
+    auto claims = planClaims(live, claim, deviceContainer(live, request.containers),
+                             request.workload, owned, plan);
+    if (claims.podClaims) {
+      podSpec["resourceClaims"] = std::move(*claims.podClaims);
+    }
+    if (claims.containerClaims) {
+      addContainerClaims(podSpec, claims.container, std::move(*claims.containerClaims));
       plan.resourcesChanged = true;
     }
     if (pods && *pods == PodScheduling{}) {

@@ -106,6 +106,9 @@ struct Evaluation {
   bool anyRunnable = false;  // some candidate's hardware runs the precision
   bool anyFits = false;
   bool spotWithheld = false;  // spot offered nothing: online serving without the policy's consent
+  // Nodes that offer their devices only through DRA passed over: the
+  // target's pod template cannot gain a claim (a Job's).
+  bool claimsUnwritable = false;
   // Reserved nodes passed over: their reservation ends before the
   // workload's deadline, or may (a Capacity Block whose end is not known).
   std::string reservationEndsEarly;

@@ -296,6 +296,7 @@ WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const TargetState* target) 
   WorkloadIntent intent = spec.intent;
   intent.replicas = target ? target->replicas : 1;
   intent.surge = target ? target->surge : 0;
+  intent.claimsWritable = !target || !traitsOf(target->kind).claimsFixed;
   if (target) {
     const auto pod = teamPodRequests(*target);
     intent.podCpu = pod.cpu;

@@ -41,6 +41,9 @@ struct WorkloadIntent {
   Constraints constraints;
   int replicas = 1;
   int surge = 0;  // pods a rollout may add above replicas (TargetState::surge)
+  // The target's pod template can gain a DRA claim (not a Job's: core/
+  // target_kind.h): nodes that offer their devices only so are candidates.
+  bool claimsWritable = true;
   // What the target's pod template already requests per replica (the
   // team's own cpu and memory, summed over its containers; not what the
   // operator set). A node must hold it next to the devices, or the

@@ -105,6 +105,7 @@ void recordApplied(const WorkloadInput& input, const TargetOutcome& outcome, Sta
     record.acceleratorCount = wanted.acceleratorCount;
     record.migProfile = wanted.migProfile;
     record.timeSlices = wanted.timeSlices;
+    record.claim = wanted.claim;
     record.capacityType = wanted.capacityType;
     record.targetGeneration = state.generation;
     record.specGeneration = workload.generation;

@@ -40,7 +40,7 @@ World jobWorld() {
 // The world after the operator placed and resumed the Job, and the Job
 // controller started it.
 void placedAndStarted(World& world) {
-  auto first = reconcile(world);
+  auto first = planning::reconcile(world);
   REQUIRE(first.outcome.has_value());
   REQUIRE(first.outcome->kind == TargetOutcome::Kind::Written);
   world.target = first.outcome->state;
@@ -248,7 +248,7 @@ const JobRow kJobRows[] = {
        w.target->job.active = 0;
        w.target->job.end = JobProgress::End::Complete;
        w.target->job.endTime = "2026-11-22T11:30:00Z";
-       const auto ended = reconcile(w);
+       const auto ended = planning::reconcile(w);
        w.status = workloadStatusFromJson(*ended.record.status);
        w.target.reset();
      },
@@ -263,7 +263,7 @@ const JobRow kJobRows[] = {
     {"a price change for a placed Job its queue has not started: moved, without a rollout slot",
      [](World& w) {
        w.target->job.queuedElsewhere = true;
-       auto first = reconcile(w);
+       auto first = planning::reconcile(w);
        w.target = first.outcome->state;  // placed, still suspended: Kueue has not admitted it
        w.status = workloadStatusFromJson(*first.record.status);
        w.policy.prices[w.status.applied->instanceType] = {100.0, std::nullopt};
@@ -322,7 +322,7 @@ TEST_CASE("a Job: placed and resumed once, held once started, its run priced") {
     CAPTURE(std::string(row.name));
     World world = jobWorld();
     row.arrange(world);
-    const auto result = reconcile(world, row.serverSays);
+    const auto result = planning::reconcile(world, row.serverSays);
     CHECK(result.plan.write.has_value() == row.writes);
     const auto conditions = conditionsOf(result.record);
     for (const auto& [type, expected] : row.conditions) {
@@ -340,11 +340,12 @@ TEST_CASE("a Job: placed and resumed once, held once started, its run priced") {
 TEST_CASE("a completed Job's run is recorded once, never repriced, and costs nothing from then") {
   World world = jobWorld();
   placedAndStarted(world);
-  CHECK(reconcile(world).record.inForce.has_value());  // running: counted in the cost gauges
+  CHECK(planning::reconcile(world)
+            .record.inForce.has_value());  // running: counted in the cost gauges
   world.target->job.active = 0;
   world.target->job.end = JobProgress::End::Complete;
   world.target->job.endTime = "2026-11-22T12:00:00Z";
-  const auto ended = reconcile(world);
+  const auto ended = planning::reconcile(world);
   REQUIRE(ended.record.status.has_value());
   CHECK_FALSE(ended.record.inForce.has_value());  // ended: it holds no node
   const auto run = (*ended.record.status)["run"];
@@ -358,7 +359,7 @@ TEST_CASE("a completed Job's run is recorded once, never repriced, and costs not
   }
   // Prices change after the run: the run keeps the price it was priced at.
   world.policy.prices[world.status.applied->instanceType] = {100.0, std::nullopt};
-  const auto later = reconcile(world);
+  const auto later = planning::reconcile(world);
   REQUIRE(later.record.status.has_value());
   CHECK((*later.record.status)["run"] == run);
   CHECK(eventReasons(later.record).empty());
@@ -370,7 +371,7 @@ TEST_CASE(
   placedAndStarted(world);
   world.deleting = true;
   world.finalizers = {kFinalizer};
-  const auto result = reconcile(world);
+  const auto result = planning::reconcile(world);
   CHECK(releasedNames(result.plan) == std::vector<std::string>{"Job chat"});
   const auto release = testing::planPatch(*world.target, nullptr, {}, "w", "50");
   REQUIRE(release.patch.has_value());
@@ -399,7 +400,7 @@ TEST_CASE("the run's figures: what the nodes cost for as long as it ran") {
 
 TEST_CASE("after the resume, the Job's own change writes no status until it starts") {
   World world = jobWorld();
-  auto first = reconcile(world);
+  auto first = planning::reconcile(world);
   REQUIRE(first.record.status.has_value());
   world.target = first.outcome->state;  // resumed; the Job controller has not started it yet
   world.status = workloadStatusFromJson(*first.record.status);

@@ -7,6 +7,7 @@
 #include "core/explainer.h"
 #include "core/fit.h"
 #include "core/render.h"
+#include "core/status_draft.h"
 #include "support/cluster_fixture.h"
 #include "support/engine_fixture.h"
 
@@ -299,6 +300,36 @@ TEST_CASE("spec.sharing and spec.constraints.sharing are read; bad values are na
     CHECK(parsed.error().field == c.field);
     CHECK(parsed.error().message.find(c.message) != std::string::npos);
   }
+}
+
+}  // namespace gpuplacement::core::mig_slices_test
+
+namespace gpuplacement::core::mig_slices_test {
+
+TEST_CASE("a share held back by the re-placement rules is written as the share it is") {
+  const auto engine = shippedEngine();
+  AppliedRecord applied;
+  applied.instanceType = "p4d.24xlarge";
+  applied.accelerator = "A100-40GB";
+  applied.tier = Tier::NVIDIA;
+  applied.acceleratorCount = 1;
+  applied.migProfile = "1g.5gb";
+  applied.claim = true;
+  const WorkloadIntent intent = speech();
+  const auto current =
+      assess(*engine, intent, applied.instanceType, 1, applied.share(), CapacityType::OnDemand);
+  const auto decision = decide(*engine, intent, costModelFor(CostModel::WholeInstance));
+  const auto held = reconcile::placementInForce(applied, current, decision, *engine, 1);
+  CHECK(held.migProfile == "1g.5gb");
+  CHECK(held.claim);
+  CHECK(held.availableMemoryGiB == doctest::Approx(5.0));
+  const auto scheduling = renderScheduling(held, *shippedCatalog(), engine->policy());
+  REQUIRE(scheduling.claim);
+  CHECK(scheduling.claim->deviceClassName == "mig.nvidia.com");
+  applied.claim = false;
+  const auto plugin = reconcile::placementInForce(applied, current, decision, *engine, 1);
+  CHECK(renderScheduling(plugin, *shippedCatalog(), engine->policy())
+            .resources.at("nvidia.com/mig-1g.5gb") == "1");
 }
 
 }  // namespace gpuplacement::core::mig_slices_test

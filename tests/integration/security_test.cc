@@ -180,6 +180,12 @@ const std::set<std::string> kCalls = {
     "delete nodeoverlays.karpenter.sh",
     "watch ec2nodeclasses.karpenter.k8s.aws",  // when reservations end (app/caches.cc)
     "list ec2nodeclasses.karpenter.k8s.aws",
+    "watch resourceslices.resource.k8s.io",  // the devices DRA drivers publish (app/caches_dra.cc)
+    "list resourceslices.resource.k8s.io",
+    "watch resourceclaims.resource.k8s.io",  // and the ones claims hold
+    "list resourceclaims.resource.k8s.io",
+    "create resourceclaimtemplates.resource.k8s.io",  // a placement's claim (app/workload_reconciler.cc)
+    "delete resourceclaimtemplates.resource.k8s.io",
     "patch pods",  // placing the pods behind the scheduling gate (app/pod_release_reconciler.cc)
     "get leases.coordination.k8s.io",  // leader election (kube/leader_election.cc)
     "create leases.coordination.k8s.io",

@@ -80,6 +80,9 @@ struct Cluster {
   std::vector<int> slicesUsed{};
   // Replicas of time-sliced GPUs (nvidia.com/gpu.shared) used per node.
   std::vector<int> sharedUsed{};
+  // Devices DRA drivers publish for each node, and those claims hold.
+  std::vector<core::Devices> dra{};
+  std::vector<core::Devices> draUsed{};
 
   core::ClusterState state() const {
     core::ClusterState state;
@@ -90,6 +93,8 @@ struct Cluster {
       core::ClusterState::Node node{"node-" + std::to_string(i), &nodes[i], {}};
       node.used.gpus = i < used.size() ? used[i] : 0;
       node.used.sharedGpus = i < sharedUsed.size() ? sharedUsed[i] : 0;
+      node.dra = i < dra.size() ? dra[i] : core::Devices{};
+      node.draUsed = i < draUsed.size() ? draUsed[i] : core::Devices{};
       if (i < slicesUsed.size() && slicesUsed[i] > 0) {
         node.used.mig = {{nodes[i].allocatable.mig.front().first, slicesUsed[i]}};
       }

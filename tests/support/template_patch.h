@@ -68,6 +68,23 @@ inline core::TargetState applyPatch(core::TargetState state, const nlohmann::jso
             }
           }
         }
+        // resources.claims: a list a strategic merge patch replaces whole.
+        if (item.contains("resources") && item["resources"].contains("claims")) {
+          container.claims.clear();
+          for (const auto& claim : item["resources"]["claims"]) {
+            container.claims.emplace_back(claim["name"], claim.value("request", ""));
+          }
+        }
+      }
+    }
+  }
+  if (podSpec.contains("resourceClaims")) {
+    // A list merged by name; {"$patch": "delete"} removes an entry.
+    for (const auto& entry : podSpec["resourceClaims"]) {
+      if (entry.contains("$patch")) {
+        state.podClaims.erase(entry["name"].get<std::string>());
+      } else {
+        state.podClaims[entry["name"]] = entry.value("resourceClaimTemplateName", "");
       }
     }
   }

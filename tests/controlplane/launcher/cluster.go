@@ -14,7 +14,9 @@ const nodesReadyTimeout = 300 * time.Second
 
 // kube-controller-manager's controllers: only what Deployments,
 // StatefulSets, Jobs, namespaces and service accounts need, pod garbage
-// collection for pods left on deleted nodes, and the node lifecycle
+// collection for pods left on deleted nodes, the ResourceClaim controller
+// (a pod's claims made from its ResourceClaimTemplates, Dynamic Resource
+// Allocation), and the node lifecycle
 // controller, which lifts the node.kubernetes.io/not-ready taint the API
 // server's TaintNodesByCondition admission puts on every new node once kwok
 // has made it Ready, as on a real cluster. Its grace period is an hour
@@ -24,7 +26,7 @@ const (
 	controllers = "deployment-controller,replicaset-controller,statefulset-controller," +
 		"garbage-collector-controller,namespace-controller,serviceaccount-controller," +
 		"serviceaccount-token-controller,pod-garbage-collector-controller,job-controller," +
-		"node-lifecycle-controller"
+		"resourceclaim-controller,node-lifecycle-controller"
 	controllersNoRollouts = "garbage-collector-controller,namespace-controller," +
 		"serviceaccount-controller,serviceaccount-token-controller," +
 		"pod-garbage-collector-controller,node-lifecycle-controller"

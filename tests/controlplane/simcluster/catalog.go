@@ -32,6 +32,7 @@ type accelerator struct {
 	EC2MemoryMiB  int64   `json:"ec2MemoryMiB"`
 	KarpenterName string  `json:"karpenterName"`
 	GPUProduct    string  `json:"gpuProduct"`
+	ProductName   string  `json:"productName"`
 	// The MIG profiles its GPUs can be cut into (NVIDIA's MIG user guide).
 	MIGProfiles []migProfile `json:"migProfiles"`
 	Sources     struct {
@@ -233,6 +234,9 @@ type pool struct {
 	// The device plugin's sharing.timeSlicing with renameByDefault: each
 	// GPU advertised as this many nvidia.com/gpu.shared replicas.
 	TimeSlicing *timeSlicing `json:"timeSlicing"`
+	// NVIDIA's DRA driver publishes the nodes' GPUs (or their MIG devices)
+	// in ResourceSlices instead of the device plugin (dra.go).
+	DRA bool `json:"dra"`
 }
 
 type timeSlicing struct {
@@ -328,6 +332,16 @@ func loadPools(path string, c *catalog) (*poolFile, error) {
 		}
 		if err := checkMIG(p, c); err != nil {
 			return nil, fail("%v", err)
+		}
+		if p.DRA {
+			if p.TimeSlicing != nil {
+				return nil, fail("dra: NVIDIA's DRA driver time-slices behind an alpha gate; not simulated")
+			}
+			for _, t := range p.InstanceTypes {
+				if !isNVIDIA(c.instByType[t]) || c.accel(c.instByType[t]).ProductName == "" {
+					return nil, fail("dra: %s has no NVIDIA GPU with a productName in the catalog", t)
+				}
+			}
 		}
 		if t := p.TimeSlicing; t != nil {
 			if t.Replicas < 2 {

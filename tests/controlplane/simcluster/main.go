@@ -176,6 +176,14 @@ func printYAML(gen *generated) error {
 	for _, n := range gen.nodes {
 		objects = append(objects, n)
 	}
+	if len(gen.slices) > 0 {
+		for _, c := range deviceClasses() {
+			objects = append(objects, c)
+		}
+		for _, s := range gen.slices {
+			objects = append(objects, s)
+		}
+	}
 	for _, o := range objects {
 		data, err := yaml.Marshal(o)
 		if err != nil {
@@ -214,6 +222,11 @@ func apply(kubeconfig string, gen *generated, waitReady time.Duration, workers i
 	}
 	if err := createNodes(ctx, kube, gen.nodes, workers); err != nil {
 		return err
+	}
+	if len(gen.slices) > 0 {
+		if err := publishDevices(ctx, kube, gen.slices); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(os.Stderr, "simcluster: %d nodes and %d NodePools created in %.1f s\n",
 		len(gen.nodes), len(gen.nodePools), time.Since(start).Seconds())

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kwokapis "sigs.k8s.io/karpenter/kwok/apis"
@@ -66,6 +67,8 @@ func arch(s shape) string {
 type generated struct {
 	nodes     []*corev1.Node
 	nodePools []*karpv1.NodePool
+	// What NVIDIA's DRA driver would publish for the dra pools' nodes.
+	slices []*resourcev1.ResourceSlice
 	// The karpenter pools' capacity reservations, for the EC2NodeClass's
 	// status (ec2nodeclass.go).
 	reservations []reservationStatus
@@ -97,6 +100,9 @@ func (b *builder) build() (*generated, error) {
 				return nil, err
 			}
 			poolNodes = append(poolNodes, node)
+			if p.DRA {
+				out.slices = append(out.slices, resourceSlice(node.Name, in, b.cat.accel(in), p.MIG))
+			}
 		}
 		out.nodes = append(out.nodes, poolNodes...)
 		if r := p.Reservation; r != nil && p.Provisioner == karpenterPool {
@@ -384,6 +390,8 @@ func (b *builder) resources(p *pool, in *instance) (corev1.ResourceList, corev1.
 	if in.AcceleratorCount > 0 {
 		count := int64(in.AcceleratorCount)
 		switch {
+		case isNVIDIA(in) && p.DRA:
+			// The DRA driver publishes them (dra.go): no extended resource.
 		case isNVIDIA(in) && p.TimeSlicing != nil:
 			// renameByDefault: the replicas under their own name, no whole GPU.
 			capacity["nvidia.com/gpu.shared"] = *resource.NewQuantity(count*int64(p.TimeSlicing.Replicas), resource.DecimalSI)
