@@ -101,7 +101,16 @@ void ObjectCaches::addClusterView() {
   boundOf_ = &pods_->index<TargetKey>(boundTarget);
   pods_->addHandler(
       [this](const std::string& key, const core::PodView* previous, const core::PodView* current) {
+        const auto sharesKept = [this](const std::string& node) {
+          return !node.empty() && offersShares(node) && holdsDevices(room_.usedOn(node).devices);
+        };
+        const std::string node =
+            current && !current->node.empty() ? current->node : previous ? previous->node : "";
+        const bool keptBefore = sharesKept(node);
         room_.podChanged(previous, current);
+        if (keptBefore != sharesKept(node)) {
+          sharesKeptChanged_.notify();  // its idle shares now cost nothing more, or the node
+        }
         const auto before = previous ? pendingTarget(key, *previous) : std::nullopt;
         const auto after = current ? pendingTarget(key, *current) : std::nullopt;
         if (before == after && (!before || previous->unschedulable == current->unschedulable)) {
@@ -113,6 +122,20 @@ void ObjectCaches::addClusterView() {
           }
         }
       });
+}
+
+bool ObjectCaches::offersShares(const std::string& name) const {
+  const core::NodeView* node = nodes_->get(name);
+  if (node && (!node->allocatable.mig.empty() || node->allocatable.sharedGpus > 0)) {
+    return true;
+  }
+  const auto dra = draByNode_.find(name);
+  return dra != draByNode_.end() && !dra->second.offered.mig.empty();
+}
+
+bool ObjectCaches::holdsDevices(const core::Devices& devices) {
+  return devices.gpus > 0 || devices.neuronDevices > 0 || devices.sharedGpus > 0 ||
+         !devices.mig.empty();
 }
 
 void ObjectCaches::enableNodePools() {

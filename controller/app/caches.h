@@ -87,6 +87,10 @@ class ObjectCaches {
   // A ResourceSlice was added, edited or deleted: the devices a node offers
   // through DRA changed.
   runtime::EventSource<>& deviceSlicesChanged() { return deviceSlicesChanged_; }
+  // A node whose GPUs are shared (MIG slices, time-sliced replicas) got its
+  // first pod holding devices, or lost its last: its idle shares now cost
+  // the cluster nothing more, or the whole node again.
+  runtime::EventSource<>& sharesKeptChanged() { return sharesKeptChanged_; }
   // A NodeOverlay was added, edited or deleted, or Karpenter's verdict on
   // one moved.
   runtime::EventSource<>& nodeOverlaysChanged() { return nodeOverlaysChanged_; }
@@ -210,6 +214,9 @@ class ObjectCaches {
   runtime::EventSource<> nodePoolsChanged_;
   runtime::EventSource<> nodeOverlaysChanged_;
   runtime::EventSource<> deviceSlicesChanged_;
+  runtime::EventSource<> sharesKeptChanged_;
+  bool offersShares(const std::string& node) const;
+  static bool holdsDevices(const core::Devices& devices);
   ClusterRoom room_;
   std::uint64_t clusterGeneration_ = 0;  // Nodes and NodePools the view reads
   // A count, not an index: the policies' statuses only say how many.

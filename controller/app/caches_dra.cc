@@ -35,6 +35,7 @@ void ObjectCaches::enableDynamicResources() {
 // cluster view, as a node's does.
 void ObjectCaches::recountDynamicResources() {
   std::map<core::DeviceRef, std::pair<const std::string*, const core::Devices*>> where;
+  auto before = std::move(draByNode_);
   draByNode_.clear();
   slices_->forEach([&](const std::string&, const core::ResourceSliceView& slice) {
     if (slice.node.empty()) {
@@ -55,6 +56,16 @@ void ObjectCaches::recountDynamicResources() {
     });
   }
   ++clusterGeneration_;
+  // A node cut into MIG devices whose claims went from none to some, or
+  // back: its idle slices now cost nothing more, or the whole node.
+  for (const auto& [node, devices] : draByNode_) {
+    const auto was = before.find(node);
+    const bool keptBefore = was != before.end() && holdsDevices(was->second.held);
+    if (!devices.offered.mig.empty() && keptBefore != holdsDevices(devices.held)) {
+      sharesKeptChanged_.notify();
+      return;
+    }
+  }
 }
 
 }  // namespace gpuplacement::app

@@ -105,6 +105,10 @@ WorkloadReconciler::WorkloadReconciler(runtime::ControllerSet& controllers, Obje
                       .watches(caches.nodePoolsChanged(), [this] { return allWorkloads(); })
                       // So do the devices DRA drivers publish.
                       .watches(caches.deviceSlicesChanged(), [this] { return allWorkloads(); })
+                      // And a shared node kept up, or let go: its idle slices
+                      // cost nothing more, or a whole node (rare: the first or
+                      // last pod holding devices on a node cut so).
+                      .watches(caches.sharesKeptChanged(), [this] { return allWorkloads(); })
                       .workers(options.workers)
                       .complete([this](const runtime::ObjectKey& key) { return reconcile(key); })),
       statuses_(
