@@ -64,49 +64,36 @@ struct Slots {
   int idleNodes = 0;   // nodes with room for one replica
 };
 
-// MIG slices free at the margin: on nodes some pod keeps up, and the
-// workload's own slices of the same profile (the slices beside them are
-// other pods'; a node of its own slices alone is rare enough that staying
-// is priced as a share).
-Slots sliceSlotsOf(const Offer& offer, const CostInput& input, const OwnDevices& own) {
+// Shares of GPUs free at the margin (MIG slices, replicas of time-sliced
+// GPUs): `freeOn` each node some pod keeps up, and the workload's own shares
+// of the same kind (those beside them are other pods'; a node of its own
+// shares alone is rare enough that staying is priced as a share).
+template <typename FreeOn>
+Slots shareSlotsOf(const Offer& offer, FreeOn freeOn, int ownReplicas) {
   Slots slots;
   for (const auto& room : offer.room) {
-    const auto free = room.kept ? room.migFree(input.migProfile) : 0;
+    const auto free = room.kept ? freeOn(room) : 0;
     slots.free += free;
     slots.idleNodes += free > 0 ? 1 : 0;
   }
-  if (own.instance == input.instance && own.capacity == input.capacity &&
-      own.migProfile == input.migProfile) {
-    slots.free += own.replicas;
-    slots.idleNodes = std::max(slots.idleNodes, own.replicas > 0 ? 1 : 0);
-  }
-  return slots;
-}
-
-// Replicas of time-sliced GPUs free at the margin, counted as slices are.
-Slots sharedSlotsOf(const Offer& offer, const CostInput& input, const OwnDevices& own) {
-  Slots slots;
-  const int per = std::max(input.devices, 1);
-  for (const auto& room : offer.room) {
-    const auto free = room.kept ? room.sharedFree / per : 0;
-    slots.free += free;
-    slots.idleNodes += free > 0 ? 1 : 0;
-  }
-  if (own.instance == input.instance && own.capacity == input.capacity && own.shared &&
-      own.devices == input.devices) {
-    slots.free += own.replicas;
-    slots.idleNodes = std::max(slots.idleNodes, own.replicas > 0 ? 1 : 0);
-  }
+  slots.free += ownReplicas;
+  slots.idleNodes = std::max(slots.idleNodes, ownReplicas > 0 ? 1 : 0);
   return slots;
 }
 
 Slots slotsOf(const Offer& offer, const CostInput& input, const OwnDevices& own) {
   Slots slots;
+  const bool ownType = own.instance == input.instance && own.capacity == input.capacity;
   if (input.shared) {
-    return sharedSlotsOf(offer, input, own);
+    const int per = std::max(input.devices, 1);
+    return shareSlotsOf(
+        offer, [per](const NodeRoom& room) { return room.sharedFree / per; },
+        ownType && own.shared && own.devices == input.devices ? own.replicas : 0);
   }
   if (!input.migProfile.empty()) {
-    return sliceSlotsOf(offer, input, own);
+    return shareSlotsOf(
+        offer, [&input](const NodeRoom& room) { return room.migFree(input.migProfile); },
+        ownType && own.migProfile == input.migProfile ? own.replicas : 0);
   }
   const bool ownHere = own.instance == input.instance && own.capacity == input.capacity &&
                        own.devices > 0 && own.migProfile.empty() && !own.shared;

@@ -19,6 +19,7 @@
 
 #include "base/json_access.h"
 #include "support/cluster.h"
+#include "support/operator_fixture.h"
 #include "support/speech_workload.h"
 #include "support/suite.h"
 
@@ -28,7 +29,6 @@ namespace {
 using testing::cluster;
 using testing::ControlPlane;
 using testing::json;
-using testing::OperatorProcess;
 using testing::workloadPath;
 
 const bool kConfigured = [] {
@@ -81,28 +81,14 @@ bool runs(const std::string& name) {
   return !testing::runningNodesOf(kNamespace, name).empty();
 }
 
-struct Fixture {
-  std::unique_ptr<OperatorProcess> op;
-
-  Fixture() {
-    cluster().apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + kNamespace + "}\n");
+testing::OperatorInNamespace& fixture() {
+  static testing::OperatorInNamespace instance(kNamespace, [] {
     applyResident("resident", "p4d.24xlarge", "nvidia.com/mig-1g.5gb: 1");
     applyResident("tenants", "g6.xlarge", "nvidia.com/gpu.shared: 3");
     REQUIRE_MESSAGE(cluster().waitFor([] { return runs("resident") && runs("tenants"); },
                                       std::chrono::seconds(60)),
                     "the residents never ran on their shares");
-    op = std::make_unique<OperatorProcess>(cluster().operatorKubeconfig());
-    REQUIRE_MESSAGE(op->waitReady(std::chrono::seconds(60)), op->log());
-  }
-  ~Fixture() {
-    if (op) {
-      op->stop();
-    }
-  }
-};
-
-Fixture& fixture() {
-  static Fixture instance;
+  });
   return instance;
 }
 

@@ -23,6 +23,7 @@
 
 #include "base/json_access.h"
 #include "support/cluster.h"
+#include "support/operator_fixture.h"
 #include "support/speech_workload.h"
 #include "support/suite.h"
 #include "support/why_not.h"
@@ -34,7 +35,6 @@ using testing::Cluster;
 using testing::cluster;
 using testing::ControlPlane;
 using testing::json;
-using testing::OperatorProcess;
 using testing::workloadPath;
 
 const bool kConfigured = [] {
@@ -118,26 +118,12 @@ void applyResident() {
       "        resources: {claims: [{name: mig}]}\n");
 }
 
-struct Fixture {
-  std::unique_ptr<OperatorProcess> op;
-
-  Fixture() {
-    cluster().apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + kNamespace + "}\n");
+testing::OperatorInNamespace& fixture() {
+  static testing::OperatorInNamespace instance(kNamespace, [] {
     applyResident();
     REQUIRE_MESSAGE(cluster().waitFor([] { return runs("resident"); }, std::chrono::seconds(60)),
                     "the resident never ran on its MIG device");
-    op = std::make_unique<OperatorProcess>(cluster().operatorKubeconfig());
-    REQUIRE_MESSAGE(op->waitReady(std::chrono::seconds(60)), op->log());
-  }
-  ~Fixture() {
-    if (op) {
-      op->stop();
-    }
-  }
-};
-
-Fixture& fixture() {
-  static Fixture instance;
+  });
   return instance;
 }
 
