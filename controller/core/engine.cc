@@ -542,7 +542,8 @@ std::optional<Shortfall> PlacementEngine::shortfallOf(const Option& option, cons
       return Shortfall{parts[i].capacity, false, std::max(parts[i].replicas, 1), 0, 0};
     }
   }
-  if (option.instance == request.ownInstance && option.capacity == request.ownCapacity) {
+  if (option.instance == request.ownInstance && option.capacity == request.ownCapacity &&
+      slice == request.ownMigProfile && (option.fit.timeSlices > 0) == request.ownShared) {
     return std::nullopt;
   }
   for (std::size_t i = 0; i < count; ++i) {
@@ -669,6 +670,8 @@ Weighing PlacementEngine::weigh(const WorkloadIntent& intent, const NodeCostMode
   if (cluster) {
     weighing.request.ownInstance = cluster->own.instance;
     weighing.request.ownCapacity = cluster->own.capacity;
+    weighing.request.ownMigProfile = cluster->own.migProfile;
+    weighing.request.ownShared = cluster->own.shared;
     weighing.request.ownPods = &cluster->ownPods;
   }
   const Request& request = weighing.request;

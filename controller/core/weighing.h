@@ -162,6 +162,10 @@ struct Request {
   // check passes it (fallback decides when they cannot be scheduled).
   int ownInstance = -1;
   CapacityType ownCapacity = CapacityType::OnDemand;
+  // And the share of a GPU it holds there: only an option of the same kind
+  // (whole devices, that MIG profile, time-sliced replicas) has its room.
+  std::string_view ownMigProfile{};
+  bool ownShared = false;
   const std::vector<OwnPod>* ownPods = nullptr;
 };
 

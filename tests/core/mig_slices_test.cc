@@ -333,3 +333,25 @@ TEST_CASE("a share held back by the re-placement rules is written as the share i
 }
 
 }  // namespace gpuplacement::core::mig_slices_test
+
+namespace gpuplacement::core::mig_slices_test {
+
+TEST_CASE("a slice in force lends its room to that slice only, not to whole GPUs of its type") {
+  const auto engine = shippedEngine();
+  const auto cluster = slicedP4d(2);  // this replica's slice and another pod's
+  const auto state = cluster.state();
+  const auto view = clusterViewOf(state, *shippedCatalog(), engine->policy());
+  ClusterContext context{&view, {}, {}};
+  context.own = {shippedCatalog()->indexOf("p4d.24xlarge"), CapacityType::OnDemand, 1, 1, "1g.5gb"};
+  // The fastest would be a whole A100; the p4d has none, whatever its slice holds.
+  for (const auto objective : {Objective::MaxPerformance, Objective::CostOptimized}) {
+    CAPTURE(static_cast<int>(objective));
+    const auto decision = decide(*engine, speech().objective(objective), context);
+    REQUIRE(decision.placement);
+    if (decision.placement->instanceType == "p4d.24xlarge") {
+      CHECK(decision.placement->migProfile == "1g.5gb");
+    }
+  }
+}
+
+}  // namespace gpuplacement::core::mig_slices_test
