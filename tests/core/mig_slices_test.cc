@@ -45,6 +45,24 @@ Cluster twoLayouts() {
   return cluster;
 }
 
+// A p4d cut into 1g.5gb slices, one of them this workload's replica and
+// another another pod's, as a decision about that workload sees it.
+struct SliceInForce {
+  Cluster cluster = slicedP4d(2);  // first: the state below reads it
+  ClusterState state = cluster.state();
+  ClusterView view;
+  ClusterContext context;
+
+  explicit SliceInForce(const PlacementEngine& engine)
+      : view(clusterViewOf(state, *shippedCatalog(), engine.policy())) {
+    context.view = &view;
+    context.own = {shippedCatalog()->indexOf("p4d.24xlarge"), CapacityType::OnDemand, 1, 1,
+                   "1g.5gb"};
+  }
+  SliceInForce(const SliceInForce&) = delete;
+  SliceInForce& operator=(const SliceInForce&) = delete;
+};
+
 Decision decideOn(const Cluster& cluster, const WorkloadIntent& intent, Policy policy = {}) {
   const auto engine = shippedEngine(policy);
   const auto state = cluster.state();
@@ -246,11 +264,8 @@ TEST_CASE("MIG nodes and pods are read from their resources; the slice is writte
 
 TEST_CASE("a slice in force is weighed as the slice it runs on") {
   const auto engine = shippedEngine();
-  const auto cluster = slicedP4d(2);  // this replica's slice and another pod's
-  const auto state = cluster.state();
-  const auto view = clusterViewOf(state, *shippedCatalog(), engine->policy());
-  ClusterContext context{&view, {}, {}};
-  context.own = {shippedCatalog()->indexOf("p4d.24xlarge"), CapacityType::OnDemand, 1, 1, "1g.5gb"};
+  const SliceInForce inForce(*engine);
+  const auto& context = inForce.context;
   const auto kept =
       assess(*engine, speech(), "p4d.24xlarge", 1, {"1g.5gb"}, CapacityType::OnDemand, &context);
   CHECK(kept.feasible);
@@ -338,11 +353,8 @@ namespace gpuplacement::core::mig_slices_test {
 
 TEST_CASE("a slice in force lends its room to that slice only, not to whole GPUs of its type") {
   const auto engine = shippedEngine();
-  const auto cluster = slicedP4d(2);  // this replica's slice and another pod's
-  const auto state = cluster.state();
-  const auto view = clusterViewOf(state, *shippedCatalog(), engine->policy());
-  ClusterContext context{&view, {}, {}};
-  context.own = {shippedCatalog()->indexOf("p4d.24xlarge"), CapacityType::OnDemand, 1, 1, "1g.5gb"};
+  const SliceInForce inForce(*engine);
+  const auto& context = inForce.context;
   // The fastest would be a whole A100; the p4d has none, whatever its slice holds.
   for (const auto objective : {Objective::MaxPerformance, Objective::CostOptimized}) {
     CAPTURE(static_cast<int>(objective));
