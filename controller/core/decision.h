@@ -27,8 +27,12 @@ struct Placement {
   // them a replica takes. 0: not time-sliced.
   int timeSlices = 0;
   // The nodes offer the devices through DRA: they are asked for by a
-  // ResourceClaimTemplate (core/dra.h), not an extended resource.
+  // ResourceClaimTemplate (core/dra.h), not a device plugin's resource.
   bool claim = false;
+  // ... or, where the pod template cannot gain a claim (a Job's), by the
+  // DeviceClass's extended resource, for which the scheduler makes the
+  // claim itself (KEP-5004, beta in Kubernetes 1.36).
+  bool claimByResource = false;
   // What the replica would cost on whole devices instead, where a slice was
   // chosen: one device of the same type, priced by the same cost model.
   std::optional<double> wholeDeviceHourlyCost;

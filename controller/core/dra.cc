@@ -113,6 +113,10 @@ DeviceClaim deviceClaimFor(const AcceleratorSpec& accelerator, Tier tier, int co
   return claim;
 }
 
+std::string deviceClassResourceName(const std::string& deviceClass) {
+  return "deviceclass.resource.kubernetes.io/" + deviceClass;
+}
+
 std::string claimTemplateName(const std::string& workload, const DeviceClaim& claim) {
   const auto digest = base::stableHash(claim.deviceClassName + "\n" + claim.selector + "\n" +
                                        std::to_string(claim.count));

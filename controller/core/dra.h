@@ -70,6 +70,12 @@ DeviceClaim deviceClaimFor(const AcceleratorSpec& accelerator, Tier tier, int co
 // template (a template's spec cannot change) and the same one is the same.
 std::string claimTemplateName(const std::string& workload, const DeviceClaim& claim);
 
+// The extended resource every DeviceClass is asked for by without a claim
+// (KEP-5004, beta and on by default in Kubernetes 1.36): the scheduler
+// allocates one of the class's devices per unit and makes the pod's claim
+// itself. Container resources, which a suspended Job may change.
+std::string deviceClassResourceName(const std::string& deviceClass);
+
 // The name the pod template's spec.resourceClaims entry and the container's
 // resources.claims entry carry.
 inline constexpr const char* kPodClaimName = "gpu-placement";

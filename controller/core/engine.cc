@@ -398,7 +398,7 @@ void PlacementEngine::addOptions(int index, const Fit& fit, const Request& reque
       evaluation.mixedUnlabeled = true;
       continue;
     }
-    if (!request.intent.claimsWritable && request.capacity &&
+    if (!request.intent.claimsWritable && fit.migProfile >= 0 && request.capacity &&
         request.capacity->offersClaims(index, capacity)) {
       evaluation.claimsUnwritable = true;
       continue;

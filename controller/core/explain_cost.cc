@@ -162,12 +162,12 @@ std::string Explainer::clusterCostNote(const Option& option, const Placement& pl
     // moves with every pod on those nodes, and in the status it would be
     // stale at once and rewrite the status of every workload sharing them.
     const int taken = cost.replicasOnIdle * placement.acceleratorCount;
-    note = std::to_string(taken) + " idle " + idleUnit(placement, taken) + " on " +
-           (cost.replicasOnIdle == 1 || cost.idleNodes == 1
-                ? "an existing " + instance.type
-                : "existing " + instance.type + " nodes") +
-           " at " + price + ": " + shape + ", charged its share (" + shareText(option) +
-           "), nothing more for the cluster";
+    note =
+        std::to_string(taken) + " idle " + idleUnit(placement, taken) + " on " +
+        (cost.replicasOnIdle == 1 || cost.idleNodes == 1 ? "an existing " + instance.type
+                                                         : "existing " + instance.type + " nodes") +
+        " at " + price + ": " + shape + ", charged its share (" + shareText(option) +
+        "), nothing more for the cluster";
     if (cost.replicasOnIdle < placement.replicas) {
       note += " for " + std::to_string(cost.replicasOnIdle) + " replicas";
     }

@@ -335,12 +335,15 @@ std::string Explainer::bindingConstraint(const Request& request, const Evaluatio
            "and none is selected here: the policy's nodeLabels.capacityType.key is empty, or "
            "not every node carries karpenter.sh/capacity-type or eks.amazonaws.com/capacityType";
   }
+  // Before the room: the slices such nodes have free are the room the Job
+  // cannot ask for.
+  if (overall.claimsUnwritable) {
+    return "the nodes that could run it offer MIG devices only through Dynamic Resource "
+           "Allocation: a Job's pod template cannot gain spec.resourceClaims once created, and "
+           "a DeviceClass's extended resource cannot name a profile";
+  }
   if (!overall.unoffered.empty()) {
     return unofferedConstraint(request, overall);
-  }
-  if (overall.claimsUnwritable) {
-    return "the nodes that could run it offer their devices only through Dynamic Resource "
-           "Allocation, and a Job's pod template cannot gain spec.resourceClaims once created";
   }
   if (overall.cheapestOverBudget) {
     const auto& over = *overall.cheapestOverBudget;

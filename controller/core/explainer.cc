@@ -41,8 +41,9 @@ void Explainer::choose(const Weighing& weighing, Decision& decision) const {
   }
   if (evaluation.claimsUnwritable) {
     decision.reason +=
-        "; nodes that offer their devices only through Dynamic Resource Allocation not "
-        "considered: a Job's pod template cannot gain spec.resourceClaims once created";
+        "; MIG devices offered only through Dynamic Resource Allocation not considered: a "
+        "Job's pod template cannot gain spec.resourceClaims once created, and a DeviceClass's "
+        "extended resource cannot name a profile";
   }
   if (evaluation.spotWithheld) {
     decision.reason +=
@@ -71,6 +72,7 @@ Placement Explainer::placementOf(const Option& option, const Request& request) c
   placement.timeSlices = fit.timeSlices;
   placement.claim = accelerator && request.capacity &&
                     request.capacity->offersClaims(option.instance, option.capacity);
+  placement.claimByResource = placement.claim && !request.intent.claimsWritable;
   placement.capacityType = option.capacity;
   placement.hourlyCost = option.cost.perReplicaHourly;
   placement.monthlyCost = placement.hourlyCost * policy_.hoursPerMonth;

@@ -157,7 +157,7 @@ void holdJob(const WorkloadInput& input, const WorkloadIntent& intent,
       best->claim == applied.claim && best->capacityType == applied.capacityType) {
     plan.wanted = *best;  // the decision is what runs: described in full
   } else {
-    plan.wanted = placementInForce(applied, *current, *plan.decision, engine, intent.replicas);
+    plan.wanted = placementInForce(applied, *current, *plan.decision, engine, intent);
     if (best) {
       plan.view.recommendation = *best;
       plan.view.recommendationNote = heldJobNote(job, applied.targetName);

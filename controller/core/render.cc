@@ -74,8 +74,16 @@ Scheduling renderScheduling(const Placement& placement, const Catalog& catalog,
   const auto& tier = policy.tier(placement.tier);
   scheduling.tolerations = tier.tolerations;
   if (placement.claim && accelerator) {
-    scheduling.claim = deviceClaimFor(*accelerator, placement.tier, placement.acceleratorCount,
-                                      placement.migProfile);
+    auto claim = deviceClaimFor(*accelerator, placement.tier, placement.acceleratorCount,
+                                placement.migProfile);
+    if (placement.claimByResource) {
+      // The node selector has chosen the model: the class's devices on it
+      // are the ones meant.
+      scheduling.resources[deviceClassResourceName(claim.deviceClassName)] =
+          std::to_string(claim.count);
+    } else {
+      scheduling.claim = std::move(claim);
+    }
   } else if (placement.timeSlices > 0) {
     // Replicas of a time-sliced GPU, under the device plugin's renamed
     // resource: no node with whole GPUs advertises it.

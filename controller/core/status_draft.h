@@ -71,7 +71,8 @@ class StatusDraft {
 // The placement in force, described with today's prices.
 inline Placement placementInForce(const AppliedRecord& applied, const Assessment& current,
                                   const Decision& decision, const PlacementEngine& engine,
-                                  int replicas) {
+                                  const WorkloadIntent& intent) {
+  const int replicas = intent.replicas;
   Placement placement;
   placement.tier = applied.tier;
   placement.accelerator = applied.accelerator;
@@ -81,6 +82,7 @@ inline Placement placementInForce(const AppliedRecord& applied, const Assessment
   placement.migProfile = applied.migProfile;
   placement.timeSlices = applied.timeSlices;
   placement.claim = applied.claim;
+  placement.claimByResource = applied.claim && !intent.claimsWritable;
   placement.capacityType = applied.capacityType;
   if (const auto* instance = engine.catalog().find(applied.instanceType)) {
     placement.acceleratorsPerInstance = instance->acceleratorCount;

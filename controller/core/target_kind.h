@@ -51,7 +51,8 @@ struct TargetKindTraits {
   bool resourcesFixedBefore136 = false;
   // Its pod template cannot gain spec.resourceClaims once created (the API
   // server keeps a suspended Job's template immutable but for scheduling
-  // directives and container resources): it is never placed by a claim.
+  // directives and container resources): its devices on DRA nodes are
+  // asked for by the DeviceClass's extended resource (core/dra.h).
   bool claimsFixed = false;
 };
 

@@ -42,7 +42,10 @@ struct WorkloadIntent {
   int replicas = 1;
   int surge = 0;  // pods a rollout may add above replicas (TargetState::surge)
   // The target's pod template can gain a DRA claim (not a Job's: core/
-  // target_kind.h): nodes that offer their devices only so are candidates.
+  // target_kind.h). Where it cannot, whole devices on nodes that offer them
+  // only through DRA are asked for by their DeviceClass's extended resource
+  // instead, and MIG devices so offered are not candidates (the class cannot
+  // name a profile).
   bool claimsWritable = true;
   // What the target's pod template already requests per replica (the
   // team's own cpu and memory, summed over its containers; not what the

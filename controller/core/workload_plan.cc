@@ -120,8 +120,7 @@ void planMove(const WorkloadInput& input, const WorkloadObject& workload,
     case GateVerdict::Cooldown:
     case GateVerdict::WaitForRollout:
       // The placement in force stays; the better one is shown, with why not.
-      plan.wanted =
-          placementInForce(*plan.view.applied, *current, *plan.decision, engine, intent.replicas);
+      plan.wanted = placementInForce(*plan.view.applied, *current, *plan.decision, engine, intent);
       plan.view.recommendation = best;
       plan.view.recommendationNote = plan.gate.message;
       if (plan.gate.verdict == GateVerdict::Cooldown) {
@@ -413,7 +412,7 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
     if (plan.view.applied && input.target) {
       // What runs keeps running; nothing better exists to move it to.
       plan.view.placement =
-          placementInForce(*plan.view.applied, *current, decision, engine, intent.replicas);
+          placementInForce(*plan.view.applied, *current, decision, engine, intent);
     }
     return;
   }
@@ -434,8 +433,7 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
     return;
   }
   if (!input.target && traitsOf(target.kind).runsOnce && plan.view.applied) {
-    plan.view.placement =
-        placementInForce(*plan.view.applied, *current, decision, engine, intent.replicas);
+    plan.view.placement = placementInForce(*plan.view.applied, *current, decision, engine, intent);
     recordJobGone(target, draft, plan);
     return;
   }

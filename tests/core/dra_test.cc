@@ -134,14 +134,27 @@ TEST_CASE("on nodes whose devices come through DRA, a placement asks by a claim"
     CHECK(scheduling.resources.count("nvidia.com/gpu") == 0);
     CHECK(scheduling.resources.size() == 0);
   }
-  // A Job's template cannot gain a claim: the L40S is passed over, and the
-  // reason says why.
+  // A Job's template cannot gain a claim: its whole L40S is asked for by
+  // the class's extended resource, for which the scheduler makes the claim.
   auto job = serving("7B").only({"g6e.xlarge"}).intent;
   job.claimsWritable = false;
-  const auto passed = decideOn(l40s, job);
+  const auto byResource = decideOn(l40s, job);
+  REQUIRE(byResource.placement);
+  CHECK(byResource.placement->claim);
+  CHECK(byResource.placement->claimByResource);
+  const auto jobScheduling = renderScheduling(*byResource.placement, *shippedCatalog(), Policy{});
+  CHECK_FALSE(jobScheduling.claim);
+  CHECK(jobScheduling.resources == std::map<std::string, std::string>{
+                                       {"deviceclass.resource.kubernetes.io/gpu.nvidia.com", "1"}});
+  // ... but a class cannot name a MIG profile: the slices are passed over,
+  // and the reason says why.
+  auto speech = serving("1.55B").only({"p4d.24xlarge"}).intent;
+  speech.claimsWritable = false;
+  const auto passed = decideOn(a100, speech);
   CHECK_FALSE(passed.placement);
-  CHECK(passed.cannotPlace.find("a Job's pod template cannot gain spec.resourceClaims") !=
-        std::string::npos);
+  CHECK_MESSAGE(passed.cannotPlace.find("a DeviceClass's extended resource cannot name a "
+                                        "profile") != std::string::npos,
+                passed.cannotPlace);
   // The DRA devices taken by claims leave no room: the placement goes
   // elsewhere, here nowhere.
   Cluster full = l40s;

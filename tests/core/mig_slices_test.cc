@@ -334,7 +334,7 @@ TEST_CASE("a share held back by the re-placement rules is written as the share i
   const auto current =
       assess(*engine, intent, applied.instanceType, 1, applied.share(), CapacityType::OnDemand);
   const auto decision = decide(*engine, intent, costModelFor(CostModel::WholeInstance));
-  const auto held = reconcile::placementInForce(applied, current, decision, *engine, 1);
+  const auto held = reconcile::placementInForce(applied, current, decision, *engine, intent);
   CHECK(held.migProfile == "1g.5gb");
   CHECK(held.claim);
   CHECK(held.availableMemoryGiB == doctest::Approx(5.0));
@@ -342,7 +342,7 @@ TEST_CASE("a share held back by the re-placement rules is written as the share i
   REQUIRE(scheduling.claim);
   CHECK(scheduling.claim->deviceClassName == "mig.nvidia.com");
   applied.claim = false;
-  const auto plugin = reconcile::placementInForce(applied, current, decision, *engine, 1);
+  const auto plugin = reconcile::placementInForce(applied, current, decision, *engine, intent);
   CHECK(renderScheduling(plugin, *shippedCatalog(), engine->policy())
             .resources.at("nvidia.com/mig-1g.5gb") == "1");
 }

@@ -19,6 +19,11 @@
 //   device, but the API server keeps a suspended Job's spec.resourceClaims
 //   as created (Kubernetes 1.36): it goes to a T4 the device plugin serves,
 //   says why, and is resumed in one write.
+// - A suspended Job whose 7B model needs an L40S asks for it by the
+//   DeviceClass's extended resource (deviceclass.resource.kubernetes.io/
+//   gpu.nvidia.com, KEP-5004, beta in 1.36), which container resources may
+//   carry while suspended: resumed in one write, its pod's claim made and
+//   allocated by the scheduler.
 #include <doctest/doctest.h>
 
 #include "base/json_access.h"
@@ -116,6 +121,41 @@ void applyResident() {
       "      resourceClaims: [{name: mig, resourceClaimTemplateName: resident}]\n"
       "      containers:\n      - name: server\n        image: server:1\n"
       "        resources: {claims: [{name: mig}]}\n");
+}
+
+// A Job created suspended for its GpuWorkload of the same name.
+void applySuspendedJob(const std::string& name, const std::string& workload) {
+  cluster().apply("apiVersion: batch/v1\nkind: Job\nmetadata: {name: " + name +
+                  ", namespace: " + kNamespace + ", labels: {gpuplacement.io/workload: " + name +
+                  "}}\nspec:\n  suspend: true\n  template:\n    metadata: {labels: {app: " + name +
+                  "}}\n    spec:\n      restartPolicy: Never\n      containers: [{name: worker, "
+                  "image: worker:1}]\n");
+  cluster().apply(
+      "apiVersion: gpuplacement.io/v1alpha1\nkind: GpuWorkload\nmetadata: {name: " + name +
+      ", namespace: " + kNamespace + "}\nspec:\n  targetRef: {kind: Job, name: " + name + "}\n  " +
+      workload + "\n  objective: CostOptimized\n");
+}
+
+std::string jobPath(const std::string& name) {
+  return "/apis/batch/v1/namespaces/" + kNamespace + "/jobs/" + name;
+}
+
+// The Job's pod, once it ran (kwok runs it to completion at once: Running
+// or Succeeded) on a node of the type.
+std::optional<json> ranOn(const std::string& app, const std::string& instanceType) {
+  auto pods =
+      cluster().get("/api/v1/namespaces/" + kNamespace + "/pods?labelSelector=app%3D" + app);
+  if (!pods || (*pods)["items"].empty()) {
+    return std::nullopt;
+  }
+  const auto& pod = (*pods)["items"][0];
+  const auto phase = base::stringMember(pod["status"], "phase");
+  const auto node = cluster().get("/api/v1/nodes/" + base::stringMember(pod["spec"], "nodeName"));
+  if ((phase == "Running" || phase == "Succeeded") && node &&
+      testing::labelOf(*node, "node.kubernetes.io/instance-type") == instanceType) {
+    return pod;
+  }
+  return std::nullopt;
 }
 
 testing::OperatorInNamespace& fixture() {
@@ -218,25 +258,17 @@ TEST_CASE("deleting the workload takes its claim out of the template and deletes
 TEST_CASE("a suspended Job goes where no claim is needed, and is resumed in one write") {
   auto& f = fixture();
   auto& c = cluster();
-  c.apply("apiVersion: batch/v1\nkind: Job\nmetadata: {name: tune, namespace: " + kNamespace +
-          ", labels: {gpuplacement.io/workload: tune}}\nspec:\n  suspend: true\n  template:\n"
-          "    metadata: {labels: {app: tune}}\n    spec:\n      restartPolicy: Never\n"
-          "      containers: [{name: trainer, image: trainer:1}]\n");
-  c.apply(
-      "apiVersion: gpuplacement.io/v1alpha1\nkind: GpuWorkload\nmetadata: {name: tune, "
-      "namespace: " +
-      kNamespace +
-      "}\nspec:\n  targetRef: {kind: Job, name: tune}\n  workload: {kind: FineTuning}\n  "
-      "model: {parameters: 350M, precision: fp16}\n  objective: CostOptimized\n  "
-      "constraints: {tiers: [NVIDIA], capacityType: OnDemand, sharing: Isolated}\n");
-  const std::string jobPath = "/apis/batch/v1/namespaces/" + kNamespace + "/jobs/tune";
-  const bool resumed = c.waitFor([&] { return c.mustGet(jobPath)["spec"]["suspend"] == false; },
-                                 std::chrono::seconds(60));
+  applySuspendedJob("tune",
+                    "workload: {kind: FineTuning}\n  model: {parameters: 350M, precision: fp16}\n  "
+                    "constraints: {tiers: [NVIDIA], capacityType: OnDemand, sharing: Isolated}");
+  const bool resumed =
+      c.waitFor([&] { return c.mustGet(jobPath("tune"))["spec"]["suspend"] == false; },
+                std::chrono::seconds(60));
   const std::string why = f.op->log() + "\nplacement: " + placementOf("tune").dump();
   REQUIRE_MESSAGE(resumed, why);
   // The MIG devices of the p4d would be the cheapest; the API server keeps
-  // a suspended Job's spec.resourceClaims as created, so the Job takes a
-  // T4 the device plugin serves.
+  // a suspended Job's spec.resourceClaims as created, and no DeviceClass
+  // names a profile, so the Job takes a T4 the device plugin serves.
   const auto placement = placementOf("tune");
   MESSAGE(placement.dump());
   CHECK(placement["instanceType"] == "g4dn.xlarge");
@@ -245,22 +277,53 @@ TEST_CASE("a suspended Job goes where no claim is needed, and is resumed in one 
   CHECK_MESSAGE(
       placed.find("a Job's pod template cannot gain spec.resourceClaims") != std::string::npos,
       placed);
-  const auto podSpec = podSpecOf(jobPath);
+  const auto job = c.mustGet(jobPath("tune"));
+  CHECK(job["metadata"]["generation"] == 2);  // created, then the one write
+  const auto& podSpec = job["spec"]["template"]["spec"];
   CHECK_FALSE(podSpec.contains("resourceClaims"));
   CHECK(podSpec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1");
-  // kwok runs a Job's pod to completion at once: Running or Succeeded.
-  const auto ran = [&] {
-    auto pods = c.get("/api/v1/namespaces/" + kNamespace + "/pods?labelSelector=app%3Dtune");
-    if (!pods || (*pods)["items"].empty()) {
-      return false;
-    }
-    const auto& pod = (*pods)["items"][0];
-    const auto phase = base::stringMember(pod["status"], "phase");
-    const auto node = c.get("/api/v1/nodes/" + base::stringMember(pod["spec"], "nodeName"));
-    return (phase == "Running" || phase == "Succeeded") && node &&
-           testing::labelOf(*node, "node.kubernetes.io/instance-type") == "g4dn.xlarge";
-  };
-  REQUIRE_MESSAGE(c.waitFor(ran, std::chrono::seconds(60)), "the Job's pod never ran on the T4");
+  REQUIRE_MESSAGE(
+      c.waitFor([] { return ranOn("tune", "g4dn.xlarge").has_value(); }, std::chrono::seconds(60)),
+      "the Job's pod never ran on the T4");
+}
+
+TEST_CASE("a suspended Job's L40S through DRA: the class's extended resource, one write") {
+  auto& f = fixture();
+  auto& c = cluster();
+  applySuspendedJob("summarize",
+                    "workload: {kind: BatchInference}\n  model: {parameters: 7B, precision: "
+                    "fp16}\n  constraints: {tiers: [NVIDIA], capacityType: OnDemand}");
+  const bool resumed =
+      c.waitFor([&] { return c.mustGet(jobPath("summarize"))["spec"]["suspend"] == false; },
+                std::chrono::seconds(60));
+  const std::string why = f.op->log() + "\nplacement: " + placementOf("summarize").dump();
+  REQUIRE_MESSAGE(resumed, why);
+  const auto placement = placementOf("summarize");
+  MESSAGE(placement.dump());
+  CHECK(placement["instanceType"] == "g6e.xlarge");
+  CHECK(placement["resourceClaim"] == true);
+  const auto job = c.mustGet(jobPath("summarize"));
+  CHECK(job["metadata"]["generation"] == 2);  // created, then the one write
+  const auto& podSpec = job["spec"]["template"]["spec"];
+  CHECK_FALSE(podSpec.contains("resourceClaims"));
+  const auto& resources = podSpec["containers"][0]["resources"];
+  CHECK(resources["limits"]["deviceclass.resource.kubernetes.io/gpu.nvidia.com"] == "1");
+  CHECK(resources["requests"]["deviceclass.resource.kubernetes.io/gpu.nvidia.com"] == "1");
+  CHECK_FALSE(base::memberOf(resources, "limits").contains("nvidia.com/gpu"));
+  // The scheduler made the pod's claim for the extended resource and
+  // allocated it an L40S of the g6e.
+  std::optional<json> pod;
+  REQUIRE_MESSAGE(c.waitFor(
+                      [&] {
+                        pod = ranOn("summarize", "g6e.xlarge");
+                        return pod.has_value();
+                      },
+                      std::chrono::seconds(60)),
+                  f.op->log());
+  const auto& claimed = base::memberOf((*pod)["status"], "extendedResourceClaimStatus");
+  CHECK_MESSAGE(!base::stringMember(claimed, "resourceClaimName").empty(), pod->dump());
+  CHECK(base::stringMember(base::memberOf(claimed, "requestMappings")[0], "resourceName") ==
+        "deviceclass.resource.kubernetes.io/gpu.nvidia.com");
 }
 
 }  // namespace
