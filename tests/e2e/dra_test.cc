@@ -9,6 +9,8 @@
 //   GpuWorkload, and names it in the pod template; the controller-manager
 //   makes the pod's claim, the scheduler allocates the L40S, and the pod
 //   runs on the g6e.
+// - A 1B encoder restricted to Inferentia gets the inf2.xlarge's device
+//   through a template of class neuron.aws.com (the Neuron DRA driver's).
 // - Another team's claim holds one MIG device of the p4d; seed 001's speech
 //   model takes another through a template of class mig.nvidia.com that
 //   selects the 1g.5gb profile.
@@ -92,17 +94,18 @@ std::vector<std::string> allocatedTo(const std::string& app) {
 }
 
 // A GpuWorkload for a one-replica Deployment of the same name.
-void applyServing(const std::string& name, const std::string& model) {
+void applyServing(const std::string& name, const std::string& model,
+                  const std::string& tiers = "[NVIDIA]") {
   cluster().apply("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: " + name +
                   ", namespace: " + kNamespace +
                   "}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: " + name +
                   "}}\n  template:\n    metadata: {labels: {app: " + name +
                   "}}\n    spec:\n      containers: [{name: server, image: server:1}]\n");
-  cluster().apply("apiVersion: gpuplacement.io/v1alpha1\nkind: GpuWorkload\nmetadata: {name: " +
-                  name + ", namespace: " + kNamespace +
-                  "}\nspec:\n  targetRef: {kind: Deployment, name: " + name + "}\n  " + model +
-                  "\n  objective: CostOptimized\n  constraints: {tiers: [NVIDIA], capacityType: "
-                  "OnDemand}\n");
+  cluster().apply(
+      "apiVersion: gpuplacement.io/v1alpha1\nkind: GpuWorkload\nmetadata: {name: " + name +
+      ", namespace: " + kNamespace + "}\nspec:\n  targetRef: {kind: Deployment, name: " + name +
+      "}\n  " + model + "\n  objective: CostOptimized\n  constraints: {tiers: " + tiers +
+      ", capacityType: OnDemand}\n");
 }
 
 // Another team's service holding one MIG device of the p4d by a claim of its own.
@@ -203,6 +206,38 @@ TEST_CASE("a whole L40S through a claim the scheduler allocates") {
   CHECK(testing::labelOf(testing::runningNodesOf(kNamespace, "llama").front(),
                          "node.kubernetes.io/instance-type") == "g6e.xlarge");
   CHECK(allocatedTo("llama") == std::vector<std::string>{"gpu-0"});
+}
+
+TEST_CASE("an Inferentia2 through a claim of class neuron.aws.com") {
+  auto& f = fixture();
+  auto& c = cluster();
+  applyServing("encoder",
+               "workload: {kind: Inference}\n  model: {parameters: 1B, precision: bf16, "
+               "framework: PyTorch}",
+               "[Inferentia]");
+  const bool placed =
+      c.waitFor([] { return base::memberOf(placementOf("encoder"), "resourceClaim") == true; },
+                std::chrono::seconds(60));
+  const std::string why = f.op->log() + "\nplacement: " + placementOf("encoder").dump();
+  REQUIRE_MESSAGE(placed, why);
+  const auto placement = placementOf("encoder");
+  MESSAGE(placement.dump());
+  CHECK(placement["instanceType"] == "inf2.xlarge");
+  const auto podSpec = podSpecOf("/apis/apps/v1/namespaces/" + kNamespace + "/deployments/encoder");
+  REQUIRE(podSpec["resourceClaims"].size() == 1);
+  CHECK_FALSE(base::memberOf(podSpec["containers"][0]["resources"], "limits")
+                  .contains("aws.amazon.com/neuron"));
+  const auto templ =
+      c.mustGet(kResource + "/resourceclaimtemplates/" +
+                std::string(podSpec["resourceClaims"][0]["resourceClaimTemplateName"]));
+  const auto& request = templ["spec"]["spec"]["devices"]["requests"][0]["exactly"];
+  CHECK(request["deviceClassName"] == "neuron.aws.com");
+  CHECK(request["count"] == 1);
+  CHECK_FALSE(request.contains("selectors"));  // the node's type selects the chip
+  REQUIRE_MESSAGE(c.waitFor([] { return runs("encoder"); }, std::chrono::seconds(60)),
+                  "no Running pod of encoder");
+  CHECK(allocatedTo("encoder") == std::vector<std::string>{"neurondevice0"});
+  REQUIRE(c.remove(workloadPath(kNamespace, "encoder")).ok());
 }
 
 TEST_CASE("a MIG profile through a claim, beside another team's") {

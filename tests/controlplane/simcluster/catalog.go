@@ -338,8 +338,9 @@ func loadPools(path string, c *catalog) (*poolFile, error) {
 				return nil, fail("dra: NVIDIA's DRA driver time-slices behind an alpha gate; not simulated")
 			}
 			for _, t := range p.InstanceTypes {
-				if !isNVIDIA(c.instByType[t]) || c.accel(c.instByType[t]).ProductName == "" {
-					return nil, fail("dra: %s has no NVIDIA GPU with a productName in the catalog", t)
+				in := c.instByType[t]
+				if !isNeuron(in) && (!isNVIDIA(in) || c.accel(in).ProductName == "") {
+					return nil, fail("dra: %s has neither Neuron devices nor an NVIDIA GPU with a productName in the catalog", t)
 				}
 			}
 		}

@@ -6,7 +6,10 @@ package main
 // "gpu") or, where the MIG manager cut them, per MIG device (type "mig",
 // with its profile), carrying the productName NVML reports and the memory;
 // and the DeviceClasses gpu.nvidia.com and mig.nvidia.com the driver's Helm
-// chart installs. The real kube-scheduler allocates claims from these; no
+// chart installs. For a Trainium or Inferentia node, what the AWS Neuron DRA
+// driver publishes: one ResourceSlice of driver neuron.aws.com, a device per
+// Neuron device with its index and the instance type, and the DeviceClass
+// neuron.aws.com. The real kube-scheduler allocates claims from these; no
 // driver prepares them, which kwok's nodes do not need.
 
 import (
@@ -22,13 +25,19 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-const nvidiaDriver = "gpu.nvidia.com"
+const (
+	nvidiaDriver = "gpu.nvidia.com"
+	neuronDriver = "neuron.aws.com"
+)
 
 func stringAttribute(value string) resourcev1.DeviceAttribute {
 	return resourcev1.DeviceAttribute{StringValue: &value}
 }
 
 func resourceSlice(node string, in *instance, accel *accelerator, mig map[string]int) *resourcev1.ResourceSlice {
+	if isNeuron(in) {
+		return neuronSlice(node, in)
+	}
 	mib, _ := gpuMemoryMiB(accel) // checked when the node was built
 	device := func(name, kind string, memoryMiB int64) resourcev1.Device {
 		attributes := map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{
@@ -64,12 +73,31 @@ func resourceSlice(node string, in *instance, accel *accelerator, mig map[string
 			}
 		}
 	}
+	return nodeSlice(node, nvidiaDriver, devices)
+}
+
+func neuronSlice(node string, in *instance) *resourcev1.ResourceSlice {
+	devices := make([]resourcev1.Device, 0, in.AcceleratorCount)
+	for i := 0; i < in.AcceleratorCount; i++ {
+		index := int64(i)
+		devices = append(devices, resourcev1.Device{
+			Name: fmt.Sprintf("neurondevice%d", i),
+			Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{
+				"deviceId":     {IntValue: &index},
+				"instanceType": stringAttribute(in.Type),
+			},
+		})
+	}
+	return nodeSlice(node, neuronDriver, devices)
+}
+
+func nodeSlice(node, driver string, devices []resourcev1.Device) *resourcev1.ResourceSlice {
 	nodeName := node
 	return &resourcev1.ResourceSlice{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceSlice"},
-		ObjectMeta: metav1.ObjectMeta{Name: node + "-" + strings.ReplaceAll(nvidiaDriver, ".", "-")},
+		ObjectMeta: metav1.ObjectMeta{Name: node + "-" + strings.ReplaceAll(driver, ".", "-")},
 		Spec: resourcev1.ResourceSliceSpec{
-			Driver:   nvidiaDriver,
+			Driver:   driver,
 			Pool:     resourcev1.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 1},
 			NodeName: &nodeName,
 			Devices:  devices,
@@ -77,7 +105,8 @@ func resourceSlice(node string, in *instance, accel *accelerator, mig map[string
 	}
 }
 
-// deviceClasses: the driver's chart's two, selecting its devices by type.
+// deviceClasses: the NVIDIA driver's chart's two, selecting its devices by
+// type, and the Neuron driver's one.
 func deviceClasses() []*resourcev1.DeviceClass {
 	class := func(name, kind string) *resourcev1.DeviceClass {
 		return &resourcev1.DeviceClass{
@@ -88,7 +117,14 @@ func deviceClasses() []*resourcev1.DeviceClass {
 			}}}},
 		}
 	}
-	return []*resourcev1.DeviceClass{class("gpu.nvidia.com", "gpu"), class("mig.nvidia.com", "mig")}
+	neuron := &resourcev1.DeviceClass{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "DeviceClass"},
+		ObjectMeta: metav1.ObjectMeta{Name: neuronDriver},
+		Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{
+			Expression: fmt.Sprintf("device.driver == '%s'", neuronDriver),
+		}}}},
+	}
+	return []*resourcev1.DeviceClass{class("gpu.nvidia.com", "gpu"), class("mig.nvidia.com", "mig"), neuron}
 }
 
 func publishDevices(ctx context.Context, kube kubernetes.Interface, slices []*resourcev1.ResourceSlice) error {

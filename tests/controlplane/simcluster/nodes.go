@@ -67,7 +67,7 @@ func arch(s shape) string {
 type generated struct {
 	nodes     []*corev1.Node
 	nodePools []*karpv1.NodePool
-	// What NVIDIA's DRA driver would publish for the dra pools' nodes.
+	// What NVIDIA's or Neuron's DRA driver would publish for the dra pools' nodes.
 	slices []*resourcev1.ResourceSlice
 	// The karpenter pools' capacity reservations, for the EC2NodeClass's
 	// status (ec2nodeclass.go).
@@ -390,7 +390,7 @@ func (b *builder) resources(p *pool, in *instance) (corev1.ResourceList, corev1.
 	if in.AcceleratorCount > 0 {
 		count := int64(in.AcceleratorCount)
 		switch {
-		case isNVIDIA(in) && p.DRA:
+		case p.DRA:
 			// The DRA driver publishes them (dra.go): no extended resource.
 		case isNVIDIA(in) && p.TimeSlicing != nil:
 			// renameByDefault: the replicas under their own name, no whole GPU.
