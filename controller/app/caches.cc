@@ -104,8 +104,9 @@ void ObjectCaches::addClusterView() {
         const auto sharesKept = [this](const std::string& node) {
           return !node.empty() && offersShares(node) && holdsDevices(room_.usedOn(node).devices);
         };
-        const std::string node =
-            current && !current->node.empty() ? current->node : previous ? previous->node : "";
+        const std::string node = current && !current->node.empty() ? current->node
+                                 : previous                        ? previous->node
+                                                                   : "";
         const bool keptBefore = sharesKept(node);
         room_.podChanged(previous, current);
         if (keptBefore != sharesKept(node)) {

@@ -73,6 +73,9 @@ struct WorkloadOptions {
         ->capture_default_str();
     add("--tiers", flags.tiers, "Allowed tiers: NVIDIA,Trainium,Inferentia,CPU")->delimiter(',');
     add("--max-hourly-cost", maxHourlyCost, "Maximum USD per replica-hour");
+    add("--sharing", flags.sharing,
+        "Auto (the policy's), None, Isolated (MIG slices) or Any (time-sliced GPUs too)")
+        ->capture_default_str();
     add("--instance-types", flags.instanceTypes, "Allowed instance types")->delimiter(',');
     add("--exclude-instance-types", flags.excludedInstanceTypes, "Excluded instance types")
         ->delimiter(',');
@@ -165,6 +168,8 @@ struct RecommendCommand {
   WorkloadOptions workload;
   EngineFlags engine;
   std::string manifests;
+  std::vector<std::string> mig;
+  std::vector<std::string> timeSliced;
 
   void addTo(CLI::App& cli) {
     app = cli.add_subcommand(
@@ -173,6 +178,13 @@ struct RecommendCommand {
     engine.addTo(*app);
     app->add_option("-f,--filename", manifests,
                     "GpuWorkload manifests (YAML, several documents allowed)");
+    app->add_option("--mig", mig,
+                    "What if a node of this type stood, other work keeping it up, its GPUs cut "
+                    "into MIG instances: TYPE=PROFILE:N[+PROFILE:N] per GPU, e.g. "
+                    "p4d.24xlarge=1g.5gb:7 (Karpenter then launches any other type)");
+    app->add_option("--time-sliced", timeSliced,
+                    "What if a single-GPU node of this type stood, other work keeping it up, its "
+                    "GPU time-sliced: TYPE=WAYS, e.g. g6.xlarge=4 (placed with --sharing Any)");
   }
 
   int run() const {
@@ -198,7 +210,19 @@ struct RecommendCommand {
       }
       intents.push_back(NamedIntent{"", std::move(intent).value(), ""});
     }
-    return runRecommend(*placement, intents, format, std::cout);
+    auto shared = sharedNodesFromFlags(mig, timeSliced);
+    if (!shared) {
+      return badInput(shared.error());
+    }
+    std::unique_ptr<const core::WhatIfCluster> cluster;
+    if (!shared->empty()) {
+      auto built = core::WhatIfCluster::build(placement->catalog(), *shared);
+      if (!built) {
+        return badInput(built.error());
+      }
+      cluster = std::move(built).value();
+    }
+    return runRecommend(*placement, intents, cluster.get(), format, std::cout);
   }
 };
 

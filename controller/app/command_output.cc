@@ -63,9 +63,22 @@ void printScheduling(const core::Scheduling& scheduling, std::ostream& out) {
   }
 }
 
+// What of the devices a replica takes: whole ones, a MIG slice, or
+// replicas of a time-sliced GPU.
+std::string shareOf(const core::Placement& placement) {
+  if (!placement.migProfile.empty()) {
+    return "a MIG " + placement.migProfile + " slice of 1 " + placement.accelerator;
+  }
+  if (placement.timeSlices > 0) {
+    return std::to_string(placement.acceleratorCount) + " of " +
+           std::to_string(placement.timeSlices) + " time-sliced replicas of 1 " +
+           placement.accelerator;
+  }
+  return shapeOf(placement.accelerator, placement.acceleratorCount);
+}
+
 void printPlacement(const core::Placement& placement, double hoursPerMonth, std::ostream& out) {
-  out << "PLACEMENT    " << placement.instanceType << ": "
-      << shapeOf(placement.accelerator, placement.acceleratorCount) << " ("
+  out << "PLACEMENT    " << placement.instanceType << ": " << shareOf(placement) << " ("
       << core::nameOf(placement.tier) << ")";
   if (placement.acceleratorsPerInstance > 0) {
     out << " of " << placement.acceleratorsPerInstance << " per node";
@@ -83,6 +96,10 @@ void printPlacement(const core::Placement& placement, double hoursPerMonth, std:
       << base::formatMoney(placement.totalMonthlyCost) << "/month\n";
   out << "NODE         " << placement.costNote << " (" << core::nameOf(placement.costModel)
       << ")\n";
+  if (placement.wholeDeviceHourlyCost) {
+    out << "WHOLE DEVICE " << base::formatMoney(*placement.wholeDeviceHourlyCost)
+        << "/h per replica on whole devices instead\n";
+  }
   if (placement.latencyMs) {
     out << "LATENCY      at least " << base::formatFixed(*placement.latencyMs, 1) << " ms per "
         << core::latencyUnitName(placement.latencyUnit)

@@ -15,6 +15,7 @@
 #include "base/io/yaml_json.h"
 #include "base/json_access.h"
 #include "base/json_reader.h"
+#include "core/cluster_cost.h"
 #include "core/decision_json.h"
 #include "core/explainer.h"
 #include "core/quantity.h"
@@ -29,22 +30,33 @@ using json = nlohmann::json;
 }  // namespace
 
 int runRecommend(const core::PlacementEngine& engine, const std::vector<NamedIntent>& intents,
-                 OutputFormat format, std::ostream& out) {
+                 const core::WhatIfCluster* cluster, OutputFormat format, std::ostream& out) {
   bool allPlaced = true;
   json results = json::array();
   Table markdown({"Workload", "Intent", "Answer", "$/hour", "$/month", "Node", "Why"});
+  std::optional<core::ClusterView> view;
+  if (cluster) {
+    view = core::clusterViewOf(cluster->state(), engine.catalog(), engine.policy());
+  }
   for (std::size_t i = 0; i < intents.size(); ++i) {
     const auto& [name, intent, rationale] = intents[i];
-    const auto decision = decide(engine, intent);
+    const auto decision = view ? decide(engine, intent, core::ClusterContext{&*view, {}, {}})
+                               : decide(engine, intent);
     std::optional<core::Scheduling> scheduling;
     if (decision.placement) {
-      scheduling = core::renderScheduling(*decision.placement, engine.catalog(), engine.policy());
+      scheduling =
+          view ? core::renderScheduling(*decision.placement, engine.catalog(), engine.policy(),
+                                        view->labels)
+               : core::renderScheduling(*decision.placement, engine.catalog(), engine.policy());
     } else {
       allPlaced = false;
     }
     if (format == OutputFormat::Table) {
       if (i > 0) {
         out << "\n";
+      }
+      if (cluster) {
+        out << "CLUSTER      what-if: " << cluster->assumed() << "\n";
       }
       printDecision(name, intent, decision, scheduling ? &*scheduling : nullptr,
                     engine.policy().hoursPerMonth, out);
@@ -59,12 +71,18 @@ int runRecommend(const core::PlacementEngine& engine, const std::vector<NamedInt
       result["workload"] = name;
     }
     result["prices"] = priceBasisJson(engine);
+    if (cluster) {
+      result["assumedCluster"] = cluster->assumed();
+    }
     results.push_back(std::move(result));
   }
   if (format == OutputFormat::Table) {
     printPriceBasis(engine, out);
   } else if (format == OutputFormat::Markdown) {
     markdown.printMarkdown(out);
+    if (cluster) {
+      out << "\nAssumed cluster: " << cluster->assumed() << ".\n";
+    }
     const auto& source = engine.catalog().pricesSource;
     out << "\nPrices: " << priceBasisText(engine) << (source.empty() ? "" : ": " + source) << ".\n";
   } else {

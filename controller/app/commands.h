@@ -12,6 +12,7 @@
 #include "app/workload_flags.h"
 #include "base/result.h"
 #include "core/analysis.h"
+#include "core/what_if_cluster.h"
 #include "core/workload.h"
 
 namespace gpuplacement::app {
@@ -20,8 +21,10 @@ namespace gpuplacement::app {
 // workload_flags.h, manifests in manifest_intents.h, scenario files in
 // scenarios.h) and printing as command_output.h does. Each returns the
 // process exit code (0 placed, 1 cannot place, 2 bad input).
+// `cluster`: the shared nodes a what-if assumes (recommend --mig,
+// --time-sliced); null: no cluster, every type of the catalog a candidate.
 int runRecommend(const core::PlacementEngine& engine, const std::vector<NamedIntent>& intents,
-                 OutputFormat format, std::ostream& out);
+                 const core::WhatIfCluster* cluster, OutputFormat format, std::ostream& out);
 int runAnalyze(const core::PlacementEngine& engine, const core::WorkloadIntent& intent,
                const core::CurrentSetup& current, double hours, OutputFormat format,
                std::ostream& out, std::ostream& err);

@@ -49,7 +49,9 @@ base::Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& 
   auto parsedArchitecture = enumFlag<core::Architecture>("--architecture", architecture);
   auto parsedObjective = enumFlag<core::Objective>("--objective", objective);
   auto parsedCapacity = enumFlag<core::CapacityType>("--capacity", capacity);
-  for (const Error* error : {parsedPrecision ? nullptr : &parsedPrecision.error(),
+  auto parsedSharing = enumFlag<core::DeviceSharing>("--sharing", sharing);
+  for (const Error* error : {parsedSharing ? nullptr : &parsedSharing.error(),
+                             parsedPrecision ? nullptr : &parsedPrecision.error(),
                              parsedFramework ? nullptr : &parsedFramework.error(),
                              parsedArchitecture ? nullptr : &parsedArchitecture.error(),
                              parsedObjective ? nullptr : &parsedObjective.error(),
@@ -66,6 +68,7 @@ base::Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& 
     return Error{"--capacity", std::string(core::kReservedNotAsked)};
   }
   intent.constraints.capacityType = *parsedCapacity;
+  intent.constraints.sharing = *parsedSharing;
   if (latencyMs && !(*latencyMs > 0)) {
     return Error{"--latency-ms", "must be a positive number of milliseconds"};
   }
@@ -91,6 +94,65 @@ base::Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& 
     return withFlagName(ok.error());
   }
   return intent;
+}
+
+}  // namespace gpuplacement::app
+
+namespace gpuplacement::app {
+namespace {
+
+// "1g.5gb:7" -> (1g.5gb, 7); a count in 1..7.
+base::Result<std::pair<std::string, int>> profileCount(const std::string& text) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos || colon == 0) {
+    return Error{"--mig", "\"" + text + "\" is not PROFILE:INSTANCES_PER_GPU, e.g. 1g.5gb:7"};
+  }
+  const auto count = text.substr(colon + 1);
+  if (count.empty() || count.size() > 1 || count[0] < '1' || count[0] > '7') {
+    return Error{"--mig", "\"" + text + "\": a GPU holds 1 to 7 instances of a profile"};
+  }
+  return std::pair{text.substr(0, colon), count[0] - '0'};
+}
+
+}  // namespace
+
+base::Result<std::vector<core::SharedNodeSpec>> sharedNodesFromFlags(
+    const std::vector<std::string>& mig, const std::vector<std::string>& timeSliced) {
+  std::vector<core::SharedNodeSpec> nodes;
+  for (const auto& text : mig) {
+    const auto equals = text.find('=');
+    if (equals == std::string::npos || equals == 0 || equals + 1 == text.size()) {
+      return Error{"--mig", "\"" + text +
+                                "\" is not TYPE=PROFILE:N[+PROFILE:N], e.g. "
+                                "p4d.24xlarge=1g.5gb:7 or p5.48xlarge=3g.40gb:2+1g.10gb:1"};
+    }
+    core::SharedNodeSpec node;
+    node.instanceType = text.substr(0, equals);
+    std::size_t from = equals + 1;
+    while (from <= text.size()) {
+      const auto plus = std::min(text.find('+', from), text.size());
+      auto profile = profileCount(text.substr(from, plus - from));
+      if (!profile) {
+        return profile.error();
+      }
+      node.migPerGpu.push_back(std::move(*profile));
+      from = plus + 1;
+    }
+    nodes.push_back(std::move(node));
+  }
+  for (const auto& text : timeSliced) {
+    const auto equals = text.find('=');
+    const auto ways = equals == std::string::npos ? std::string() : text.substr(equals + 1);
+    if (equals == 0 || ways.empty() || ways.size() > 3 ||
+        ways.find_first_not_of("0123456789") != std::string::npos) {
+      return Error{"--time-sliced", "\"" + text + "\" is not TYPE=WAYS, e.g. g6.xlarge=4"};
+    }
+    core::SharedNodeSpec node;
+    node.instanceType = text.substr(0, equals);
+    node.timeSlices = std::stoi(ways);
+    nodes.push_back(std::move(node));
+  }
+  return nodes;
 }
 
 }  // namespace gpuplacement::app

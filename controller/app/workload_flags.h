@@ -6,6 +6,7 @@
 
 #include "base/result.h"
 #include "core/catalog.h"
+#include "core/what_if_cluster.h"
 #include "core/workload.h"
 
 namespace gpuplacement::app {
@@ -22,6 +23,7 @@ struct WorkloadFlags {
   std::vector<std::string> tiers;
   std::optional<double> maxHourlyCost;
   std::string capacity = "OnDemand";
+  std::string sharing = "Auto";
   int replicas = 1;
   std::vector<std::string> instanceTypes;
   std::vector<std::string> excludedInstanceTypes;
@@ -29,6 +31,12 @@ struct WorkloadFlags {
   // Errors name the flag: "--objective: \"fast\" is not a valid objective ...".
   base::Result<core::WorkloadIntent> toIntent(const core::Catalog& catalog) const;
 };
+
+// The shared nodes `recommend --mig TYPE=PROFILE:N[+PROFILE:N]` and
+// `--time-sliced TYPE=WAYS` say stand (core/what_if_cluster.h); errors
+// name the flag and the form it takes.
+base::Result<std::vector<core::SharedNodeSpec>> sharedNodesFromFlags(
+    const std::vector<std::string>& mig, const std::vector<std::string>& timeSliced);
 
 // A flag's value as one of the CRD's enum values; errors name the flag.
 template <typename E>

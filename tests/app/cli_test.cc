@@ -127,6 +127,15 @@ TEST_CASE("bad input exits 2 naming the field and the allowed values") {
       {"recommend --kind Inference --params 7B --tiers GPU",
        "--tiers: \"GPU\" is not a valid tier (use NVIDIA, Trainium, Inferentia or CPU)"},
       {"recommend --kind Inference --params 7B --capacity reserved", "--capacity"},
+      {"recommend --kind Inference --params 1B --sharing some",
+       "--sharing: \"some\" is not a valid device sharing (use Auto, None, Isolated or Any)"},
+      {"recommend --kind Inference --params 1B --mig p4d.24xlarge",
+       "--mig: \"p4d.24xlarge\" is not TYPE=PROFILE:N[+PROFILE:N]"},
+      {"recommend --kind Inference --params 1B --mig p4d.24xlarge=1g.20gb:7",
+       "--mig: the A100-40GB has no MIG profile \"1g.20gb\"; it has 1g.5gb, 1g.10gb"},
+      {"recommend --kind Inference --params 1B --time-sliced g6.12xlarge=4",
+       "--time-sliced: g6.12xlarge has 4 GPUs; time-sliced replicas are placed on single-GPU "
+       "nodes only"},
       {"recommend --kind Inference --params 7B --instance-types g9.xlarge",
        "--instance-types: \"g9.xlarge\" is not an instance type of the catalog"},
       {"recommend --kind Inference --params 7B --latency-ms -3",
@@ -161,6 +170,54 @@ TEST_CASE("bad input exits 2 naming the field and the allowed values") {
     CHECK(result.err.find(c.message) != std::string::npos);
     CHECK(result.out.empty());
   }
+}
+
+TEST_CASE("recommend --mig and --time-sliced: the share a workload would take of shared nodes") {
+  const std::string speech = "recommend --kind Inference --params 1.55B --architecture Speech ";
+  // No shared nodes: a whole device.
+  const auto whole = runJson(speech + "-o json");
+  CHECK_FALSE(whole.at("placement").contains("migProfile"));
+  CHECK_FALSE(whole.contains("assumedCluster"));
+
+  const auto slice = runJson(speech + "--mig p4d.24xlarge=1g.5gb:7 -o json");
+  const auto& placement = slice.at("placement");
+  CAPTURE(placement.dump());
+  CHECK(placement.at("instanceType") == "p4d.24xlarge");
+  CHECK(placement.at("migProfile") == "1g.5gb");
+  // A 1/56 share of the node, against the whole device it would take alone.
+  CHECK(placement.at("hourlyCost").get<double>() ==
+        doctest::Approx(placement.at("nodeHourlyCost").get<double>() / 56).epsilon(0.001));
+  CHECK(placement.at("wholeDeviceHourlyCost").get<double>() ==
+        whole.at("placement").at("hourlyCost").get<double>());
+  CHECK(slice.at("scheduling").at("resources").at("limits").at("nvidia.com/mig-1g.5gb") == "1");
+  CHECK(slice.at("reason").get<std::string>().find(
+            "isolated from the other slices' memory and faults") != std::string::npos);
+  CHECK(slice.at("assumedCluster")
+            .get<std::string>()
+            .find("one p4d.24xlarge, 8 A100-40GB each cut into 7 MIG 1g.5gb (1 instance taken)") !=
+        std::string::npos);
+  // Training is never shared unless asked.
+  const auto training =
+      runJson("recommend --kind FineTuning --params 350M --mig p4d.24xlarge=1g.5gb:7 -o json");
+  CHECK_FALSE(training.at("placement").contains("migProfile"));
+
+  // Time-slicing only where sharing without isolation is allowed.
+  const auto isolated = runJson(speech + "--time-sliced g6.xlarge=4 -o json");
+  CHECK_FALSE(isolated.at("placement").contains("timeSlices"));
+  const auto sliced = runJson(speech + "--time-sliced g6.xlarge=4 --sharing Any -o json");
+  CAPTURE(sliced.dump());
+  CHECK(sliced.at("placement").at("timeSlices") == 4);
+  CHECK(sliced.at("scheduling").at("resources").at("limits").at("nvidia.com/gpu.shared") == "1");
+  CHECK(sliced.at("reason").get<std::string>().find(
+            "time-slicing isolates neither memory nor faults") != std::string::npos);
+
+  const auto table = runCommand(binary() + " " + speech + "--mig p4d.24xlarge=1g.5gb:7");
+  CHECK(table.exitCode == 0);
+  CHECK(table.out.find("PLACEMENT    p4d.24xlarge: a MIG 1g.5gb slice of 1 A100-40GB") !=
+        std::string::npos);
+  CHECK(table.out.find("WHOLE DEVICE ") != std::string::npos);
+  CHECK(table.out.find("CLUSTER      what-if: Karpenter may launch any type on demand") !=
+        std::string::npos);
 }
 
 TEST_CASE("recommend -f reads GpuWorkload manifests, several per file") {
