@@ -130,8 +130,8 @@ bool ObjectCaches::offersShares(const std::string& name) const {
   if (node && (!node->allocatable.mig.empty() || node->allocatable.sharedGpus > 0)) {
     return true;
   }
-  const auto dra = draByNode_.find(name);
-  return dra != draByNode_.end() && !dra->second.offered.mig.empty();
+  const auto* dra = draRoom_.on(name);
+  return dra && !dra->offered.mig.empty();
 }
 
 bool ObjectCaches::holdsDevices(const core::Devices& devices) {

@@ -8,6 +8,7 @@
 
 #include "app/cached_objects.h"
 #include "app/cluster_room.h"
+#include "app/dra_room.h"
 #include "app/logging.h"
 #include "app/metrics.h"
 #include "app/target_key.h"
@@ -195,13 +196,9 @@ class ObjectCaches {
   std::unordered_map<std::string, core::Timestamp> reservationEnds_;
   runtime::Cache<core::ResourceSliceView>* slices_ = nullptr;  // only when served
   runtime::Cache<core::ClaimAllocation>* claims_ = nullptr;    // only when served
-  // Node -> the devices DRA drivers publish for it, and those claims hold.
-  struct DraDevices {
-    core::Devices offered;
-    core::Devices held;
-  };
-  std::unordered_map<std::string, DraDevices> draByNode_;
-  void recountDynamicResources();
+  // The devices DRA drivers publish for each node, and those claims hold.
+  DraRoom draRoom_;
+  void draMoved(const DraRoom::Moves& moves);
   // The project's indexes.
   const WorkloadCache::Index<TargetKey>* byTarget_ = nullptr;  // the GpuWorkloads that target it
   // Per kind: GpuWorkload ("ns/name") -> the targets whose ownership

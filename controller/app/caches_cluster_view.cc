@@ -43,9 +43,9 @@ core::ClusterState::Node ObjectCaches::clusterNodeOf(const std::string& name,
   const core::NodeUse used = room_.usedOn(name);
   core::ClusterState::Node entry{
       name, &node, used.devices, used.milliCpu, used.memoryBytes, used.pods, std::nullopt};
-  if (const auto dra = draByNode_.find(name); dra != draByNode_.end()) {
-    entry.dra = dra->second.offered;
-    entry.draUsed = dra->second.held;
+  if (const auto* dra = draRoom_.on(name)) {
+    entry.dra = dra->offered;
+    entry.draUsed = dra->held;
   }
   if (!node.reservationId.empty()) {
     if (const auto end = reservationEnds_.find(node.reservationId); end != reservationEnds_.end()) {

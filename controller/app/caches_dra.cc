@@ -1,8 +1,6 @@
 // ObjectCaches' Dynamic Resource Allocation: the devices ResourceSlices
 // publish for each node and the ones ResourceClaims hold, as the cluster
-// view counts them (core/dra.h).
-#include <map>
-
+// view counts them (core/dra.h), one change at a time (DraRoom).
 #include "app/caches.h"
 #include "app/resource_paths.h"
 
@@ -17,54 +15,32 @@ void ObjectCaches::enableDynamicResources() {
       core::claimAllocationFromJson);
   slices_->addHandler([this](const std::string&, const core::ResourceSliceView* previous,
                              const core::ResourceSliceView* current) {
-    if (!(previous && current && *previous == *current)) {
-      recountDynamicResources();
+    const auto moves = draRoom_.sliceChanged(previous, current);
+    if (!moves.empty()) {
+      draMoved(moves);
       deviceSlicesChanged_.notify();
     }
   });
   claims_->addHandler([this](const std::string&, const core::ClaimAllocation* previous,
                              const core::ClaimAllocation* current) {
-    if (!(previous && current && *previous == *current)) {
-      recountDynamicResources();  // allocated or deallocated: the devices it holds moved
-    }
+    draMoved(draRoom_.claimChanged(previous, current));  // allocated or let go
   });
 }
 
-// Counted over again: a claim names its devices by driver, pool and name,
-// and only the slices say which node that is. A change re-counts the whole
-// cluster view, as a node's does.
-void ObjectCaches::recountDynamicResources() {
-  std::map<core::DeviceRef, std::pair<const std::string*, const core::Devices*>> where;
-  auto before = std::move(draByNode_);
-  draByNode_.clear();
-  slices_->forEach([&](const std::string&, const core::ResourceSliceView& slice) {
-    if (slice.node.empty()) {
-      return;
-    }
-    draByNode_[slice.node].offered += slice.devices;
-    for (const auto& [device, counted] : slice.each) {
-      where[device] = {&slice.node, &counted};
-    }
-  });
-  if (claims_) {
-    claims_->forEach([&](const std::string&, const core::ClaimAllocation& claim) {
-      for (const auto& device : claim.devices) {
-        if (const auto found = where.find(device); found != where.end()) {
-          draByNode_[*found->second.first].held += *found->second.second;
-        }
-      }
-    });
+// The moved nodes are recounted in the cluster view as a pod's are. A node
+// cut into MIG devices whose claims went from none to some, or back: its
+// idle slices now cost nothing more, or the whole node.
+void ObjectCaches::draMoved(const DraRoom::Moves& moves) {
+  bool sharesKept = false;
+  for (const auto& [node, before] : moves) {
+    room_.moved(node);
+    const auto* after = draRoom_.on(node);
+    const bool keptAfter = after && !after->offered.mig.empty() && holdsDevices(after->held);
+    const bool keptBefore = !before.offered.mig.empty() && holdsDevices(before.held);
+    sharesKept = sharesKept || keptBefore != keptAfter;
   }
-  ++clusterGeneration_;
-  // A node cut into MIG devices whose claims went from none to some, or
-  // back: its idle slices now cost nothing more, or the whole node.
-  for (const auto& [node, devices] : draByNode_) {
-    const auto was = before.find(node);
-    const bool keptBefore = was != before.end() && holdsDevices(was->second.held);
-    if (!devices.offered.mig.empty() && keptBefore != holdsDevices(devices.held)) {
-      sharesKeptChanged_.notify();
-      return;
-    }
+  if (sharesKept) {
+    sharesKeptChanged_.notify();
   }
 }
 

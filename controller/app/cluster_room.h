@@ -29,10 +29,11 @@ class ClusterRoom {
   // The nodes whose room moved after generation() was `since`, each once;
   // nullopt when more moved than kMovesKept.
   std::optional<std::vector<std::string>> nodesMovedSince(std::uint64_t since) const;
-
- private:
+  // The node's room moved for another reason than its pods: the devices
+  // DRA drivers publish for it, or claims hold (DraRoom).
   void moved(const std::string& node);
 
+ private:
   std::unordered_map<std::string, core::NodeUse> usedOnNode_;
   std::uint64_t generation_ = 0;
   // The last kMovesKept moves: (generation, node).
