@@ -174,6 +174,12 @@ void packIntent(Packer& out, const core::WorkloadIntent& intent) {
   packConstraints(out, intent.constraints);
   out.integer(intent.replicas);
   out.integer(intent.surge);
+  out.string(intent.family);
+  for (const int value : {intent.shape.layers, intent.shape.kvHeads, intent.shape.headDim,
+                          intent.serving.contextTokens, intent.serving.concurrentSequences}) {
+    out.integer(value);
+  }
+  packEnum(out, intent.serving.kvPrecision);
 }
 
 core::WorkloadIntent unpackIntent(Unpacker& in) {
@@ -188,6 +194,12 @@ core::WorkloadIntent unpackIntent(Unpacker& in) {
   intent.constraints = unpackConstraints(in);
   intent.replicas = static_cast<int>(in.integer());
   intent.surge = static_cast<int>(in.integer());
+  intent.family = in.string();
+  for (int* value : {&intent.shape.layers, &intent.shape.kvHeads, &intent.shape.headDim,
+                     &intent.serving.contextTokens, &intent.serving.concurrentSequences}) {
+    *value = static_cast<int>(in.integer());
+  }
+  intent.serving.kvPrecision = unpackEnum<core::Precision>(in);
   return intent;
 }
 

@@ -66,6 +66,17 @@ struct WorkloadOptions {
         ->capture_default_str();
     add("--architecture", flags.architecture, "Transformer, Diffusion, CNN, Speech, Other")
         ->capture_default_str();
+    add("--family", flags.family,
+        "A model family of the catalog (llama-2-13b, llama-3-8b, mistral-7b, ...): its shape for "
+        "the KV cache, and its parameters unless --params says otherwise");
+    add("--context", flags.contextTokens,
+        "A serving load: the longest sequence a replica serves, prompt and output, in tokens "
+        "(sizes the KV cache; needs --family)");
+    add("--concurrency", flags.concurrentSequences,
+        "A serving load: sequences in flight in one replica")
+        ->capture_default_str();
+    add("--kv-precision", flags.kvPrecision, "A serving load: the KV cache's fp16, bf16 or fp8")
+        ->capture_default_str();
     add("--latency-ms", latencyMs,
         "Latency target in ms per output token (Transformer), per denoising step (Diffusion) "
         "or per request (CNN: one image; Speech: one 30-second window; Other: one pass)");

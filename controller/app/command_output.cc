@@ -145,11 +145,21 @@ void printDecision(const std::string& name, const core::WorkloadIntent& intent,
     out << "WORKLOAD     " << name << "\n";
   }
   out << "INTENT       " << describeIntent(intent) << " (size " << decision.sizeBucket << ")\n";
-  out << "MEMORY       " << core::formatParameterCount(memory.parameters) << " x "
-      << base::formatFixed(memory.bytesPerParameter, memory.bytesPerParameter < 1 ? 1 : 0)
-      << " B x " << base::formatFixed(memory.overhead, 2)
-      << " overhead = " << base::formatGiB(memory.requiredGiB) << " GiB needed (weights "
-      << base::formatGiB(memory.weightsGiB) << " GiB)\n";
+  if (memory.serving.stated()) {
+    out << "MEMORY       " << base::formatGiB(memory.weightsGiB) << " GiB weights + "
+        << base::formatGiB(memory.kvCacheGiB) << " GiB KV cache + "
+        << base::formatGiB(memory.reserveGiB) << " GiB reserve = "
+        << base::formatGiB(memory.requiredGiB) << " GiB needed on one device\n";
+  } else {
+    out << "MEMORY       " << core::formatParameterCount(memory.parameters) << " x "
+        << base::formatFixed(memory.bytesPerParameter, memory.bytesPerParameter < 1 ? 1 : 0)
+        << " B x " << base::formatFixed(memory.overhead, 2)
+        << " overhead = " << base::formatGiB(memory.requiredGiB) << " GiB needed (weights "
+        << base::formatGiB(memory.weightsGiB) << " GiB)\n";
+  }
+  if (!decision.memoryNote.empty()) {
+    out << "LOAD         " << decision.memoryNote << "\n";
+  }
   if (!decision.placement) {
     out << "PLACEMENT    none: " << decision.cannotPlace << "\n";
   } else {

@@ -16,7 +16,9 @@ namespace {
 Error withFlagName(const Error& error) {
   for (auto [field, flag] :
        {std::pair{"spec.constraints.instanceTypes", "--instance-types"},
-        std::pair{"spec.constraints.excludedInstanceTypes", "--exclude-instance-types"}}) {
+        std::pair{"spec.constraints.excludedInstanceTypes", "--exclude-instance-types"},
+        std::pair{"spec.workload.serving.kvCachePrecision", "--kv-precision"},
+        std::pair{"spec.workload.serving", "--context"}}) {
     if (error.field.rfind(field, 0) == 0) {
       return Error{flag, error.message};
     }
@@ -31,19 +33,52 @@ base::Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& 
   if (kind.empty()) {
     return Error{"--kind", "required (use " + core::allowedValues<core::WorkloadKind>() + ")"};
   }
-  if (parameters.empty()) {
-    return Error{"--params", "required (e.g. 7B, 1.3B, 350M, 7e9)"};
+  const core::ModelFamily* named = nullptr;
+  if (!family.empty()) {
+    named = catalog.modelFamily(family);
+    if (!named) {
+      std::string known;
+      for (const auto& listed : catalog.modelFamilies) {
+        known += (known.empty() ? "" : ", ") + listed.name;
+      }
+      return Error{"--family", "\"" + family + "\" is not a model family of the catalog (" +
+                                   known + ")"};
+    }
+    intent.family = named->name;
+    intent.shape = named->shape;
+  }
+  if (parameters.empty() && !named) {
+    return Error{"--params", "required (e.g. 7B, 1.3B, 350M, 7e9), or --family"};
   }
   auto parsedKind = enumFlag<core::WorkloadKind>("--kind", kind);
   if (!parsedKind) {
     return parsedKind.error();
   }
   intent.kind = *parsedKind;
-  auto count = core::parseParameterCount(parameters);
-  if (!count) {
-    return Error{"--params", count.error().message};
+  if (parameters.empty()) {
+    intent.parameters = named->parameters;
+  } else {
+    auto count = core::parseParameterCount(parameters);
+    if (!count) {
+      return Error{"--params", count.error().message};
+    }
+    intent.parameters = *count;
   }
-  intent.parameters = *count;
+  if (contextTokens < 0) {
+    return Error{"--context", "must be a positive number of tokens"};
+  }
+  if (concurrentSequences < 1) {
+    return Error{"--concurrency", "must be at least 1 sequence"};
+  }
+  auto parsedKv = enumFlag<core::Precision>("--kv-precision", kvPrecision);
+  if (!parsedKv) {
+    return parsedKv.error();
+  }
+  if (contextTokens == 0 && (concurrentSequences != 1 || *parsedKv != core::Precision::FP16)) {
+    return Error{concurrentSequences != 1 ? "--concurrency" : "--kv-precision",
+                 "describes a serving load: give --context too"};
+  }
+  intent.serving = {contextTokens, concurrentSequences, *parsedKv};
   auto parsedPrecision = enumFlag<core::Precision>("--precision", precision);
   auto parsedFramework = enumFlag<core::Framework>("--framework", framework);
   auto parsedArchitecture = enumFlag<core::Architecture>("--architecture", architecture);

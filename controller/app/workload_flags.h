@@ -18,6 +18,10 @@ struct WorkloadFlags {
   std::string precision = "fp16";
   std::string framework = "PyTorch";
   std::string architecture = "Transformer";
+  std::string family;           // a model family of the catalog: its shape (and parameters)
+  int contextTokens = 0;        // a serving load: tokens per sequence, prompt and output
+  int concurrentSequences = 1;  // ... and sequences in flight per replica
+  std::string kvPrecision = "fp16";
   std::optional<double> latencyMs;
   std::string objective = "Balanced";
   std::vector<std::string> tiers;

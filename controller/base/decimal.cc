@@ -152,4 +152,13 @@ std::string formatFixed(double value, int decimals) {
   return fixed(value, decimals);
 }
 
+std::string formatCount(long long count) {
+  std::string text;
+  if (count < 0) {
+    text.push_back('-');
+  }
+  text += withThousands(std::to_string(count < 0 ? -count : count));
+  return text;
+}
+
 }  // namespace gpuplacement::base

@@ -27,4 +27,7 @@ std::string formatPercent(double fraction, int decimals = 0);
 // Fixed decimals, "12.50".
 std::string formatFixed(double value, int decimals);
 
+// A whole count with thousands separators, "6,208".
+std::string formatCount(long long count);
+
 }  // namespace gpuplacement::base

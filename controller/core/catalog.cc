@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "base/json_reader.h"
+#include "core/quantity.h"
 
 namespace gpuplacement::core {
 
@@ -419,13 +420,63 @@ std::string pricesText(const Catalog& catalog) {
   return basisText(catalog) + overlays;
 }
 
+namespace {
+
+Result<ModelFamily> parseModelFamily(const json& item, std::size_t index) {
+  ObjectReader entry(item, "modelFamilies[" + std::to_string(index) + "]");
+  if (auto ok = entry.requireObject(); !ok) {
+    return ok.error();
+  }
+  if (auto ok = entry.onlyKeys({"name", "parameters", "layers", "kvHeads", "headDim", "source"});
+      !ok) {
+    return ok.error();
+  }
+  auto name = entry.string("name");
+  auto parameters = entry.string("parameters");
+  auto layers = entry.integer("layers", 1, 1000);
+  auto kvHeads = entry.integer("kvHeads", 1, 1024);
+  auto headDim = entry.integer("headDim", 1, 4096);
+  auto source = entry.string("source");
+  for (const Error* error :
+       {name ? nullptr : &name.error(), parameters ? nullptr : &parameters.error(),
+        layers ? nullptr : &layers.error(), kvHeads ? nullptr : &kvHeads.error(),
+        headDim ? nullptr : &headDim.error(), source ? nullptr : &source.error()}) {
+    if (error) {
+      return *error;
+    }
+  }
+  auto count = parseParameterCount(*parameters);
+  if (!count) {
+    return Error{entry.fieldPath("parameters"), count.error().message};
+  }
+  ModelFamily family;
+  family.name = std::move(name).value();
+  family.parameters = *count;
+  family.shape = {static_cast<int>(*layers), static_cast<int>(*kvHeads),
+                  static_cast<int>(*headDim)};
+  family.source = std::move(source).value();
+  return family;
+}
+
+}  // namespace
+
+const ModelFamily* Catalog::modelFamily(std::string_view name) const {
+  for (const auto& family : modelFamilies) {
+    if (family.name == name) {
+      return &family;
+    }
+  }
+  return nullptr;
+}
+
 Result<Catalog> parseCatalog(const json& document) {
   ObjectReader root(document, "");
   if (!document.is_object()) {
     return Error{"catalog", "must be a YAML or JSON object with accelerators and instances"};
   }
   if (auto ok = root.onlyKeys(
-          {"version", "region", "pricesAsOf", "pricesSource", "accelerators", "instances"});
+          {"version", "region", "pricesAsOf", "pricesSource", "accelerators", "instances",
+           "modelFamilies"});
       !ok) {
     return ok.error();
   }
@@ -481,6 +532,22 @@ Result<Catalog> parseCatalog(const json& document) {
   }
   std::sort(catalog.instances.begin(), catalog.instances.end(),
             [](const InstanceType& a, const InstanceType& b) { return a.type < b.type; });
+  if (root.has("modelFamilies")) {
+    const auto& families = root.at("modelFamilies");
+    if (!families.is_array()) {
+      return Error{"modelFamilies", "must be a list of model families"};
+    }
+    for (std::size_t i = 0; i < families.size(); ++i) {
+      auto family = parseModelFamily(families[i], i);
+      if (!family) {
+        return family.error();
+      }
+      if (catalog.modelFamily(family->name)) {
+        return Error{"modelFamilies[" + family->name + "]", "defined twice"};
+      }
+      catalog.modelFamilies.push_back(std::move(family).value());
+    }
+  }
   return catalog;
 }
 

@@ -57,6 +57,33 @@ std::string migResourceName(std::string_view profile);
 // The profile a MIG resource names, or empty when it names none.
 std::string_view migProfileOf(std::string_view resource);
 
+// A decoder's shape where serving memory depends on it: its layers and the
+// keys and values each keeps per token (Hugging Face's config.json:
+// num_hidden_layers, num_key_value_heads, head_dim or hidden_size /
+// num_attention_heads). Zero: not known.
+struct ModelShape {
+  int layers = 0;
+  int kvHeads = 0;
+  int headDim = 0;
+
+  bool known() const { return layers > 0 && kvHeads > 0 && headDim > 0; }
+  // The keys and values one token keeps, at `bytesPerValue` each: 2 x layers
+  // x KV heads x head dimension (Llama-2-13B at fp16: 0.78 MiB).
+  double kvBytesPerToken(double bytesPerValue) const {
+    return 2.0 * layers * kvHeads * headDim * bytesPerValue;
+  }
+  bool operator==(const ModelShape&) const = default;
+};
+
+// A well-known model, named by spec.model.family: its parameters and
+// shape, with where they come from.
+struct ModelFamily {
+  std::string name;  // "llama-2-13b"
+  std::uint64_t parameters = 0;
+  ModelShape shape;
+  std::string source;
+};
+
 // One EC2 instance type. Prices are per instance-hour; nullopt means the
 // type is not sold that way (or no price is known) and so is never chosen
 // for that capacity type unless a policy sets a price.
@@ -116,6 +143,7 @@ struct Catalog {
   std::string spotPricesRegion;
   std::vector<AcceleratorSpec> accelerators;
   std::vector<InstanceType> instances;  // sorted by type name
+  std::vector<ModelFamily> modelFamilies;
   PricesFrom pricesFrom = PricesFrom::Catalog;
   NodeOverlaysApplied nodeOverlays;
 
@@ -125,6 +153,7 @@ struct Catalog {
     return instance.accelerator < 0 ? nullptr : &accelerators[instance.accelerator];
   }
   int acceleratorIndex(std::string_view name) const;
+  const ModelFamily* modelFamily(std::string_view name) const;  // null: not listed
 };
 
 // What pods can request on a node with this many vCPUs and GiB, as EKS

@@ -97,6 +97,10 @@ struct Alternative {
 
 struct Decision {
   MemoryEstimate memory;
+  // What the memory holds of a served Transformer's load: the KV cache of
+  // the load stated, or, without one, what the overhead leaves for it.
+  // Empty for other work.
+  std::string memoryNote;
   std::string sizeBucket;
   LatencyClass latency = LatencyClass::Relaxed;
   std::optional<Placement> placement;

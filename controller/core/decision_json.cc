@@ -17,12 +17,23 @@ double roundGiB(double gib) {
 }
 
 json toJson(const MemoryEstimate& memory) {
-  return json{{"parameters", formatParameterCount(memory.parameters)},
+  json result{{"parameters", formatParameterCount(memory.parameters)},
               {"precision", nameOf(memory.precision)},
               {"bytesPerParameter", memory.bytesPerParameter},
               {"overhead", memory.overhead},
               {"weightsGiB", roundGiB(memory.weightsGiB)},
               {"requiredGiB", roundGiB(memory.requiredGiB)}};
+  if (memory.serving.stated()) {
+    result["kvCacheGiB"] = roundGiB(memory.kvCacheGiB);
+    result["reserveGiB"] = roundGiB(memory.reserveGiB);
+    result["contextTokens"] = memory.serving.contextTokens;
+    result["concurrentSequences"] = memory.serving.concurrentSequences;
+    result["kvCachePrecision"] = nameOf(memory.serving.kvPrecision);
+  }
+  if (memory.kvBytesPerToken > 0) {
+    result["kvCacheBytesPerToken"] = std::llround(memory.kvBytesPerToken);
+  }
+  return result;
 }
 
 json toJson(const Placement& placement) {
@@ -140,6 +151,9 @@ json toJson(const Decision& decision, const Scheduling* scheduling) {
                  {"sizeBucket", decision.sizeBucket},
                  {"latencyClass", nameOf(decision.latency)}};
   result["placedReason"] = decision.placedReason();
+  if (!decision.memoryNote.empty()) {
+    result["memory"]["note"] = decision.memoryNote;
+  }
   if (!decision.placement) {
     result["cannotPlace"] = decision.cannotPlace;
   }

@@ -49,6 +49,25 @@ MemoryEstimate estimateMemory(const WorkloadIntent& intent, const MemoryOverhead
                               : memory.weightsGiB;
   memory.requiredGiB = basisGiB * memory.overhead;
   memory.runtimeGiB = overheads.runtimeGiB(intent.framework);
+  if (intent.shape.known()) {
+    memory.kvBytesPerToken = intent.shape.kvBytesPerToken(
+        bytesPerParameter(intent.serving.stated() ? intent.serving.kvPrecision : Precision::FP16));
+  }
+  if (intent.serving.stated() && intent.shape.known()) {
+    // The load says what the KV cache holds: the overhead no longer
+    // guesses it.
+    const auto& serving = intent.serving;
+    memory.serving = serving;
+    memory.overhead = 1;
+    memory.kvCacheGiB = memory.kvBytesPerToken * serving.contextTokens *
+                        serving.concurrentSequences / kGiB;
+    memory.reserveGiB = overheads.servingReserveGiB;
+    memory.kvHeads = intent.shape.kvHeads;
+    memory.requiredGiB = memory.weightsGiB + memory.kvCacheGiB + memory.reserveGiB;
+    memory.method = intent.kind == WorkloadKind::BatchInference
+                        ? "batch inference: weights, KV cache and reserve"
+                        : "online inference: weights, KV cache and reserve";
+  }
   return memory;
 }
 
@@ -209,6 +228,9 @@ Request PlacementEngine::requestFor(const WorkloadIntent& intent, const MemoryEs
   }
   auto& need = request.need;
   need.requiredGiB = memory.requiredGiB;
+  need.kvCacheGiB = memory.kvCacheGiB;
+  need.kvHeads = memory.kvHeads;
+  need.reserveGiB = memory.reserveGiB;
   need.weightsGiB = memory.weightsGiB;
   need.architecture = intent.architecture;
   need.work = workOf(intent.architecture, intent.parameters, memory.weightsGiB * kGiB);

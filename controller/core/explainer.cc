@@ -9,10 +9,55 @@
 
 namespace gpuplacement::core {
 namespace explaining {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string tokensText(double tokens) {
+  return base::formatCount(static_cast<long long>(std::floor(tokens)));
+}
+
+// "16 sequences of 4,096 tokens: 50.0 GiB of fp16 KV cache at 0.78 MiB a
+// token, beside 24.2 GiB of weights and 1.5 GiB of reserve a device"; or,
+// without a load, what the overhead leaves for one.
+std::string memoryNoteOf(const WorkloadIntent& intent, const MemoryEstimate& memory) {
+  const bool served = (intent.kind == WorkloadKind::Inference ||
+                       intent.kind == WorkloadKind::BatchInference) &&
+                      intent.architecture == Architecture::Transformer;
+  if (!served) {
+    return "";
+  }
+  const std::string perToken =
+      formatFixed(memory.kvBytesPerToken / (1024.0 * 1024.0), 2) + " MiB a token";
+  if (memory.serving.stated()) {
+    const auto& serving = memory.serving;
+    return std::to_string(serving.concurrentSequences) +
+           (serving.concurrentSequences == 1 ? " sequence of " : " sequences of ") +
+           tokensText(serving.contextTokens) + " tokens: " + formatGiB(memory.kvCacheGiB) +
+           " GiB of " + std::string(nameOf(serving.kvPrecision)) + " KV cache at " + perToken +
+           ", beside " +
+           formatGiB(memory.weightsGiB) + " GiB of weights and " + formatGiB(memory.reserveGiB) +
+           " GiB of reserve a device";
+  }
+  const double headroomGiB = memory.requiredGiB - memory.weightsGiB;
+  std::string note = "no serving load stated (spec.workload.serving): the overhead's " +
+                     formatGiB(headroomGiB) + " GiB beyond the weights stands for the KV cache " +
+                     "and activations";
+  if (memory.kvBytesPerToken > 0) {
+    note += ", at most " + tokensText(headroomGiB * kGiB / memory.kvBytesPerToken) +
+            " tokens of fp16 KV cache at " + perToken + (intent.family.empty() ? "" : " (") +
+            intent.family + (intent.family.empty() ? "" : ")") + " in all, less the runtime's own";
+  }
+  return note;
+}
+
+}  // namespace
+
 Decision Explainer::explain(const Weighing& weighing) const {
   Decision decision;
   decision.memory = weighing.memory;
   const auto& request = weighing.request;
+  decision.memoryNote = memoryNoteOf(request.intent, weighing.memory);
   decision.sizeBucket = knobs_.sizeBuckets[request.bucket].name;
   decision.latency = request.latency;
   if (!weighing.placed()) {
@@ -79,7 +124,11 @@ Placement Explainer::placementOf(const Option& option, const Request& request) c
   placement.replicas = request.intent.replicas;
   placement.totalHourlyCost = placement.hourlyCost * request.intent.replicas;
   placement.totalMonthlyCost = placement.monthlyCost * request.intent.replicas;
-  placement.requiredMemoryGiB = request.need.requiredGiB;
+  // A share is one device's worth; whole devices need each one's reserve,
+  // and KV heads copied past their count.
+  placement.requiredMemoryGiB = fit.migProfile >= 0 || fit.timeSlices > 0
+                                    ? request.need.requiredGiB
+                                    : requiredOn(request.need, std::max(fit.devices, 1));
   placement.availableMemoryGiB = fit.availableGiB;
   placement.memoryFillLimit = request.need.fillLimit;
   placement.performance = fit.performance;
@@ -130,11 +179,11 @@ void Explainer::explainChoice(const Rule& rule, const Option& best, const Reques
                                                                : "the fastest";
   decision.rule = rule.name;
   decision.ruleSource = rule.source;
+  const auto& placement = *decision.placement;
   decision.reason = rule.reason + "; " + describeShape(instance, accelerator, best.fit) + ", " +
                     capacityLabel(best.capacity) + ", is " + superlative + " that holds " +
-                    formatGiB(request.need.requiredGiB) + " GiB at " +
+                    formatGiB(placement.requiredMemoryGiB) + " GiB at " +
                     formatMoney(best.cost.perReplicaHourly) + "/h per replica";
-  const auto& placement = *decision.placement;
   if (request.need.training && placement.acceleratorCount > placement.neededAccelerators &&
       placement.neededAccelerators > 0) {
     decision.reason += "; data-parallel across all " + std::to_string(placement.acceleratorCount) +

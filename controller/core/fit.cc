@@ -152,7 +152,7 @@ void leastDevices(const AcceleratorSpec& spec, const InstanceType& instance,
     return;
   }
   const auto holds = std::find_if(allowed.begin(), allowed.end(), [&](int count) {
-    return count * perDevice + kEpsilon >= need.requiredGiB;
+    return count * perDevice + kEpsilon >= requiredOn(need, count);
   });
   if (holds == allowed.end()) {
     fit.misfit = Misfit::Memory;
@@ -399,6 +399,17 @@ double tokenLatencyMs(double weightsGiB, double bandwidthGBs) {
   return bandwidthGBs > 0 ? weightsGiB * kGiB / (bandwidthGBs * 1e9) * 1000 : 0;
 }
 
+double requiredOn(const Requirement& need, int devices) {
+  if (devices <= 1) {
+    return need.requiredGiB;
+  }
+  double required = need.requiredGiB + need.reserveGiB * (devices - 1);
+  if (need.kvHeads > 0 && devices > need.kvHeads) {
+    required += need.kvCacheGiB * (static_cast<double>(devices) / need.kvHeads - 1);
+  }
+  return required;
+}
+
 double cpuMemoryRequestGiB(double requiredGiB, double fillLimit, double runtimeGiB) {
   const double quarters = std::ceil((requiredGiB / fillLimit + runtimeGiB) * 4 - kEpsilon);
   return std::max(quarters, 1.0) / 4;
@@ -464,7 +475,7 @@ Fit fitWithDevices(const Catalog& catalog, const InstanceType& instance, const R
     fit.misfit = Misfit::Split;
     return fit;
   }
-  if (fit.offeredGiB + kEpsilon < need.requiredGiB) {
+  if (fit.offeredGiB + kEpsilon < requiredOn(need, devices)) {
     fit.misfit = Misfit::Memory;
     return fit;
   }

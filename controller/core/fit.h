@@ -16,7 +16,12 @@ inline constexpr double kCpuRequestVcpus = 2;
 
 // What one replica needs, from the intent, the memory model and the policy.
 struct Requirement {
-  double requiredGiB = 0;  // device memory: weights x overhead (training: its state)
+  double requiredGiB = 0;  // device memory on one device: weights x overhead (training: its state)
+  // With a serving load: the KV cache within requiredGiB, the KV heads it
+  // splits by, and the reserve each device keeps (core/weighing.h).
+  double kvCacheGiB = 0;
+  int kvHeads = 0;
+  double reserveGiB = 0;
   double weightsGiB = 0;   // read once per unit of work
   Architecture architecture = Architecture::Transformer;
   Work work;  // one unit of work: workOf(architecture, parameters, weights)
@@ -34,6 +39,13 @@ struct Requirement {
   double podCpu = 0;         // the pod template's own requests per replica,
   double podMemoryGiB = 0;   // which the node's allocatable must hold too
 };
+
+// The device memory a replica needs over `devices` devices: requiredGiB,
+// and with a serving load each further device's reserve, and the KV heads
+// a device holds twice where there are more devices than KV heads (a
+// tensor-parallel degree past them copies heads rather than splitting
+// them: vLLM replicates KV heads so).
+double requiredOn(const Requirement& need, int devices);
 
 // Why a replica cannot run on an instance type, hardware-wise.
 enum class Misfit : std::uint8_t {

@@ -352,7 +352,8 @@ Status parseMemoryOverheads(const ObjectReader& spec, Policy& policy) {
     return ok.error();
   }
   if (auto ok = overheads.onlyKeys(
-          {"training", "fineTuning", "inference", "batchInference", "runtimeGiB"});
+          {"training", "fineTuning", "inference", "batchInference", "runtimeGiB",
+           "servingReserveGiB"});
       !ok) {
     return ok.error();
   }
@@ -384,6 +385,12 @@ Status parseMemoryOverheads(const ObjectReader& spec, Policy& policy) {
     }
     *target = value->value_or(*target);
   }
+  auto reserve = overheads.optionalNumber("servingReserveGiB", 0, 64);
+  if (!reserve) {
+    return reserve.error();
+  }
+  policy.memoryOverheads.servingReserveGiB =
+      reserve->value_or(policy.memoryOverheads.servingReserveGiB);
   return Ok{};
 }
 

@@ -53,11 +53,18 @@ Toleration tolerationFromJson(const nlohmann::json& item);
 //   runtime: host memory of the serving or training process before a
 //     model loads (interpreter, framework, CUDA or Neuron runtime), added
 //     to every pod's memory request. Assumptions, overridable per framework.
+//   servingReserveGiB 1.5: with a serving load stated, the device memory
+//     each device of a replica keeps besides the weights and the KV cache:
+//     the CUDA context (527 MiB measured on an H200, 2026-11-27, issue 43)
+//     and the activations of a step (0.3 GiB at 16 sequences of 4,096
+//     tokens of Llama-2-13B there), with room for a prefill chunk's. An
+//     assumption anchored on those two figures.
 struct MemoryOverheads {
   double training = 9.0;
   double fineTuning = 1.5;
   double inference = 1.2;
   double batchInference = 1.2;
+  double servingReserveGiB = 1.5;
   // GiB by Framework: PyTorch, TensorFlow, JAX, ONNX, Other, vLLM, Triton.
   std::array<double, 7> runtime = {1.0, 2.0, 1.0, 1.0, 1.0, 6.0, 1.5};
 

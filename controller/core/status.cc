@@ -102,6 +102,18 @@ void addDecision(const Decision& decision, json& status) {
                       {"requiredGiB", decimalString(memory.requiredGiB, 2)},
                       {"method", memory.method},
                       {"runtimeGiB", decimalString(memory.runtimeGiB, 2)}};
+  if (memory.serving.stated()) {
+    auto& terms = status["memory"];
+    terms["weightsGiB"] = decimalString(memory.weightsGiB, 2);
+    terms["kvCacheGiB"] = decimalString(memory.kvCacheGiB, 2);
+    terms["reserveGiB"] = decimalString(memory.reserveGiB, 2);
+  }
+  if (memory.kvBytesPerToken > 0) {
+    status["memory"]["kvCacheBytesPerToken"] = std::llround(memory.kvBytesPerToken);
+  }
+  if (!decision.memoryNote.empty()) {
+    status["memory"]["note"] = decision.memoryNote;
+  }
   json alternatives = json::array();
   for (const auto& alternative : decision.alternatives) {
     json item = {{"tier", nameOf(alternative.tier)}, {"rejected", alternative.rejected}};

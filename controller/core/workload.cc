@@ -99,6 +99,30 @@ Status validateIntent(const WorkloadIntent& intent, const Catalog& catalog) {
   if (intent.replicas < 0) {
     return Error{"replicas", "must not be negative"};
   }
+  if (const auto& serving = intent.serving; serving.stated()) {
+    if (intent.kind != WorkloadKind::Inference && intent.kind != WorkloadKind::BatchInference) {
+      return Error{"spec.workload.serving",
+                   "a serving load is for Inference and BatchInference, not " +
+                       std::string(nameOf(intent.kind))};
+    }
+    if (intent.architecture != Architecture::Transformer) {
+      return Error{"spec.workload.serving",
+                   "the KV cache it sizes is a Transformer decoder's; the model's architecture "
+                   "is " +
+                       std::string(nameOf(intent.architecture))};
+    }
+    if (!intent.shape.known()) {
+      return Error{"spec.workload.serving",
+                   "the KV cache needs the model's shape: name spec.model.family, or state "
+                   "spec.model.shape (layers, kvHeads, headDim)"};
+    }
+    if (serving.kvPrecision != Precision::FP16 && serving.kvPrecision != Precision::BF16 &&
+        serving.kvPrecision != Precision::FP8) {
+      return Error{"spec.workload.serving.kvCachePrecision",
+                   "serving stacks keep the KV cache at fp16, bf16 or fp8, not " +
+                       std::string(nameOf(serving.kvPrecision))};
+    }
+  }
   if (intent.kind == WorkloadKind::Training &&
       (intent.precision == Precision::INT8 || intent.precision == Precision::INT4)) {
     return Error{"spec.model.precision",
@@ -183,6 +207,39 @@ Status readTarget(const ObjectReader& spec, TargetRef& ref) {
   return Ok{};
 }
 
+// spec.workload.serving: the load one replica carries.
+Status readServing(const ObjectReader& workload, ServingLoad& serving) {
+  if (!workload.has("serving")) {
+    return Ok{};
+  }
+  const auto load = workload.child("serving");
+  if (auto ok = load.requireObject(); !ok) {
+    return ok.error();
+  }
+  if (auto ok = load.onlyKeys({"maxContextTokens", "concurrentSequences", "kvCachePrecision"});
+      !ok) {
+    return ok.error();
+  }
+  auto context = load.optionalInteger("maxContextTokens", 1, 10'000'000);
+  auto sequences = load.optionalInteger("concurrentSequences", 1, 100'000);
+  auto precision = load.optionalEnum<Precision>("kvCachePrecision");
+  for (const Error* error : {context ? nullptr : &context.error(),
+                             sequences ? nullptr : &sequences.error(),
+                             precision ? nullptr : &precision.error()}) {
+    if (error) {
+      return *error;
+    }
+  }
+  if (!*context) {
+    return Error{load.fieldPath("maxContextTokens"),
+                 "required: the longest sequence a replica serves, prompt and output"};
+  }
+  serving.contextTokens = static_cast<int>(**context);
+  serving.concurrentSequences = static_cast<int>(sequences->value_or(1));
+  serving.kvPrecision = precision->value_or(Precision::FP16);
+  return Ok{};
+}
+
 Status readWorkload(const ObjectReader& spec, WorkloadIntent& intent) {
   const auto workload = spec.child("workload");
   if (!spec.has("workload")) {
@@ -191,7 +248,7 @@ Status readWorkload(const ObjectReader& spec, WorkloadIntent& intent) {
   if (auto ok = workload.requireObject(); !ok) {
     return ok.error();
   }
-  if (auto ok = workload.onlyKeys({"kind", "latencyTargetMs"}); !ok) {
+  if (auto ok = workload.onlyKeys({"kind", "latencyTargetMs", "serving"}); !ok) {
     return ok.error();
   }
   auto kind = workload.optionalEnum<WorkloadKind>("kind");
@@ -207,11 +264,58 @@ Status readWorkload(const ObjectReader& spec, WorkloadIntent& intent) {
     return latency.error();
   }
   intent.latencyTargetMs = *latency;
+  return readServing(workload, intent.serving);
+}
+
+// spec.model.family (one the catalog lists) and spec.model.shape, which
+// states or overrides the family's.
+Status readFamily(const ObjectReader& model, const Catalog& catalog, const ModelFamily*& family,
+                  WorkloadIntent& intent) {
+  auto name = model.optionalString("family");
+  if (!name) {
+    return name.error();
+  }
+  if (*name) {
+    family = catalog.modelFamily(**name);
+    if (!family) {
+      std::string known;
+      for (const auto& listed : catalog.modelFamilies) {
+        known += (known.empty() ? "" : ", ") + listed.name;
+      }
+      return Error{model.fieldPath("family"),
+                   base::quoted(**name) + " is not a model family of the catalog (" + known +
+                       "); state spec.model.shape for another model"};
+    }
+    intent.family = family->name;
+    intent.shape = family->shape;
+  }
+  if (!model.has("shape")) {
+    return Ok{};
+  }
+  const auto shape = model.child("shape");
+  if (auto ok = shape.requireObject(); !ok) {
+    return ok.error();
+  }
+  if (auto ok = shape.onlyKeys({"layers", "kvHeads", "headDim"}); !ok) {
+    return ok.error();
+  }
+  auto layers = shape.integer("layers", 1, 1000);
+  auto kvHeads = shape.integer("kvHeads", 1, 1024);
+  auto headDim = shape.integer("headDim", 1, 4096);
+  for (const Error* error : {layers ? nullptr : &layers.error(),
+                             kvHeads ? nullptr : &kvHeads.error(),
+                             headDim ? nullptr : &headDim.error()}) {
+    if (error) {
+      return *error;
+    }
+  }
+  intent.shape = {static_cast<int>(*layers), static_cast<int>(*kvHeads),
+                  static_cast<int>(*headDim)};
   return Ok{};
 }
 
 // spec.model, and the objective and mode beside it.
-Status readModel(const ObjectReader& spec, GpuWorkloadSpec& result) {
+Status readModel(const ObjectReader& spec, const Catalog& catalog, GpuWorkloadSpec& result) {
   const auto model = spec.child("model");
   if (!spec.has("model")) {
     return Error{"spec.model", "required: at least the parameter count"};
@@ -219,10 +323,18 @@ Status readModel(const ObjectReader& spec, GpuWorkloadSpec& result) {
   if (auto ok = model.requireObject(); !ok) {
     return ok.error();
   }
-  if (auto ok = model.onlyKeys({"parameters", "precision", "framework", "architecture"}); !ok) {
+  if (auto ok = model.onlyKeys(
+          {"parameters", "precision", "framework", "architecture", "family", "shape"});
+      !ok) {
     return ok.error();
   }
-  auto parameters = readParameters(model);
+  const ModelFamily* family = nullptr;
+  if (auto ok = readFamily(model, catalog, family, result.intent); !ok) {
+    return ok;
+  }
+  // A family says its parameters; a count stated beside it wins.
+  auto parameters = family && !model.has("parameters") ? Result<std::uint64_t>(family->parameters)
+                                                      : readParameters(model);
   auto precision = model.optionalEnum<Precision>("precision");
   auto framework = model.optionalEnum<Framework>("framework");
   auto architecture = model.optionalEnum<Architecture>("architecture");
@@ -281,7 +393,7 @@ Result<GpuWorkloadSpec> parseGpuWorkloadSpec(const json& specValue, const Catalo
   auto containers = spec.stringList("containers");
   for (const Status& read :
        {readTarget(spec, result.targetRef), containers ? Status(Ok{}) : Status(containers.error()),
-        readWorkload(spec, result.intent), readModel(spec, result),
+        readWorkload(spec, result.intent), readModel(spec, catalog, result),
         readConstraints(spec, result.intent.constraints), readPolicyRef(spec, result.policyName),
         validateIntent(result.intent, catalog)}) {
     if (!read) {

@@ -29,6 +29,19 @@ struct Constraints {
   bool operator==(const Constraints&) const = default;
 };
 
+// The load a replica of an LLM service carries (spec.workload.serving):
+// how many sequences it holds at once, each up to how many tokens, and the
+// keys and values it keeps for them. Unstated (contextTokens 0): the
+// policy's overhead stands for the KV cache and activations.
+struct ServingLoad {
+  int contextTokens = 0;        // maxContextTokens: prompt and output, per sequence
+  int concurrentSequences = 1;  // in flight in one replica (a batch, for batch inference)
+  Precision kvPrecision = Precision::FP16;  // fp16, bf16 or fp8
+
+  bool stated() const { return contextTokens > 0; }
+  bool operator==(const ServingLoad&) const = default;
+};
+
 // What the engine decides from: the workload's intent.
 struct WorkloadIntent {
   WorkloadKind kind = WorkloadKind::Inference;
@@ -36,6 +49,9 @@ struct WorkloadIntent {
   Precision precision = Precision::FP16;
   Framework framework = Framework::PyTorch;
   Architecture architecture = Architecture::Transformer;
+  std::string family;  // spec.model.family, where named
+  ModelShape shape;    // the family's, or spec.model.shape; zero: not known
+  ServingLoad serving;
   std::optional<double> latencyTargetMs;
   Objective objective = Objective::Balanced;
   Constraints constraints;

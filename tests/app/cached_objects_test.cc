@@ -162,6 +162,11 @@ TEST_CASE("a packed GpuWorkload unpacks to its projection") {
   otherPolicy["spec"]["containers"] = {"server", "sidecar"};
   otherPolicy["spec"]["constraints"] = {
       {"tiers", {"NVIDIA", "Inferentia"}}, {"maxHourlyCost", "3.50"}, {"capacityType", "Spot"}};
+  json served = placed;  // a family, a stated shape and a serving load
+  served["spec"]["model"] = {{"family", "llama-2-13b"},
+                             {"shape", {{"layers", 41}, {"kvHeads", 8}, {"headDim", 128}}}};
+  served["spec"]["workload"]["serving"] = {
+      {"maxContextTokens", 4096}, {"concurrentSequences", 16}, {"kvCachePrecision", "fp8"}};
   json moved = placed;
   moved["status"]["lastReplacement"] = {{"from", "g4dn.xlarge"},
                                         {"to", "g4dn.2xlarge"},
@@ -194,7 +199,7 @@ TEST_CASE("a packed GpuWorkload unpacks to its projection") {
   const std::pair<const char*, json> cases[] = {
       {"placed", placed},   {"fresh", fresh},       {"hand-written", handWritten},
       {"invalid", invalid}, {"deleting", deleting}, {"other policy", otherPolicy},
-      {"moved", moved},     {"fell back", fellBack}};
+      {"moved", moved},     {"fell back", fellBack}, {"served", served}};
   for (const auto& [name, object] : cases) {
     CAPTURE(std::string(name));
     const auto packed = packWorkload(object, catalog);

@@ -172,6 +172,45 @@ TEST_CASE("bad input exits 2 naming the field and the allowed values") {
   }
 }
 
+TEST_CASE("recommend --family --context --concurrency: the KV cache of a serving load") {
+  const std::string chat = "recommend --kind Inference --family llama-2-13b --tiers NVIDIA ";
+  const auto quiet = runJson(chat + "-o json");
+  CHECK(quiet.at("memory").at("parameters") == "13B");  // the family's
+  CHECK_FALSE(quiet.at("memory").contains("kvCacheGiB"));
+  CHECK(quiet.at("memory").at("note").get<std::string>().find("no serving load stated") !=
+        std::string::npos);
+  const auto loaded = runJson(chat + "--context 4096 --concurrency 16 -o json");
+  const auto& memory = loaded.at("memory");
+  CAPTURE(memory.dump());
+  CHECK(memory.at("kvCacheGiB") == 50.0);
+  CHECK(memory.at("kvCacheBytesPerToken") == 819200);
+  CHECK(memory.at("contextTokens") == 4096);
+  CHECK(memory.at("concurrentSequences") == 16);
+  CHECK(memory.at("requiredGiB").get<double>() == doctest::Approx(75.71).epsilon(0.001));
+  CHECK(loaded.at("placement").at("requiredMemoryGiB").get<double>() >=
+        memory.at("requiredGiB").get<double>());
+  const auto table = runCommand(binary() + " " + chat + "--context 4096 --concurrency 16");
+  CHECK(table.out.find("MEMORY       24.2 GiB weights + 50.0 GiB KV cache + 1.5 GiB reserve = "
+                       "75.7 GiB needed on one device") != std::string::npos);
+  CHECK(table.out.find("LOAD         16 sequences of 4,096 tokens") != std::string::npos);
+  for (const auto& [arguments, message] :
+       {std::pair{"--concurrency 4", "--concurrency: describes a serving load: give --context too"},
+        std::pair{"--context 4096 --kv-precision int8",
+                  "--kv-precision: serving stacks keep the KV cache at fp16, bf16 or fp8"}}) {
+    CAPTURE(std::string(arguments));
+    const auto refused = runCommand(binary() + " " + chat + arguments);
+    CHECK(refused.exitCode == 2);
+    CHECK(refused.err.find(message) != std::string::npos);
+  }
+  const auto unknown = runCommand(binary() + " recommend --kind Inference --family llama-9");
+  CHECK(unknown.exitCode == 2);
+  CHECK(unknown.err.find("--family: \"llama-9\" is not a model family") != std::string::npos);
+  const auto shapeless =
+      runCommand(binary() + " recommend --kind Inference --params 7B --context 4096");
+  CHECK(shapeless.exitCode == 2);
+  CHECK(shapeless.err.find("--context: the KV cache needs the model's shape") != std::string::npos);
+}
+
 TEST_CASE("recommend --mig and --time-sliced: the share a workload would take of shared nodes") {
   const std::string speech = "recommend --kind Inference --params 1.55B --architecture Speech ";
   // No shared nodes: a whole device.

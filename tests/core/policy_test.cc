@@ -22,7 +22,8 @@ json fullPolicy() {
     "hoursPerMonth": 720,
     "costModel": "AcceleratorShare",
     "memoryFillPercent": 85,
-    "memoryOverheads": {"training": "4", "fineTuning": 1.6, "inference": "1.25"},
+    "memoryOverheads": {"training": "4", "fineTuning": 1.6, "inference": "1.25",
+                        "servingReserveGiB": "2.5"},
     "rules": {"lowLatencyBelowMs": 5, "realtimeBelowMs": 200,
               "neuronFrameworks": ["PyTorch", "JAX"], "disabled": ["small-model-inference"]},
     "nodeLabels": {"scheme": "Karpenter",
@@ -52,6 +53,7 @@ TEST_CASE("a PlacementPolicy spec sets every knob") {
   CHECK(policy->memoryOverheads.fineTuning == doctest::Approx(1.6));
   CHECK(policy->memoryOverheads.inference == doctest::Approx(1.25));
   CHECK(policy->memoryOverheads.batchInference == doctest::Approx(1.2));  // default kept
+  CHECK(policy->memoryOverheads.servingReserveGiB == doctest::Approx(2.5));
   CHECK(*policy->lowLatencyBelowMs == 5);
   CHECK(policy->neuronFrameworks->size() == 2);
   CHECK(policy->disabledRules.count("small-model-inference"));

@@ -461,6 +461,34 @@ TEST_CASE("invalid specs, missing targets, conflicts, drift and Recommend mode")
   }));
   CHECK(c.mustGet(workloadPath(ns, "watched"))["status"]["placement"]["tier"] == "NVIDIA");
   CHECK(generationOf(deploymentPath(ns, "watched")) == watchedGeneration);
+
+  // A serving load: the CRD takes a family for the parameters, and the
+  // status shows the KV cache it sizes.
+  createDeployment(ns, "chat");
+  createWorkload(ns, "chat", "chat", R"(  mode: Recommend
+  workload: {kind: Inference, serving: {maxContextTokens: 4096, concurrentSequences: 16}}
+  model: {family: llama-2-13b}
+)");
+  CHECK(c.waitFor(
+      [&] { return conditionIs(workloadPath(ns, "chat"), "Applied", "False", "RecommendOnly"); }));
+  const auto served = c.mustGet(workloadPath(ns, "chat"))["status"];
+  CAPTURE(served.dump());
+  CHECK(served["memory"]["kvCacheGiB"] == "50");
+  CHECK(served["memory"]["kvCacheBytesPerToken"] == 819200);
+  CHECK(served["memory"]["parameters"] == "13B");
+  CHECK(base::stringMember(served["memory"], "note").starts_with("16 sequences of 4,096 tokens"));
+  // Neither parameters nor a family: the API server refuses it.
+  const auto nameless =
+      c.create("/apis/gpuplacement.io/v1alpha1/namespaces/" + ns + "/gpuworkloads",
+               json::parse(R"({"apiVersion": "gpuplacement.io/v1alpha1", "kind": "GpuWorkload",
+                      "metadata": {"name": "nameless"},
+                      "spec": {"targetRef": {"name": "chat"}, "workload": {"kind": "Inference"},
+                               "model": {"precision": "fp16"}}})"));
+  REQUIRE_FALSE(nameless.ok());
+  CHECK(nameless.error().status == 422);
+  CHECK(nameless.error().describe().find(
+            "parameters is required unless family names a model the catalog lists") !=
+        std::string::npos);
   CHECK(generationOf(deploymentPath(ns, "untouched")) == untouchedGeneration);
   CHECK(op.stop() == 0);
 }
