@@ -148,8 +148,9 @@ void printDecision(const std::string& name, const core::WorkloadIntent& intent,
   if (memory.serving.stated()) {
     out << "MEMORY       " << base::formatGiB(memory.weightsGiB) << " GiB weights + "
         << base::formatGiB(memory.kvCacheGiB) << " GiB KV cache + "
-        << base::formatGiB(memory.reserveGiB) << " GiB reserve = "
-        << base::formatGiB(memory.requiredGiB) << " GiB needed on one device\n";
+        << base::formatGiB(memory.reserveGiB)
+        << " GiB reserve = " << base::formatGiB(memory.requiredGiB)
+        << " GiB needed on one device\n";
   } else {
     out << "MEMORY       " << core::formatParameterCount(memory.parameters) << " x "
         << base::formatFixed(memory.bytesPerParameter, memory.bytesPerParameter < 1 ? 1 : 0)

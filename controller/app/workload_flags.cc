@@ -41,8 +41,8 @@ base::Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& 
       for (const auto& listed : catalog.modelFamilies) {
         known += (known.empty() ? "" : ", ") + listed.name;
       }
-      return Error{"--family", "\"" + family + "\" is not a model family of the catalog (" +
-                                   known + ")"};
+      return Error{"--family",
+                   "\"" + family + "\" is not a model family of the catalog (" + known + ")"};
     }
     intent.family = named->name;
     intent.shape = named->shape;

@@ -474,9 +474,8 @@ Result<Catalog> parseCatalog(const json& document) {
   if (!document.is_object()) {
     return Error{"catalog", "must be a YAML or JSON object with accelerators and instances"};
   }
-  if (auto ok = root.onlyKeys(
-          {"version", "region", "pricesAsOf", "pricesSource", "accelerators", "instances",
-           "modelFamilies"});
+  if (auto ok = root.onlyKeys({"version", "region", "pricesAsOf", "pricesSource", "accelerators",
+                               "instances", "modelFamilies"});
       !ok) {
     return ok.error();
   }

@@ -59,8 +59,8 @@ MemoryEstimate estimateMemory(const WorkloadIntent& intent, const MemoryOverhead
     const auto& serving = intent.serving;
     memory.serving = serving;
     memory.overhead = 1;
-    memory.kvCacheGiB = memory.kvBytesPerToken * serving.contextTokens *
-                        serving.concurrentSequences / kGiB;
+    memory.kvCacheGiB =
+        memory.kvBytesPerToken * serving.contextTokens * serving.concurrentSequences / kGiB;
     memory.reserveGiB = overheads.servingReserveGiB;
     memory.kvHeads = intent.shape.kvHeads;
     memory.requiredGiB = memory.weightsGiB + memory.kvCacheGiB + memory.reserveGiB;

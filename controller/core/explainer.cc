@@ -21,9 +21,9 @@ std::string tokensText(double tokens) {
 // token, beside 24.2 GiB of weights and 1.5 GiB of reserve a device"; or,
 // without a load, what the overhead leaves for one.
 std::string memoryNoteOf(const WorkloadIntent& intent, const MemoryEstimate& memory) {
-  const bool served = (intent.kind == WorkloadKind::Inference ||
-                       intent.kind == WorkloadKind::BatchInference) &&
-                      intent.architecture == Architecture::Transformer;
+  const bool served =
+      (intent.kind == WorkloadKind::Inference || intent.kind == WorkloadKind::BatchInference) &&
+      intent.architecture == Architecture::Transformer;
   if (!served) {
     return "";
   }
@@ -35,9 +35,8 @@ std::string memoryNoteOf(const WorkloadIntent& intent, const MemoryEstimate& mem
            (serving.concurrentSequences == 1 ? " sequence of " : " sequences of ") +
            tokensText(serving.contextTokens) + " tokens: " + formatGiB(memory.kvCacheGiB) +
            " GiB of " + std::string(nameOf(serving.kvPrecision)) + " KV cache at " + perToken +
-           ", beside " +
-           formatGiB(memory.weightsGiB) + " GiB of weights and " + formatGiB(memory.reserveGiB) +
-           " GiB of reserve a device";
+           ", beside " + formatGiB(memory.weightsGiB) + " GiB of weights and " +
+           formatGiB(memory.reserveGiB) + " GiB of reserve a device";
   }
   const double headroomGiB = memory.requiredGiB - memory.weightsGiB;
   std::string note = "no serving load stated (spec.workload.serving): the overhead's " +

@@ -22,7 +22,7 @@ struct Requirement {
   double kvCacheGiB = 0;
   int kvHeads = 0;
   double reserveGiB = 0;
-  double weightsGiB = 0;   // read once per unit of work
+  double weightsGiB = 0;  // read once per unit of work
   Architecture architecture = Architecture::Transformer;
   Work work;  // one unit of work: workOf(architecture, parameters, weights)
   Precision precision = Precision::FP16;

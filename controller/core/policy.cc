@@ -351,9 +351,8 @@ Status parseMemoryOverheads(const ObjectReader& spec, Policy& policy) {
   if (auto ok = overheads.requireObject(true); !ok) {
     return ok.error();
   }
-  if (auto ok = overheads.onlyKeys(
-          {"training", "fineTuning", "inference", "batchInference", "runtimeGiB",
-           "servingReserveGiB"});
+  if (auto ok = overheads.onlyKeys({"training", "fineTuning", "inference", "batchInference",
+                                    "runtimeGiB", "servingReserveGiB"});
       !ok) {
     return ok.error();
   }

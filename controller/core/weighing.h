@@ -26,7 +26,7 @@ struct MemoryEstimate {
   Precision precision = Precision::FP16;
   double bytesPerParameter = 0;
   double overhead = 0;
-  double weightsGiB = 0;    // parameters x bytes per parameter
+  double weightsGiB = 0;  // parameters x bytes per parameter
   // Weights x overhead; training: 2 bytes a parameter x overhead. With a
   // serving load: weights + KV cache + one device's reserve (on more
   // devices, requiredOn in core/fit.h).
@@ -36,10 +36,11 @@ struct MemoryEstimate {
   // With a serving load stated (ServingLoad::stated); zero otherwise, but
   // kvBytesPerToken where the model's shape is known.
   ServingLoad serving;
-  double kvBytesPerToken = 0;  // at the KV cache's precision (fp16 without a load); 0: shape unknown
-  double kvCacheGiB = 0;       // concurrentSequences x contextTokens x kvBytesPerToken
-  double reserveGiB = 0;       // per device: the runtime's context and activations
-  int kvHeads = 0;             // the KV cache splits by them across devices
+  double kvBytesPerToken =
+      0;                  // at the KV cache's precision (fp16 without a load); 0: shape unknown
+  double kvCacheGiB = 0;  // concurrentSequences x contextTokens x kvBytesPerToken
+  double reserveGiB = 0;  // per device: the runtime's context and activations
+  int kvHeads = 0;        // the KV cache splits by them across devices
 };
 
 MemoryEstimate estimateMemory(const WorkloadIntent& intent, const MemoryOverheads& overheads);

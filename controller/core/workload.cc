@@ -223,9 +223,9 @@ Status readServing(const ObjectReader& workload, ServingLoad& serving) {
   auto context = load.optionalInteger("maxContextTokens", 1, 10'000'000);
   auto sequences = load.optionalInteger("concurrentSequences", 1, 100'000);
   auto precision = load.optionalEnum<Precision>("kvCachePrecision");
-  for (const Error* error : {context ? nullptr : &context.error(),
-                             sequences ? nullptr : &sequences.error(),
-                             precision ? nullptr : &precision.error()}) {
+  for (const Error* error :
+       {context ? nullptr : &context.error(), sequences ? nullptr : &sequences.error(),
+        precision ? nullptr : &precision.error()}) {
     if (error) {
       return *error;
     }
@@ -302,9 +302,9 @@ Status readFamily(const ObjectReader& model, const Catalog& catalog, const Model
   auto layers = shape.integer("layers", 1, 1000);
   auto kvHeads = shape.integer("kvHeads", 1, 1024);
   auto headDim = shape.integer("headDim", 1, 4096);
-  for (const Error* error : {layers ? nullptr : &layers.error(),
-                             kvHeads ? nullptr : &kvHeads.error(),
-                             headDim ? nullptr : &headDim.error()}) {
+  for (const Error* error :
+       {layers ? nullptr : &layers.error(), kvHeads ? nullptr : &kvHeads.error(),
+        headDim ? nullptr : &headDim.error()}) {
     if (error) {
       return *error;
     }
@@ -334,7 +334,7 @@ Status readModel(const ObjectReader& spec, const Catalog& catalog, GpuWorkloadSp
   }
   // A family says its parameters; a count stated beside it wins.
   auto parameters = family && !model.has("parameters") ? Result<std::uint64_t>(family->parameters)
-                                                      : readParameters(model);
+                                                       : readParameters(model);
   auto precision = model.optionalEnum<Precision>("precision");
   auto framework = model.optionalEnum<Framework>("framework");
   auto architecture = model.optionalEnum<Architecture>("architecture");

@@ -197,8 +197,8 @@ TEST_CASE("a packed GpuWorkload unpacks to its projection") {
                                       {"list", {1, "two", false}}};
 
   const std::pair<const char*, json> cases[] = {
-      {"placed", placed},   {"fresh", fresh},       {"hand-written", handWritten},
-      {"invalid", invalid}, {"deleting", deleting}, {"other policy", otherPolicy},
+      {"placed", placed},   {"fresh", fresh},        {"hand-written", handWritten},
+      {"invalid", invalid}, {"deleting", deleting},  {"other policy", otherPolicy},
       {"moved", moved},     {"fell back", fellBack}, {"served", served}};
   for (const auto& [name, object] : cases) {
     CAPTURE(std::string(name));
