@@ -101,11 +101,21 @@ void printPlacement(const core::Placement& placement, double hoursPerMonth, std:
         << "/h per replica on whole devices instead\n";
   }
   if (placement.latencyMs) {
-    out << "LATENCY      at least " << base::formatFixed(*placement.latencyMs, 1) << " ms per "
-        << core::latencyUnitName(placement.latencyUnit)
-        << (placement.latencyComputeBound
-                ? " (compute-bound: its FLOPs at 40% of the devices' dense peak)\n"
-                : " (memory-bound: every weight read once at the devices' peak bandwidth)\n");
+    const bool bound = !placement.latencyComputeBound && placement.bandwidthUtilization >= 1;
+    out << "LATENCY      " << (bound ? "at least " : "about ")
+        << base::formatFixed(*placement.latencyMs, 1) << " ms per "
+        << core::latencyUnitName(placement.latencyUnit);
+    if (placement.latencyComputeBound) {
+      out << " (compute-bound: its FLOPs at 40% of the devices' dense peak)\n";
+    } else {
+      out << " (memory-bound: what a token reads, at "
+          << base::formatPercent(placement.bandwidthUtilization)
+          << " of the devices' peak bandwidth"
+          << (placement.bandwidthAssumed           ? ", an assumption for this tier"
+              : placement.bandwidthUtilization < 1 ? ", what the serving stack reaches"
+                                                   : "")
+          << ")\n";
+    }
   }
   if (placement.memoryRequestGiB > 0 && placement.tier != core::Tier::CPU) {
     out << "HOST MEMORY  " << base::formatGiB(placement.memoryRequestGiB)
@@ -197,9 +207,15 @@ std::vector<std::string> markdownRow(const std::string& name, const core::Worklo
                        base::formatGiB(placement.requiredMemoryGiB) + " of " +
                        base::formatGiB(placement.availableMemoryGiB) + " GiB";
   if (placement.latencyMs) {
-    answer += "; >= " + base::formatFixed(*placement.latencyMs, 1) + " ms/" +
-              core::latencyUnitName(placement.latencyUnit) +
-              (placement.latencyComputeBound ? " (compute)" : "");
+    // ">=" a bound at peak bandwidth; "~" an estimate at what a serving
+    // stack reaches (or where compute binds).
+    const bool bound = !placement.latencyComputeBound && placement.bandwidthUtilization >= 1;
+    answer += std::string(bound ? "; >= " : "; ~") + base::formatFixed(*placement.latencyMs, 1) +
+              " ms/" + core::latencyUnitName(placement.latencyUnit) +
+              (placement.latencyComputeBound ? " (compute)"
+               : bound                       ? ""
+                       : " at " + base::formatPercent(placement.bandwidthUtilization) +
+                             " of peak bandwidth");
   }
   if (decision.latencyTargetUnreachable) {
     answer += " (**LatencyTargetUnreachable**)";

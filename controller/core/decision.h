@@ -75,11 +75,16 @@ struct Placement {
   double memoryRequestGiB = 0;
   int neededAccelerators = 0;  // the fewest that hold the model; fewer than
                                // acceleratorCount when training data-parallel
-  // Inference: the least time a unit of work (latencyUnit) can take here,
-  // by the roofline (core/performance_model.h), and whether compute binds.
+  // Inference: the time a unit of work (latencyUnit) takes here, by the
+  // roofline (core/performance_model.h) at what a serving stack reaches of
+  // the peak bandwidth, and whether compute binds.
   std::optional<double> latencyMs;
   LatencyUnit latencyUnit = LatencyUnit::OutputToken;
   bool latencyComputeBound = false;
+  // The share of peak bandwidth latencyMs assumes (rules servingBandwidth;
+  // 1: the peak, a bound), and whether that share is measured or assumed.
+  double bandwidthUtilization = 1;
+  bool bandwidthAssumed = false;
 };
 
 // An option that lost, and why.

@@ -88,6 +88,7 @@ json toJson(const Placement& placement) {
   if (placement.latencyMs) {
     result["latencyPer"] = latencyUnitName(placement.latencyUnit);
     result["latencyBound"] = placement.latencyComputeBound ? "compute" : "memory";
+    result["bandwidthUtilization"] = placement.bandwidthUtilization;
   }
   if (placement.neededAccelerators > 0) {
     result["neededAccelerators"] = placement.neededAccelerators;

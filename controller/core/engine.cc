@@ -239,6 +239,21 @@ Request PlacementEngine::requestFor(const WorkloadIntent& intent, const MemoryEs
   need.inference = !need.training;
   need.batch = intent.kind == WorkloadKind::BatchInference;
   need.latencyTargetMs = need.inference ? intent.latencyTargetMs : std::nullopt;
+  // What serving stacks reach of peak bandwidth is measured on decoders:
+  // other architectures keep the peak, a bound.
+  if (need.inference && intent.architecture == Architecture::Transformer) {
+    for (const Tier tier : {Tier::NVIDIA, Tier::Trainium, Tier::Inferentia, Tier::CPU}) {
+      const auto* entry = rules_->knobs.servingBandwidthOf(tier, intent.framework);
+      need.bandwidthShare[static_cast<std::size_t>(tier)] = entry ? entry->utilization : 1;
+    }
+    if (memory.serving.stated()) {
+      // A decode step of the load reads the weights once and every
+      // sequence's keys and values, at the load's full context: the
+      // latency a sequence sees when the replica is full.
+      need.work.bytes += memory.kvCacheGiB * kGiB;
+      need.work.flops *= memory.serving.concurrentSequences;
+    }
+  }
   need.fillLimit = policy_.memoryFillLimit;
   need.karpenter = (view ? view->labels.scheme : defaultScheme_) == LabelScheme::Karpenter;
   const auto sharing = intent.constraints.sharing != DeviceSharing::Auto

@@ -160,6 +160,9 @@ Placement Explainer::placementOf(const Option& option, const Request& request) c
   if (request.need.inference) {
     placement.latencyMs = fit.latencyMs;
     placement.latencyComputeBound = fit.roofline.computeBound();
+    placement.bandwidthUtilization = request.need.bandwidthShareOn(instance.tier);
+    const auto* basis = knobs_.servingBandwidthOf(instance.tier, request.intent.framework);
+    placement.bandwidthAssumed = basis && basis->source.starts_with("ASSUMPTION");
   }
   placement.costNote = costNote(option, placement);
   if (const auto below = sizingBelowNeed(request.need, placement); !below.empty()) {
@@ -204,16 +207,26 @@ void Explainer::explainChoice(const Rule& rule, const Option& best, const Reques
     return;
   }
   const char* unit = latencyUnitName(placement.latencyUnit);
-  const std::string estimate = "at least " + milliseconds(best.fit.latencyMs) + " per " + unit;
-  const std::string bound = best.fit.roofline.computeBound()
-                                ? " (its arithmetic at the stated utilization binds)"
-                                : " (weights read once per " + std::string(unit) + ")";
+  // A bound where the peak bandwidth binds; an estimate where a measured (or
+  // assumed) share of it, or the compute, does.
+  const bool bound = !best.fit.roofline.computeBound() && placement.bandwidthUtilization >= 1;
+  const std::string estimate =
+      (bound ? "at least " : "about ") + milliseconds(best.fit.latencyMs) + " per " + unit;
+  const std::string read = request.intent.serving.stated()
+                               ? "weights and the load's KV cache read once per "
+                               : "weights read once per ";
+  const std::string binds =
+      best.fit.roofline.computeBound() ? " (its arithmetic at the stated utilization binds)"
+      : bound
+          ? " (" + read + unit + " at peak bandwidth)"
+          : " (" + read + unit + " at " + base::formatPercent(placement.bandwidthUtilization) +
+                " of peak bandwidth" + (placement.bandwidthAssumed ? ", an assumption" : "") + ")";
   const std::string target = milliseconds(*request.need.latencyTargetMs);
   if (decision.latencyTargetUnreachable) {
     decision.reason += "; LatencyTargetUnreachable: no option meets " + target +
-                       "; this is the fastest, " + estimate + bound;
+                       "; this is the fastest, " + estimate + binds;
   } else {
-    decision.reason += "; " + estimate + bound + ", within the " + target + " target";
+    decision.reason += "; " + estimate + binds + ", within the " + target + " target";
   }
 }
 
@@ -302,7 +315,10 @@ std::optional<double> Explainer::valueLoss(const Option& option, const Option& b
 std::string Explainer::lostBecause(const Option& option, const Option& best,
                                    const Request& request) const {
   if (request.need.latencyTargetMs && best.fit.meetsLatency != option.fit.meetsLatency) {
-    return "at least " + milliseconds(option.fit.latencyMs) + " per " +
+    const bool bound =
+        !option.fit.roofline.computeBound() &&
+        request.need.bandwidthShareOn(catalog_->instances[option.instance].tier) >= 1;
+    return (bound ? "at least " : "about ") + milliseconds(option.fit.latencyMs) + " per " +
            latencyUnitName(latencyUnitOf(request.intent.architecture)) + ", above the " +
            milliseconds(*request.need.latencyTargetMs) + " target";
   }

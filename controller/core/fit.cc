@@ -14,7 +14,8 @@ constexpr double kEpsilon = 1e-9;
 // How long one unit of work takes on `devices` of this accelerator.
 Roofline rooflineOn(const AcceleratorSpec& spec, const InstanceType& instance,
                     const Requirement& need, int devices) {
-  return rooflineOf(need.work, denseTflops(spec, need.precision), spec.memoryBandwidthGBs, devices,
+  return rooflineOf(need.work, denseTflops(spec, need.precision),
+                    spec.memoryBandwidthGBs * need.bandwidthShareOn(instance.tier), devices,
                     instance.interconnect);
 }
 
@@ -55,7 +56,9 @@ Speed speedOnSlice(const AcceleratorSpec& spec, const MigProfile& profile,
   }
   if (need.inference) {
     speed.roofline =
-        rooflineOf(need.work, tflops, migBandwidthGBs(spec, profile), 1, Interconnect::None);
+        rooflineOf(need.work, tflops,
+                   migBandwidthGBs(spec, profile) * need.bandwidthShareOn(Tier::NVIDIA), 1,
+                   Interconnect::None);
     speed.latencyMs = speed.roofline.ms();
     if (!need.batch) {
       speed.performance = speed.latencyMs > 0 ? 1000 / speed.latencyMs : 0;
@@ -296,15 +299,19 @@ int choicesAccelerated(const AcceleratorSpec& spec, const InstanceType& instance
     return share(1) ? 2 : 1;
   }
   // Up the allowed counts, by speed alone (the pod's room does not depend
-  // on the count): where the walk stops paying, the first count that meets
-  // the target when the fewest devices do not, and the fastest when none
-  // does. Only those become fits, at the speeds the walk found.
+  // on the count): every count while the walk pays, the first count that
+  // meets the target when the fewest devices do not, and the fastest when
+  // none does. Only those become fits, at the speeds the walk found. Every
+  // count walked, not only the last: which of them is best per dollar does
+  // not depend on the target, so a tighter target the answer still meets
+  // never brings a better one into view.
   const bool seeking = need.latencyTargetMs && !out[0].meetsLatency;
   struct Count {
     int devices = 0;
     Speed speed;
   };
-  Count walked{out[0].devices, {}};
+  std::array<Count, 3> walked{};  // the counts past the fewest the walk paid for
+  int walkedCount = 0;
   Count meeting;
   Count fastest{out[0].devices, {}};
   double walkedPerformance = out[0].performance;
@@ -315,9 +322,10 @@ int choicesAccelerated(const AcceleratorSpec& spec, const InstanceType& instance
       continue;
     }
     const Speed speed = speedOn(spec, instance, need, devices);
-    walking = walking && speed.performance >= walkedPerformance * kWorthwhileGain;
+    walking = walking && walkedCount < static_cast<int>(walked.size()) &&
+              speed.performance >= walkedPerformance * kWorthwhileGain;
     if (walking) {
-      walked = {devices, speed};
+      walked[static_cast<std::size_t>(walkedCount++)] = {devices, speed};
       walkedPerformance = speed.performance;
     }
     if (seeking && meeting.devices == 0 && speed.meetsLatency) {
@@ -346,7 +354,9 @@ int choicesAccelerated(const AcceleratorSpec& spec, const InstanceType& instance
   } else if (seeking) {
     add(fastest);
   }
-  add(walked);
+  for (int i = 0; i < walkedCount; ++i) {
+    add(walked[static_cast<std::size_t>(i)]);
+  }
   if (share(count)) {
     ++count;
   }
@@ -382,7 +392,10 @@ Fit fitCpu(const InstanceType& instance, const Requirement& need) {
     fit.performance = trainingTflops(tflops, 1, Interconnect::None);
   }
   if (need.inference) {
-    fit.roofline = rooflineOf(need.work, tflops, cpuShare * instance.cpuMemoryBandwidthGBs, 1,
+    fit.roofline = rooflineOf(need.work, tflops,
+                              cpuShare * instance.cpuMemoryBandwidthGBs *
+                                  need.bandwidthShareOn(Tier::CPU),
+                              1,
                               Interconnect::None);
     fit.latencyMs = fit.roofline.ms();
     fit.performance = need.batch          ? trainingTflops(tflops, 1, Interconnect::None)

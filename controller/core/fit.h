@@ -22,6 +22,10 @@ struct Requirement {
   double kvCacheGiB = 0;
   int kvHeads = 0;
   double reserveGiB = 0;
+  // Serving: the share of peak memory bandwidth the stack reaches on each
+  // tier (rules servingBandwidth), by Tier; 1 for other work.
+  std::array<double, 4> bandwidthShare{1, 1, 1, 1};
+  double bandwidthShareOn(Tier tier) const { return bandwidthShare[static_cast<std::size_t>(tier)]; }
   double weightsGiB = 0;  // read once per unit of work
   Architecture architecture = Architecture::Transformer;
   Work work;  // one unit of work: workOf(architecture, parameters, weights)
@@ -103,7 +107,7 @@ Fit fitReplica(const Catalog& catalog, const InstanceType& instance, const Requi
 // `timeSlices` ways, the fewest of its replicas whose share of the memory
 // holds the model. Last. Returns how many; out[0] says why when none fits
 // (0).
-using FitChoices = std::array<Fit, 4>;
+using FitChoices = std::array<Fit, 6>;
 int fitChoices(const Catalog& catalog, const InstanceType& instance, const Requirement& need,
                FitChoices& out, unsigned profiles = 0, int timeSlices = 0);
 inline constexpr double kWorthwhileGain = 1.10;

@@ -1,5 +1,6 @@
 #include "core/rules.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -47,6 +48,21 @@ Result<std::uint64_t> readBound(const ObjectReader& reader, std::string_view key
   }
   return Error{reader.fieldPath(key), "must be a parameter count such as 7B"};
 }
+
+}  // namespace
+
+const ServingBandwidth* RuleKnobs::servingBandwidthOf(Tier tier, Framework framework) const {
+  for (const auto& entry : servingBandwidth) {
+    if (entry.tier == tier &&
+        (entry.frameworks.empty() || std::find(entry.frameworks.begin(), entry.frameworks.end(),
+                                               framework) != entry.frameworks.end())) {
+      return &entry;
+    }
+  }
+  return nullptr;
+}
+
+namespace {
 
 Result<RuleKnobs> parseKnobs(const ObjectReader& root) {
   RuleKnobs knobs;
@@ -101,6 +117,38 @@ Result<RuleKnobs> parseKnobs(const ObjectReader& root) {
   }
   knobs.neuronFrameworks = *frameworks;
   knobs.neuronArchitectures = *architectures;
+
+  if (root.has("servingBandwidth")) {
+    const auto& entries = root.at("servingBandwidth");
+    if (!entries.is_array()) {
+      return Error{"servingBandwidth", "must be a list of {tier, frameworks, utilization, source}"};
+    }
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      ObjectReader entry(entries[i], "servingBandwidth[" + std::to_string(i) + "]");
+      if (auto ok = entry.requireObject(); !ok) {
+        return ok.error();
+      }
+      if (auto ok = entry.onlyKeys({"tier", "frameworks", "utilization", "source"}); !ok) {
+        return ok.error();
+      }
+      auto tier = entry.optionalEnum<Tier>("tier");
+      auto listed = entry.enumList<Framework>("frameworks");
+      auto utilization = entry.number("utilization", 0.01, 1);
+      auto source = entry.string("source");
+      for (const Error* error :
+           {tier ? nullptr : &tier.error(), listed ? nullptr : &listed.error(),
+            utilization ? nullptr : &utilization.error(), source ? nullptr : &source.error()}) {
+        if (error) {
+          return *error;
+        }
+      }
+      if (!*tier) {
+        return Error{entry.fieldPath("tier"), "required (use " + allowedValues<Tier>() + ")"};
+      }
+      knobs.servingBandwidth.push_back(
+          {**tier, std::move(listed).value(), *utilization, std::move(source).value()});
+    }
+  }
   return knobs;
 }
 
@@ -274,7 +322,8 @@ Result<RuleSet> parseRuleSet(const json& document, const Catalog& catalog) {
   }
   ObjectReader root(document, "");
   if (auto ok = root.onlyKeys(
-          {"version", "sizeBuckets", "latencyClasses", "neuron", "acceleratorGroups", "rules"});
+          {"version", "sizeBuckets", "latencyClasses", "neuron", "servingBandwidth",
+           "acceleratorGroups", "rules"});
       !ok) {
     return ok.error();
   }

@@ -35,12 +35,26 @@ struct SizeBucket {
 
 // The thresholds rules are written against. The rules file sets defaults;
 // a PlacementPolicy may override them.
+// The share of peak memory bandwidth a serving stack reaches decoding one
+// token (model bandwidth utilization), on a tier, for some frameworks
+// (empty: any), with where the figure comes from.
+struct ServingBandwidth {
+  Tier tier = Tier::NVIDIA;
+  std::vector<Framework> frameworks;
+  double utilization = 1;
+  std::string source;
+};
+
 struct RuleKnobs {
   double lowLatencyBelowMs = 10;
   double realtimeBelowMs = 100;
   std::vector<SizeBucket> sizeBuckets;  // ascending fromParameters, first is 0
   std::vector<Framework> neuronFrameworks;
   std::vector<Architecture> neuronArchitectures;
+  std::vector<ServingBandwidth> servingBandwidth;  // the first that matches applies
+
+  // The entry for serving on `tier` with `framework`; null: none (peak).
+  const ServingBandwidth* servingBandwidthOf(Tier tier, Framework framework) const;
 };
 
 struct Rule {

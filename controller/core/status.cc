@@ -78,6 +78,7 @@ json placementJson(const Placement& placement) {
     result["latencyMs"] = decimalString(*placement.latencyMs, 2);
     result["latencyPer"] = latencyUnitName(placement.latencyUnit);
     result["latencyBound"] = placement.latencyComputeBound ? "compute" : "memory";
+    result["bandwidthUtilization"] = decimalString(placement.bandwidthUtilization, 2);
   }
   if (placement.memoryRequestGiB > 0) {
     // CPU: the request written; GPU and Neuron: the host memory the node

@@ -88,10 +88,11 @@ TEST_CASE("a replica takes the smallest MIG profile that holds it and meets its 
            .tiers({Tier::NVIDIA})
            .capacity(CapacityType::OnDemand),
        "p4d.24xlarge", "3g.20gb"},
-      {"a 12 ms target: 1g.5gb's eighth of the bandwidth takes 16 ms a token, 3g.20gb 4",
-       twoLayouts(), speech().latency(12), "p4d.24xlarge", "3g.20gb"},
-      {"a 12 ms target, and only 1g.5gb is cut: a whole L4 meets it", slicedP4d(),
-       speech().latency(12), "g6.xlarge", ""},
+      {"a 20 ms target on vLLM (65% of peak bandwidth): 1g.5gb's eighth of the bandwidth "
+       "takes 25 ms a token, 3g.20gb 6",
+       twoLayouts(), speech().framework(Framework::vLLM).latency(20), "p4d.24xlarge", "3g.20gb"},
+      {"a 20 ms target, and only 1g.5gb is cut: a whole L4 meets it (16 ms)", slicedP4d(),
+       speech().framework(Framework::vLLM).latency(20), "g6.xlarge", ""},
       {"7B, and only 1g.5gb is cut: no slice holds it", slicedP4d(),
        IntentBuilder(WorkloadKind::Inference, "7B")
            .tiers({Tier::NVIDIA})

@@ -99,7 +99,8 @@ TEST_CASE("status shows the node behind the price and the latency estimate, as t
   CHECK(placement.at("acceleratorsPerNode") == 8);
   CHECK(placement.at("idleAccelerators") == 0);
   CHECK(placement.at("costNote").get<std::string>().find("8 of 8 B200") == 0);
-  CHECK(placement.at("latencyMs") == "18.72");
+  CHECK(placement.at("latencyMs") == "46.14");  // PyTorch decoding eagerly: 35% of peak
+  CHECK(placement.at("bandwidthUtilization") == "0.35");
   CHECK(placement.at("latencyPer") == "output token");
   CHECK(placement.at("latencyBound") == "memory");
   CHECK(placement.at("hostMemoryGiB") == "5.75");  // PyTorch's 1 GiB and a 5 GB shard
