@@ -55,10 +55,9 @@ Speed speedOnSlice(const AcceleratorSpec& spec, const MigProfile& profile,
     speed.performance = trainingTflops(tflops, 1, Interconnect::None);
   }
   if (need.inference) {
-    speed.roofline =
-        rooflineOf(need.work, tflops,
-                   migBandwidthGBs(spec, profile) * need.bandwidthShareOn(Tier::NVIDIA), 1,
-                   Interconnect::None);
+    speed.roofline = rooflineOf(
+        need.work, tflops, migBandwidthGBs(spec, profile) * need.bandwidthShareOn(Tier::NVIDIA), 1,
+        Interconnect::None);
     speed.latencyMs = speed.roofline.ms();
     if (!need.batch) {
       speed.performance = speed.latencyMs > 0 ? 1000 / speed.latencyMs : 0;
@@ -392,11 +391,10 @@ Fit fitCpu(const InstanceType& instance, const Requirement& need) {
     fit.performance = trainingTflops(tflops, 1, Interconnect::None);
   }
   if (need.inference) {
-    fit.roofline = rooflineOf(need.work, tflops,
-                              cpuShare * instance.cpuMemoryBandwidthGBs *
-                                  need.bandwidthShareOn(Tier::CPU),
-                              1,
-                              Interconnect::None);
+    fit.roofline =
+        rooflineOf(need.work, tflops,
+                   cpuShare * instance.cpuMemoryBandwidthGBs * need.bandwidthShareOn(Tier::CPU), 1,
+                   Interconnect::None);
     fit.latencyMs = fit.roofline.ms();
     fit.performance = need.batch          ? trainingTflops(tflops, 1, Interconnect::None)
                       : fit.latencyMs > 0 ? 1000 / fit.latencyMs

@@ -25,7 +25,9 @@ struct Requirement {
   // Serving: the share of peak memory bandwidth the stack reaches on each
   // tier (rules servingBandwidth), by Tier; 1 for other work.
   std::array<double, 4> bandwidthShare{1, 1, 1, 1};
-  double bandwidthShareOn(Tier tier) const { return bandwidthShare[static_cast<std::size_t>(tier)]; }
+  double bandwidthShareOn(Tier tier) const {
+    return bandwidthShare[static_cast<std::size_t>(tier)];
+  }
   double weightsGiB = 0;  // read once per unit of work
   Architecture architecture = Architecture::Transformer;
   Work work;  // one unit of work: workOf(architecture, parameters, weights)

@@ -321,9 +321,8 @@ Result<RuleSet> parseRuleSet(const json& document, const Catalog& catalog) {
     return Error{"rules", "must be a YAML or JSON object"};
   }
   ObjectReader root(document, "");
-  if (auto ok = root.onlyKeys(
-          {"version", "sizeBuckets", "latencyClasses", "neuron", "servingBandwidth",
-           "acceleratorGroups", "rules"});
+  if (auto ok = root.onlyKeys({"version", "sizeBuckets", "latencyClasses", "neuron",
+                               "servingBandwidth", "acceleratorGroups", "rules"});
       !ok) {
     return ok.error();
   }
