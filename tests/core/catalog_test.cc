@@ -338,6 +338,29 @@ TEST_CASE("the rules file: shipped rules parse; bad rules are named") {
       {"typo in match", [](json& r) { r["rules"][0]["match"]["kind"] = {"Inference"}; },
        "rules[r].match.kind"},
       {"no rules", [](json& r) { r["rules"] = json::array(); }, "rules"},
+      {"a bandwidth share above 1",
+       [](json& r) {
+         r["servingBandwidth"] = {{{"tier", "NVIDIA"}, {"utilization", 1.5}, {"source", "s"}}};
+       },
+       "servingBandwidth[0].utilization"},
+      {"a bandwidth share without a source",
+       [](json& r) {
+         r["servingBandwidth"] = {{{"tier", "NVIDIA"}, {"utilization", 0.5}}};
+       },
+       "servingBandwidth[0].source"},
+      {"a bandwidth share without a tier",
+       [](json& r) {
+         r["servingBandwidth"] = {{{"utilization", 0.5}, {"source", "s"}}};
+       },
+       "servingBandwidth[0].tier"},
+      {"a bandwidth share for an unknown framework",
+       [](json& r) {
+         r["servingBandwidth"] = {{{"tier", "NVIDIA"},
+                                   {"frameworks", {"Caffe"}},
+                                   {"utilization", 0.5},
+                                   {"source", "s"}}};
+       },
+       "servingBandwidth[0].frameworks[0]"},
   };
   for (const auto& c : cases) {
     CAPTURE(std::string(c.label));
@@ -346,6 +369,34 @@ TEST_CASE("the rules file: shipped rules parse; bad rules are named") {
     auto parsed = parseRuleSet(rulesJson, *catalog);
     REQUIRE_FALSE(parsed.ok());
     CHECK(parsed.error().field == c.field);
+  }
+}
+
+TEST_CASE("the shipped rules' serving bandwidth: the first entry for a tier and framework") {
+  const auto& knobs = testing::shippedRules()->knobs;
+  struct Row {
+    Tier tier;
+    Framework framework;
+    double utilization;
+    bool assumed;
+  };
+  const Row rows[] = {
+      {Tier::NVIDIA, Framework::vLLM, 0.65, false},
+      {Tier::NVIDIA, Framework::Triton, 0.65, false},
+      {Tier::NVIDIA, Framework::PyTorch, 0.35, false},
+      {Tier::NVIDIA, Framework::ONNX, 0.35, false},
+      {Tier::Inferentia, Framework::vLLM, 0.5, true},
+      {Tier::Trainium, Framework::PyTorch, 0.5, true},
+      {Tier::CPU, Framework::PyTorch, 0.5, true},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(static_cast<int>(row.tier));
+    CAPTURE(static_cast<int>(row.framework));
+    const auto* entry = knobs.servingBandwidthOf(row.tier, row.framework);
+    REQUIRE(entry);
+    CHECK(entry->utilization == doctest::Approx(row.utilization));
+    CHECK(entry->source.starts_with("ASSUMPTION") == row.assumed);
+    CHECK_FALSE(entry->source.empty());
   }
 }
 
