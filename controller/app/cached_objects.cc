@@ -180,6 +180,7 @@ void packIntent(Packer& out, const core::WorkloadIntent& intent) {
     out.integer(value);
   }
   packEnum(out, intent.serving.kvPrecision);
+  out.real(intent.serving.tokensPerSecond);
 }
 
 core::WorkloadIntent unpackIntent(Unpacker& in) {
@@ -200,6 +201,7 @@ core::WorkloadIntent unpackIntent(Unpacker& in) {
     *value = static_cast<int>(in.integer());
   }
   intent.serving.kvPrecision = unpackEnum<core::Precision>(in);
+  intent.serving.tokensPerSecond = in.real();
   return intent;
 }
 

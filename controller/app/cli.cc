@@ -77,6 +77,9 @@ struct WorkloadOptions {
         ->capture_default_str();
     add("--kv-precision", flags.kvPrecision, "A serving load: the KV cache's fp16, bf16 or fp8")
         ->capture_default_str();
+    add("--tokens-per-second", flags.tokensPerSecond,
+        "A serving load: output tokens a second the whole service carries; the answer says how "
+        "many replicas that takes, and CostOptimized weighs what they cost together");
     add("--latency-ms", latencyMs,
         "Latency target in ms per output token (Transformer), per denoising step (Diffusion) "
         "or per request (CNN: one image; Speech: one 30-second window; Other: one pass)");

@@ -117,6 +117,18 @@ void printPlacement(const core::Placement& placement, double hoursPerMonth, std:
           << ")\n";
     }
   }
+  if (placement.tokensPerSecondPerReplica > 0) {
+    out << "THROUGHPUT   about "
+        << base::formatCount(std::llround(placement.tokensPerSecondPerReplica))
+        << " output tokens/s per replica at the load";
+    if (placement.replicasForThroughput > 0) {
+      out << "; the target takes " << placement.replicasForThroughput << " replica"
+          << (placement.replicasForThroughput == 1 ? "" : "s") << ", "
+          << base::formatMoney(placement.hourlyCost * placement.replicasForThroughput) << "/h, "
+          << base::formatMoney(placement.monthlyCost * placement.replicasForThroughput) << "/month";
+    }
+    out << "\n";
+  }
   if (placement.memoryRequestGiB > 0 && placement.tier != core::Tier::CPU) {
     out << "HOST MEMORY  " << base::formatGiB(placement.memoryRequestGiB)
         << " GiB per replica (the runtime and one checkpoint shard to load through), "

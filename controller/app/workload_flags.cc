@@ -74,11 +74,17 @@ base::Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& 
   if (!parsedKv) {
     return parsedKv.error();
   }
-  if (contextTokens == 0 && (concurrentSequences != 1 || *parsedKv != core::Precision::FP16)) {
-    return Error{concurrentSequences != 1 ? "--concurrency" : "--kv-precision",
+  if (tokensPerSecond < 0) {
+    return Error{"--tokens-per-second", "must be a positive number of output tokens a second"};
+  }
+  if (contextTokens == 0 &&
+      (concurrentSequences != 1 || *parsedKv != core::Precision::FP16 || tokensPerSecond > 0)) {
+    return Error{concurrentSequences != 1 ? "--concurrency"
+                 : tokensPerSecond > 0    ? "--tokens-per-second"
+                                          : "--kv-precision",
                  "describes a serving load: give --context too"};
   }
-  intent.serving = {contextTokens, concurrentSequences, *parsedKv};
+  intent.serving = {contextTokens, concurrentSequences, *parsedKv, tokensPerSecond};
   auto parsedPrecision = enumFlag<core::Precision>("--precision", precision);
   auto parsedFramework = enumFlag<core::Framework>("--framework", framework);
   auto parsedArchitecture = enumFlag<core::Architecture>("--architecture", architecture);

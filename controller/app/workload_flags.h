@@ -22,6 +22,7 @@ struct WorkloadFlags {
   int contextTokens = 0;        // a serving load: tokens per sequence, prompt and output
   int concurrentSequences = 1;  // ... and sequences in flight per replica
   std::string kvPrecision = "fp16";
+  double tokensPerSecond = 0;  // a throughput target across replicas
   std::optional<double> latencyMs;
   std::string objective = "Balanced";
   std::vector<std::string> tiers;

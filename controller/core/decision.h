@@ -85,6 +85,11 @@ struct Placement {
   // 1: the peak, a bound), and whether that share is measured or assumed.
   double bandwidthUtilization = 1;
   bool bandwidthAssumed = false;
+  // With a serving load: the output tokens a second one replica carries at
+  // its sequences; with a throughput target, the replicas that carry it
+  // (the target's own replicas are the team's: never written). 0: none.
+  double tokensPerSecondPerReplica = 0;
+  int replicasForThroughput = 0;
 };
 
 // An option that lost, and why.

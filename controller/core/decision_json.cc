@@ -90,6 +90,14 @@ json toJson(const Placement& placement) {
     result["latencyBound"] = placement.latencyComputeBound ? "compute" : "memory";
     result["bandwidthUtilization"] = placement.bandwidthUtilization;
   }
+  if (placement.tokensPerSecondPerReplica > 0) {
+    result["tokensPerSecondPerReplica"] = std::round(placement.tokensPerSecondPerReplica * 10) / 10;
+  }
+  if (placement.replicasForThroughput > 0) {
+    result["replicasForThroughput"] = placement.replicasForThroughput;
+    result["hourlyCostForThroughput"] =
+        roundMoney(placement.hourlyCost * placement.replicasForThroughput);
+  }
   if (placement.neededAccelerators > 0) {
     result["neededAccelerators"] = placement.neededAccelerators;
   }

@@ -252,6 +252,8 @@ Request PlacementEngine::requestFor(const WorkloadIntent& intent, const MemoryEs
       // latency a sequence sees when the replica is full.
       need.work.bytes += memory.kvCacheGiB * kGiB;
       need.work.flops *= memory.serving.concurrentSequences;
+      need.sequences = memory.serving.concurrentSequences;
+      need.tokensPerSecond = memory.serving.tokensPerSecond;
     }
   }
   need.fillLimit = policy_.memoryFillLimit;
@@ -638,6 +640,12 @@ void PlacementEngine::rankOf(Option& option, const Request& request) const {
   double secondary = option.cost.cluster ? cost : -performance;
   switch (request.intent.objective) {
     case Objective::CostOptimized:
+      // With a throughput to carry, the cheapest is what carrying it costs:
+      // more replicas of a cheaper device can cost less than one dear one.
+      if (const int replicas = replicasToCarry(option, request); replicas > 0) {
+        primary *= replicas;
+        secondary = option.cost.cluster ? cost * replicas : -performance;
+      }
       break;
     case Objective::Balanced:
       // Devices already paid for cost the cluster nothing more: they come
@@ -668,6 +676,14 @@ void PlacementEngine::rankOf(Option& option, const Request& request) const {
       option.fit.devices * 8 + (option.fit.timeSlices > 0 ? 7 : option.fit.migProfile + 1),
       static_cast<int>(option.capacity),
       option.instance};
+}
+
+int replicasToCarry(const Option& option, const Request& request) {
+  const double target = request.need.tokensPerSecond;
+  if (target <= 0 || option.fit.performance <= 0) {
+    return 0;
+  }
+  return static_cast<int>(std::ceil(target / option.fit.performance - 1e-9));
 }
 
 int PlacementEngine::idleDevicesOf(const Option& option, const Request& request) const {

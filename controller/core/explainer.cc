@@ -161,6 +161,10 @@ Placement Explainer::placementOf(const Option& option, const Request& request) c
     placement.latencyMs = fit.latencyMs;
     placement.latencyComputeBound = fit.roofline.computeBound();
     placement.bandwidthUtilization = request.need.bandwidthShareOn(instance.tier);
+    if (request.intent.serving.stated() && !request.need.batch) {
+      placement.tokensPerSecondPerReplica = fit.performance;
+      placement.replicasForThroughput = replicasToCarry(option, request);
+    }
     const auto* basis = knobs_.servingBandwidthOf(instance.tier, request.intent.framework);
     placement.bandwidthAssumed = basis && basis->source.starts_with("ASSUMPTION");
   }
@@ -202,6 +206,20 @@ void Explainer::explainChoice(const Rule& rule, const Option& best, const Reques
                        std::string(request.intent.constraints.capacityType == CapacityType::Spot
                                        ? "the workload asks for spot"
                                        : "the policy allows spot for serving");
+  }
+  if (placement.replicasForThroughput > 0) {
+    const int needed = placement.replicasForThroughput;
+    decision.reason +=
+        "; one replica carries about " +
+        formatCount(std::llround(placement.tokensPerSecondPerReplica)) + " tokens a second at " +
+        std::to_string(request.intent.serving.concurrentSequences) + " sequences, so " +
+        formatCount(std::llround(request.intent.serving.tokensPerSecond)) + " take " +
+        std::to_string(needed) + (needed == 1 ? " replica" : " replicas") + " (" +
+        formatMoney(placement.hourlyCost * needed) + "/h)";
+    if (needed > request.intent.replicas) {
+      decision.reason += "; the target runs " + std::to_string(request.intent.replicas) +
+                         ": its replicas are the team's to set";
+    }
   }
   if (!request.need.latencyTargetMs) {
     return;
@@ -329,6 +347,18 @@ std::string Explainer::lostBecause(const Option& option, const Option& best,
       request.intent.objective != Objective::MaxPerformance) {
     return formatMoney(more) + "/h more per replica for the cluster: new nodes, where the " +
            "choice uses idle devices already paid for";
+  }
+  const int replicas = replicasToCarry(option, request);
+  const int bestReplicas = replicasToCarry(best, request);
+  if (request.intent.objective == Objective::CostOptimized && replicas > 0 && bestReplicas > 0) {
+    // What carrying the throughput costs, as the ranking weighed it.
+    const double carry = option.cost.marginalHourly * replicas;
+    const double bestCarry = best.cost.marginalHourly * bestReplicas;
+    if (carry - bestCarry > kSamePrice) {
+      return formatMoney(carry - bestCarry) + "/h more to carry " +
+             formatCount(std::llround(request.need.tokensPerSecond)) + " tokens a second (" +
+             std::to_string(replicas) + (replicas == 1 ? " replica)" : " replicas)");
+    }
   }
   switch (request.intent.objective) {
     case Objective::CostOptimized:

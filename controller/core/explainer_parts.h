@@ -14,6 +14,7 @@
 
 namespace gpuplacement::core::explaining {
 
+using base::formatCount;
 using base::formatFixed;
 using base::formatGiB;
 using base::formatMoney;

@@ -38,7 +38,7 @@ Speed speedOn(const AcceleratorSpec& spec, const InstanceType& instance, const R
     speed.roofline = rooflineOn(spec, instance, need, devices);
     speed.latencyMs = speed.roofline.ms();
     if (!need.batch) {
-      speed.performance = speed.latencyMs > 0 ? 1000 / speed.latencyMs : 0;
+      speed.performance = speed.latencyMs > 0 ? 1000 * need.sequences / speed.latencyMs : 0;
     }
     speed.meetsLatency = !need.latencyTargetMs || speed.latencyMs <= *need.latencyTargetMs;
   }
@@ -60,7 +60,7 @@ Speed speedOnSlice(const AcceleratorSpec& spec, const MigProfile& profile,
         Interconnect::None);
     speed.latencyMs = speed.roofline.ms();
     if (!need.batch) {
-      speed.performance = speed.latencyMs > 0 ? 1000 / speed.latencyMs : 0;
+      speed.performance = speed.latencyMs > 0 ? 1000 * need.sequences / speed.latencyMs : 0;
     }
     speed.meetsLatency = !need.latencyTargetMs || speed.latencyMs <= *need.latencyTargetMs;
   }
@@ -233,7 +233,7 @@ void describeTimeSliced(const AcceleratorSpec& spec, const InstanceType& instanc
   speed.performance /= tenants;
   speed.meetsLatency = !need.latencyTargetMs || speed.latencyMs <= *need.latencyTargetMs;
   if (need.inference && !need.batch) {
-    speed.performance = speed.latencyMs > 0 ? 1000 / speed.latencyMs : 0;
+    speed.performance = speed.latencyMs > 0 ? 1000 * need.sequences / speed.latencyMs : 0;
   }
   fit.devices = taken;
   fit.timeSlices = ways;
@@ -397,7 +397,7 @@ Fit fitCpu(const InstanceType& instance, const Requirement& need) {
                    Interconnect::None);
     fit.latencyMs = fit.roofline.ms();
     fit.performance = need.batch          ? trainingTflops(tflops, 1, Interconnect::None)
-                      : fit.latencyMs > 0 ? 1000 / fit.latencyMs
+                      : fit.latencyMs > 0 ? 1000 * need.sequences / fit.latencyMs
                                           : 0;
     fit.meetsLatency = !need.latencyTargetMs || fit.latencyMs <= *need.latencyTargetMs;
   }

@@ -25,6 +25,11 @@ struct Requirement {
   // Serving: the share of peak memory bandwidth the stack reaches on each
   // tier (rules servingBandwidth), by Tier; 1 for other work.
   std::array<double, 4> bandwidthShare{1, 1, 1, 1};
+  // Online serving: the sequences a replica decodes at once (the load's;
+  // 1 without one): its tokens a second are these over a step's latency.
+  int sequences = 1;
+  // The output tokens a second the whole service must carry; 0: none.
+  double tokensPerSecond = 0;
   double bandwidthShareOn(Tier tier) const {
     return bandwidthShare[static_cast<std::size_t>(tier)];
   }

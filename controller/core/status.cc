@@ -80,6 +80,12 @@ json placementJson(const Placement& placement) {
     result["latencyBound"] = placement.latencyComputeBound ? "compute" : "memory";
     result["bandwidthUtilization"] = decimalString(placement.bandwidthUtilization, 2);
   }
+  if (placement.tokensPerSecondPerReplica > 0) {
+    result["tokensPerSecondPerReplica"] = decimalString(placement.tokensPerSecondPerReplica, 1);
+  }
+  if (placement.replicasForThroughput > 0) {
+    result["replicasForThroughput"] = placement.replicasForThroughput;
+  }
   if (placement.memoryRequestGiB > 0) {
     // CPU: the request written; GPU and Neuron: the host memory the node
     // must hold for it, counted when fitting (not written to the template).

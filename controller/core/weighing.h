@@ -180,6 +180,11 @@ struct Request {
   const std::vector<OwnPod>* ownPods = nullptr;
 };
 
+// The replicas of this option a throughput target (a serving load's
+// tokensPerSecond) takes: that over one replica's tokens a second; 0
+// without a target.
+int replicasToCarry(const Option& option, const Request& request);
+
 // Whether the placement in force may stay, as the engine judges it; the
 // explainer words the verdict, and never judges again.
 enum class InForceVerdict : std::uint8_t {

@@ -216,16 +216,18 @@ Status readServing(const ObjectReader& workload, ServingLoad& serving) {
   if (auto ok = load.requireObject(); !ok) {
     return ok.error();
   }
-  if (auto ok = load.onlyKeys({"maxContextTokens", "concurrentSequences", "kvCachePrecision"});
+  if (auto ok = load.onlyKeys(
+          {"maxContextTokens", "concurrentSequences", "kvCachePrecision", "tokensPerSecond"});
       !ok) {
     return ok.error();
   }
   auto context = load.optionalInteger("maxContextTokens", 1, 10'000'000);
   auto sequences = load.optionalInteger("concurrentSequences", 1, 100'000);
   auto precision = load.optionalEnum<Precision>("kvCachePrecision");
+  auto tokens = load.optionalNumber("tokensPerSecond", 0.001, 1e9);
   for (const Error* error :
        {context ? nullptr : &context.error(), sequences ? nullptr : &sequences.error(),
-        precision ? nullptr : &precision.error()}) {
+        precision ? nullptr : &precision.error(), tokens ? nullptr : &tokens.error()}) {
     if (error) {
       return *error;
     }
@@ -237,6 +239,7 @@ Status readServing(const ObjectReader& workload, ServingLoad& serving) {
   serving.contextTokens = static_cast<int>(**context);
   serving.concurrentSequences = static_cast<int>(sequences->value_or(1));
   serving.kvPrecision = precision->value_or(Precision::FP16);
+  serving.tokensPerSecond = tokens->value_or(0);
   return Ok{};
 }
 

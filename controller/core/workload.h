@@ -37,6 +37,9 @@ struct ServingLoad {
   int contextTokens = 0;        // maxContextTokens: prompt and output, per sequence
   int concurrentSequences = 1;  // in flight in one replica (a batch, for batch inference)
   Precision kvPrecision = Precision::FP16;  // fp16, bf16 or fp8
+  // The output tokens a second the whole service carries; 0: no target.
+  // Replicas stay the team's: the placement says how many it would take.
+  double tokensPerSecond = 0;
 
   bool stated() const { return contextTokens > 0; }
   bool operator==(const ServingLoad&) const = default;

@@ -165,8 +165,10 @@ TEST_CASE("a packed GpuWorkload unpacks to its projection") {
   json served = placed;  // a family, a stated shape and a serving load
   served["spec"]["model"] = {{"family", "llama-2-13b"},
                              {"shape", {{"layers", 41}, {"kvHeads", 8}, {"headDim", 128}}}};
-  served["spec"]["workload"]["serving"] = {
-      {"maxContextTokens", 4096}, {"concurrentSequences", 16}, {"kvCachePrecision", "fp8"}};
+  served["spec"]["workload"]["serving"] = {{"maxContextTokens", 4096},
+                                           {"concurrentSequences", 16},
+                                           {"kvCachePrecision", "fp8"},
+                                           {"tokensPerSecond", 200}};
   json moved = placed;
   moved["status"]["lastReplacement"] = {{"from", "g4dn.xlarge"},
                                         {"to", "g4dn.2xlarge"},

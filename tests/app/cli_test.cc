@@ -205,6 +205,18 @@ TEST_CASE("recommend --family --context --concurrency: the KV cache of a serving
   const auto unknown = runCommand(binary() + " recommend --kind Inference --family llama-9");
   CHECK(unknown.exitCode == 2);
   CHECK(unknown.err.find("--family: \"llama-9\" is not a model family") != std::string::npos);
+  // A throughput target: the replicas that carry it, and their cost.
+  const auto carried = runJson(
+      "recommend --kind Inference --family llama-3-8b --framework vLLM --objective "
+      "CostOptimized --tiers NVIDIA --context 4096 --concurrency 8 --tokens-per-second 2000 -o "
+      "json");
+  CHECK(carried.at("placement").at("replicasForThroughput") == 10);
+  CHECK(
+      carried.at("placement").at("hourlyCostForThroughput").get<double>() ==
+      doctest::Approx(carried.at("placement").at("hourlyCost").get<double>() * 10).epsilon(0.001));
+  const auto noContext = runCommand(binary() + " " + chat + "--tokens-per-second 200");
+  CHECK(noContext.exitCode == 2);
+  CHECK(noContext.err.find("--tokens-per-second: describes a serving load") != std::string::npos);
   const auto shapeless =
       runCommand(binary() + " recommend --kind Inference --params 7B --context 4096");
   CHECK(shapeless.exitCode == 2);

@@ -258,4 +258,55 @@ TEST_CASE("the catalog's model families: read, and what is refused") {
   CHECK(bad.error().field == "modelFamilies[0].parameters");
 }
 
+TEST_CASE("a throughput target: replicas to carry it, and more of a cheaper device when cheaper") {
+  const auto engine = shippedEngine();
+  // Llama-3-8B on vLLM, 8 sequences of 4,096 tokens a replica, 2,000
+  // output tokens a second in all.
+  auto chat = served("llama-3-8b", 4096, 8);
+  chat.framework = Framework::vLLM;
+  chat.objective = Objective::CostOptimized;
+  chat.serving.tokensPerSecond = 2000;
+  const auto decision = decide(*engine, chat);
+  REQUIRE(decision.placement);
+  const auto& placement = *decision.placement;
+  CAPTURE(decision.reason);
+  // A sequence's token takes a step of the full replica: its tokens a
+  // second are the sequences over the step.
+  REQUIRE(placement.latencyMs);
+  CHECK(placement.tokensPerSecondPerReplica == doctest::Approx(8 * 1000 / *placement.latencyMs));
+  CHECK(placement.replicasForThroughput ==
+        static_cast<int>(std::ceil(2000 / placement.tokensPerSecondPerReplica)));
+  // Ten L40S replicas carry it for less than three H100s: the cheaper
+  // device wins on what carrying the target costs, not per replica.
+  CHECK(placement.instanceType == "g6e.xlarge");
+  CHECK(placement.replicasForThroughput == 10);
+  bool compared = false;
+  for (const auto& alternative : decision.alternatives) {
+    if (alternative.instanceType == "p5.4xlarge") {
+      CHECK(alternative.rejected.find("/h more to carry 2,000 tokens a second (3 replicas)") !=
+            std::string::npos);
+      CHECK(*alternative.hourlyCost * 3 > placement.hourlyCost * 10);
+      compared = true;
+    }
+  }
+  CHECK(compared);
+  CHECK(decision.reason.find("so 2,000 take 10 replicas") != std::string::npos);
+  CHECK(decision.reason.find("the target runs 1: its replicas are the team's to set") !=
+        std::string::npos);
+  // Without a target, per replica: the same L40S, and no replica count.
+  chat.serving.tokensPerSecond = 0;
+  const auto untargeted = decide(*engine, chat);
+  REQUIRE(untargeted.placement);
+  CHECK(untargeted.placement->replicasForThroughput == 0);
+  CHECK(untargeted.placement->tokensPerSecondPerReplica > 0);
+  // The spec carries it.
+  const auto spec = parseGpuWorkloadSpec(
+      json::parse(R"({"targetRef": {"name": "chat"}, "workload": {"kind": "Inference",
+          "serving": {"maxContextTokens": 4096, "concurrentSequences": 8, "tokensPerSecond": 2000}},
+          "model": {"family": "llama-3-8b"}})"),
+      *shippedCatalog());
+  REQUIRE_MESSAGE(spec.ok(), gpuplacement::testing::whyNot(spec));
+  CHECK(spec->intent.serving.tokensPerSecond == 2000);
+}
+
 }  // namespace gpuplacement::core::kv_cache_test
