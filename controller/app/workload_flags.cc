@@ -37,12 +37,8 @@ base::Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& 
   if (!family.empty()) {
     named = catalog.modelFamily(family);
     if (!named) {
-      std::string known;
-      for (const auto& listed : catalog.modelFamilies) {
-        known += (known.empty() ? "" : ", ") + listed.name;
-      }
-      return Error{"--family",
-                   "\"" + family + "\" is not a model family of the catalog (" + known + ")"};
+      return Error{"--family", "\"" + family + "\" is not a model family of the catalog (" +
+                                   catalog.modelFamilyNames() + ")"};
     }
     intent.family = named->name;
     intent.shape = named->shape;

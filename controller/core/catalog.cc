@@ -469,6 +469,14 @@ const ModelFamily* Catalog::modelFamily(std::string_view name) const {
   return nullptr;
 }
 
+std::string Catalog::modelFamilyNames() const {
+  std::string names;
+  for (const auto& family : modelFamilies) {
+    names += (names.empty() ? "" : ", ") + family.name;
+  }
+  return names;
+}
+
 Result<Catalog> parseCatalog(const json& document) {
   ObjectReader root(document, "");
   if (!document.is_object()) {

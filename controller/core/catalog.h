@@ -154,6 +154,7 @@ struct Catalog {
   }
   int acceleratorIndex(std::string_view name) const;
   const ModelFamily* modelFamily(std::string_view name) const;  // null: not listed
+  std::string modelFamilyNames() const;  // "llama-2-7b, llama-2-13b, ...": for errors
 };
 
 // What pods can request on a node with this many vCPUs and GiB, as EKS

@@ -281,13 +281,9 @@ Status readFamily(const ObjectReader& model, const Catalog& catalog, const Model
   if (*name) {
     family = catalog.modelFamily(**name);
     if (!family) {
-      std::string known;
-      for (const auto& listed : catalog.modelFamilies) {
-        known += (known.empty() ? "" : ", ") + listed.name;
-      }
       return Error{model.fieldPath("family"),
-                   base::quoted(**name) + " is not a model family of the catalog (" + known +
-                       "); state spec.model.shape for another model"};
+                   base::quoted(**name) + " is not a model family of the catalog (" +
+                       catalog.modelFamilyNames() + "); state spec.model.shape for another model"};
     }
     intent.family = family->name;
     intent.shape = family->shape;

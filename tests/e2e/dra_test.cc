@@ -290,22 +290,29 @@ TEST_CASE("deleting the workload takes its claim out of the template and deletes
   CHECK(c.get(kResource + "/resourceclaimtemplates/resident"));
 }
 
+// The Job resumed by its GpuWorkload, and the placement it was resumed for.
+json resumedPlacement(const std::string& name) {
+  auto& c = cluster();
+  const bool resumed =
+      c.waitFor([&] { return c.mustGet(jobPath(name))["spec"]["suspend"] == false; },
+                std::chrono::seconds(60));
+  const std::string why = fixture().op->log() + "\nplacement: " + placementOf(name).dump();
+  REQUIRE_MESSAGE(resumed, why);
+  auto placement = placementOf(name);
+  MESSAGE(placement.dump());
+  return placement;
+}
+
 TEST_CASE("a suspended Job goes where no claim is needed, and is resumed in one write") {
-  auto& f = fixture();
+  fixture();
   auto& c = cluster();
   applySuspendedJob("tune",
                     "workload: {kind: FineTuning}\n  model: {parameters: 350M, precision: fp16}\n  "
                     "constraints: {tiers: [NVIDIA], capacityType: OnDemand, sharing: Isolated}");
-  const bool resumed =
-      c.waitFor([&] { return c.mustGet(jobPath("tune"))["spec"]["suspend"] == false; },
-                std::chrono::seconds(60));
-  const std::string why = f.op->log() + "\nplacement: " + placementOf("tune").dump();
-  REQUIRE_MESSAGE(resumed, why);
   // The MIG devices of the p4d would be the cheapest; the API server keeps
   // a suspended Job's spec.resourceClaims as created, and no DeviceClass
   // names a profile, so the Job takes a T4 the device plugin serves.
-  const auto placement = placementOf("tune");
-  MESSAGE(placement.dump());
+  const auto placement = resumedPlacement("tune");
   CHECK(placement["instanceType"] == "g4dn.xlarge");
   CHECK_FALSE(placement.contains("resourceClaim"));
   const auto placed = c.conditionMessageOf(workloadPath(kNamespace, "tune"), "Placed");
@@ -328,13 +335,7 @@ TEST_CASE("a suspended Job's L40S through DRA: the class's extended resource, on
   applySuspendedJob("summarize",
                     "workload: {kind: BatchInference}\n  model: {parameters: 7B, precision: "
                     "fp16}\n  constraints: {tiers: [NVIDIA], capacityType: OnDemand}");
-  const bool resumed =
-      c.waitFor([&] { return c.mustGet(jobPath("summarize"))["spec"]["suspend"] == false; },
-                std::chrono::seconds(60));
-  const std::string why = f.op->log() + "\nplacement: " + placementOf("summarize").dump();
-  REQUIRE_MESSAGE(resumed, why);
-  const auto placement = placementOf("summarize");
-  MESSAGE(placement.dump());
+  const auto placement = resumedPlacement("summarize");
   CHECK(placement["instanceType"] == "g6e.xlarge");
   CHECK(placement["resourceClaim"] == true);
   const auto job = c.mustGet(jobPath("summarize"));
