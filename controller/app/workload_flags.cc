@@ -127,6 +127,11 @@ base::Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& 
     return Error{"--replicas", "must be at least 1 (a target scaled to zero needs no placement)"};
   }
   intent.replicas = replicas;
+  if (contextTokens > 0 && !intent.shape.known()) {
+    // Said in the flags' words: the spec's would name spec.model.family.
+    return Error{"--context", "the KV cache needs the model's shape: give --family (one of " +
+                                  catalog.modelFamilyNames() + ")"};
+  }
   if (auto ok = core::validateIntent(intent, catalog); !ok) {
     return withFlagName(ok.error());
   }

@@ -220,7 +220,8 @@ TEST_CASE("recommend --family --context --concurrency: the KV cache of a serving
   const auto shapeless =
       runCommand(binary() + " recommend --kind Inference --params 7B --context 4096");
   CHECK(shapeless.exitCode == 2);
-  CHECK(shapeless.err.find("--context: the KV cache needs the model's shape") != std::string::npos);
+  CHECK(shapeless.err.find("--context: the KV cache needs the model's shape: give --family (one "
+                           "of llama-2-7b") != std::string::npos);
 }
 
 TEST_CASE("recommend --mig and --time-sliced: the share a workload would take of shared nodes") {
