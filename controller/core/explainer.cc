@@ -166,7 +166,7 @@ Placement Explainer::placementOf(const Option& option, const Request& request) c
       placement.replicasForThroughput = replicasToCarry(option, request);
     }
     const auto* basis = knobs_.servingBandwidthOf(instance.tier, request.intent.framework);
-    placement.bandwidthAssumed = basis && basis->source.starts_with("ASSUMPTION");
+    placement.bandwidthAssumed = basis && basis->assumed;
   }
   placement.costNote = costNote(option, placement);
   if (const auto below = sizingBelowNeed(request.need, placement); !below.empty()) {

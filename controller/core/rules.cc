@@ -145,8 +145,9 @@ Result<RuleKnobs> parseKnobs(const ObjectReader& root) {
       if (!*tier) {
         return Error{entry.fieldPath("tier"), "required (use " + allowedValues<Tier>() + ")"};
       }
+      const bool assumed = source->starts_with("ASSUMPTION");
       knobs.servingBandwidth.push_back(
-          {**tier, std::move(listed).value(), *utilization, std::move(source).value()});
+          {**tier, std::move(listed).value(), *utilization, std::move(source).value(), assumed});
     }
   }
   return knobs;

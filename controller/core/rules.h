@@ -43,6 +43,9 @@ struct ServingBandwidth {
   std::vector<Framework> frameworks;
   double utilization = 1;
   std::string source;
+  // Not measured: the source says so by starting "ASSUMPTION", as the
+  // catalog's estimates say "ESTIMATE". Read once, with the rules.
+  bool assumed = false;
 };
 
 struct RuleKnobs {
