@@ -385,8 +385,8 @@ TEST_CASE("the shipped rules' serving bandwidth: the first entry for a tier and 
       {Tier::NVIDIA, Framework::Triton, 0.65, false},
       {Tier::NVIDIA, Framework::PyTorch, 0.35, false},
       {Tier::NVIDIA, Framework::ONNX, 0.35, false},
-      {Tier::Inferentia, Framework::vLLM, 0.5, true},
-      {Tier::Trainium, Framework::PyTorch, 0.5, true},
+      {Tier::Inferentia, Framework::vLLM, 0.55, false},
+      {Tier::Trainium, Framework::PyTorch, 0.55, true},
       {Tier::CPU, Framework::PyTorch, 0.5, true},
   };
   for (const auto& row : rows) {
