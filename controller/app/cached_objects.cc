@@ -176,11 +176,13 @@ void packIntent(Packer& out, const core::WorkloadIntent& intent) {
   out.integer(intent.surge);
   out.string(intent.family);
   for (const int value : {intent.shape.layers, intent.shape.kvHeads, intent.shape.headDim,
-                          intent.serving.contextTokens, intent.serving.concurrentSequences}) {
+                          intent.serving.contextTokens, intent.serving.concurrentSequences,
+                          intent.serving.meanPromptTokens, intent.serving.meanOutputTokens}) {
     out.integer(value);
   }
   packEnum(out, intent.serving.kvPrecision);
   out.real(intent.serving.tokensPerSecond);
+  out.real(intent.serving.requestsPerSecond);
 }
 
 core::WorkloadIntent unpackIntent(Unpacker& in) {
@@ -197,11 +199,13 @@ core::WorkloadIntent unpackIntent(Unpacker& in) {
   intent.surge = static_cast<int>(in.integer());
   intent.family = in.string();
   for (int* value : {&intent.shape.layers, &intent.shape.kvHeads, &intent.shape.headDim,
-                     &intent.serving.contextTokens, &intent.serving.concurrentSequences}) {
+                     &intent.serving.contextTokens, &intent.serving.concurrentSequences,
+                     &intent.serving.meanPromptTokens, &intent.serving.meanOutputTokens}) {
     *value = static_cast<int>(in.integer());
   }
   intent.serving.kvPrecision = unpackEnum<core::Precision>(in);
   intent.serving.tokensPerSecond = in.real();
+  intent.serving.requestsPerSecond = in.real();
   return intent;
 }
 

@@ -62,6 +62,7 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
     addTargets(kind);
   }
   addClusterView();
+  addAutoscalers();
 }
 
 void ObjectCaches::addTargets(core::TargetKind kind) {

@@ -12,6 +12,7 @@
 #include "app/logging.h"
 #include "app/metrics.h"
 #include "app/target_key.h"
+#include "core/autoscaler.h"
 #include "core/capacity.h"
 #include "core/catalog.h"
 #include "core/cluster.h"
@@ -70,6 +71,8 @@ class ObjectCaches {
   // requirements, taints, template labels or limits edited (not its status,
   // which Karpenter rewrites with every node it launches).
   runtime::EventSource<>& nodePoolsChanged() { return nodePoolsChanged_; }
+  // The HorizontalPodAutoscaler that scales a target changed, came or went.
+  runtime::EventSource<const TargetKey&>& autoscalersChanged() { return autoscalersChanged_; }
 
   // Karpenter's NodePool CRD is served: watch NodePools too. Before or
   // after run(); once.
@@ -160,6 +163,10 @@ class ObjectCaches {
   // Its pointer is into the caches: use it before the next co_await.
   std::optional<core::ClusterState::Node> clusterNode(const std::string& name) const;
   static constexpr std::size_t kRoomMovesKept = ClusterRoom::kMovesKept;
+  // The HorizontalPodAutoscaler that scales the target (the first by name
+  // where several do, as the HPA controller refuses them all); nullopt when
+  // none does or they cannot be read.
+  std::optional<core::Autoscaler> autoscalerOf(const TargetKey& target) const;
   // The target's pods the scheduler cannot place.
   core::PendingPods pendingPodsOf(const TargetKey& target) const;
   // The target's pods bound to nodes, with the node's type and what they
@@ -180,6 +187,7 @@ class ObjectCaches {
   }
   void addTargets(core::TargetKind kind);
   void addClusterView();
+  void addAutoscalers();
   core::ClusterState::Node clusterNodeOf(const std::string& name, const core::NodeView& node) const;
 
   runtime::CacheSet caches_;
@@ -206,8 +214,11 @@ class ObjectCaches {
   std::array<const TargetCache::Index<std::string>*, core::kTargetKinds.size()> ownedBy_{};
   const PodCache::Index<TargetKey>* pendingOf_ = nullptr;  // its pods the scheduler cannot place
   const PodCache::Index<TargetKey>* boundOf_ = nullptr;    // its pods bound to a node
+  runtime::Cache<core::AutoscalerView>* autoscalers_ = nullptr;
+  const runtime::Cache<core::AutoscalerView>::Index<TargetKey>* scaledBy_ = nullptr;
   TargetChanges targetChanges_;
   runtime::EventSource<const TargetKey&> pendingPodsChanged_;
+  runtime::EventSource<const TargetKey&> autoscalersChanged_;
   runtime::EventSource<> nodePoolsChanged_;
   runtime::EventSource<> nodeOverlaysChanged_;
   runtime::EventSource<> deviceSlicesChanged_;

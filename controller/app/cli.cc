@@ -80,6 +80,14 @@ struct WorkloadOptions {
     add("--tokens-per-second", flags.tokensPerSecond,
         "A serving load: output tokens a second the whole service carries; the answer says how "
         "many replicas that takes, and CostOptimized weighs what they cost together");
+    add("--requests-per-second", flags.requestsPerSecond,
+        "A serving load: the throughput target as requests a second, of --prompt-tokens in and "
+        "--output-tokens out on average (instead of --tokens-per-second)");
+    add("--prompt-tokens", flags.meanPromptTokens,
+        "A serving load: a request's mean prompt, in tokens; its prefill counts against a "
+        "replica's tokens a second");
+    add("--output-tokens", flags.meanOutputTokens,
+        "A serving load: a request's mean output, in tokens");
     add("--latency-ms", latencyMs,
         "Latency target in ms per output token (Transformer), per denoising step (Diffusion) "
         "or per request (CNN: one image; Speech: one 30-second window; Other: one pass)");

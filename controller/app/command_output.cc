@@ -129,6 +129,11 @@ void printPlacement(const core::Placement& placement, double hoursPerMonth, std:
     }
     out << "\n";
   }
+  if (placement.timeToFirstTokenMs > 0) {
+    out << "FIRST TOKEN  about " << base::formatFixed(placement.timeToFirstTokenMs, 0)
+        << " ms for the mean prompt on a replica with room (its prefill; waiting behind other "
+           "requests adds to it)\n";
+  }
   if (placement.memoryRequestGiB > 0 && placement.tier != core::Tier::CPU) {
     out << "HOST MEMORY  " << base::formatGiB(placement.memoryRequestGiB)
         << " GiB per replica (the runtime and one checkpoint shard to load through), "

@@ -48,6 +48,10 @@ std::string targetPath(const TargetKey& target) {
   return joined({targetsPath(target.kind, target.object.ns), "/", target.object.name});
 }
 
+std::string autoscalersPath(const std::string& ns) {
+  return joined({"/apis/autoscaling/v2", scope(ns), "/horizontalpodautoscalers"});
+}
+
 std::string podPath(const runtime::ObjectKey& pod) {
   return joined({"/api/v1", scope(pod.ns), "/pods/", pod.name});
 }

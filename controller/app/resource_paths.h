@@ -15,6 +15,8 @@ std::string policiesPath();
 std::string policyPath(const std::string& name);
 std::string targetsPath(core::TargetKind kind, const std::string& ns);
 std::string targetPath(const TargetKey& target);
+// autoscaling/v2 HorizontalPodAutoscalers in one namespace ("": all).
+std::string autoscalersPath(const std::string& ns);
 std::string podPath(const runtime::ObjectKey& pod);
 std::string eventsPath(const std::string& ns);
 // Pods of every namespace: any pod on a node holds its room. Finished pods

@@ -73,14 +73,30 @@ base::Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& 
   if (tokensPerSecond < 0) {
     return Error{"--tokens-per-second", "must be a positive number of output tokens a second"};
   }
-  if (contextTokens == 0 &&
-      (concurrentSequences != 1 || *parsedKv != core::Precision::FP16 || tokensPerSecond > 0)) {
-    return Error{concurrentSequences != 1 ? "--concurrency"
-                 : tokensPerSecond > 0    ? "--tokens-per-second"
-                                          : "--kv-precision",
-                 "describes a serving load: give --context too"};
+  if (requestsPerSecond < 0) {
+    return Error{"--requests-per-second", "must be a positive number of requests a second"};
   }
-  intent.serving = {contextTokens, concurrentSequences, *parsedKv, tokensPerSecond};
+  if (meanPromptTokens < 0 || meanOutputTokens < 0) {
+    return Error{meanPromptTokens < 0 ? "--prompt-tokens" : "--output-tokens",
+                 "must be a positive number of tokens"};
+  }
+  const char* loadFlag = concurrentSequences != 1                  ? "--concurrency"
+                         : tokensPerSecond > 0                     ? "--tokens-per-second"
+                         : requestsPerSecond > 0                   ? "--requests-per-second"
+                         : meanPromptTokens + meanOutputTokens > 0 ? "--prompt-tokens"
+                         : *parsedKv != core::Precision::FP16      ? "--kv-precision"
+                                                                   : nullptr;
+  if (contextTokens == 0 && loadFlag) {
+    return Error{loadFlag, "describes a serving load: give --context too"};
+  }
+  intent.serving = {contextTokens,     concurrentSequences, *parsedKv,       tokensPerSecond,
+                    requestsPerSecond, meanPromptTokens,    meanOutputTokens};
+  if (auto ok = core::checkServingLoad(intent.serving,
+                                       {"--context", "--tokens-per-second", "--requests-per-second",
+                                        "--prompt-tokens", "--output-tokens"});
+      !ok) {
+    return ok.error();
+  }
   auto parsedPrecision = enumFlag<core::Precision>("--precision", precision);
   auto parsedFramework = enumFlag<core::Framework>("--framework", framework);
   auto parsedArchitecture = enumFlag<core::Architecture>("--architecture", architecture);

@@ -22,7 +22,10 @@ struct WorkloadFlags {
   int contextTokens = 0;        // a serving load: tokens per sequence, prompt and output
   int concurrentSequences = 1;  // ... and sequences in flight per replica
   std::string kvPrecision = "fp16";
-  double tokensPerSecond = 0;  // a throughput target across replicas
+  double tokensPerSecond = 0;    // a throughput target across replicas
+  double requestsPerSecond = 0;  // ... or one in requests, of these mean lengths
+  int meanPromptTokens = 0;
+  int meanOutputTokens = 0;
   std::optional<double> latencyMs;
   std::string objective = "Balanced";
   std::vector<std::string> tiers;

@@ -99,6 +99,10 @@ WorkloadReconciler::WorkloadReconciler(runtime::ControllerSet& controllers, Obje
                                [this](const TargetKey& target) {
                                  return caches_.workloadsTargeting(target);
                                })
+                      .watches(caches.autoscalersChanged(),
+                               [this](const TargetKey& target) {
+                                 return caches_.workloadsTargeting(target);
+                               })
                       // What the NodePools may launch decides what every workload
                       // may be placed on: a limit raised brings back a type passed
                       // over at it.
@@ -286,6 +290,7 @@ void WorkloadReconciler::read(const runtime::ObjectKey& key, Snapshot& snapshot)
     input.targetResourceVersion = caches_.targetResourceVersion(target);
     input.pending = caches_.pendingPodsOf(target);
     input.ownPods = caches_.boundPodsOf(target);
+    input.autoscaler = caches_.autoscalerOf(target);
   } else {
     input.targetUnreadable = caches_.targetsUnreadable(target.kind);
   }

@@ -90,6 +90,9 @@ struct Placement {
   // (the target's own replicas are the team's: never written). 0: none.
   double tokensPerSecondPerReplica = 0;
   int replicasForThroughput = 0;
+  // With the load's mean prompt: its time to the first output token on a
+  // replica with room (timeToFirstTokenMs in core/fit.h). 0: not stated.
+  double timeToFirstTokenMs = 0;
 };
 
 // An option that lost, and why.

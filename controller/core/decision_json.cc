@@ -98,6 +98,9 @@ json toJson(const Placement& placement) {
     result["hourlyCostForThroughput"] =
         roundMoney(placement.hourlyCost * placement.replicasForThroughput);
   }
+  if (placement.timeToFirstTokenMs > 0) {
+    result["timeToFirstTokenMs"] = std::round(placement.timeToFirstTokenMs * 10) / 10;
+  }
   if (placement.neededAccelerators > 0) {
     result["neededAccelerators"] = placement.neededAccelerators;
   }

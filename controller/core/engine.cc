@@ -253,7 +253,8 @@ Request PlacementEngine::requestFor(const WorkloadIntent& intent, const MemoryEs
       need.work.bytes += memory.kvCacheGiB * kGiB;
       need.work.flops *= memory.serving.concurrentSequences;
       need.sequences = memory.serving.concurrentSequences;
-      need.tokensPerSecond = memory.serving.tokensPerSecond;
+      need.tokensPerSecond = memory.serving.outputTokensPerSecond();
+      need.promptTokensPerOutputToken = memory.serving.promptTokensPerOutputToken();
     }
   }
   need.fillLimit = policy_.memoryFillLimit;

@@ -17,6 +17,31 @@ std::string tokensText(double tokens) {
   return base::formatCount(static_cast<long long>(std::floor(tokens)));
 }
 
+// "200 tokens a second", or "4 requests a second of 1,024 prompt and 256
+// output tokens (1,024 tokens a second)".
+std::string throughputTargetText(const ServingLoad& serving) {
+  std::string tokens = base::formatCount(std::llround(serving.outputTokensPerSecond()));
+  tokens += " tokens a second";
+  if (serving.requestsPerSecond <= 0) {
+    return tokens;
+  }
+  std::string text = base::formatFixed(serving.requestsPerSecond, 2);
+  while (text.back() == '0') {
+    text.pop_back();
+  }
+  if (text.back() == '.') {
+    text.pop_back();
+  }
+  text += serving.requestsPerSecond == 1 ? " request a second of " : " requests a second of ";
+  text += base::formatCount(serving.meanPromptTokens);
+  text += " prompt and ";
+  text += base::formatCount(serving.meanOutputTokens);
+  text += " output tokens (";
+  text += tokens;
+  text += ")";
+  return text;
+}
+
 // "16 sequences of 4,096 tokens: 50.0 GiB of fp16 KV cache at 0.78 MiB a
 // token, beside 24.2 GiB of weights and 1.5 GiB of reserve a device"; or,
 // without a load, what the overhead leaves for one.
@@ -164,6 +189,9 @@ Placement Explainer::placementOf(const Option& option, const Request& request) c
     if (request.intent.serving.stated() && !request.need.batch) {
       placement.tokensPerSecondPerReplica = fit.performance;
       placement.replicasForThroughput = replicasToCarry(option, request);
+      if (const int prompt = request.intent.serving.meanPromptTokens; prompt > 0) {
+        placement.timeToFirstTokenMs = timeToFirstTokenMs(fit.roofline, request.need, prompt);
+      }
     }
     const auto* basis = knobs_.servingBandwidthOf(instance.tier, request.intent.framework);
     placement.bandwidthAssumed = basis && basis->assumed;
@@ -209,13 +237,18 @@ void Explainer::explainChoice(const Rule& rule, const Option& best, const Reques
   }
   if (placement.replicasForThroughput > 0) {
     const int needed = placement.replicasForThroughput;
-    decision.reason +=
-        "; one replica carries about " +
-        formatCount(std::llround(placement.tokensPerSecondPerReplica)) + " tokens a second at " +
-        std::to_string(request.intent.serving.concurrentSequences) + " sequences, so " +
-        formatCount(std::llround(request.intent.serving.tokensPerSecond)) + " take " +
-        std::to_string(needed) + (needed == 1 ? " replica" : " replicas") + " (" +
-        formatMoney(placement.hourlyCost * needed) + "/h)";
+    const auto& serving = request.intent.serving;
+    decision.reason += "; one replica carries about " +
+                       formatCount(std::llround(placement.tokensPerSecondPerReplica)) +
+                       " tokens a second at " + std::to_string(serving.concurrentSequences) +
+                       " sequences";
+    if (serving.meanPromptTokens > 0) {
+      decision.reason += ", prefilling " + formatFixed(serving.promptTokensPerOutputToken(), 1) +
+                         " prompt tokens for each";
+    }
+    decision.reason += ", so " + throughputTargetText(serving) + " take " + std::to_string(needed) +
+                       (needed == 1 ? " replica" : " replicas") + " (" +
+                       formatMoney(placement.hourlyCost * needed) + "/h)";
     if (needed > request.intent.replicas) {
       decision.reason += "; the target runs " + std::to_string(request.intent.replicas) +
                          ": its replicas are the team's to set";

@@ -19,6 +19,17 @@ Roofline rooflineOn(const AcceleratorSpec& spec, const InstanceType& instance,
                     instance.interconnect);
 }
 
+// The output tokens a second a serving replica carries: a decode step
+// gives each of its sequences one token, and each output token brings its
+// share of prompt tokens to prefill, which are compute-bound (a token's
+// FLOPs at the roofline's sustained throughput). Counted one after the
+// other: chunked prefill overlaps them in part, so this is the lower side.
+double servingTokensPerSecond(const Roofline& roofline, double latencyMs, const Requirement& need) {
+  const double msPerToken = latencyMs / need.sequences +
+                            need.promptTokensPerOutputToken * roofline.computeMs / need.sequences;
+  return msPerToken > 0 ? 1000 / msPerToken : 0;
+}
+
 // How fast a replica runs on `devices` of an accelerated instance.
 struct Speed {
   Roofline roofline;  // inference
@@ -38,7 +49,7 @@ Speed speedOn(const AcceleratorSpec& spec, const InstanceType& instance, const R
     speed.roofline = rooflineOn(spec, instance, need, devices);
     speed.latencyMs = speed.roofline.ms();
     if (!need.batch) {
-      speed.performance = speed.latencyMs > 0 ? 1000 * need.sequences / speed.latencyMs : 0;
+      speed.performance = servingTokensPerSecond(speed.roofline, speed.latencyMs, need);
     }
     speed.meetsLatency = !need.latencyTargetMs || speed.latencyMs <= *need.latencyTargetMs;
   }
@@ -60,7 +71,7 @@ Speed speedOnSlice(const AcceleratorSpec& spec, const MigProfile& profile,
         Interconnect::None);
     speed.latencyMs = speed.roofline.ms();
     if (!need.batch) {
-      speed.performance = speed.latencyMs > 0 ? 1000 * need.sequences / speed.latencyMs : 0;
+      speed.performance = servingTokensPerSecond(speed.roofline, speed.latencyMs, need);
     }
     speed.meetsLatency = !need.latencyTargetMs || speed.latencyMs <= *need.latencyTargetMs;
   }
@@ -233,7 +244,7 @@ void describeTimeSliced(const AcceleratorSpec& spec, const InstanceType& instanc
   speed.performance /= tenants;
   speed.meetsLatency = !need.latencyTargetMs || speed.latencyMs <= *need.latencyTargetMs;
   if (need.inference && !need.batch) {
-    speed.performance = speed.latencyMs > 0 ? 1000 * need.sequences / speed.latencyMs : 0;
+    speed.performance = servingTokensPerSecond(speed.roofline, speed.latencyMs, need);
   }
   fit.devices = taken;
   fit.timeSlices = ways;
@@ -408,6 +419,14 @@ Fit fitCpu(const InstanceType& instance, const Requirement& need) {
 
 double tokenLatencyMs(double weightsGiB, double bandwidthGBs) {
   return bandwidthGBs > 0 ? weightsGiB * kGiB / (bandwidthGBs * 1e9) * 1000 : 0;
+}
+
+double timeToFirstTokenMs(const Roofline& roofline, const Requirement& need, int promptTokens) {
+  const double computeMs = promptTokens * roofline.computeMs / need.sequences;
+  const double readBytes = need.weightsGiB + need.kvCacheGiB;
+  const double weightsMs =
+      readBytes > 0 ? roofline.memoryMs * need.weightsGiB / readBytes : roofline.memoryMs;
+  return std::max(computeMs, weightsMs) + roofline.communicationMs;
 }
 
 double requiredOn(const Requirement& need, int devices) {

@@ -30,6 +30,9 @@ struct Requirement {
   int sequences = 1;
   // The output tokens a second the whole service must carry; 0: none.
   double tokensPerSecond = 0;
+  // The prompt tokens a replica prefills for each it outputs (the load's
+  // mean lengths); 0: prefill not counted.
+  double promptTokensPerOutputToken = 0;
   double bandwidthShareOn(Tier tier) const {
     return bandwidthShare[static_cast<std::size_t>(tier)];
   }
@@ -57,6 +60,12 @@ struct Requirement {
 // tensor-parallel degree past them copies heads rather than splitting
 // them: vLLM replicates KV heads so).
 double requiredOn(const Requirement& need, int devices);
+
+// How long a prompt of `promptTokens` takes to its first output token on a
+// replica with room for it: the prompt's FLOPs at the roofline's sustained
+// throughput, or the weights read once, whichever is longer, plus the
+// all-reduces; queueing behind other requests is not in it.
+double timeToFirstTokenMs(const Roofline& roofline, const Requirement& need, int promptTokens);
 
 // Why a replica cannot run on an instance type, hardware-wise.
 enum class Misfit : std::uint8_t {

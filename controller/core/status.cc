@@ -86,6 +86,9 @@ json placementJson(const Placement& placement) {
   if (placement.replicasForThroughput > 0) {
     result["replicasForThroughput"] = placement.replicasForThroughput;
   }
+  if (placement.timeToFirstTokenMs > 0) {
+    result["timeToFirstTokenMs"] = decimalString(placement.timeToFirstTokenMs, 1);
+  }
   if (placement.memoryRequestGiB > 0) {
     // CPU: the request written; GPU and Neuron: the host memory the node
     // must hold for it, counted when fitting (not written to the template).
@@ -316,6 +319,18 @@ json statusToJson(const StatusView& view) {
   }
   if (view.decision) {
     addDecision(*view.decision, status);
+  }
+  if (view.throughput) {
+    const auto& advice = *view.throughput;
+    status["throughput"] = {
+        {"tokensPerSecond", decimalString(advice.targetTokensPerSecond, 1)},
+        {"replicas", advice.replicas},
+        {"replicasFrom", advice.replicasFrom},
+        {"carriesTokensPerSecond", decimalString(advice.carriesTokensPerSecond, 1)},
+        {"replicasNeeded", advice.replicasNeeded},
+        {"hourlyCostNeeded", decimalString(advice.hourlyCostNeeded, 4)},
+        {"enough", advice.enough},
+        {"message", advice.message}};
   }
   if (view.applied) {
     const auto& applied = *view.applied;

@@ -11,6 +11,7 @@
 #include "core/engine.h"
 #include "core/fallback.h"
 #include "core/target.h"
+#include "core/throughput_advice.h"
 
 namespace gpuplacement::core {
 
@@ -136,6 +137,8 @@ struct StatusView {
   std::optional<RevertRecord> reverts;
   std::vector<UnavailableType> unavailable;  // left for lack of capacity
   std::optional<JobRunRecord> run;
+  // Whether the target's replicas carry the serving load's throughput target.
+  std::optional<ThroughputAdvice> throughput;
   std::string policyName;
   std::int64_t policyGeneration = 0;  // 0: the built-in policy
   std::vector<Condition> conditions;

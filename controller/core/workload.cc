@@ -216,8 +216,9 @@ Status readServing(const ObjectReader& workload, ServingLoad& serving) {
   if (auto ok = load.requireObject(); !ok) {
     return ok.error();
   }
-  if (auto ok = load.onlyKeys(
-          {"maxContextTokens", "concurrentSequences", "kvCachePrecision", "tokensPerSecond"});
+  if (auto ok = load.onlyKeys({"maxContextTokens", "concurrentSequences", "kvCachePrecision",
+                               "tokensPerSecond", "requestsPerSecond", "meanPromptTokens",
+                               "meanOutputTokens"});
       !ok) {
     return ok.error();
   }
@@ -225,9 +226,14 @@ Status readServing(const ObjectReader& workload, ServingLoad& serving) {
   auto sequences = load.optionalInteger("concurrentSequences", 1, 100'000);
   auto precision = load.optionalEnum<Precision>("kvCachePrecision");
   auto tokens = load.optionalNumber("tokensPerSecond", 0.001, 1e9);
+  auto requests = load.optionalNumber("requestsPerSecond", 0.001, 1e7);
+  auto prompt = load.optionalInteger("meanPromptTokens", 1, 10'000'000);
+  auto output = load.optionalInteger("meanOutputTokens", 1, 10'000'000);
   for (const Error* error :
        {context ? nullptr : &context.error(), sequences ? nullptr : &sequences.error(),
-        precision ? nullptr : &precision.error(), tokens ? nullptr : &tokens.error()}) {
+        precision ? nullptr : &precision.error(), tokens ? nullptr : &tokens.error(),
+        requests ? nullptr : &requests.error(), prompt ? nullptr : &prompt.error(),
+        output ? nullptr : &output.error()}) {
     if (error) {
       return *error;
     }
@@ -240,7 +246,13 @@ Status readServing(const ObjectReader& workload, ServingLoad& serving) {
   serving.concurrentSequences = static_cast<int>(sequences->value_or(1));
   serving.kvPrecision = precision->value_or(Precision::FP16);
   serving.tokensPerSecond = tokens->value_or(0);
-  return Ok{};
+  serving.requestsPerSecond = requests->value_or(0);
+  serving.meanPromptTokens = static_cast<int>(prompt->value_or(0));
+  serving.meanOutputTokens = static_cast<int>(output->value_or(0));
+  return checkServingLoad(serving,
+                          {load.fieldPath("maxContextTokens"), load.fieldPath("tokensPerSecond"),
+                           load.fieldPath("requestsPerSecond"), load.fieldPath("meanPromptTokens"),
+                           load.fieldPath("meanOutputTokens")});
 }
 
 Status readWorkload(const ObjectReader& spec, WorkloadIntent& intent) {
@@ -401,6 +413,36 @@ Result<GpuWorkloadSpec> parseGpuWorkloadSpec(const json& specValue, const Catalo
   }
   result.containers = *containers;
   return result;
+}
+
+Status checkServingLoad(const ServingLoad& load, const ServingFieldNames& names) {
+  if (load.tokensPerSecond > 0 && load.requestsPerSecond > 0) {
+    return Error{names.requestsPerSecond, "give the throughput target once: " +
+                                              names.tokensPerSecond + " or this, not both"};
+  }
+  if (load.requestsPerSecond > 0 && (load.meanPromptTokens == 0 || load.meanOutputTokens == 0)) {
+    return Error{load.meanOutputTokens == 0 ? names.meanOutputTokens : names.meanPromptTokens,
+                 "required with " + names.requestsPerSecond +
+                     ": a request's mean prompt and output lengths make the rate tokens"};
+  }
+  if ((load.meanPromptTokens > 0) != (load.meanOutputTokens > 0)) {
+    return Error{load.meanOutputTokens == 0 ? names.meanOutputTokens : names.meanPromptTokens,
+                 "give the mean prompt and output lengths together: the prompt tokens a replica "
+                 "prefills per token it outputs is their ratio"};
+  }
+  if (load.contextTokens > 0 &&
+      std::int64_t{load.meanPromptTokens} + load.meanOutputTokens > load.contextTokens) {
+    std::string message = std::to_string(load.meanPromptTokens);
+    message += " prompt and ";
+    message += std::to_string(load.meanOutputTokens);
+    message += " output tokens on average exceed ";
+    message += names.contextTokens;
+    message += " (";
+    message += std::to_string(load.contextTokens);
+    message += "), the longest sequence a replica holds";
+    return Error{names.meanPromptTokens, message};
+  }
+  return Ok{};
 }
 
 WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const TargetState* target) {

@@ -40,10 +40,34 @@ struct ServingLoad {
   // The output tokens a second the whole service carries; 0: no target.
   // Replicas stay the team's: the placement says how many it would take.
   double tokensPerSecond = 0;
+  // Or the target as requests a second, each of meanPromptTokens in and
+  // meanOutputTokens out on average; the means also count the prompts'
+  // prefill against a replica's tokens a second. 0: not stated.
+  double requestsPerSecond = 0;
+  int meanPromptTokens = 0;
+  int meanOutputTokens = 0;
 
   bool stated() const { return contextTokens > 0; }
+  // The output tokens a second to carry, from either form; 0: no target.
+  double outputTokensPerSecond() const {
+    return tokensPerSecond > 0 ? tokensPerSecond : requestsPerSecond * meanOutputTokens;
+  }
+  // The prompt tokens a replica prefills for each token it outputs; 0: not stated.
+  double promptTokensPerOutputToken() const {
+    return meanOutputTokens > 0 ? static_cast<double>(meanPromptTokens) / meanOutputTokens : 0;
+  }
   bool operator==(const ServingLoad&) const = default;
 };
+
+// The names a serving load's fields go by where it was written (the spec's
+// paths, or the command line's flags), for the errors checkServingLoad gives.
+struct ServingFieldNames {
+  std::string contextTokens, tokensPerSecond, requestsPerSecond, meanPromptTokens, meanOutputTokens;
+};
+
+// What no single field's range catches: one form of throughput target, the
+// means a request rate needs, and mean lengths that fit the context.
+Status checkServingLoad(const ServingLoad& load, const ServingFieldNames& names);
 
 // What the engine decides from: the workload's intent.
 struct WorkloadIntent {

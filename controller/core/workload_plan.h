@@ -90,6 +90,9 @@ struct WorkloadInput {
   // No target because targets of its kind cannot be read (RBAC): why.
   std::string targetUnreadable;
   PendingPods pending;  // of the target
+  // The HorizontalPodAutoscaler that scales the target, where one does and
+  // the operator may read them: its maxReplicas bounds the throughput.
+  std::optional<Autoscaler> autoscaler;
   // The target's pods bound to nodes, with what they hold there: room the
   // decision gives back to its own replicas (core/capacity.h).
   std::vector<OwnPod> ownPods;

@@ -239,6 +239,11 @@ WorkloadRecord recordWorkload(const WorkloadInput& input, WorkloadPlan plan,
     record.inForce = plan.view.placement;
   }
   plan.view.decision = plan.decision ? &*plan.decision : nullptr;
+  if (plan.view.placement && input.target && workload.spec) {
+    plan.view.throughput =
+        adviseThroughput(*plan.view.placement, workload.spec->intent.serving, input.target->kind,
+                         workload.spec->targetRef.name, input.target->replicas, input.autoscaler);
+  }
   auto status = statusToJson(plan.view);
   if (statusDigest(status) != workload.statusHash) {
     record.status = std::move(status);

@@ -224,6 +224,43 @@ TEST_CASE("recommend --family --context --concurrency: the KV cache of a serving
                            "of llama-2-7b") != std::string::npos);
 }
 
+TEST_CASE("recommend --requests-per-second: the prompts' prefill, the first token, bad lengths") {
+  const std::string chat =
+      "recommend --kind Inference --family llama-3-8b --framework vLLM --tiers NVIDIA "
+      "--instance-types g6e.xlarge --context 4096 --concurrency 16 ";
+  const auto requests =
+      runJson(chat + "--requests-per-second 2 --prompt-tokens 3000 --output-tokens 200 -o json");
+  const auto tokens = runJson(chat + "--tokens-per-second 400 -o json");
+  const auto& served = requests.at("placement");
+  CAPTURE(served.dump());
+  // The same 400 output tokens a second; the 3,000-token prompts cost a
+  // replica some of them.
+  CHECK(served.at("tokensPerSecondPerReplica").get<double>() <
+        tokens.at("placement").at("tokensPerSecondPerReplica").get<double>());
+  CHECK(served.at("timeToFirstTokenMs").get<double>() > 100);
+  CHECK_FALSE(tokens.at("placement").contains("timeToFirstTokenMs"));
+  const auto table = runCommand(binary() + " " + chat +
+                                "--requests-per-second 2 --prompt-tokens 3000 --output-tokens 200");
+  CHECK(table.exitCode == 0);
+  CHECK(table.out.find("FIRST TOKEN  about 333 ms for the mean prompt") != std::string::npos);
+  CHECK(table.out.find("2 requests a second of 3,000 prompt and 200 output tokens (400 tokens a "
+                       "second)") != std::string::npos);
+  for (const auto& [arguments, message] :
+       {std::pair{"--requests-per-second 2 --output-tokens 200",
+                  "--prompt-tokens: required with --requests-per-second"},
+        std::pair{"--tokens-per-second 400 --requests-per-second 2 --prompt-tokens 10 "
+                  "--output-tokens 10",
+                  "--requests-per-second: give the throughput target once"},
+        std::pair{"--requests-per-second 2 --prompt-tokens 4000 --output-tokens 200",
+                  "--prompt-tokens: 4000 prompt and 200 output tokens on average exceed "
+                  "--context (4096)"}}) {
+    CAPTURE(std::string(arguments));
+    const auto refused = runCommand(binary() + " " + chat + arguments);
+    CHECK(refused.exitCode == 2);
+    CHECK_MESSAGE(refused.err.find(message) != std::string::npos, refused.err);
+  }
+}
+
 TEST_CASE("recommend --mig and --time-sliced: the share a workload would take of shared nodes") {
   const std::string speech = "recommend --kind Inference --params 1.55B --architecture Speech ";
   // No shared nodes: a whole device.

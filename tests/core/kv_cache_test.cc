@@ -210,6 +210,33 @@ TEST_CASE("the spec's family, shape and serving load, and what is refused") {
       {R"({"targetRef": {"name": "a"}, "workload": {"kind": "Inference"},
            "model": {"family": "llama-3-8b", "shape": {"layers": 32, "kvHeads": 8}}})",
        "spec.model.shape.headDim", ""},
+      {R"({"targetRef": {"name": "a"}, "workload": {"kind": "Inference",
+           "serving": {"maxContextTokens": 4096, "tokensPerSecond": 100,
+                       "requestsPerSecond": "2", "meanPromptTokens": 500,
+                       "meanOutputTokens": 200}}, "model": {"family": "llama-3-8b"}})",
+       "spec.workload.serving.requestsPerSecond", "tokensPerSecond or this, not both"},
+      {R"({"targetRef": {"name": "a"}, "workload": {"kind": "Inference",
+           "serving": {"maxContextTokens": 4096, "requestsPerSecond": "2"}},
+           "model": {"family": "llama-3-8b"}})",
+       "spec.workload.serving.meanOutputTokens", "required with"},
+      {R"({"targetRef": {"name": "a"}, "workload": {"kind": "Inference",
+           "serving": {"maxContextTokens": 4096, "requestsPerSecond": "2",
+                       "meanOutputTokens": 200}}, "model": {"family": "llama-3-8b"}})",
+       "spec.workload.serving.meanPromptTokens", "required with"},
+      {R"({"targetRef": {"name": "a"}, "workload": {"kind": "Inference",
+           "serving": {"maxContextTokens": 4096, "tokensPerSecond": 100,
+                       "meanPromptTokens": 500}}, "model": {"family": "llama-3-8b"}})",
+       "spec.workload.serving.meanOutputTokens", "together"},
+      {R"({"targetRef": {"name": "a"}, "workload": {"kind": "Inference",
+           "serving": {"maxContextTokens": 1024, "requestsPerSecond": "0.5",
+                       "meanPromptTokens": 1000, "meanOutputTokens": 200}},
+           "model": {"family": "llama-3-8b"}})",
+       "spec.workload.serving.meanPromptTokens", "exceed spec.workload.serving.maxContextTokens"},
+      {R"({"targetRef": {"name": "a"}, "workload": {"kind": "Inference",
+           "serving": {"maxContextTokens": 4096, "requestsPerSecond": "fast",
+                       "meanPromptTokens": 500, "meanOutputTokens": 200}},
+           "model": {"family": "llama-3-8b"}})",
+       "spec.workload.serving.requestsPerSecond", ""},
   };
   for (const auto& row : rows) {
     CAPTURE(std::string(row.spec));
@@ -292,7 +319,7 @@ TEST_CASE("a throughput target: replicas to carry it, and more of a cheaper devi
     }
   }
   CHECK(compared);
-  CHECK(decision.reason.find("so 2,000 take 10 replicas") != std::string::npos);
+  CHECK(decision.reason.find("so 2,000 tokens a second take 10 replicas") != std::string::npos);
   CHECK(decision.reason.find("the target runs 1: its replicas are the team's to set") !=
         std::string::npos);
   // Without a target, per replica: the same L40S, and no replica count.
@@ -309,6 +336,60 @@ TEST_CASE("a throughput target: replicas to carry it, and more of a cheaper devi
       *shippedCatalog());
   REQUIRE_MESSAGE(spec.ok(), gpuplacement::testing::whyNot(spec));
   CHECK(spec->intent.serving.tokensPerSecond == 2000);
+}
+
+TEST_CASE("a target in requests: the prompts' prefill counts, and the first token's time") {
+  const auto engine = shippedEngine();
+  // Llama-3-8B on vLLM, 16 sequences of 4,096 tokens a replica, on one L40S.
+  auto chat = served("llama-3-8b", 4096, 16);
+  chat.framework = Framework::vLLM;
+  chat.constraints.instanceTypes = {"g6e.xlarge"};
+  chat.serving.tokensPerSecond = 400;
+  const auto byTokens = decide(*engine, chat);
+  REQUIRE(byTokens.placement);
+  CHECK(byTokens.placement->timeToFirstTokenMs == 0);  // no prompt length stated
+  // The same 400 output tokens a second as 2 requests of 200 out and 3,000
+  // in: the 15 prompt tokens each output token brings are prefilled too.
+  chat.serving.tokensPerSecond = 0;
+  chat.serving.requestsPerSecond = 2;
+  chat.serving.meanPromptTokens = 3000;
+  chat.serving.meanOutputTokens = 200;
+  const auto byRequests = decide(*engine, chat);
+  REQUIRE(byRequests.placement);
+  const auto& decode = *byTokens.placement;
+  const auto& served = *byRequests.placement;
+  CAPTURE(byRequests.reason);
+  // Hand calculation: an output token takes a step over 16 sequences, plus
+  // 15 prompt tokens of compute (the roofline's computeMs is one step's, 16
+  // tokens' FLOPs).
+  REQUIRE(served.latencyMs);
+  const double stepMs = *served.latencyMs;
+  const double perTokenMs = 1000 / served.tokensPerSecondPerReplica;
+  CHECK(perTokenMs > stepMs / 16);
+  CHECK(decode.tokensPerSecondPerReplica == doctest::Approx(16 * 1000 / stepMs));
+  CHECK(served.tokensPerSecondPerReplica < decode.tokensPerSecondPerReplica);
+  CHECK(served.replicasForThroughput >= decode.replicasForThroughput);
+  CHECK(served.replicasForThroughput ==
+        static_cast<int>(std::ceil(400 / served.tokensPerSecondPerReplica - 1e-9)));
+  CHECK(byRequests.reason.find("prefilling 15.0 prompt tokens for each, so 2 requests a second of "
+                               "3,000 prompt and 200 output tokens (400 tokens a second) take") !=
+        std::string::npos);
+  // The first token of a 3,000-token prompt: compute-bound, 3,000 tokens of
+  // 2 x 8.03B FLOPs at 40% of the L40S's dense fp16 peak, about 0.3 s.
+  const auto& catalog = engine->catalog();
+  const auto& l40s =
+      catalog.accelerators[static_cast<std::size_t>(catalog.acceleratorIndex("L40S"))];
+  const double prefillMs =
+      3000 * 2 * 8.03e9 / (denseTflops(l40s, Precision::FP16) * 1e12 * kComputeUtilization) * 1000;
+  MESSAGE("first token of 3,000 prompt tokens on one L40S: " << served.timeToFirstTokenMs
+                                                             << " ms; by hand " << prefillMs);
+  CHECK(served.timeToFirstTokenMs == doctest::Approx(prefillMs).epsilon(0.02));
+  // A short prompt is bound by the weights read once, not its FLOPs.
+  chat.serving.meanPromptTokens = 20;
+  const auto shortPrompt = decide(*engine, chat);
+  REQUIRE(shortPrompt.placement);
+  CHECK(shortPrompt.placement->timeToFirstTokenMs < stepMs);
+  CHECK(shortPrompt.placement->timeToFirstTokenMs > 0);
 }
 
 TEST_CASE("achievable latency against measured and published figures") {
@@ -361,6 +442,44 @@ TEST_CASE("achievable latency against measured and published figures") {
   MESSAGE("Llama-2-70B on eight A100-80GBs: estimate " << *decision.placement->latencyMs
                                                        << " ms, published 29");
   CHECK(std::abs(*decision.placement->latencyMs - 29) <= 0.10 * 29);
+
+  // Published by AWS for Inferentia2 (aws-neuron-sdk, general/benchmarks/
+  // inf2, latency_data_LLM.csv, Neuron 2.14, transformers-neuronx, batch
+  // 1; its TP degree counts NeuronCores, two a chip): the engine's
+  // estimate at the Inferentia share of the rules, NeuronLink all-reduces
+  // included, within 7% (the widest: OPT-30B, 40.6 ms against 38.2).
+  const auto* inf2 =
+      &catalog.accelerators[static_cast<std::size_t>(catalog.acceleratorIndex("Inferentia2"))];
+  const auto* neuronShare = knobs.servingBandwidthOf(Tier::Inferentia, Framework::PyTorch);
+  REQUIRE(neuronShare);
+  CHECK_FALSE(neuronShare->assumed);
+  struct NeuronRow {
+    const char* what;
+    const char* parameters;
+    int chips;
+    double publishedMs;
+  };
+  const NeuronRow neuronRows[] = {
+      {"Llama-2-13B, TP 24", "13B", 12, 8.2},
+      {"OPT-13B, TP 8", "13B", 4, 17.9},
+      {"OPT-30B, TP 8", "30B", 4, 38.2},
+      {"OPT-66B, TP 24", "66B", 12, 32.6},
+  };
+  const int inf2Type = catalog.indexOf("inf2.48xlarge");
+  REQUIRE(inf2Type >= 0);
+  const auto link = catalog.instances[static_cast<std::size_t>(inf2Type)].interconnect;
+  for (const auto& row : neuronRows) {
+    CAPTURE(std::string(row.what));
+    const std::uint64_t parameters = *parseParameterCount(row.parameters);
+    const auto work = workOf(Architecture::Transformer, parameters, parameters * 2.0);
+    const double estimate =
+        rooflineOf(work, denseTflops(*inf2, Precision::FP16),
+                   inf2->memoryBandwidthGBs * neuronShare->utilization, row.chips, link)
+            .ms();
+    MESSAGE(std::string(row.what) << " on " << row.chips << " Inferentia2: estimate " << estimate
+                                  << " ms, published " << row.publishedMs);
+    CHECK(std::abs(estimate - row.publishedMs) <= 0.07 * row.publishedMs);
+  }
 }
 
 }  // namespace gpuplacement::core::kv_cache_test

@@ -625,6 +625,47 @@ TEST_CASE("the status says each thing once") {
         status["placement"]["capacityType"].get<std::string>());
 }
 
+TEST_CASE("a throughput target the replicas cannot carry: the status says how many would") {
+  World world;
+  world.spec["model"] = {{"family", "llama-3-8b"}};
+  world.spec["workload"]["serving"] = {
+      {"maxContextTokens", 4096}, {"concurrentSequences", 16}, {"tokensPerSecond", 2000}};
+  const auto first = reconcile(world);
+  REQUIRE(first.record.status.has_value());
+  const auto& status = *first.record.status;
+  const auto& placement = status["placement"];
+  const int needed = placement["replicasForThroughput"];
+  REQUIRE(needed > 1);
+  const auto& throughput = status["throughput"];
+  CHECK(throughput["enough"] == false);
+  CHECK(throughput["replicas"] == 1);
+  CHECK(throughput["replicasNeeded"] == needed);
+  CHECK(throughput["replicasFrom"] == "spec.replicas of Deployment chat");
+  const auto message = throughput["message"].get<std::string>();
+  CHECK_MESSAGE(message.find("kubectl scale deployment/chat --replicas=" +
+                             std::to_string(needed)) != std::string::npos,
+                message);
+  // Replicas stay the team's: the patch never names them.
+  REQUIRE(first.plan.write.has_value());
+  REQUIRE(first.plan.write->patch.patch.has_value());
+  CHECK(first.plan.write->patch.patch->dump().find("replicas") == std::string::npos);
+
+  // An autoscaler that may reach enough: counted by its maxReplicas.
+  world.autoscaler = Autoscaler{"chat", 1, needed + 2};
+  const auto scaled = reconcile(world);
+  REQUIRE(scaled.record.status.has_value());
+  const auto& advice = (*scaled.record.status)["throughput"];
+  CHECK(advice["enough"] == true);
+  CHECK(advice["replicas"] == needed + 2);
+  CHECK(advice["replicasFrom"] == "maxReplicas of HorizontalPodAutoscaler chat");
+
+  // No throughput target: no such status.
+  world.spec["workload"]["serving"].erase("tokensPerSecond");
+  const auto untargeted = reconcile(world);
+  REQUIRE(untargeted.record.status.has_value());
+  CHECK_FALSE(untargeted.record.status->contains("throughput"));
+}
+
 TEST_CASE("an Event for a condition is sent once, when its reason first appears") {
   World world;
   world.target.reset();

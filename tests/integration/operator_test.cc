@@ -489,6 +489,64 @@ TEST_CASE("invalid specs, missing targets, conflicts, drift and Recommend mode")
   CHECK(nameless.error().describe().find(
             "parameters is required unless family names a model the catalog lists") !=
         std::string::npos);
+
+  // A throughput target two replicas cannot carry: the status says how many
+  // would, and, once a HorizontalPodAutoscaler scales the Deployment, counts
+  // its maxReplicas. The Deployment's replicas are never written.
+  createDeployment(ns, "busy");
+  const auto busyGeneration = generationOf(deploymentPath(ns, "busy"));
+  createWorkload(ns, "busy", "busy", R"(  mode: Recommend
+  workload:
+    kind: Inference
+    serving: {maxContextTokens: 4096, concurrentSequences: 16, requestsPerSecond: "20",
+              meanPromptTokens: 1000, meanOutputTokens: 250}
+  model: {family: llama-3-8b, framework: vLLM}
+  constraints: {tiers: [NVIDIA]}
+)");
+  json throughput;
+  CHECK(c.waitFor([&] {
+    throughput = base::memberOf(c.mustGet(workloadPath(ns, "busy"))["status"], "throughput");
+    return throughput.contains("enough");
+  }));
+  CAPTURE(throughput.dump());
+  CHECK(throughput["tokensPerSecond"] == "5000");
+  CHECK(throughput["enough"] == false);
+  const int needed = throughput["replicasNeeded"];
+  CHECK(needed > 1);
+  CHECK(base::stringMember(throughput, "message")
+            .find("kubectl scale deployment/busy --replicas=" + std::to_string(needed)) !=
+        std::string::npos);
+  auto hpa = c.create(
+      "/apis/autoscaling/v2/namespaces/" + ns + "/horizontalpodautoscalers",
+      {{"apiVersion", "autoscaling/v2"},
+       {"kind", "HorizontalPodAutoscaler"},
+       {"metadata", {{"name", "busy"}}},
+       {"spec",
+        {{"scaleTargetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "busy"}}},
+         {"minReplicas", 1},
+         {"maxReplicas", needed + 1}}}});
+  REQUIRE_MESSAGE(hpa.ok(), gpuplacement::testing::whyNot(hpa));
+  CHECK(c.waitFor([&] {
+    throughput = base::memberOf(c.mustGet(workloadPath(ns, "busy"))["status"], "throughput");
+    return base::stringMember(throughput, "replicasFrom") ==
+           "maxReplicas of HorizontalPodAutoscaler busy";
+  }));
+  CHECK(throughput["enough"] == true);
+  CHECK(throughput["replicas"] == needed + 1);
+  CHECK(generationOf(deploymentPath(ns, "busy")) == busyGeneration);
+  // A request rate without its mean lengths: the API server refuses it.
+  const auto rateless =
+      c.create("/apis/gpuplacement.io/v1alpha1/namespaces/" + ns + "/gpuworkloads",
+               json::parse(R"({"apiVersion": "gpuplacement.io/v1alpha1", "kind": "GpuWorkload",
+                      "metadata": {"name": "rateless"},
+                      "spec": {"targetRef": {"name": "chat"},
+                               "workload": {"kind": "Inference", "serving": {
+                                   "maxContextTokens": 4096, "requestsPerSecond": "2"}},
+                               "model": {"family": "llama-3-8b"}}})"));
+  REQUIRE_FALSE(rateless.ok());
+  CHECK(rateless.error().status == 422);
+  CHECK(rateless.error().describe().find(
+            "requestsPerSecond needs meanPromptTokens and meanOutputTokens") != std::string::npos);
   CHECK(generationOf(deploymentPath(ns, "untouched")) == untouchedGeneration);
   CHECK(op.stop() == 0);
 }

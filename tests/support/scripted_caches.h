@@ -24,8 +24,9 @@ inline ScriptedListWatchByPath scriptedCaches(
     const std::map<std::string, std::vector<nlohmann::json>>& objects) {
   // NodeOverlays too: ObjectCaches reads them once enableNodeOverlays()
   // found them served.
-  std::vector<std::string> paths = {app::policiesPath(), app::workloadsPath(""), app::nodesPath(),
-                                    app::unfinishedPodsPath(), app::nodeOverlaysPath()};
+  std::vector<std::string> paths = {app::policiesPath(),     app::workloadsPath(""),
+                                    app::nodesPath(),        app::unfinishedPodsPath(),
+                                    app::nodeOverlaysPath(), app::autoscalersPath("")};
   for (const auto kind : core::kTargetKinds) {
     paths.push_back(app::targetsPath(kind, ""));
   }

@@ -69,6 +69,7 @@ struct World {
   bool jobResourcesMutable = true;          // a 1.36 API server
   std::string targetUnreadable;             // its kind cannot be listed
   std::string serverVersion = "v1.36.3";
+  std::optional<Autoscaler> autoscaler;  // the HorizontalPodAutoscaler scaling the target
 
   std::shared_ptr<const PlacementEngine> engine;
   WorkloadObject workload;
@@ -115,6 +116,7 @@ struct World {
     input.jobResourcesMutable = jobResourcesMutable;
     input.targetUnreadable = targetUnreadable;
     input.serverVersion = serverVersion;
+    input.autoscaler = autoscaler;
     if (cluster) {
       view = clusterViewOf(cluster->state(), engine->catalog(), policy);
       input.cluster = &view;
