@@ -214,8 +214,29 @@ void Explainer::explainChoice(const Rule& rule, const Option& best, const Reques
   decision.rule = rule.name;
   decision.ruleSource = rule.source;
   const auto& placement = *decision.placement;
-  decision.reason = rule.reason + "; " + describeShape(instance, accelerator, best.fit) + ", " +
-                    capacityLabel(best.capacity) + ", is " + superlative + " that holds " +
+  // The rule's words name its candidate tiers; say which of them this
+  // workload could not have, so "Inferentia2 competes" is not read as
+  // "Inferentia2 was weighed".
+  std::string leftOut;
+  for (const Tier tier : {Tier::NVIDIA, Tier::Trainium, Tier::Inferentia, Tier::CPU}) {
+    if (!rule.tiers.contains(tier)) {
+      continue;
+    }
+    std::string why;
+    if ((request.tiers & tierBit(tier)) == 0) {
+      why = std::string(nameOf(tier)) + " left out by spec.constraints.tiers";
+    } else if ((request.neuronBlocked & tierBit(tier)) != 0) {
+      why = neuronIneligibility(tier, request.intent);
+    }
+    if (!why.empty()) {
+      leftOut += (leftOut.empty() ? " (" : "; ") + why;
+    }
+  }
+  if (!leftOut.empty()) {
+    leftOut += ")";
+  }
+  decision.reason = rule.reason + leftOut + "; " + describeShape(instance, accelerator, best.fit) +
+                    ", " + capacityLabel(best.capacity) + ", is " + superlative + " that holds " +
                     formatGiB(placement.requiredMemoryGiB) + " GiB at " +
                     formatMoney(best.cost.perReplicaHourly) + "/h per replica";
   if (request.need.training && placement.acceleratorCount > placement.neededAccelerators &&
