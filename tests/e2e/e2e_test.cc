@@ -579,6 +579,16 @@ TEST_CASE("the samples' pods run on nodes that match status.placement; Ready fro
                                                  "PricesForRegion"));
   }
   MESSAGE(report);
+  // llama-chat states a throughput target: its two replicas carry it, and
+  // the status says so (the replicas are the team's).
+  const auto chat = base::memberOf(
+      base::memberOf(cluster().mustGet(workloadPath("ml-serving", "llama-chat")), "status"),
+      "throughput");
+  CAPTURE(chat.dump());
+  CHECK(chat["enough"] == true);
+  CHECK(chat["replicas"] == 2);
+  CHECK(chat["replicasNeeded"] == 1);
+  CHECK(chat["replicasFrom"] == "spec.replicas of Deployment llama-chat");
 }
 
 // The NodeClaims Karpenter made, by the node each launched (the node of
