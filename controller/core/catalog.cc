@@ -1,6 +1,7 @@
 #include "core/catalog.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <utility>
 
@@ -422,12 +423,54 @@ std::string pricesText(const Catalog& catalog) {
 
 namespace {
 
+// A mixture of experts: all three fields or none, the active parameters
+// fewer than all of them and more than the experts they route to.
+Status readExperts(const ObjectReader& entry, ModelFamily& family) {
+  const bool any =
+      entry.has("experts") || entry.has("expertsPerToken") || entry.has("activeParameters");
+  if (!any) {
+    return Ok{};
+  }
+  auto experts = entry.integer("experts", 2, 1024);
+  auto perToken = entry.integer("expertsPerToken", 1, 1024);
+  auto active = entry.string("activeParameters");
+  for (const Error* error :
+       {experts ? nullptr : &experts.error(), perToken ? nullptr : &perToken.error(),
+        active ? nullptr : &active.error()}) {
+    if (error) {
+      return *error;
+    }
+  }
+  if (*perToken >= *experts) {
+    return Error{entry.fieldPath("expertsPerToken"), "must be fewer than experts"};
+  }
+  auto count = parseParameterCount(*active);
+  if (!count) {
+    return Error{entry.fieldPath("activeParameters"), count.error().message};
+  }
+  // Shared weights S and E experts of e each: total = S + E e, active =
+  // S + k e, so S = (E active - k total) / (E - k) must be positive.
+  const double total = static_cast<double>(family.parameters);
+  const double shared = (static_cast<double>(*experts) * static_cast<double>(*count) -
+                         static_cast<double>(*perToken) * total) /
+                        static_cast<double>(*experts - *perToken);
+  if (*count >= family.parameters || shared <= 0) {
+    return Error{entry.fieldPath("activeParameters"),
+                 "must be fewer than parameters and more than expertsPerToken / experts of them"};
+  }
+  family.experts = static_cast<int>(*experts);
+  family.expertsPerToken = static_cast<int>(*perToken);
+  family.activeParameters = *count;
+  return Ok{};
+}
+
 Result<ModelFamily> parseModelFamily(const json& item, std::size_t index) {
   ObjectReader entry(item, "modelFamilies[" + std::to_string(index) + "]");
   if (auto ok = entry.requireObject(); !ok) {
     return ok.error();
   }
-  if (auto ok = entry.onlyKeys({"name", "parameters", "layers", "kvHeads", "headDim", "source"});
+  if (auto ok = entry.onlyKeys({"name", "parameters", "layers", "kvHeads", "headDim", "experts",
+                                "expertsPerToken", "activeParameters", "source"});
       !ok) {
     return ok.error();
   }
@@ -455,10 +498,32 @@ Result<ModelFamily> parseModelFamily(const json& item, std::size_t index) {
   family.shape = {static_cast<int>(*layers), static_cast<int>(*kvHeads),
                   static_cast<int>(*headDim)};
   family.source = std::move(source).value();
+  if (auto ok = readExperts(entry, family); !ok) {
+    return ok.error();
+  }
   return family;
 }
 
 }  // namespace
+
+double ModelFamily::weightsReadShare(int sequences) const {
+  if (experts == 0 || parameters == 0) {
+    return 1;
+  }
+  const double total = static_cast<double>(parameters);
+  const double k = expertsPerToken;
+  const double e = experts;
+  const double shared = (e * static_cast<double>(activeParameters) - k * total) / (e - k);
+  // Each expert is read when any token of the step routes to it.
+  const double expertsRead = 1 - std::pow(1 - k / e, std::max(sequences, 1));
+  return (shared + (total - shared) * expertsRead) / total;
+}
+
+double ModelFamily::activeShare() const {
+  return experts == 0 || parameters == 0
+             ? 1
+             : static_cast<double>(activeParameters) / static_cast<double>(parameters);
+}
 
 const ModelFamily* Catalog::modelFamily(std::string_view name) const {
   for (const auto& family : modelFamilies) {

@@ -81,7 +81,20 @@ struct ModelFamily {
   std::string name;  // "llama-2-13b"
   std::uint64_t parameters = 0;
   ModelShape shape;
+  // A mixture of experts: each token runs expertsPerToken of experts, so a
+  // decode step reads the shared weights and the experts its tokens route
+  // to, and computes activeParameters a token. 0: dense.
+  int experts = 0;
+  int expertsPerToken = 0;
+  std::uint64_t activeParameters = 0;
   std::string source;
+
+  // The share of the weights one decode step of `sequences` tokens reads,
+  // each token routed to expertsPerToken of the experts independently: 1
+  // for a dense model.
+  double weightsReadShare(int sequences) const;
+  // The share of the parameters a token computes with: 1 for a dense model.
+  double activeShare() const;
 };
 
 // One EC2 instance type. Prices are per instance-hour; nullopt means the

@@ -246,6 +246,14 @@ Request PlacementEngine::requestFor(const WorkloadIntent& intent, const MemoryEs
       const auto* entry = rules_->knobs.servingBandwidthOf(tier, intent.framework);
       need.bandwidthShare[static_cast<std::size_t>(tier)] = entry ? entry->utilization : 1;
     }
+    // A mixture of experts reads, and computes with, only the experts its
+    // tokens route to.
+    if (const auto* family = catalog_->modelFamily(intent.family); family && family->experts > 0) {
+      const int sequences = memory.serving.stated() ? memory.serving.concurrentSequences : 1;
+      need.expertsReadShare = family->weightsReadShare(sequences);
+      need.work.bytes *= need.expertsReadShare;
+      need.work.flops *= family->activeShare();
+    }
     if (memory.serving.stated()) {
       // A decode step of the load reads the weights once and every
       // sequence's keys and values, at the load's full context: the

@@ -284,9 +284,14 @@ void Explainer::explainChoice(const Rule& rule, const Option& best, const Reques
   const bool bound = !best.fit.roofline.computeBound() && placement.bandwidthUtilization >= 1;
   const std::string estimate =
       (bound ? "at least " : "about ") + milliseconds(best.fit.latencyMs) + " per " + unit;
-  const std::string read = request.intent.serving.stated()
-                               ? "weights and the load's KV cache read once per "
-                               : "weights read once per ";
+  const std::string weights = request.need.expertsReadShare < 0.995
+                                  ? "the shared weights and the experts its tokens route to (" +
+                                        base::formatPercent(request.need.expertsReadShare) +
+                                        " of the weights)"
+                                  : "weights";
+  const std::string read =
+      weights + (request.intent.serving.stated() ? " and the load's KV cache read once per "
+                                                 : " read once per ");
   const std::string binds =
       best.fit.roofline.computeBound() ? " (its arithmetic at the stated utilization binds)"
       : bound

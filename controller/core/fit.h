@@ -30,6 +30,9 @@ struct Requirement {
   int sequences = 1;
   // The output tokens a second the whole service must carry; 0: none.
   double tokensPerSecond = 0;
+  // A mixture of experts: the share of its weights a decode step reads
+  // (the experts its tokens route to); 1 for a dense model.
+  double expertsReadShare = 1;
   // The prompt tokens a replica prefills for each it outputs (the load's
   // mean lengths); 0: prefill not counted.
   double promptTokensPerOutputToken = 0;

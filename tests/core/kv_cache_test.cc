@@ -248,6 +248,36 @@ TEST_CASE("the spec's family, shape and serving load, and what is refused") {
   }
 }
 
+TEST_CASE("a mixture of experts: a step reads the experts its tokens route to") {
+  const auto* mixtral = shippedCatalog()->modelFamily("mixtral-8x7b");
+  REQUIRE(mixtral);
+  // By hand: 46.7B in all, 12.9B a token, 8 experts of which 2 a token:
+  // shared S = (8 x 12.9 - 2 x 46.7) / 6 = 1.633B, the experts 45.07B.
+  const double shared = (8 * 12.9 - 2 * 46.7) / 6;
+  const double experts = 46.7 - shared;
+  CHECK(mixtral->activeShare() == doctest::Approx(12.9 / 46.7));
+  CHECK(mixtral->weightsReadShare(1) == doctest::Approx(12.9 / 46.7));
+  CHECK(mixtral->weightsReadShare(4) ==
+        doctest::Approx((shared + experts * (1 - std::pow(0.75, 4))) / 46.7));
+  CHECK(mixtral->weightsReadShare(64) > 0.999);
+  CHECK(shippedCatalog()->modelFamily("llama-3-8b")->weightsReadShare(16) == 1);
+  // At batch 1 a step reads about 28% of the weights, so it is that much
+  // faster than the dense 46.7B the parameters alone would describe.
+  const auto engine = shippedEngine();
+  WorkloadIntent dense = IntentBuilder(WorkloadKind::Inference, "46.7B").only({"p4de.24xlarge"});
+  auto moe = dense;
+  moe.family = "mixtral-8x7b";
+  moe.shape = mixtral->shape;
+  const auto denseDecision = decide(*engine, dense);
+  const auto moeDecision = decide(*engine, moe);
+  REQUIRE(denseDecision.placement);
+  REQUIRE(moeDecision.placement);
+  CHECK(moeDecision.placement->acceleratorCount == denseDecision.placement->acceleratorCount);
+  CHECK(*moeDecision.placement->latencyMs < 0.5 * *denseDecision.placement->latencyMs);
+  CHECK(moeDecision.placement->requiredMemoryGiB ==
+        doctest::Approx(denseDecision.placement->requiredMemoryGiB));  // all experts are held
+}
+
 TEST_CASE("the catalog's model families: read, and what is refused") {
   for (const auto& family : shippedCatalog()->modelFamilies) {
     CAPTURE(family.name);
@@ -285,6 +315,36 @@ TEST_CASE("the catalog's model families: read, and what is refused") {
   const auto bad = parseCatalog(document);
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().field == "modelFamilies[0].parameters");
+  // A mixture of experts: all three fields, and active parameters that fit.
+  struct Row {
+    json experts;
+    const char* field;
+    const char* message;
+  };
+  const Row rows[] = {
+      {{{"experts", 8}}, "modelFamilies[0].expertsPerToken", "required"},
+      {{{"experts", 8}, {"expertsPerToken", 8}, {"activeParameters", "2B"}},
+       "modelFamilies[0].expertsPerToken",
+       "must be fewer than experts"},
+      {{{"experts", 8}, {"expertsPerToken", 2}, {"activeParameters", "7B"}},
+       "modelFamilies[0].activeParameters",
+       "must be fewer than parameters"},
+      {{{"experts", 8}, {"expertsPerToken", 2}, {"activeParameters", "1B"}},
+       "modelFamilies[0].activeParameters",
+       "more than expertsPerToken / experts of them"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.experts.dump());
+    json family = {{"name", "x"},  {"parameters", "7B"}, {"layers", 32},
+                   {"kvHeads", 8}, {"headDim", 128},     {"source", "s"}};
+    family.update(row.experts);
+    document["modelFamilies"] = json::array({family});
+    const auto refused = parseCatalog(document);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().field == row.field);
+    CHECK_MESSAGE(refused.error().message.find(row.message) != std::string::npos,
+                  refused.error().message);
+  }
 }
 
 TEST_CASE("a throughput target: replicas to carry it, and more of a cheaper device when cheaper") {
