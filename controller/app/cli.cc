@@ -64,11 +64,12 @@ struct WorkloadOptions {
     add("--framework", flags.framework,
         "PyTorch, TensorFlow, JAX, ONNX, Other, vLLM or Triton (sets the runtime's host memory)")
         ->capture_default_str();
-    add("--architecture", flags.architecture, "Transformer, Diffusion, CNN, Speech, Other")
-        ->capture_default_str();
+    add("--architecture", flags.architecture,
+        "Transformer, Diffusion, CNN, Speech, Other (default: the --family's, else Transformer)");
     add("--family", flags.family,
-        "A model family of the catalog (llama-2-13b, llama-3-8b, mistral-7b, ...): its shape for "
-        "the KV cache, and its parameters unless --params says otherwise");
+        "A model family of the catalog (llama-2-13b, llama-3-8b, mixtral-8x7b, whisper-large-v3, "
+        "sdxl-base-1.0, ...): its shape for the KV cache, its parameters unless --params says "
+        "otherwise, and its architecture unless --architecture does");
     add("--context", flags.contextTokens,
         "A serving load: the longest sequence a replica serves, prompt and output, in tokens "
         "(sizes the KV cache; needs --family)");

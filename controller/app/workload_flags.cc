@@ -99,7 +99,11 @@ base::Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& 
   }
   auto parsedPrecision = enumFlag<core::Precision>("--precision", precision);
   auto parsedFramework = enumFlag<core::Framework>("--framework", framework);
-  auto parsedArchitecture = enumFlag<core::Architecture>("--architecture", architecture);
+  // Unstated: the family's, else a Transformer.
+  const std::string architectureName = !architecture.empty() ? architecture
+                                       : named ? std::string(core::nameOf(named->architecture))
+                                               : std::string("Transformer");
+  auto parsedArchitecture = enumFlag<core::Architecture>("--architecture", architectureName);
   auto parsedObjective = enumFlag<core::Objective>("--objective", objective);
   auto parsedCapacity = enumFlag<core::CapacityType>("--capacity", capacity);
   auto parsedSharing = enumFlag<core::DeviceSharing>("--sharing", sharing);
@@ -143,10 +147,11 @@ base::Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& 
     return Error{"--replicas", "must be at least 1 (a target scaled to zero needs no placement)"};
   }
   intent.replicas = replicas;
-  if (contextTokens > 0 && !intent.shape.known()) {
+  if (contextTokens > 0 && !intent.shape.known() &&
+      intent.architecture == core::Architecture::Transformer) {
     // Said in the flags' words: the spec's would name spec.model.family.
     return Error{"--context", "the KV cache needs the model's shape: give --family (one of " +
-                                  catalog.modelFamilyNames() + ")"};
+                                  catalog.modelFamilyNames(true) + ")"};
   }
   if (auto ok = core::validateIntent(intent, catalog); !ok) {
     return withFlagName(ok.error());

@@ -17,7 +17,7 @@ struct WorkloadFlags {
   std::string parameters;
   std::string precision = "fp16";
   std::string framework = "PyTorch";
-  std::string architecture = "Transformer";
+  std::string architecture;     // empty: the family's, else Transformer
   std::string family;           // a model family of the catalog: its shape (and parameters)
   int contextTokens = 0;        // a serving load: tokens per sequence, prompt and output
   int concurrentSequences = 1;  // ... and sequences in flight per replica

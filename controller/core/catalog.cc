@@ -469,34 +469,50 @@ Result<ModelFamily> parseModelFamily(const json& item, std::size_t index) {
   if (auto ok = entry.requireObject(); !ok) {
     return ok.error();
   }
-  if (auto ok = entry.onlyKeys({"name", "parameters", "layers", "kvHeads", "headDim", "experts",
-                                "expertsPerToken", "activeParameters", "source"});
+  if (auto ok =
+          entry.onlyKeys({"name", "parameters", "architecture", "layers", "kvHeads", "headDim",
+                          "experts", "expertsPerToken", "activeParameters", "source"});
       !ok) {
     return ok.error();
   }
   auto name = entry.string("name");
   auto parameters = entry.string("parameters");
-  auto layers = entry.integer("layers", 1, 1000);
-  auto kvHeads = entry.integer("kvHeads", 1, 1024);
-  auto headDim = entry.integer("headDim", 1, 4096);
+  auto architecture = entry.optionalEnum<Architecture>("architecture");
   auto source = entry.string("source");
   for (const Error* error :
        {name ? nullptr : &name.error(), parameters ? nullptr : &parameters.error(),
-        layers ? nullptr : &layers.error(), kvHeads ? nullptr : &kvHeads.error(),
-        headDim ? nullptr : &headDim.error(), source ? nullptr : &source.error()}) {
+        architecture ? nullptr : &architecture.error(), source ? nullptr : &source.error()}) {
     if (error) {
       return *error;
     }
+  }
+  ModelFamily family;
+  family.architecture = architecture->value_or(Architecture::Transformer);
+  // A decoder's shape sizes its KV cache; other models have none to give.
+  if (family.architecture == Architecture::Transformer) {
+    auto layers = entry.integer("layers", 1, 1000);
+    auto kvHeads = entry.integer("kvHeads", 1, 1024);
+    auto headDim = entry.integer("headDim", 1, 4096);
+    for (const Error* error :
+         {layers ? nullptr : &layers.error(), kvHeads ? nullptr : &kvHeads.error(),
+          headDim ? nullptr : &headDim.error()}) {
+      if (error) {
+        return *error;
+      }
+    }
+    family.shape = {static_cast<int>(*layers), static_cast<int>(*kvHeads),
+                    static_cast<int>(*headDim)};
+  } else if (entry.has("layers") || entry.has("kvHeads") || entry.has("headDim") ||
+             entry.has("experts")) {
+    return Error{entry.fieldPath("architecture"),
+                 "a decoder's shape and experts are for a Transformer family"};
   }
   auto count = parseParameterCount(*parameters);
   if (!count) {
     return Error{entry.fieldPath("parameters"), count.error().message};
   }
-  ModelFamily family;
   family.name = std::move(name).value();
   family.parameters = *count;
-  family.shape = {static_cast<int>(*layers), static_cast<int>(*kvHeads),
-                  static_cast<int>(*headDim)};
   family.source = std::move(source).value();
   if (auto ok = readExperts(entry, family); !ok) {
     return ok.error();
@@ -534,10 +550,12 @@ const ModelFamily* Catalog::modelFamily(std::string_view name) const {
   return nullptr;
 }
 
-std::string Catalog::modelFamilyNames() const {
+std::string Catalog::modelFamilyNames(bool decodersOnly) const {
   std::string names;
   for (const auto& family : modelFamilies) {
-    names += (names.empty() ? "" : ", ") + family.name;
+    if (!decodersOnly || family.shape.known()) {
+      names += (names.empty() ? "" : ", ") + family.name;
+    }
   }
   return names;
 }

@@ -80,6 +80,9 @@ struct ModelShape {
 struct ModelFamily {
   std::string name;  // "llama-2-13b"
   std::uint64_t parameters = 0;
+  // What it is, where a spec names the family and no architecture: a
+  // Transformer decoder has a shape; Speech and Diffusion models do not.
+  Architecture architecture = Architecture::Transformer;
   ModelShape shape;
   // A mixture of experts: each token runs expertsPerToken of experts, so a
   // decode step reads the shared weights and the experts its tokens route
@@ -167,7 +170,9 @@ struct Catalog {
   }
   int acceleratorIndex(std::string_view name) const;
   const ModelFamily* modelFamily(std::string_view name) const;  // null: not listed
-  std::string modelFamilyNames() const;  // "llama-2-7b, llama-2-13b, ...": for errors
+  // "llama-2-7b, llama-2-13b, ...": for errors; with decodersOnly, the
+  // families with a shape (a KV cache to size).
+  std::string modelFamilyNames(bool decodersOnly = false) const;
 };
 
 // What pods can request on a node with this many vCPUs and GiB, as EKS

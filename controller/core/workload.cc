@@ -363,7 +363,7 @@ Status readModel(const ObjectReader& spec, const Catalog& catalog, GpuWorkloadSp
   intent.parameters = *parameters;
   intent.precision = precision->value_or(intent.precision);
   intent.framework = framework->value_or(intent.framework);
-  intent.architecture = architecture->value_or(intent.architecture);
+  intent.architecture = architecture->value_or(family ? family->architecture : intent.architecture);
   intent.objective = objective->value_or(intent.objective);
   result.mode = mode->value_or(result.mode);
   return Ok{};

@@ -177,6 +177,17 @@ TEST_CASE("the spec's family, shape and serving load, and what is refused") {
   REQUIRE_MESSAGE(own.ok(), gpuplacement::testing::whyNot(own));
   CHECK(own->intent.parameters == 8'500'000'000ULL);
   CHECK(own->intent.shape == ModelShape{36, 8, 128});
+  // A Speech or Diffusion family gives its parameters and architecture.
+  const auto speech = parse(R"({"targetRef": {"name": "asr"}, "workload": {"kind": "Inference"},
+      "model": {"family": "whisper-large-v3"}})");
+  REQUIRE_MESSAGE(speech.ok(), gpuplacement::testing::whyNot(speech));
+  CHECK(speech->intent.architecture == Architecture::Speech);
+  CHECK(speech->intent.parameters == 1'550'000'000ULL);
+  CHECK_FALSE(speech->intent.shape.known());
+  const auto stated = parse(R"({"targetRef": {"name": "img"}, "workload": {"kind": "Inference"},
+      "model": {"family": "sdxl-base-1.0", "architecture": "Other"}})");
+  REQUIRE_MESSAGE(stated.ok(), gpuplacement::testing::whyNot(stated));
+  CHECK(stated->intent.architecture == Architecture::Other);  // stated wins
 
   struct Row {
     const char* spec;
@@ -210,6 +221,9 @@ TEST_CASE("the spec's family, shape and serving load, and what is refused") {
       {R"({"targetRef": {"name": "a"}, "workload": {"kind": "Inference"},
            "model": {"family": "llama-3-8b", "shape": {"layers": 32, "kvHeads": 8}}})",
        "spec.model.shape.headDim", ""},
+      {R"({"targetRef": {"name": "a"}, "workload": {"kind": "Inference",
+           "serving": {"maxContextTokens": 448}}, "model": {"family": "whisper-large-v3"}})",
+       "spec.workload.serving", "the model's architecture is Speech"},
       {R"({"targetRef": {"name": "a"}, "workload": {"kind": "Inference",
            "serving": {"maxContextTokens": 4096, "tokensPerSecond": 100,
                        "requestsPerSecond": "2", "meanPromptTokens": 500,
@@ -281,7 +295,7 @@ TEST_CASE("a mixture of experts: a step reads the experts its tokens route to") 
 TEST_CASE("the catalog's model families: read, and what is refused") {
   for (const auto& family : shippedCatalog()->modelFamilies) {
     CAPTURE(family.name);
-    CHECK(family.shape.known());
+    CHECK(family.shape.known() == (family.architecture == Architecture::Transformer));
     CHECK(family.parameters > 1'000'000'000ULL);
     CHECK_FALSE(family.source.empty());
   }
@@ -322,6 +336,10 @@ TEST_CASE("the catalog's model families: read, and what is refused") {
     const char* message;
   };
   const Row rows[] = {
+      {{{"architecture", "Speech"}},
+       "modelFamilies[0].architecture",
+       "a decoder's shape and experts are for a Transformer family"},
+      {{{"architecture", "Vision"}}, "modelFamilies[0].architecture", ""},
       {{{"experts", 8}}, "modelFamilies[0].expertsPerToken", "required"},
       {{{"experts", 8}, {"expertsPerToken", 8}, {"activeParameters", "2B"}},
        "modelFamilies[0].expertsPerToken",
