@@ -634,6 +634,8 @@ CachedTarget packTarget(const core::TargetState& state) {
   }
   if (state.kind == core::TargetKind::Deployment) {
     out.integer(state.surge);
+    out.integer(state.unavailable);
+    out.boolean(state.recreate);
   }
   cached.packed = out.take();
   cached.packed.shrink_to_fit();
@@ -684,6 +686,8 @@ core::TargetState CachedTarget::unpack() const {
   }
   if (kind == core::TargetKind::Deployment) {
     state.surge = static_cast<std::int32_t>(in.integer());
+    state.unavailable = static_cast<std::int32_t>(in.integer());
+    state.recreate = in.boolean();
   }
   return state;
 }

@@ -126,13 +126,15 @@ void readPodTemplate(const json& templ, TargetState& state) {
   }
 }
 
-// spec.strategy's maxSurge as a count of pods: an integer, or a percentage
-// of replicas rounded up (the Deployment controller's rounding for surge).
-std::int32_t surgeOf(const json& strategy, std::int32_t replicas) {
+// One of spec.strategy.rollingUpdate's bounds as a count of pods: an
+// integer, or a percentage of replicas (25% when unset), rounded up for
+// maxSurge and down for maxUnavailable, as the Deployment controller does.
+std::int32_t rollingBoundOf(const json& strategy, const char* field, std::int32_t replicas,
+                            bool roundUp) {
   if (stringMember(strategy, "type") == "Recreate") {
     return 0;
   }
-  const auto& value = memberOf(memberOf(strategy, "rollingUpdate"), "maxSurge");
+  const auto& value = memberOf(memberOf(strategy, "rollingUpdate"), field);
   if (value.is_number_integer()) {
     return static_cast<std::int32_t>(
         std::clamp<std::int64_t>(value.get<std::int64_t>(), 0, replicas));
@@ -146,8 +148,9 @@ std::int32_t surgeOf(const json& strategy, std::int32_t replicas) {
       percent = 25;
     }
   }
-  return static_cast<std::int32_t>(std::min<std::int64_t>(
-      (std::int64_t{replicas} * std::min<std::int64_t>(percent, 100) + 99) / 100, replicas));
+  const std::int64_t scaled = std::int64_t{replicas} * std::min<std::int64_t>(percent, 100);
+  return static_cast<std::int32_t>(
+      std::min<std::int64_t>(roundUp ? (scaled + 99) / 100 : scaled / 100, replicas));
 }
 
 void readDeploymentStatus(const json& status, TargetState& state) {
@@ -264,7 +267,15 @@ TargetState targetFromJson(TargetKind kind, const json& object) {
   switch (kind) {
     case TargetKind::Deployment:
       state.replicas = int32Of(memberOf(spec, "replicas"), 1);
-      state.surge = surgeOf(memberOf(spec, "strategy"), state.replicas);
+      state.surge = rollingBoundOf(memberOf(spec, "strategy"), "maxSurge", state.replicas, true);
+      state.unavailable =
+          rollingBoundOf(memberOf(spec, "strategy"), "maxUnavailable", state.replicas, false);
+      state.recreate = stringMember(memberOf(spec, "strategy"), "type") == "Recreate";
+      // The Deployment controller's fencepost: both resolved to zero, one
+      // pod may be unavailable (deployment/util ResolveFenceposts).
+      if (!state.recreate && state.surge == 0 && state.unavailable == 0 && state.replicas > 0) {
+        state.unavailable = 1;
+      }
       readDeploymentStatus(status, state);
       break;
     case TargetKind::StatefulSet:

@@ -81,6 +81,12 @@ struct TargetState {
   // controller does; 25% when unset); 0 under Recreate and for the other
   // kinds, which replace a pod only after it is gone.
   std::int32_t surge = 0;
+  // Pods a Deployment's rollout may take down before their replacements
+  // are ready: RollingUpdate maxUnavailable, resolved against replicas
+  // (rounded down, as the Deployment controller does; 25% when unset).
+  // Under Recreate every old pod goes first (recreate true).
+  std::int32_t unavailable = 0;
+  bool recreate = false;
   std::map<std::string, std::string> nodeSelector;
   std::vector<Toleration> tolerations;
   // The topologyKey of each of the template's topology spread constraints.

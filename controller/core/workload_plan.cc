@@ -9,6 +9,7 @@
 #include "core/job_steps.h"
 #include "core/region.h"
 #include "core/reverts.h"
+#include "core/rollout_room.h"
 #include "core/status_draft.h"
 
 namespace gpuplacement::core {
@@ -228,6 +229,36 @@ void planReverts(const WorkloadInput& input, const WorkloadObject& workload, Sta
     plan.view.placement = plan.wanted;
     draft.notApplied("ManagerConflict", describeStop(*plan.view.reverts, target.kind, target.name));
   }
+}
+
+// A write that changes the pod template starts a rollout; where it could
+// not finish on the room there is, it is not sent, and the status says why
+// and what would let it through. What runs keeps running.
+void holdStalledRollout(const WorkloadInput& input, const WorkloadIntent& intent,
+                        const PlacementEngine& engine, StatusDraft& draft, WorkloadPlan& plan) {
+  if (!plan.write || !plan.write->patch.patch || plan.write->patch.fields.empty() ||
+      plan.write->patch.blocked()) {
+    return;
+  }
+  RolloutRoomInput room;
+  room.target = input.target;
+  room.targetName = plan.write->target.name;
+  room.wanted = &plan.wanted;
+  room.view = input.cluster;
+  room.catalog = &engine.catalog();
+  room.podCpu = intent.podCpu;
+  room.podMemoryGiB = intent.podMemoryGiB;
+  const auto stall = rolloutStall(room);
+  if (!stall) {
+    return;
+  }
+  plan.write.reset();
+  plan.rollout = RolloutStep::None;
+  plan.view.placement = plan.wanted;
+  draft.set("Applied", "False", "RolloutWouldStall", *stall);
+  draft.report("Applied", "RolloutWouldStall", "Warning", *stall);
+  // Room frees as other pods go; a node may be added.
+  wakeAfter(plan.next, std::chrono::seconds(30));
 }
 
 // Under a Nodes view, a type left for lack of capacity is retried only once
@@ -450,6 +481,7 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
   planMove(input, workload, intent, engine, std::move(current), plan);
   planWrite(input, spec, engine, draft, plan);
   planReverts(input, workload, draft, plan);
+  holdStalledRollout(input, intent, engine, draft, plan);
 }
 
 StatusView initialView(const WorkloadObject& workload) {

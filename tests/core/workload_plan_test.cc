@@ -666,6 +666,40 @@ TEST_CASE("a throughput target the replicas cannot carry: the status says how ma
   CHECK_FALSE(untargeted.record.status->contains("throughput"));
 }
 
+TEST_CASE("a write whose rollout could not finish is not sent; the status says what would") {
+  using testing::Cluster;
+  using testing::g6x1;
+  World world;
+  world.finalizers = {};
+  world.placedAndRolledOut();  // on one g6.xlarge
+  REQUIRE(world.status.applied->instanceType == "g6.xlarge");
+  // The pool's one g6.xlarge, its L4 held by the replica; then the policy
+  // moves placements to the pods, which changes the template.
+  world.cluster = Cluster{{g6x1()}, {1}, {}};
+  world.ownPods = {OwnPod{"node-0", "g6.xlarge", CapacityType::OnDemand, 1, 0, 0}};
+  world.podsPlaceable = true;
+  world.policy.placeAt = PlaceAt::Pods;
+  const auto held = reconcile(world);
+  CHECK_FALSE(held.plan.write.has_value());
+  CHECK(conditionsOf(held.record).at("Applied") == "False/RolloutWouldStall");
+  CHECK(eventReasons(held.record) == std::vector<std::string>{"RolloutWouldStall"});
+  CHECK(held.record.next.kind == NextReconcile::Kind::After);
+  const auto& conditions = (*held.record.status)["conditions"];
+  std::string message;
+  for (const auto& condition : conditions) {
+    if (condition["type"] == "Applied") {
+      message = condition["message"];
+    }
+  }
+  CHECK(message.find("maxUnavailable: 1") != std::string::npos);
+  // maxUnavailable 1: the old pod goes first, and the write is sent.
+  world.target->unavailable = 1;
+  const auto sent = reconcile(world);
+  REQUIRE(sent.plan.write.has_value());
+  CHECK(sent.plan.write->patch.patch.has_value());
+  CHECK(conditionsOf(sent.record).at("Applied") == "True/Applied");
+}
+
 TEST_CASE("an Event for a condition is sent once, when its reason first appears") {
   World world;
   world.target.reset();

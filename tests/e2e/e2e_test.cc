@@ -1510,6 +1510,81 @@ TEST_CASE("capacity: a full type is passed over; a placed one falls back, and co
           << ", Running on g6.xlarge again " << fixed(backAt) << "; FellBack: " << why);
 }
 
+// The Deployment controller starts a rolled pod beside the old one
+// (maxSurge 25% of 1: 1) and takes none down first (maxUnavailable 25% of
+// 1: 0). On a pool of one node whose GPU the old pod holds, that new pod
+// would wait Pending for ever: the operator does not write such a change.
+TEST_CASE(
+    "capacity: a change whose rollout could not finish is not written; maxUnavailable lets it") {
+  capacityFixture();
+  // The one g6.xlarge, freed of the fallback test's service.
+  CHECK(cluster().remove(workloadPath(kServices, "fallback")).ok());
+  CHECK(cluster().remove(deploymentPath(kServices, "fallback")).ok());
+  REQUIRE(cluster().waitFor([] { return podsOf(kServices, "fallback").empty(); }));
+  applyService("rolling", "g6.xlarge");
+  REQUIRE_MESSAGE(cluster().waitFor([] { return runsOn(kServices, "rolling", "g6.xlarge"); },
+                                    std::chrono::seconds(60), std::chrono::milliseconds(200)),
+                  describePods(kServices, "rolling"));
+  const auto deployment = deploymentPath(kServices, "rolling");
+  const auto generation = [&] {
+    return base::integerMember(base::memberOf(cluster().mustGet(deployment), "metadata"),
+                               "generation");
+  };
+  const auto placedGeneration = generation();
+  // Its server becomes vLLM: more host memory a replica, still one L4 of
+  // the same g6.xlarge, which its running pod holds.
+  REQUIRE(cluster()
+              .patch(workloadPath(kServices, "rolling"),
+                     {{"spec", {{"model", {{"framework", "vLLM"}}}}}})
+              .ok());
+  json workload;
+  const bool held = cluster().waitFor([&] {
+    workload = cluster().mustGet(workloadPath(kServices, "rolling"));
+    return conditionIs(workload, "Applied", "False", "RolloutWouldStall");
+  });
+  REQUIRE_MESSAGE(held, conditionText(workload, "Applied") << "\n"
+                                                           << describePods(kServices, "rolling"));
+  const std::string why = base::stringMember(*condition(workload, "Applied"), "message");
+  for (const char* words : {"maxSurge lets 1 pod start beside the 1 pod running",
+                            "maxUnavailable 0", "no node of g6.xlarge has room for one",
+                            "a node more of g6.xlarge", "maxUnavailable: 1", "Recreate"}) {
+    CHECK_MESSAGE(why.find(words) != std::string::npos, why);
+  }
+  // Nothing rolled: the Deployment as placed, its one pod Running, none Pending.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  CHECK(generation() == placedGeneration);
+  CHECK_FALSE(anyPodWaits(kServices, "rolling"));
+  CHECK(podsOf(kServices, "rolling").size() == 1);
+  CHECK_FALSE(eventMessage(kServices, "rolling", "RolloutWouldStall").empty());
+
+  // The team allows one replica down while it rolls: the change goes, the
+  // old pod first, and the new one runs on the same node.
+  const auto allowed = Clock::now();
+  REQUIRE(cluster()
+              .patch(deployment,
+                     {{"spec", {{"strategy", {{"rollingUpdate", {{"maxUnavailable", 1}}}}}}}})
+              .ok());
+  const bool rolled = cluster().waitFor(
+      [&] {
+        workload = cluster().mustGet(workloadPath(kServices, "rolling"));
+        if (!conditionIs(workload, "Applied", "True", "Applied") ||
+            !runsOn(kServices, "rolling", "g6.xlarge")) {
+          return false;
+        }
+        const auto pods = podsOf(kServices, "rolling");
+        return pods.size() == 1 &&
+               base::stringMember(pods[0]["spec"]["containers"][0]["resources"]["requests"],
+                                  "memory") == "11008Mi";
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(200));
+  CHECK_MESSAGE(rolled, conditionText(workload, "Applied") << describePods(kServices, "rolling"));
+  MESSAGE("a rollout that could not finish: held with " << conditionText(workload, "Applied")
+                                                        << "; with maxUnavailable 1 rolled in "
+                                                        << fixed(secondsSince(allowed)) << " s");
+  CHECK(cluster().remove(workloadPath(kServices, "rolling")).ok());
+  CHECK(cluster().remove(deployment).ok());
+}
+
 TEST_CASE("capacity: without RBAC on nodes the policy degrades to source None, nothing crashes") {
   auto& f = capacityFixture();
   f.op->stop();
