@@ -81,7 +81,7 @@ std::string nodeOverlaysPath() {
 }
 
 std::string nodeOverlayPath(const std::string& name) {
-  return nodeOverlaysPath() + "/" + name;
+  return joined({nodeOverlaysPath(), "/", name});
 }
 
 std::string resourceSlicesPath() {

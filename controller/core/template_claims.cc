@@ -52,9 +52,14 @@ ClaimsPatch planClaims(const TargetState& live, const DeviceClaim* claim,
   if (claim) {
     const std::string wanted = claimTemplateName(workload, *claim);
     if (present != live.podClaims.end() && !ours) {
-      plan.conflicts.push_back(std::string("spec.resourceClaims[") + kPodClaimName +
-                               "] is set on the " + kind + "; the placement needs it for " +
-                               wanted);
+      // Appended, not chained: g++ 12 at -O2 warns on the chain (array-bounds).
+      std::string conflict = "spec.resourceClaims[";
+      conflict += kPodClaimName;
+      conflict += "] is set on the ";
+      conflict += kind;
+      conflict += "; the placement needs it for ";
+      conflict += wanted;
+      plan.conflicts.push_back(std::move(conflict));
       return patch;
     }
     if (present == live.podClaims.end() || present->second != wanted) {
