@@ -506,17 +506,27 @@ func (r *Reactor) settle(limit time.Duration) (time.Time, error) {
 	last := -1.0
 	stableSince := time.Now()
 	for time.Now().Before(deadline) {
-		reconciles, err := r.counter("controller_runtime_reconcile_total")
+		// One scrape a poll: each one costs the operator a render of every
+		// series (with per-workload metrics, two for each workload), CPU
+		// that is then counted as its own.
+		lines, err := r.metricLines()
 		if err != nil {
 			return stableSince, err
 		}
-		depth, err := r.metric("workqueue_depth")
+		reconciles, err := sumFamily(lines, "controller_runtime_reconcile_total")
+		if errors.Is(err, errNoFamily) {
+			reconciles, err = 0, nil
+		}
+		if err != nil {
+			return stableSince, err
+		}
+		depth, err := sumFamily(lines, "workqueue_depth")
 		if err != nil {
 			return stableSince, err
 		}
 		// The operator's statuses trail its placements under a burst: a
 		// phase ends once they are written too, so their cost is in it.
-		if statuses, err := r.metric("gpu_placement_statuses_waiting"); err == nil {
+		if statuses, err := sumFamily(lines, "gpu_placement_statuses_waiting"); err == nil {
 			depth += statuses
 		}
 		if reconciles != last || depth != 0 {
@@ -525,7 +535,8 @@ func (r *Reactor) settle(limit time.Duration) (time.Time, error) {
 		} else if time.Since(stableSince) >= time.Second {
 			return stableSince, nil
 		}
-		time.Sleep(100 * time.Millisecond)
+		// Four scrapes a second tell a quiet second from a busy one.
+		time.Sleep(250 * time.Millisecond)
 	}
 	return stableSince, fmt.Errorf("still reconciling after %v", limit)
 }
