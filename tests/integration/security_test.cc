@@ -167,9 +167,11 @@ const std::set<std::string> kCalls = {
     "patch gpuworkloads/status.gpuplacement.io",
     "patch placementpolicies/status.gpuplacement.io",
     "create events",
-    "watch nodes",                   // the cluster view (app/caches.cc), read only
-    "watch pods",                    //
-    "watch nodepools.karpenter.sh",  // when the API server serves Karpenter's CRD
+    "watch horizontalpodautoscalers.autoscaling",  // what a target may scale to
+    "list horizontalpodautoscalers.autoscaling",   //   (app/caches_autoscalers.cc)
+    "watch nodes",                                 // the cluster view (app/caches.cc), read only
+    "watch pods",                                  //
+    "watch nodepools.karpenter.sh",                // when the API server serves Karpenter's CRD
     "list nodes",
     "list pods",
     "list nodepools.karpenter.sh",
@@ -184,7 +186,8 @@ const std::set<std::string> kCalls = {
     "list resourceslices.resource.k8s.io",
     "watch resourceclaims.resource.k8s.io",  // and the ones claims hold
     "list resourceclaims.resource.k8s.io",
-    "create resourceclaimtemplates.resource.k8s.io",  // a placement's claim (app/workload_reconciler.cc)
+    "create resourceclaimtemplates.resource.k8s.io",  // a placement's claim
+                                                      // (app/workload_reconciler.cc)
     "delete resourceclaimtemplates.resource.k8s.io",
     "patch pods",  // placing the pods behind the scheduling gate (app/pod_release_reconciler.cc)
     "get leases.coordination.k8s.io",  // leader election (kube/leader_election.cc)
