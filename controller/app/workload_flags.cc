@@ -28,6 +28,50 @@ Error withFlagName(const Error& error) {
 
 }  // namespace
 
+// The serving load the flags describe (--context and the flags that need
+// it), checked as the spec's is.
+base::Result<core::ServingLoad> WorkloadFlags::servingLoad() const {
+  if (contextTokens < 0) {
+    return Error{"--context", "must be a positive number of tokens"};
+  }
+  if (concurrentSequences < 1) {
+    return Error{"--concurrency", "must be at least 1 sequence"};
+  }
+  auto parsedKv = enumFlag<core::Precision>("--kv-precision", kvPrecision);
+  if (!parsedKv) {
+    return parsedKv.error();
+  }
+  if (tokensPerSecond < 0) {
+    return Error{"--tokens-per-second", "must be a positive number of output tokens a second"};
+  }
+  if (requestsPerSecond < 0) {
+    return Error{"--requests-per-second", "must be a positive number of requests a second"};
+  }
+  if (meanPromptTokens < 0 || meanOutputTokens < 0) {
+    return Error{meanPromptTokens < 0 ? "--prompt-tokens" : "--output-tokens",
+                 "must be a positive number of tokens"};
+  }
+  const char* loadFlag = concurrentSequences != 1                  ? "--concurrency"
+                         : tokensPerSecond > 0                     ? "--tokens-per-second"
+                         : requestsPerSecond > 0                   ? "--requests-per-second"
+                         : meanPromptTokens + meanOutputTokens > 0 ? "--prompt-tokens"
+                         : *parsedKv != core::Precision::FP16      ? "--kv-precision"
+                                                                   : nullptr;
+  if (contextTokens == 0 && loadFlag) {
+    return Error{loadFlag, "describes a serving load: give --context too"};
+  }
+  const core::ServingLoad load{contextTokens,   concurrentSequences, *parsedKv,
+                               tokensPerSecond, requestsPerSecond,   meanPromptTokens,
+                               meanOutputTokens};
+  if (auto ok =
+          core::checkServingLoad(load, {"--context", "--tokens-per-second", "--requests-per-second",
+                                        "--prompt-tokens", "--output-tokens"});
+      !ok) {
+    return ok.error();
+  }
+  return load;
+}
+
 base::Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& catalog) const {
   core::WorkloadIntent intent;
   if (kind.empty()) {
@@ -60,43 +104,11 @@ base::Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& 
     }
     intent.parameters = *count;
   }
-  if (contextTokens < 0) {
-    return Error{"--context", "must be a positive number of tokens"};
+  auto serving = servingLoad();
+  if (!serving) {
+    return serving.error();
   }
-  if (concurrentSequences < 1) {
-    return Error{"--concurrency", "must be at least 1 sequence"};
-  }
-  auto parsedKv = enumFlag<core::Precision>("--kv-precision", kvPrecision);
-  if (!parsedKv) {
-    return parsedKv.error();
-  }
-  if (tokensPerSecond < 0) {
-    return Error{"--tokens-per-second", "must be a positive number of output tokens a second"};
-  }
-  if (requestsPerSecond < 0) {
-    return Error{"--requests-per-second", "must be a positive number of requests a second"};
-  }
-  if (meanPromptTokens < 0 || meanOutputTokens < 0) {
-    return Error{meanPromptTokens < 0 ? "--prompt-tokens" : "--output-tokens",
-                 "must be a positive number of tokens"};
-  }
-  const char* loadFlag = concurrentSequences != 1                  ? "--concurrency"
-                         : tokensPerSecond > 0                     ? "--tokens-per-second"
-                         : requestsPerSecond > 0                   ? "--requests-per-second"
-                         : meanPromptTokens + meanOutputTokens > 0 ? "--prompt-tokens"
-                         : *parsedKv != core::Precision::FP16      ? "--kv-precision"
-                                                                   : nullptr;
-  if (contextTokens == 0 && loadFlag) {
-    return Error{loadFlag, "describes a serving load: give --context too"};
-  }
-  intent.serving = {contextTokens,     concurrentSequences, *parsedKv,       tokensPerSecond,
-                    requestsPerSecond, meanPromptTokens,    meanOutputTokens};
-  if (auto ok = core::checkServingLoad(intent.serving,
-                                       {"--context", "--tokens-per-second", "--requests-per-second",
-                                        "--prompt-tokens", "--output-tokens"});
-      !ok) {
-    return ok.error();
-  }
+  intent.serving = *serving;
   auto parsedPrecision = enumFlag<core::Precision>("--precision", precision);
   auto parsedFramework = enumFlag<core::Framework>("--framework", framework);
   // Unstated: the family's, else a Transformer.

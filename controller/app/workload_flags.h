@@ -38,6 +38,7 @@ struct WorkloadFlags {
 
   // Errors name the flag: "--objective: \"fast\" is not a valid objective ...".
   base::Result<core::WorkloadIntent> toIntent(const core::Catalog& catalog) const;
+  base::Result<core::ServingLoad> servingLoad() const;
 };
 
 // The shared nodes `recommend --mig TYPE=PROFILE:N[+PROFILE:N]` and
