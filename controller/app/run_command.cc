@@ -386,9 +386,12 @@ int runOperator(const RunFlags& flags) {
   options.workers = flags.workers;
   options.finalizer = flags.finalizer;
   options.perWorkloadMetrics = flags.perWorkloadMetrics;
-  const double busyStatusQps = flags.busyStatusQps.value_or(flags.qps / 5);
-  options.statuses.busyPerSecond = busyStatusQps;
-  options.statuses.busyBurst = std::max(1, static_cast<int>(busyStatusQps));
+  // The statuses start at a fifth of the client's rate and yield to the
+  // placements from there; they may take it all when nothing is placed.
+  const double statusQps = flags.busyStatusQps.value_or(flags.qps > 0 ? flags.qps / 5 : 20);
+  options.statuses.rate.initial = statusQps;
+  options.statuses.rate.minimum = std::min(1.0, statusQps);
+  options.statuses.rate.maximum = flags.qps > 0 ? flags.qps : std::max(1000.0, statusQps);
   options.resync = settings->resync;
   options.watchTimeout = settings->watchTimeout;
   options.region = flags.region;

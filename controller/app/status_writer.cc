@@ -15,18 +15,23 @@ constexpr auto kFlushOnStop = std::chrono::seconds(10);
 constexpr auto kRetryBase = std::chrono::milliseconds(500);
 constexpr auto kRetryCap = std::chrono::minutes(5);
 
+// A tenth of a second's worth may go at once: the rate, not its bursts,
+// is what the placements feel.
+int burstAt(double perSecond) {
+  return std::max(1, static_cast<int>(perSecond / 10));
+}
+
 }  // namespace
 
 StatusWriter::StatusWriter(ApiWrites& writes, Logger& log, MetricsRegistry& metrics,
-                           const runtime::Clock& clock, StatusBudget budget,
-                           std::function<bool()> busy, Stored stored)
+                           const runtime::Clock& clock, StatusBudget budget, Stored stored)
     : writes_(writes),
       log_(log),
       clock_(clock),
       budget_(budget),
-      busy_(std::move(busy)),
       stored_(std::move(stored)),
-      bucket_(budget.busyPerSecond, budget.busyBurst),
+      rate_(budget.rate),
+      bucket_(budget.rate.initial, burstAt(budget.rate.initial)),
       written_(
           metrics.counter("gpu_placement_status_writes_total",
                           "GpuWorkload statuses written, by result (ok, failed, gone: the object "
@@ -38,6 +43,10 @@ StatusWriter::StatusWriter(ApiWrites& writes, Logger& log, MetricsRegistry& metr
       inline_(
           metrics.counter("gpu_placement_statuses_written_inline_total",
                           "GpuWorkload statuses a reconcile wrote itself: the writer was full")) {}
+
+void StatusWriter::placementAnswered(std::chrono::nanoseconds latency) {
+  rate_.observe(latency, clock_.monotonicNow());
+}
 
 bool StatusWriter::submit(const std::string& key, const std::string& uid, nlohmann::json status) {
   auto text = status.dump();
@@ -143,10 +152,13 @@ asio::awaitable<void> StatusWriter::writeLoop() {
                                                 : retries_.begin()->first);
       continue;
     }
-    if (!stopped_ && busy_()) {
-      // Reconciles wait: the token is taken now, and the write waits out
-      // its debt (stopping cuts it short).
-      const auto until = clock_.monotonicNow() + bucket_.reserve(clock_.monotonicNow());
+    if (!stopped_) {
+      // The token is taken now at the rate the placements leave, and the
+      // write waits out its debt (stopping cuts it short).
+      const auto now = clock_.monotonicNow();
+      const double perSecond = rate_.rate(now);
+      bucket_.setRate(perSecond, burstAt(perSecond), now);
+      const auto until = now + bucket_.reserve(now);
       while (!stopped_ && clock_.monotonicNow() < until) {
         co_await wake_.waitUntil(until);
       }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <deque>
 #include <functional>
@@ -13,6 +14,7 @@
 #include "app/logging.h"
 #include "app/metrics.h"
 #include "runtime/clock.h"
+#include "runtime/latency_governed_rate.h"
 #include "runtime/rate_limiter.h"
 #include "runtime/signal.h"
 
@@ -20,10 +22,11 @@ namespace gpuplacement::app {
 
 struct StatusBudget {
   int writers = 4;  // status writes in flight at once
-  // While reconciles wait in the queue (a burst), statuses go out at most
-  // this fast, so the placements' patches have the API server first.
-  double busyPerSecond = 20;
-  int busyBurst = 20;
+  // Statuses a second: they start at `rate.initial`, and from there yield
+  // to the placements' patches: halved while those answer slower than the
+  // server's baseline, grown while they do not, doubled while there are
+  // none; never outside its minimum and maximum.
+  runtime::LatencyGovernedRateOptions rate;
   // The statuses held, in bytes of their text, at most: 16 MiB holds about
   // 7,000 of 2.4 KB. A reconcile that finds the writer full writes its
   // status itself, as it would without one.
@@ -33,9 +36,10 @@ struct StatusBudget {
 // A GpuWorkload's status goes out behind the patch that placed it: the
 // reconcile hands the status over and is done. The Deployment patch
 // places the workload and the ownership record on it is the durable fact;
-// the status is the account a person reads, and under a burst it trails
-// on its own budget (busyPerSecond while reconciles wait, as fast as the
-// writers go once they do not). The latest status of a workload replaces
+// the status is the account a person reads, and it uses only the server
+// capacity the placements leave: the reconciler reports how long each
+// placement patch took (placementAnswered), and the statuses' rate yields
+// to that latency and catches up once it falls. The latest status of a workload replaces
 // one still waiting, so a burst of changes is one write; one workload's
 // writes never overlap, so the server never stores an older one last.
 // Until the cache shows a status, pending() has it: the reconciler reads
@@ -47,11 +51,13 @@ class StatusWriter {
   using Stored = std::function<void(const std::string& key, const nlohmann::json& written,
                                     const nlohmann::json& stored)>;
 
-  // `busy`: whether reconciles are waiting. A refused write is tried again
-  // with backoff, unless a newer status replaces it first.
+  // A refused write is tried again with backoff, unless a newer status
+  // replaces it first.
   StatusWriter(ApiWrites& writes, Logger& log, MetricsRegistry& metrics,
-               const runtime::Clock& clock, StatusBudget budget, std::function<bool()> busy,
-               Stored stored);
+               const runtime::Clock& clock, StatusBudget budget, Stored stored);
+
+  // A placement's patch answered after `latency`: what the statuses yield to.
+  void placementAnswered(std::chrono::nanoseconds latency);
 
   // False when the writer is full: write it yourself. `uid` is the object's
   // the status was computed for: it is written to that object only.
@@ -65,6 +71,8 @@ class StatusWriter {
 
   std::size_t waiting() const { return pending_.size(); }
   std::size_t bytes() const { return bytes_; }
+  // The statuses' rate now, a second.
+  double perSecond() { return rate_.rate(clock_.monotonicNow()); }
 
  private:
   struct Entry {
@@ -85,8 +93,8 @@ class StatusWriter {
   Logger& log_;
   const runtime::Clock& clock_;
   StatusBudget budget_;
-  std::function<bool()> busy_;
   Stored stored_;
+  runtime::LatencyGovernedRate rate_;
   runtime::TokenBucket bucket_;
   std::deque<std::string> queue_;  // keys, oldest first
   std::unordered_map<std::string, Entry> pending_;

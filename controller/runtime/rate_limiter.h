@@ -30,6 +30,15 @@ class TokenBucket {
     return std::chrono::nanoseconds(static_cast<std::int64_t>(std::ceil(-tokens_ / rate_ * 1e9)));
   }
 
+  // A new rate and burst from `now` on: what was earned so far is kept,
+  // up to the new burst.
+  void setRate(double ratePerSecond, int burst, MonotonicTime now) {
+    refill(now);
+    rate_ = ratePerSecond;
+    burst_ = std::max(burst, 1);
+    tokens_ = std::min<double>(tokens_, burst_);
+  }
+
   double rate() const { return rate_; }
   int burst() const { return burst_; }
 

@@ -19,7 +19,6 @@ using testing::FakeApiServer;
 struct StatusRig : testing::ScriptedWrites {
   std::function<unsigned(const json& status)> answer = [](const json&) { return 200u; };
   std::function<void()> onRequest = [] {};
-  bool busy = false;
   std::vector<std::pair<std::string, json>> stored;
 
   StatusRig()
@@ -40,11 +39,10 @@ struct StatusRig : testing::ScriptedWrites {
         }) {}
 
   StatusWriter writer(StatusBudget budget) {
-    return StatusWriter(
-        *writes, logger, metrics, clock, budget, [this] { return busy; },
-        [this](const std::string& key, const json&, const json& status) {
-          stored.emplace_back(key, status);
-        });
+    return StatusWriter(*writes, logger, metrics, clock, budget,
+                        [this](const std::string& key, const json&, const json& status) {
+                          stored.emplace_back(key, status);
+                        });
   }
 
   // The statuses the server received, in order: (path, status).
@@ -146,35 +144,63 @@ TEST_CASE("a workload gone (404) drops its status, without retrying") {
   CHECK(rig.metric("gpu_placement_status_writes_total{result=\"gone\"} 1"));
 }
 
-TEST_CASE("while reconciles wait statuses go at the busy budget, and at once when they do not") {
+TEST_CASE("statuses slow while the placements' patches answer slowly, and catch up after") {
   StatusRig rig;
-  rig.busy = true;
-  // 5 a second after a burst of 1: by 0.35 s two of six are out.
-  auto writer = rig.writer({.writers = 4, .busyPerSecond = 5, .busyBurst = 1});
-  for (int i = 0; i < 6; ++i) {
+  // Intervals of 100 ms, so that the test takes a few seconds.
+  auto writer = rig.writer({.writers = 4,
+                            .rate = {.initial = 40,
+                                     .minimum = 1,
+                                     .maximum = 200,
+                                     .step = 5,
+                                     .interval = std::chrono::milliseconds(100)}});
+  constexpr int kStatuses = 60;
+  for (int i = 0; i < kStatuses; ++i) {
     REQUIRE(writer.submit("ml/w" + std::to_string(i), kUid, status(i)));
   }
-  std::size_t whileBusy = 0;
-  asio::steady_timer look(rig.context, std::chrono::milliseconds(350));
+  // A placement answered in 5 ms (the baseline), then from 0.1 s to 0.7 s
+  // one every 10 ms in 300 ms: the server is queueing.
+  writer.placementAnswered(std::chrono::milliseconds(5));
+  const auto start = std::chrono::steady_clock::now();
+  asio::steady_timer placements(rig.context, std::chrono::milliseconds(110));
+  std::function<void()> placeSlowly = [&] {
+    if (std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(700)) {
+      return;
+    }
+    writer.placementAnswered(std::chrono::milliseconds(300));
+    placements.expires_after(std::chrono::milliseconds(10));
+    placements.async_wait([&](auto) { placeSlowly(); });
+  };
+  placements.async_wait([&](auto) { placeSlowly(); });
+  // What went out from 0.4 s to 0.65 s, and the rate then.
+  std::size_t slowFrom = 0;
+  std::size_t slowTo = 0;
+  double rateWhileSlow = 0;
+  asio::steady_timer first(rig.context, std::chrono::milliseconds(400));
+  first.async_wait([&](auto) { slowFrom = rig.written().size(); });
+  asio::steady_timer look(rig.context, std::chrono::milliseconds(650));
   look.async_wait([&](auto) {
-    whileBusy = rig.written().size();
-    rig.busy = false;
+    slowTo = rig.written().size();
+    rateWhileSlow = writer.perSecond();
   });
-  std::size_t afterBusy = 0;
-  asio::steady_timer later(rig.context, std::chrono::milliseconds(700));
-  later.async_wait([&](auto) { afterBusy = rig.written().size(); });
-  rig.run(writer, std::chrono::milliseconds(1000));
-  CHECK(whileBusy >= 1);
-  CHECK(whileBusy <= 2);
-  // At the budget the last would go out at 1.0 s; the queue empty, by 0.7.
-  CHECK(afterBusy == 6);
+  std::size_t after = 0;
+  asio::steady_timer later(rig.context, std::chrono::milliseconds(2400));
+  later.async_wait([&](auto) { after = rig.written().size(); });
+  rig.run(writer, std::chrono::milliseconds(2600));
+  // 45 a second after the first interval, then halved each interval the
+  // placements answered slowly: below 1.5 a second by 0.65 s, and from
+  // 0.4 s on a few writes at most, where 40 a second would have sent 10.
+  CHECK(rateWhileSlow <= 1.5);
+  CHECK(slowTo - slowFrom <= 4);
+  // No placements since 0.7 s: the rate doubles every 100 ms, and the
+  // rest go out.
+  CHECK(after == kStatuses);
 }
 
 TEST_CASE("a full writer says so, and the reconcile writes the status itself") {
   StatusRig rig;
   // Room for two statuses of 24 bytes.
   REQUIRE(status(1).dump().size() == 24);
-  auto writer = rig.writer({.queueBytes = 50});
+  auto writer = rig.writer({.writers = 4, .rate = {}, .queueBytes = 50});
   CHECK(writer.submit("ml/a", kUid, status(1)));
   CHECK(writer.submit("ml/b", kUid, status(1)));
   CHECK_FALSE(writer.submit("ml/c", kUid, status(1)));

@@ -28,6 +28,21 @@ TEST_CASE("TokenBucket allows a burst, then paces at the rate") {
   CHECK(bucket.reserve(clock.monotonicNow()) > nanoseconds(0));
 }
 
+TEST_CASE("TokenBucket keeps what it earned when its rate changes, up to the new burst") {
+  FakeClock clock;
+  TokenBucket bucket(10, 10);
+  for (int i = 0; i < 10; ++i) {
+    bucket.reserve(clock.monotonicNow());
+  }
+  // 0.5 s at 10 a second earns 5; a burst of 2 keeps 2 of them, and the
+  // debt after is paid at the new rate: 1 a second.
+  clock.advance(milliseconds(500));
+  bucket.setRate(1, 2, clock.monotonicNow());
+  CHECK(bucket.reserve(clock.monotonicNow()) == nanoseconds(0));
+  CHECK(bucket.reserve(clock.monotonicNow()) == nanoseconds(0));
+  CHECK(bucket.reserve(clock.monotonicNow()) == seconds(1));
+}
+
 TEST_CASE("TokenBucket with no rate never waits") {
   FakeClock clock;
   TokenBucket bucket(0, 1);

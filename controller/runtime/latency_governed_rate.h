@@ -1,0 +1,121 @@
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "runtime/clock.h"
+
+namespace gpuplacement::runtime {
+
+struct LatencyGovernedRateOptions {
+  double initial = 20;   // a second, at the start
+  double minimum = 1;    // never below: what waits still goes out
+  double maximum = 200;  // never above
+  double step = 5;       // added each interval the latency holds
+  std::chrono::nanoseconds interval = std::chrono::seconds(1);
+  // A rise is a median above both tolerance x baseline and baseline +
+  // slack: at a few milliseconds a doubling is noise, not a queue.
+  double tolerance = 2;
+  std::chrono::nanoseconds slack = std::chrono::milliseconds(20);
+  // The baseline is the lowest interval median this far back: what the
+  // server answers when it has room.
+  std::chrono::nanoseconds baselineWindow = std::chrono::minutes(10);
+};
+
+// The rate of a lesser kind of request, yielding to the latency of the kind
+// that matters (additive increase, multiplicative decrease, as TCP's
+// congestion window; the baseline as Envoy's adaptive concurrency keeps
+// its minimum round trip). Each interval the median latency of the watched
+// requests is compared with the baseline: a rise halves the rate, none adds
+// `step`; an interval without watched requests doubles it, as there is
+// nothing to yield to. Knows nothing of what the requests are.
+class LatencyGovernedRate {
+ public:
+  explicit LatencyGovernedRate(LatencyGovernedRateOptions options)
+      : options_(options), rate_(clamp(options.initial)) {}
+
+  // A watched request answered after `latency`.
+  void observe(std::chrono::nanoseconds latency, MonotonicTime now) {
+    advance(now);
+    samples_.push_back(latency);
+  }
+
+  // The rate now, intervals due closed first.
+  double rate(MonotonicTime now) {
+    advance(now);
+    return rate_;
+  }
+
+  // The baseline now (zero before the first interval with requests).
+  std::chrono::nanoseconds baseline() const {
+    return medians_.empty() ? std::chrono::nanoseconds(0) : lowest();
+  }
+
+ private:
+  void advance(MonotonicTime now) {
+    if (intervalStart_ == MonotonicTime{}) {
+      intervalStart_ = now;
+      return;
+    }
+    if (now - intervalStart_ < options_.interval) {
+      return;
+    }
+    intervalStart_ += options_.interval;
+    closeInterval();
+    // The intervals since, without requests (a long quiet needs no loop).
+    const auto quiet = (now - intervalStart_) / options_.interval;
+    if (quiet > 0) {
+      intervalStart_ += quiet * options_.interval;
+      rate_ = clamp(rate_ * std::exp2(static_cast<double>(std::min<std::int64_t>(quiet, 64))));
+    }
+  }
+
+  void closeInterval() {
+    if (samples_.empty()) {
+      rate_ = clamp(rate_ * 2);
+      return;
+    }
+    const auto middle = samples_.begin() + static_cast<std::ptrdiff_t>(samples_.size() / 2);
+    std::nth_element(samples_.begin(), middle, samples_.end());
+    const auto median = *middle;
+    samples_.clear();
+    // Judged against the baseline before this interval joins it.
+    const bool risen = !medians_.empty() && median > lowest() * options_.tolerance &&
+                       median > lowest() + options_.slack;
+    medians_.push_back({intervalStart_, median});
+    while (intervalStart_ - medians_.front().at > options_.baselineWindow) {
+      medians_.pop_front();
+    }
+    rate_ = clamp(risen ? rate_ / 2 : rate_ + options_.step);
+  }
+
+  std::chrono::nanoseconds lowest() const {
+    auto low = medians_.front().median;
+    for (const auto& m : medians_) {
+      low = std::min(low, m.median);
+    }
+    return low;
+  }
+
+  double clamp(double rate) const {
+    return std::min(std::max(rate, options_.minimum), options_.maximum);
+  }
+
+  struct Median {
+    MonotonicTime at;
+    std::chrono::nanoseconds median;
+  };
+
+  LatencyGovernedRateOptions options_;
+  double rate_;
+  MonotonicTime intervalStart_{};
+  std::vector<std::chrono::nanoseconds> samples_;
+  std::deque<Median> medians_;  // one an interval with requests, oldest first
+};
+
+}  // namespace gpuplacement::runtime
