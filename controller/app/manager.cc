@@ -84,12 +84,15 @@ void Manager::registerGauges(MetricsRegistry& metrics) {
       "gpu_placement_statuses_waiting",
       "GpuWorkload statuses decided and not yet stored (they trail the placements under a burst)");
   // What resident memory is made of, beside process_resident_memory_bytes.
-  auto& heap = metrics.gauge("gpu_placement_heap_bytes",
-                             "malloc's heap: in_use, free (inside the heap), mapped", {"state"});
+  auto& heap = metrics.gauge(
+      "gpu_placement_heap_bytes",
+      "malloc's heap: in_use, free (inside the heap), mapped; read every 10 s", {"state"});
   metrics.onCollect([this, &generation, &leader, &eventsWaiting, &statusesWaiting, &heap] {
     eventsWaiting.set({}, static_cast<double>(events_.waiting()));
     statusesWaiting.set({}, static_cast<double>(workloads_.statusesWaiting()));
-    const auto usage = heapUsage();
+    // Read by the trim loop every 10 s: mallinfo2 walks the heap's free
+    // lists, too dear for every scrape.
+    const auto& usage = heap_;
     heap.set({"in_use"}, static_cast<double>(usage.inUse));
     heap.set({"free"}, static_cast<double>(usage.free));
     heap.set({"mapped"}, static_cast<double>(usage.mapped));
@@ -284,12 +287,18 @@ asio::awaitable<void> Manager::trimLoop() {
   constexpr std::size_t worthReturning = 2 * 1024 * 1024;
   // Measured from what the last trim left, so that free space no trim can
   // return does not cost a trim every round.
-  std::size_t leftByLastTrim = heapUsage().free;
+  heap_ = heapUsage();
+  std::size_t leftByLastTrim = heap_.free;
   while (!stopped_) {
     co_await stopping_.waitFor(std::chrono::seconds(10));
-    if (!stopped_ && heapUsage().free > leftByLastTrim + worthReturning) {
+    if (stopped_) {
+      break;
+    }
+    heap_ = heapUsage();
+    if (heap_.free > leftByLastTrim + worthReturning) {
       returnFreedMemory();
-      leftByLastTrim = heapUsage().free;
+      heap_ = heapUsage();
+      leftByLastTrim = heap_.free;
       log_.debug("returned the heap's free pages to the system");
     }
   }

@@ -11,6 +11,7 @@
 #include "app/event_recorder.h"
 #include "app/karpenter_prices.h"
 #include "app/logging.h"
+#include "app/memory.h"
 #include "app/metrics.h"
 #include "app/pod_release_reconciler.h"
 #include "app/policy_engines.h"
@@ -108,6 +109,7 @@ class Manager {
   WorkloadReconciler workloads_;
   PolicyReconciler policies_;
   PodReleaseReconciler pods_;
+  HeapUsage heap_;  // as the trim loop last read it
   bool stopped_ = false;
   bool leaderOnly_ = false;
   bool leader_ = false;

@@ -1,5 +1,6 @@
 #include "app/metrics.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,49 +14,71 @@
 namespace gpuplacement::app {
 namespace {
 
-std::string escapeLabel(std::string_view value) {
-  std::string escaped;
+// Appends to `out` throughout: a scrape renders every series, tens of
+// thousands with a series per workload, so no piece is a string of its own.
+void appendEscapedLabel(std::string& out, std::string_view value) {
   for (char c : value) {
     if (c == '\\' || c == '"') {
-      escaped.push_back('\\');
-      escaped.push_back(c);
+      out.push_back('\\');
+      out.push_back(c);
     } else if (c == '\n') {
-      escaped += "\\n";
+      out += "\\n";
     } else {
-      escaped.push_back(c);
+      out.push_back(c);
     }
   }
-  return escaped;
 }
 
-std::string number(double value) {
+void appendNumber(std::string& out, double value) {
   if (std::isinf(value)) {
-    return value > 0 ? "+Inf" : "-Inf";
+    out += value > 0 ? "+Inf" : "-Inf";
+    return;
   }
-  // The shortest text that reads back as the same double, as Go's
+  if (std::isnan(value)) {
+    out += "NaN";
+    return;
+  }
+  // The shortest %g text that reads back as the same double, as Go's
   // strconv (and so client_golang) writes it: 0.1, not 0.10000000000000001.
   char text[40];
+  char* end = text;
   for (int precision = 15; precision <= 17; ++precision) {
-    std::snprintf(text, sizeof text, "%.*g", precision, value);
-    if (std::strtod(text, nullptr) == value) {
+    end = std::to_chars(text, text + sizeof text, value, std::chars_format::general, precision).ptr;
+    double back = 0;
+    std::from_chars(text, end, back);
+    if (back == value) {
       break;
     }
   }
-  return text;
+  out.append(text, end);
 }
 
 template <typename Values>
-std::string labelSet(const std::vector<std::string>& names, const Values& values,
-                     const std::string& extraName = "", const std::string& extraValue = "") {
-  std::string text;
+void appendLabelSet(std::string& out, const std::vector<std::string>& names, const Values& values,
+                    std::string_view extraName = {}, std::string_view extraValue = {}) {
+  bool first = true;
+  const auto open = [&] {
+    out.push_back(first ? '{' : ',');
+    first = false;
+  };
   auto value = values.begin();
   for (std::size_t i = 0; i < names.size() && value != values.end(); ++i, ++value) {
-    text += (text.empty() ? "" : ",") + names[i] + "=\"" + escapeLabel(*value) + "\"";
+    open();
+    out += names[i];
+    out += "=\"";
+    appendEscapedLabel(out, *value);
+    out.push_back('"');
   }
   if (!extraName.empty()) {
-    text += (text.empty() ? "" : ",") + extraName + "=\"" + extraValue + "\"";
+    open();
+    out += extraName;
+    out += "=\"";
+    out += extraValue;
+    out.push_back('"');
   }
-  return text.empty() ? "" : "{" + text + "}";
+  if (!first) {
+    out.push_back('}');
+  }
 }
 
 }  // namespace
@@ -91,26 +114,45 @@ void MetricFamily::render(std::string& out) const {
   const char* type = type_ == Type::Counter ? "counter"
                      : type_ == Type::Gauge ? "gauge"
                                             : "histogram";
-  out += "# HELP " + name_ + " " + help_ + "\n# TYPE " + name_ + " " + type + "\n";
+  out += "# HELP ";
+  out += name_;
+  out += ' ';
+  out += help_;
+  out += "\n# TYPE ";
+  out += name_;
+  out += ' ';
+  out += type;
+  out += '\n';
+  // One sample line: name, suffix, labels (and `le`), the value.
+  const auto line = [&](std::string_view suffix, const auto& values, std::string_view le,
+                        const auto& writeValue) {
+    out += name_;
+    out += suffix;
+    appendLabelSet(out, labels_, values, le.empty() ? std::string_view{} : "le", le);
+    out += ' ';
+    writeValue();
+    out += '\n';
+  };
   if (collect_) {
     collect_([&](std::initializer_list<std::string_view> values, double value) {
-      out += name_ + labelSet(labels_, values) + " " + number(value) + "\n";
+      line("", values, {}, [&] { appendNumber(out, value); });
     });
     return;
   }
   for (const auto& [values, series] : series_) {
     if (type_ != Type::Histogram) {
-      out += name_ + labelSet(labels_, values) + " " + number(series.value) + "\n";
+      line("", values, {}, [&] { appendNumber(out, series.value); });
       continue;
     }
+    std::string bound;
     for (std::size_t i = 0; i < buckets_.size(); ++i) {
-      out += name_ + "_bucket" + labelSet(labels_, values, "le", number(buckets_[i])) + " " +
-             std::to_string(series.bucketCounts[i]) + "\n";
+      bound.clear();
+      appendNumber(bound, buckets_[i]);
+      line("_bucket", values, bound, [&] { out += std::to_string(series.bucketCounts[i]); });
     }
-    out += name_ + "_bucket" + labelSet(labels_, values, "le", "+Inf") + " " +
-           std::to_string(series.count) + "\n";
-    out += name_ + "_sum" + labelSet(labels_, values) + " " + number(series.value) + "\n";
-    out += name_ + "_count" + labelSet(labels_, values) + " " + std::to_string(series.count) + "\n";
+    line("_bucket", values, "+Inf", [&] { out += std::to_string(series.count); });
+    line("_sum", values, {}, [&] { appendNumber(out, series.value); });
+    line("_count", values, {}, [&] { out += std::to_string(series.count); });
   }
 }
 
@@ -153,9 +195,11 @@ std::string MetricsRegistry::render() {
     refresh();
   }
   std::string out;
+  out.reserve(lastRenderBytes_ + lastRenderBytes_ / 8);  // grown once, not by doubling
   for (const auto& family : families_) {
     family->render(out);
   }
+  lastRenderBytes_ = out.size();
   return out;
 }
 

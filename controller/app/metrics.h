@@ -78,6 +78,8 @@ class MetricsRegistry {
 
  private:
   MetricFamily& add(std::unique_ptr<MetricFamily> family);
+
+  std::size_t lastRenderBytes_ = 0;
   std::vector<std::unique_ptr<MetricFamily>> families_;
   std::vector<std::function<void()>> collectors_;
 };
