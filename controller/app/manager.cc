@@ -83,25 +83,31 @@ void Manager::registerGauges(MetricsRegistry& metrics) {
   auto& statusesWaiting = metrics.gauge(
       "gpu_placement_statuses_waiting",
       "GpuWorkload statuses decided and not yet stored (they trail the placements under a burst)");
+  auto& statusRate = metrics.gauge(
+      "gpu_placement_status_writes_allowed_per_second",
+      "The rate GpuWorkload statuses may be written at now: it yields to the placement patches' "
+      "latency");
   // What resident memory is made of, beside process_resident_memory_bytes.
   auto& heap = metrics.gauge(
       "gpu_placement_heap_bytes",
       "malloc's heap: in_use, free (inside the heap), mapped; read every 10 s", {"state"});
-  metrics.onCollect([this, &generation, &leader, &eventsWaiting, &statusesWaiting, &heap] {
-    eventsWaiting.set({}, static_cast<double>(events_.waiting()));
-    statusesWaiting.set({}, static_cast<double>(workloads_.statusesWaiting()));
-    // Read by the trim loop every 10 s: mallinfo2 walks the heap's free
-    // lists, too dear for every scrape.
-    const auto& usage = heap_;
-    heap.set({"in_use"}, static_cast<double>(usage.inUse));
-    heap.set({"free"}, static_cast<double>(usage.free));
-    heap.set({"mapped"}, static_cast<double>(usage.mapped));
-    generation.clear();
-    for (const auto& [name, inForce] : engines_.generations()) {
-      generation.set({name}, static_cast<double>(inForce));
-    }
-    leader.set({"gpu-placement-operator"}, !leaderOnly_ || leader_ ? 1 : 0);
-  });
+  metrics.onCollect(
+      [this, &generation, &leader, &eventsWaiting, &statusesWaiting, &statusRate, &heap] {
+        eventsWaiting.set({}, static_cast<double>(events_.waiting()));
+        statusesWaiting.set({}, static_cast<double>(workloads_.statusesWaiting()));
+        statusRate.set({}, workloads_.statusesPerSecond());
+        // Read by the trim loop every 10 s: mallinfo2 walks the heap's free
+        // lists, too dear for every scrape.
+        const auto& usage = heap_;
+        heap.set({"in_use"}, static_cast<double>(usage.inUse));
+        heap.set({"free"}, static_cast<double>(usage.free));
+        heap.set({"mapped"}, static_cast<double>(usage.mapped));
+        generation.clear();
+        for (const auto& [name, inForce] : engines_.generations()) {
+          generation.set({name}, static_cast<double>(inForce));
+        }
+        leader.set({"gpu-placement-operator"}, !leaderOnly_ || leader_ ? 1 : 0);
+      });
 }
 
 asio::awaitable<void> Manager::discoverOptionalApis() {
