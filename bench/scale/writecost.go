@@ -74,17 +74,19 @@ type WriteCost struct {
 }
 
 type WriteCostReport struct {
-	Started    time.Time                  `json:"started"`
-	Commit     string                     `json:"commit"`
-	Machine    Machine                    `json:"machine"`
-	Kubernetes string                     `json:"kubernetes"`
-	Writes     int                        `json:"writesPerKind"`
-	Workers    int                        `json:"connections"`
-	LoadBefore string                     `json:"loadAverageBefore"`
-	LoadAfter  string                     `json:"loadAverageAfter"`
-	Statuses   map[string]json.RawMessage `json:"operatorStatuses"` // by workload kind, as captured
-	Objects    map[string]int             `json:"operatorObjectBytes"`
-	Costs      []WriteCost                `json:"costs"`
+	Started    time.Time `json:"started"`
+	Commit     string    `json:"commit"`
+	Machine    Machine   `json:"machine"`
+	Kubernetes string    `json:"kubernetes"`
+	Writes     int       `json:"writesPerKind"`
+	Workers    int       `json:"connections"`
+	LoadBefore string    `json:"loadAverageBefore"`
+	LoadAfter  string    `json:"loadAverageAfter"`
+	// Extra kube-apiserver flags of the run (a feature gate tried).
+	APIServerFlags string                     `json:"apiServerFlags,omitempty"`
+	Statuses       map[string]json.RawMessage `json:"operatorStatuses"` // by workload kind, as captured
+	Objects        map[string]int             `json:"operatorObjectBytes"`
+	Costs          []WriteCost                `json:"costs"`
 }
 
 func runWriteCost(args []string) error {
@@ -98,7 +100,12 @@ func runWriteCost(args []string) error {
 	out := flags.String("out", "build/bench-results", "where the JSON goes")
 	profile := flags.Duration("profile", 0, "take a CPU profile of kube-apiserver this long once the writes start "+
 		"(the server runs with --profiling; the profile and its top functions go next to the JSON)")
+	serverFlags := flags.String("apiserver-flags", "", "extra kube-apiserver flags, space-separated "+
+		"(--feature-gates=CBORServingAndStorage=true: custom resources stored and served in CBOR)")
 	flags.Parse(args)
+	if *serverFlags != "" {
+		apiServerExtraFlags = append(apiServerExtraFlags, strings.Fields(*serverFlags)...)
+	}
 	if *profile > 0 {
 		apiServerExtraFlags = append(apiServerExtraFlags, "--profiling=true")
 	}
@@ -128,7 +135,8 @@ func runWriteCost(args []string) error {
 		return err
 	}
 	report := WriteCostReport{Started: time.Now().UTC(), Machine: describeMachine(), Writes: *n, Workers: *workers,
-		LoadBefore: loadAverage()}
+		APIServerFlags: *serverFlags,
+		LoadBefore:     loadAverage()}
 	report.Commit = gitCommit(*repo)
 
 	logf("capturing the operator's status (a control plane with one workload of each kind)")
