@@ -398,7 +398,7 @@ CLI::App* addRunCommand(CLI::App& cli, RunFlags& flags) {
   run->add_option("--burst", flags.burst, "Client-side request burst")->capture_default_str();
   run->add_option("--busy-status-qps", flags.busyStatusQps,
                   "GpuWorkload status writes per second at the start; from there the rate "
-                  "yields to the placements' patches (halved while they answer slower than the "
+                  "yields to the placements' patches (cut while they answer slower than the "
                   "server's baseline, grown while not, doubled while none are sent), between 1 "
                   "and --qps (default: a fifth of --qps)");
   run->add_option("--resync", flags.resync, "Re-check every workload this often")

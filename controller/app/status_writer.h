@@ -23,7 +23,7 @@ namespace gpuplacement::app {
 struct StatusBudget {
   int writers = 4;  // status writes in flight at once
   // Statuses a second: they start at `rate.initial`, and from there yield
-  // to the placements' patches: halved while those answer slower than the
+  // to the placements' patches: cut while those answer slower than the
   // server's baseline, grown while they do not, doubled while there are
   // none; never outside its minimum and maximum.
   runtime::LatencyGovernedRateOptions rate;

@@ -18,22 +18,25 @@ struct LatencyGovernedRateOptions {
   double maximum = 200;  // never above
   double step = 5;       // added each interval the latency holds
   std::chrono::nanoseconds interval = std::chrono::seconds(1);
-  // A rise is a median above both tolerance x baseline and baseline +
-  // slack: at a few milliseconds a doubling is noise, not a queue.
-  double tolerance = 2;
-  std::chrono::nanoseconds slack = std::chrono::milliseconds(20);
+  // The latency with room: headroom x baseline + slack (at a few
+  // milliseconds a millisecond more is noise, not a queue). Above it the
+  // rate is cut in proportion, at most by deepestCut.
+  double headroom = 1.25;
+  std::chrono::nanoseconds slack = std::chrono::milliseconds(2);
+  double deepestCut = 0.5;
   // The baseline is the lowest interval median this far back: what the
   // server answers when it has room.
   std::chrono::nanoseconds baselineWindow = std::chrono::minutes(10);
 };
 
 // The rate of a lesser kind of request, yielding to the latency of the kind
-// that matters (additive increase, multiplicative decrease, as TCP's
-// congestion window; the baseline as Envoy's adaptive concurrency keeps
-// its minimum round trip). Each interval the median latency of the watched
-// requests is compared with the baseline: a rise halves the rate, none adds
-// `step`; an interval without watched requests doubles it, as there is
-// nothing to yield to. Knows nothing of what the requests are.
+// that matters: Envoy's adaptive concurrency (its gradient, and the
+// minimum latency as the baseline) with TCP's additive increase. Each
+// interval the median latency of the watched requests is compared with
+// the latency with room: above it the rate is multiplied by room/median
+// (a median twice that halves it), at or below it grows by `step`; an
+// interval without watched requests doubles it, as there is nothing to
+// yield to. Knows nothing of what the requests are.
 class LatencyGovernedRate {
  public:
   explicit LatencyGovernedRate(LatencyGovernedRateOptions options)
@@ -85,13 +88,19 @@ class LatencyGovernedRate {
     const auto median = *middle;
     samples_.clear();
     // Judged against the baseline before this interval joins it.
-    const bool risen = !medians_.empty() && median > lowest() * options_.tolerance &&
-                       median > lowest() + options_.slack;
+    double gradient = 1;
+    if (!medians_.empty()) {
+      const auto room =
+          std::chrono::duration<double, std::nano>(lowest()) * options_.headroom + options_.slack;
+      if (median > room) {
+        gradient = std::max(options_.deepestCut, room / median);
+      }
+    }
     medians_.push_back({intervalStart_, median});
     while (intervalStart_ - medians_.front().at > options_.baselineWindow) {
       medians_.pop_front();
     }
-    rate_ = clamp(risen ? rate_ / 2 : rate_ + options_.step);
+    rate_ = clamp(gradient < 1 ? rate_ * gradient : rate_ + options_.step);
   }
 
   std::chrono::nanoseconds lowest() const {

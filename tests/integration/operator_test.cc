@@ -852,7 +852,7 @@ TEST_CASE("a CRD older than the operator: a pruned status is not written again a
               .ok());
 }
 
-TEST_CASE("a burst: statuses trail the placements on their own budget, each written once") {
+TEST_CASE("a burst: each placed once and its status written once, by the writer") {
   auto& c = cluster();
   const std::string ns = "burst";
   constexpr int kWorkloads = 40;
@@ -862,9 +862,10 @@ TEST_CASE("a burst: statuses trail the placements on their own budget, each writ
     createWorkload(ns, "b-" + std::to_string(i), "b-" + std::to_string(i), kSmallGpu);
   }
   const auto before = testing::readAudit(c.plane(), c.operatorUser()).size();
-  // All forty queued at the start, one worker: the queue is busy through
-  // the placements, and statuses go out at one each five seconds until it
-  // is empty.
+  // All forty queued at the start, one worker. The statuses start at one
+  // each five seconds and from there follow the placements' latency (its
+  // halving and growth are the status writer's tests, on a scripted
+  // server: a real one cannot be made slow on cue).
   OperatorProcess op(c.operatorKubeconfig(), {"--workers", "1", "--busy-status-qps", "0.2"});
   REQUIRE(op.waitReady());
   for (int i = 0; i < kWorkloads; ++i) {
@@ -879,8 +880,6 @@ TEST_CASE("a burst: statuses trail the placements on their own budget, each writ
   const auto entries = testing::readAudit(c.plane(), c.operatorUser());
   std::map<std::string, int> deploymentPatches;
   std::map<std::string, int> statusPatches;
-  std::size_t statusesBeforeLastPlacement = 0;
-  std::size_t statusesSoFar = 0;
   for (std::size_t i = before; i < entries.size(); ++i) {
     const auto& entry = entries[i];
     if (entry.ns != ns || entry.verb != "patch" || entry.stage != "ResponseComplete") {
@@ -888,10 +887,8 @@ TEST_CASE("a burst: statuses trail the placements on their own budget, each writ
     }
     if (entry.resource == "deployments") {
       ++deploymentPatches[entry.name];
-      statusesBeforeLastPlacement = statusesSoFar;
     } else if (entry.resource == "gpuworkloads" && entry.subresource == "status") {
       ++statusPatches[entry.name];
-      ++statusesSoFar;
     }
   }
   // Each placed once and its status written once: reconciles that ran
@@ -904,12 +901,12 @@ TEST_CASE("a burst: statuses trail the placements on their own budget, each writ
   for (const auto& [name, count] : statusPatches) {
     CHECK_MESSAGE(count == 1, name << ": " << count << " status patches");
   }
-  // Written inline, one per placement, 39 would come before the last
-  // patch; on the budget, the first, one per five seconds and what the
-  // writers send while the last reconcile runs.
-  CHECK_MESSAGE(statusesBeforeLastPlacement <= 8,
-                statusesBeforeLastPlacement << " statuses before the last placement");
   CHECK(op.metric("gpu_placement_statuses_written_inline_total") == 0);
+  // The rate the statuses may go at, between its floor (the start, here)
+  // and --qps (100 by default).
+  const double allowed = op.metric("gpu_placement_status_writes_allowed_per_second");
+  CHECK(allowed >= 0.2);
+  CHECK(allowed <= 100);
   CHECK(op.metric("gpu_placement_status_writes_total", "result=\"ok\"") >= kWorkloads);
   CHECK(op.metric("gpu_placement_statuses_waiting") == 0);
   // No pod came or went here: the cluster view was computed whole, for

@@ -1,6 +1,7 @@
-// The status writes' rate yields to the placements' latency: halved when it
-// rises past the baseline, grown by a step when it holds, doubled when
-// nothing is placed, and always within its bounds.
+// The status writes' rate yields to the placements' latency: cut in
+// proportion when it rises past the room over the baseline (halved at
+// most), grown by a step when it holds, doubled when nothing is placed,
+// and always within its bounds.
 #include "runtime/latency_governed_rate.h"
 
 #include <vector>
@@ -21,8 +22,9 @@ const LatencyGovernedRateOptions kOptions{.initial = 20,
                                           .maximum = 200,
                                           .step = 5,
                                           .interval = seconds(1),
-                                          .tolerance = 2,
-                                          .slack = milliseconds(20),
+                                          .headroom = 1.25,
+                                          .slack = milliseconds(2),
+                                          .deepestCut = 0.5,
                                           .baselineWindow = seconds(60)};
 
 // One interval of requests answered after `latencies`, then the rate at
@@ -49,11 +51,14 @@ TEST_CASE("each interval moves the rate by what the latency did") {
       {"steady latency: a step each interval",
        {{milliseconds(8), milliseconds(9)}, {milliseconds(9)}, {milliseconds(10)}},
        35},
-      {"the median past twice the baseline and 20 ms past it: halved",
+      {"the median far past the room (12 ms): halved at most",
        {{milliseconds(8)}, {milliseconds(60), milliseconds(70), milliseconds(5)}},
        12.5},
-      {"twice the baseline but within 20 ms of it is noise: a step",
-       {{milliseconds(5)}, {milliseconds(15)}},
+      {"a moderate rise is cut in proportion: 12 ms of room over 16",
+       {{milliseconds(8)}, {milliseconds(16)}},
+       18.75},
+      {"within a quarter and 2 ms of the baseline is room: a step",
+       {{milliseconds(5)}, {milliseconds(8)}},
        30},
       {"one slow request among fast ones moves no median",
        {{milliseconds(8)}, {milliseconds(9), milliseconds(900), milliseconds(8)}},
