@@ -1,7 +1,5 @@
 // The HorizontalPodAutoscalers, by the target each scales: what a serving
 // workload's replicas may grow to (status.throughput).
-#include <algorithm>
-
 #include "app/caches.h"
 #include "app/resource_paths.h"
 

@@ -27,10 +27,12 @@ struct StatusBudget {
   // server's baseline, grown while they do not, doubled while there are
   // none; never outside its minimum and maximum.
   runtime::LatencyGovernedRateOptions rate;
-  // The statuses held, in bytes of their text, at most: 16 MiB holds about
-  // 7,000 of 2.4 KB. A reconcile that finds the writer full writes its
+  // The statuses held, in bytes of their text, at most: 32 MiB holds about
+  // 10,900 of 3.1 KB, a burst of 10,000 held back whole (16 MiB filled
+  // halfway through one, and the rest went inline, ahead of the
+  // placements). A reconcile that finds the writer full writes its
   // status itself, as it would without one.
-  std::size_t queueBytes = std::size_t{16} << 20;
+  std::size_t queueBytes = std::size_t{32} << 20;
 };
 
 // A GpuWorkload's status goes out behind the patch that placed it: the

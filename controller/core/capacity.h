@@ -130,6 +130,13 @@ struct ReplicaRequests {
   bool shared = false;  // replicas of a time-sliced GPU
 };
 
+// A replica's requests from the pod's own CPU and memory and the fit's
+// (the larger of each), rounded up as the scheduler counts them: whole
+// millicores and bytes.
+ReplicaRequests replicaRequestsOf(std::int32_t devices, double podCpu, double fitCpu,
+                                  double podMemoryGiB, double fitMemoryGiB,
+                                  std::string_view migProfile, bool shared);
+
 // The offer slot of a capacity type: [0] on-demand (Mixed's too), [1] spot,
 // [2] reserved.
 inline constexpr std::size_t kOfferSlots = 3;

@@ -520,11 +520,9 @@ std::optional<std::string> PlacementEngine::reservationEndsEarly(int index,
 
 ReplicaRequests PlacementEngine::replicaRequests(const Option& option,
                                                  const Request& request) const {
-  const double cpu = std::max(request.need.podCpu, option.fit.cpuRequest);
-  const double memory = std::max(request.need.podMemoryGiB, option.fit.memoryRequestGiB);
-  return {option.fit.devices, static_cast<std::int64_t>(std::ceil(cpu * 1000 - 1e-6)),
-          static_cast<std::int64_t>(std::ceil(memory * kGiB - 1e-3)), sliceName(option),
-          option.fit.timeSlices > 0};
+  return replicaRequestsOf(option.fit.devices, request.need.podCpu, option.fit.cpuRequest,
+                           request.need.podMemoryGiB, option.fit.memoryRequestGiB,
+                           sliceName(option), option.fit.timeSlices > 0);
 }
 
 int PlacementEngine::timeSlicesOffered(int index, const Request& request) const {

@@ -1,12 +1,9 @@
 #include "core/rollout_room.h"
 
-#include <algorithm>
-#include <cmath>
+#include <string>
 
 namespace gpuplacement::core {
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string podsText(int count) {
   return std::to_string(count) + (count == 1 ? " pod" : " pods");
@@ -30,14 +27,9 @@ std::optional<std::string> rolloutStall(const RolloutRoomInput& input) {
   if (instance < 0 || !offer || offer->nodes == 0 || !offer->nodesOnly()) {
     return std::nullopt;
   }
-  ReplicaRequests replica;
-  replica.devices = wanted->acceleratorCount;
-  replica.migProfile = wanted->migProfile;
-  replica.shared = wanted->timeSlices > 0;
-  const double cpu = std::max(input.podCpu, wanted->cpuRequest);
-  const double memory = std::max(input.podMemoryGiB, wanted->memoryRequestGiB);
-  replica.milliCpu = static_cast<std::int64_t>(std::ceil(cpu * 1000 - 1e-6));
-  replica.memoryBytes = static_cast<std::int64_t>(std::ceil(memory * kGiB - 1e-3));
+  const auto replica = replicaRequestsOf(wanted->acceleratorCount, input.podCpu, wanted->cpuRequest,
+                                         input.podMemoryGiB, wanted->memoryRequestGiB,
+                                         wanted->migProfile, wanted->timeSlices > 0);
   // The old pods keep what they hold until their replacements are ready:
   // nothing of theirs is given back.
   if (offer->replicasWithRoom(replica, 1) >= 1) {
