@@ -133,6 +133,10 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 		cluster.startCPU(plane)
 	}
 	placementStart := time.Now()
+	stopTrace := func() []StatusSample { return nil }
+	if reactor.metricsPort != 0 {
+		stopTrace = traceStatuses(reactor, placementStart, 2*time.Second)
+	}
 	sent, err := createAtRate(plane.client, size, rate, manifest, midway)
 	if err != nil {
 		return result, "", fmt.Errorf("creating GpuWorkloads: %v", err)
@@ -177,6 +181,7 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 	} else {
 		time.Sleep(2 * time.Second)
 	}
+	result.StatusTrace = stopTrace()
 	placementEnd := time.Now()
 	apiserverCPUAfter, etcdCPUAfter, err := plane.CPUSeconds()
 	if err != nil {

@@ -126,6 +126,8 @@ type RunResult struct {
 	RunningLatenciesMs []float64    `json:"runningLatenciesMs,omitempty"`
 	Samples            []ProcSample `json:"samples"`
 	SamplesOfRestart   []ProcSample `json:"samplesOfRestart,omitempty"`
+	// The operator's status writer through the placement phase.
+	StatusTrace []StatusSample `json:"statusTrace,omitempty"`
 }
 
 type Machine struct {
