@@ -2,6 +2,7 @@
 // guard against one name registered twice.
 #include "app/metrics.h"
 
+#include <cmath>
 #include <map>
 #include <stdexcept>
 
@@ -38,6 +39,24 @@ TEST_CASE("counters, gauges and histograms render in the text exposition format"
   CHECK(contains(text, "latency_seconds_sum{name=\"w\"} 5.55\n"));
   CHECK(contains(text, "latency_seconds_count{name=\"w\"} 3\n"));
   CHECK(requests.value({"get", "200"}) == 3);
+}
+
+TEST_CASE("numbers are the shortest text that reads back the same, as client_golang writes them") {
+  MetricsRegistry registry;
+  auto& value = registry.gauge("value", "Value", {"case"});
+  value.set({"tenth"}, 0.1);
+  value.set({"third"}, 1.0 / 3);
+  value.set({"large"}, 48234496);
+  value.set({"tiny"}, 1e-7);
+  value.set({"nan"}, std::nan(""));
+  value.set({"inf"}, -HUGE_VAL);
+  const std::string text = registry.render();
+  CHECK(contains(text, "value{case=\"tenth\"} 0.1\n"));
+  CHECK(contains(text, "value{case=\"third\"} 0.3333333333333333\n"));
+  CHECK(contains(text, "value{case=\"large\"} 48234496\n"));
+  CHECK(contains(text, "value{case=\"tiny\"} 1e-07\n"));
+  CHECK(contains(text, "value{case=\"nan\"} NaN\n"));
+  CHECK(contains(text, "value{case=\"inf\"} -Inf\n"));
 }
 
 TEST_CASE("label values are escaped; collectors refresh gauges before each scrape") {
