@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <utility>
 #include <vector>
 
 #include "runtime/clock.h"
@@ -24,6 +25,10 @@ struct LatencyGovernedRateOptions {
   double headroom = 1.25;
   std::chrono::nanoseconds slack = std::chrono::milliseconds(2);
   double deepestCut = 0.5;
+  // An interval judges the latency only with this many requests: a few
+  // placements a second do not load a server, and one slow answer among
+  // them (a retried conflict) is no queue.
+  int minimumSamples = 5;
   // The baseline is the lowest interval median this far back: what the
   // server answers when it has room.
   std::chrono::nanoseconds baselineWindow = std::chrono::minutes(10);
@@ -86,10 +91,11 @@ class LatencyGovernedRate {
     const auto middle = samples_.begin() + static_cast<std::ptrdiff_t>(samples_.size() / 2);
     std::nth_element(samples_.begin(), middle, samples_.end());
     const auto median = *middle;
+    const auto count = samples_.size();
     samples_.clear();
     // Judged against the baseline before this interval joins it.
     double gradient = 1;
-    if (!medians_.empty()) {
+    if (!medians_.empty() && std::cmp_greater_equal(count, options_.minimumSamples)) {
       const auto room =
           std::chrono::duration<double, std::nano>(lowest()) * options_.headroom + options_.slack;
       if (median > room) {

@@ -298,6 +298,11 @@ json resumedPlacement(const std::string& name) {
                 std::chrono::seconds(60));
   const std::string why = fixture().op->log() + "\nplacement: " + placementOf(name).dump();
   REQUIRE_MESSAGE(resumed, why);
+  // The status follows the write that resumed the Job, on the writer's
+  // budget (the Job's ownership record and the Placed Event are at once).
+  REQUIRE_MESSAGE(
+      c.waitFor([&] { return placementOf(name).is_object(); }, std::chrono::seconds(30)),
+      fixture().op->log());
   auto placement = placementOf(name);
   MESSAGE(placement.dump());
   return placement;

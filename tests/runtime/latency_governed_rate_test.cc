@@ -25,6 +25,7 @@ const LatencyGovernedRateOptions kOptions{.initial = 20,
                                           .headroom = 1.25,
                                           .slack = milliseconds(2),
                                           .deepestCut = 0.5,
+                                          .minimumSamples = 1,
                                           .baselineWindow = seconds(60)};
 
 // One interval of requests answered after `latencies`, then the rate at
@@ -86,6 +87,18 @@ TEST_CASE("each interval moves the rate by what the latency did") {
     }
     CHECK(last == doctest::Approx(row.expected));
   }
+}
+
+TEST_CASE("an interval with fewer requests than the minimum is not judged") {
+  FakeClock clock;
+  auto options = kOptions;
+  options.minimumSamples = 5;
+  LatencyGovernedRate rate(options);
+  interval(rate, clock, {milliseconds(8)});  // 25, and the baseline
+  // Four slow answers: a few placements load no server.
+  CHECK(interval(rate, clock, std::vector(4, milliseconds(200))) == 30);
+  // Five: the room (12 ms) over 200 cuts it to the deepest, half.
+  CHECK(interval(rate, clock, std::vector(5, milliseconds(200))) == 15);
 }
 
 TEST_CASE("the baseline is the lowest median within its window, and a quiet spell needs no loop") {
