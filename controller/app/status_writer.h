@@ -41,9 +41,10 @@ struct StatusBudget {
 // the status is the account a person reads, and it uses only the server
 // capacity the placements leave: the reconciler reports how long each
 // placement patch took (placementAnswered), and the statuses' rate yields
-// to that latency and catches up once it falls. The latest status of a workload replaces
-// one still waiting, so a burst of changes is one write; one workload's
-// writes never overlap, so the server never stores an older one last.
+// to that latency and catches up once it falls. The latest status of a
+// workload replaces one still waiting, so a burst of changes is one
+// write; one workload's writes never overlap, so the server never stores
+// an older one last.
 // Until the cache shows a status, pending() has it: the reconciler reads
 // its own write, and no decision acts on the record before it.
 class StatusWriter {
