@@ -5,6 +5,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -17,6 +18,7 @@
 #include "runtime/latency_governed_rate.h"
 #include "runtime/rate_limiter.h"
 #include "runtime/signal.h"
+#include "runtime/text_compressor.h"
 
 namespace gpuplacement::app {
 
@@ -27,12 +29,12 @@ struct StatusBudget {
   // server's baseline, grown while they do not, doubled while there are
   // none; never outside its minimum and maximum.
   runtime::LatencyGovernedRateOptions rate;
-  // The statuses held, in bytes of their text, at most: 32 MiB holds about
-  // 10,900 of 3.1 KB, a burst of 10,000 held back whole (16 MiB filled
-  // halfway through one, and the rest went inline, ahead of the
-  // placements). A reconcile that finds the writer full writes its
-  // status itself, as it would without one.
-  std::size_t queueBytes = std::size_t{32} << 20;
+  // The statuses held, in bytes as they are kept (compressed, about 0.55
+  // KB for a status of 3 KB), at most: 16 MiB holds about 30,000, a burst
+  // of 20,000 placed at once on a 5,000-node cluster held back whole. A
+  // reconcile that finds the writer full writes its status itself, as it
+  // would without one.
+  std::size_t queueBytes = std::size_t{16} << 20;
 };
 
 // A GpuWorkload's status goes out behind the patch that placed it: the
@@ -47,6 +49,8 @@ struct StatusBudget {
 // an older one last.
 // Until the cache shows a status, pending() has it: the reconciler reads
 // its own write, and no decision acts on the record before it.
+// The statuses wait compressed against one of them (runtime::TextCompressor):
+// a burst holds thousands of texts that differ in a few names and figures.
 class StatusWriter {
  public:
   // Called when the server has stored a status: what was sent and what it
@@ -65,9 +69,9 @@ class StatusWriter {
   // False when the writer is full: write it yourself. `uid` is the object's
   // the status was computed for: it is written to that object only.
   bool submit(const std::string& key, const std::string& uid, nlohmann::json status);
-  // The status waiting or being written for the object `uid` under `key`,
-  // as its text; null when none (or one for another object of that name).
-  const std::string* pending(const std::string& key, const std::string& uid) const;
+  // The status waiting or being written for the object `uid` under `key`;
+  // none when none (or one for another object of that name).
+  std::optional<nlohmann::json> pending(const std::string& key, const std::string& uid) const;
   // Writes until stop(), then what is left for a moment.
   asio::awaitable<void> run();
   void stop();
@@ -79,8 +83,8 @@ class StatusWriter {
 
  private:
   struct Entry {
-    std::string next;      // the status to write next (empty: none)
-    std::string inFlight;  // the status being written (empty: none)
+    std::string next;      // the status to write next, packed (empty: none)
+    std::string inFlight;  // the status being written, packed (empty: none)
     std::string nextUid;   // the objects they are for
     std::string inFlightUid;
     bool queued = false;
@@ -89,6 +93,7 @@ class StatusWriter {
   // Queues the key when it has a status to write and none on its way.
   void schedule(const std::string& key, Entry& entry);
   void promoteDueRetries();
+  std::optional<nlohmann::json> unpack(const std::string& packed) const;
   asio::awaitable<void> writeLoop();
   asio::awaitable<void> write(std::string key);
 
@@ -104,7 +109,8 @@ class StatusWriter {
   std::multimap<runtime::MonotonicTime, std::string> retries_;
   runtime::Signal wake_{clock_};
   runtime::Signal loopEnded_;
-  std::size_t bytes_ = 0;  // of the statuses' texts held
+  runtime::TextCompressor compressor_;
+  std::size_t bytes_ = 0;  // of the statuses held, packed
   int loops_ = 0;
   bool stopped_ = false;
   MetricFamily& written_;

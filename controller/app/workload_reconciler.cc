@@ -523,13 +523,12 @@ void WorkloadReconciler::readPendingStatus(const std::string& key, Snapshot& sna
   if (!snapshot.workload) {
     return;
   }
-  const auto* text = statuses_.pending(key, snapshot.workload->uid);
-  if (!text) {
+  const auto status = statuses_.pending(key, snapshot.workload->uid);
+  if (!status) {
     return;
   }
-  const auto status = nlohmann::json::parse(*text);
-  snapshot.workload->status = core::workloadStatusFromJson(status);
-  snapshot.workload->statusHash = core::statusDigest(status);
+  snapshot.workload->status = core::workloadStatusFromJson(*status);
+  snapshot.workload->statusHash = core::statusDigest(*status);
 }
 
 void WorkloadReconciler::noteStoredStatus(const std::string& key, const nlohmann::json& written,

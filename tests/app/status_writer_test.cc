@@ -4,6 +4,9 @@
 // more, which a real API server cannot be made to do on cue.)
 #include "app/status_writer.h"
 
+#include <algorithm>
+#include <optional>
+
 #include <doctest/doctest.h>
 
 #include "support/scripted_writes.h"
@@ -84,7 +87,7 @@ TEST_CASE("one workload's statuses go out one at a time, the newest replacing th
   // While the first is on its way two more come: the third replaces the
   // second, and goes out only once the first has been stored.
   bool submitted = false;
-  std::string pendingDuringWrite;
+  json pendingDuringWrite;
   rig.onRequest = [&] {
     if (!submitted) {
       submitted = true;
@@ -93,17 +96,17 @@ TEST_CASE("one workload's statuses go out one at a time, the newest replacing th
       pendingDuringWrite = *writer.pending("ml/chat", kUid);
     }
   };
-  CHECK(writer.pending("ml/chat", kUid) != nullptr);
-  CHECK(writer.pending("ml/other", kUid) == nullptr);
+  CHECK(writer.pending("ml/chat", kUid) == status(1));
+  CHECK_FALSE(writer.pending("ml/other", kUid).has_value());
   rig.run(writer, std::chrono::milliseconds(500));
   const auto written = rig.written();
   REQUIRE(written.size() == 2);
   CHECK(written[0] == std::pair{kPath, status(1)});
   CHECK(written[1] == std::pair{kPath, status(3)});
-  CHECK(json::parse(pendingDuringWrite) == status(3));
+  CHECK(pendingDuringWrite == status(3));
   REQUIRE(rig.stored.size() == 2);
   CHECK(rig.stored[1] == std::pair{std::string("ml/chat"), status(3)});
-  CHECK(writer.pending("ml/chat", kUid) == nullptr);
+  CHECK_FALSE(writer.pending("ml/chat", kUid).has_value());
   CHECK(writer.waiting() == 0);
   CHECK(rig.metric("gpu_placement_statuses_coalesced_total 1"));
   CHECK(rig.metric("gpu_placement_status_writes_total{result=\"ok\"} 2"));
@@ -115,18 +118,18 @@ TEST_CASE("a refused status is tried again after a backoff, and stays readable m
   int answered = 0;
   rig.answer = [&](const json&) { return ++answered == 1 ? 500u : 200u; };
   REQUIRE(writer.submit("ml/chat", kUid, status(1)));
-  std::string pendingAfterRefusal;
+  json pendingAfterRefusal;
   asio::steady_timer look(rig.context, std::chrono::milliseconds(250));
   look.async_wait([&](auto) {
-    if (const auto* text = writer.pending("ml/chat", kUid)) {
-      pendingAfterRefusal = *text;
+    if (auto held = writer.pending("ml/chat", kUid)) {
+      pendingAfterRefusal = std::move(*held);
     }
   });
   rig.run(writer, std::chrono::milliseconds(1500));
   const auto written = rig.written();
   REQUIRE(written.size() == 2);  // refused, then stored after the 0.5 s backoff
   CHECK(written[1].second == status(1));
-  CHECK(json::parse(pendingAfterRefusal) == status(1));
+  CHECK(pendingAfterRefusal == status(1));
   REQUIRE(rig.stored.size() == 1);
   CHECK(rig.metric("gpu_placement_status_writes_total{result=\"failed\"} 1"));
   CHECK(writer.waiting() == 0);
@@ -196,17 +199,55 @@ TEST_CASE("statuses slow while the placements' patches answer slowly, and catch 
   CHECK(after == kStatuses);
 }
 
+TEST_CASE("statuses held after the writer emptied come back whole, packed against a new one") {
+  StatusRig rig;
+  // The writer packs against the first status it holds while empty: one of
+  // another shape, after the first was written, is the next reference.
+  json other = status(7);
+  other["conditions"] = json::array({{{"type", "Valid"}, {"status", "False"}}});
+  std::optional<json> heldOther;
+  std::optional<json> heldNext;
+  bool emptied = false;
+  StatusWriter* held = nullptr;
+  asio::steady_timer later(rig.context, std::chrono::milliseconds(200));
+  later.async_wait([&](auto) {
+    emptied = held->waiting() == 0;
+    held->submit("ml/b", kUid, other);
+    held->submit("ml/c", kUid, status(2));
+    heldOther = held->pending("ml/b", kUid);
+    heldNext = held->pending("ml/c", kUid);
+  });
+  auto writer = rig.writer({});
+  held = &writer;
+  REQUIRE(writer.submit("ml/a", kUid, status(1)));
+  rig.run(writer, std::chrono::milliseconds(600));
+  CHECK(emptied);
+  CHECK(heldOther == other);
+  CHECK(heldNext == status(2));
+  const auto written = rig.written();
+  const auto path = [](const std::string& name) {
+    return "/apis/gpuplacement.io/v1alpha1/namespaces/ml/gpuworkloads/" + name + "/status";
+  };
+  REQUIRE(written.size() == 3);
+  CHECK(std::count(written.begin(), written.end(), std::pair{path("b"), other}) == 1);
+  CHECK(std::count(written.begin(), written.end(), std::pair{path("c"), status(2)}) == 1);
+}
+
 TEST_CASE("a full writer says so, and the reconcile writes the status itself") {
   StatusRig rig;
-  // Room for two statuses of 24 bytes.
-  REQUIRE(status(1).dump().size() == 24);
-  auto writer = rig.writer({.writers = 4, .rate = {}, .queueBytes = 50});
+  // Room for two statuses as the writer keeps them: packed against the
+  // first one held.
+  runtime::TextCompressor compressor;
+  compressor.setReference(status(1).dump());
+  const auto first = compressor.pack(status(1).dump()).size();
+  const auto second = compressor.pack(status(2).dump()).size();
+  auto writer = rig.writer({.writers = 4, .rate = {}, .queueBytes = 2 * first + first / 2});
   CHECK(writer.submit("ml/a", kUid, status(1)));
   CHECK(writer.submit("ml/b", kUid, status(1)));
   CHECK_FALSE(writer.submit("ml/c", kUid, status(1)));
   CHECK(writer.submit("ml/a", kUid, status(2)));  // one already waiting is replaced, full or not
   CHECK(writer.waiting() == 2);
-  CHECK(writer.bytes() == 48);
+  CHECK(writer.bytes() == first + second);
   CHECK(rig.metric("gpu_placement_statuses_written_inline_total 1"));
   rig.run(writer, std::chrono::milliseconds(300));
   CHECK(rig.written().size() == 2);
@@ -220,8 +261,8 @@ TEST_CASE("a status goes only to the object it was made for, not one that took i
   auto writer = rig.writer({});
   REQUIRE(writer.submit("ml/chat", kUid, status(1)));
   // The new object's reconcile does not read the old one's status as its own.
-  CHECK(writer.pending("ml/chat", kUid) != nullptr);
-  CHECK(writer.pending("ml/chat", "another-uid") == nullptr);
+  CHECK(writer.pending("ml/chat", kUid) == status(1));
+  CHECK_FALSE(writer.pending("ml/chat", "another-uid").has_value());
   rig.run(writer, std::chrono::milliseconds(800));
   REQUIRE(rig.server.requests().size() == 1);  // refused whole, and not tried again
   CHECK(json::parse(rig.server.requests()[0].body).at(0) ==
