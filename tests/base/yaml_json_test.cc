@@ -46,4 +46,33 @@ TEST_CASE("numbers out of range stay text") {
   CHECK((*document)["fine"] == 2500.0);
 }
 
+// Regression (fuzz/regressions/rules_yaml): an alias inside its own anchor
+// made a cycle, and the walk to JSON overflowed the stack. Nested aliases
+// that expand to billions of values are refused as well.
+TEST_CASE("aliases that contain themselves or explode are errors") {
+  const std::string cycle = "&:\n:\n:\n:\n*:\n:\n\n";
+  const std::string selfList = "a: &x [1, *x]\n";
+  std::string laughs = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int level = 1; level < 9; ++level) {
+    const auto previous = "*a" + std::to_string(level - 1);
+    laughs += "a" + std::to_string(level) + ": &a" + std::to_string(level) + " [";
+    for (int i = 0; i < 10; ++i) {
+      laughs += (i ? ", " : "") + previous;
+    }
+    laughs += "]\n";
+  }
+  for (const auto& text : {cycle, selfList, laughs}) {
+    CAPTURE(text);
+    const auto start = std::chrono::steady_clock::now();
+    const auto document = parseYaml(text, "rules.yaml");
+    REQUIRE_FALSE(document.ok());
+    CHECK(document.error().field == "rules.yaml");
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  }
+  // Aliases a person writes on purpose still read.
+  auto shared = parseYaml("base: &b {tier: a100}\nfirst: *b\nsecond: *b\n", "t");
+  REQUIRE_MESSAGE(shared.ok(), gpuplacement::testing::whyNot(shared));
+  CHECK((*shared)["second"]["tier"] == "a100");
+}
+
 }  // namespace gpuplacement::base

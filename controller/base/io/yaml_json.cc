@@ -1,9 +1,11 @@
 #include "base/io/yaml_json.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -53,31 +55,68 @@ json plainScalar(const std::string& text) {
   return text;
 }
 
-json toJson(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return nullptr;
-    case YAML::NodeType::Scalar:
-      // "!" is the tag of a quoted scalar: always a string.
-      return node.Tag() == "!" ? json(node.Scalar()) : plainScalar(node.Scalar());
-    case YAML::NodeType::Sequence: {
-      json array = json::array();
-      for (const auto& item : node) {
-        array.push_back(toJson(item));
-      }
-      return array;
+// Aliases make yaml-cpp's nodes a graph, not a tree: "&a [*a]" refers to
+// itself (found by fuzz/targets/rules_yaml.cc; the walk below overflowed the
+// stack), and a few lines of nested aliases expand to billions of values.
+// So the walk is bounded in depth and in values, and stops with an error.
+constexpr int kMaxDepth = 100;
+
+class YamlToJson {
+ public:
+  explicit YamlToJson(std::size_t maxValues) : remaining_(maxValues) {}
+
+  // Empty when a bound was crossed; then error() says which.
+  std::optional<json> convert(const YAML::Node& node) { return walk(node, 0); }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::optional<json> walk(const YAML::Node& node, int depth) {
+    if (depth > kMaxDepth) {
+      error_ = "nested deeper than " + std::to_string(kMaxDepth) +
+               " levels (an alias that contains itself?)";
+      return std::nullopt;
     }
-    case YAML::NodeType::Map: {
-      json object = json::object();
-      for (const auto& item : node) {
-        object[item.first.as<std::string>()] = toJson(item.second);
-      }
-      return object;
+    if (remaining_ == 0) {
+      error_ = "more values than the document's size allows once aliases are expanded";
+      return std::nullopt;
     }
+    --remaining_;
+    switch (node.Type()) {
+      case YAML::NodeType::Null:
+      case YAML::NodeType::Undefined:
+        return json(nullptr);
+      case YAML::NodeType::Scalar:
+        // "!" is the tag of a quoted scalar: always a string.
+        return node.Tag() == "!" ? json(node.Scalar()) : plainScalar(node.Scalar());
+      case YAML::NodeType::Sequence: {
+        json array = json::array();
+        for (const auto& item : node) {
+          auto value = walk(item, depth + 1);
+          if (!value) {
+            return std::nullopt;
+          }
+          array.push_back(std::move(*value));
+        }
+        return array;
+      }
+      case YAML::NodeType::Map: {
+        json object = json::object();
+        for (const auto& item : node) {
+          auto value = walk(item.second, depth + 1);
+          if (!value) {
+            return std::nullopt;
+          }
+          object[item.first.as<std::string>()] = std::move(*value);
+        }
+        return object;
+      }
+    }
+    return json(nullptr);
   }
-  return nullptr;
-}
+
+  std::size_t remaining_;
+  std::string error_;
+};
 
 void emit(YAML::Emitter& out, const json& value) {
   switch (value.type()) {
@@ -159,7 +198,14 @@ base::Result<std::vector<json>> parseYamlDocuments(const std::string& text,
       if (node.IsNull()) {
         continue;  // "---" with nothing after it
       }
-      documents.push_back(toJson(node));
+      // Without aliases a value takes at least a byte of the text; the
+      // floor leaves room for aliases a person writes on purpose.
+      YamlToJson converter(std::max<std::size_t>(100'000, document.size()));
+      auto value = converter.convert(node);
+      if (!value) {
+        return base::Error{source, "not valid YAML: " + converter.error()};
+      }
+      documents.push_back(std::move(*value));
     }
   } catch (const YAML::Exception& e) {
     return base::Error{source, "not valid YAML: " + std::string(e.what())};
