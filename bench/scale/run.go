@@ -464,7 +464,9 @@ var errNoFamily = errors.New("/metrics has no such family")
 func sumFamily(lines []string, family string) (float64, error) {
 	total, found := 0.0, false
 	for _, line := range lines {
-		if !strings.HasPrefix(line, family+"{") && !strings.HasPrefix(line, family+" ") {
+		// A family with a label's start ("name{label=\"x\"") matches that series only.
+		labelled := strings.Contains(family, "{") && strings.HasPrefix(line, family)
+		if !labelled && !strings.HasPrefix(line, family+"{") && !strings.HasPrefix(line, family+" ") {
 			continue
 		}
 		fields := strings.Fields(line)

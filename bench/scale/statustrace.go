@@ -17,6 +17,17 @@ type StatusSample struct {
 	Waiting          float64 `json:"statusesWaiting"`
 	WrittenInline    float64 `json:"writtenInline"`
 	QueueDepth       float64 `json:"queueDepth"` // the reconcilers' work queues
+	// Running totals, for rates and means between samples: statuses
+	// written; GpuWorkload keys' time in the work queue and their count;
+	// PATCH requests' time (placements and statuses alike) and count; the
+	// operator's CPU seconds.
+	StatusesWritten float64 `json:"statusesWritten"`
+	QueueWaitSum    float64 `json:"queueWaitSeconds"`
+	QueueWaitCount  float64 `json:"queueWaitCount"`
+	WorkSum         float64 `json:"workSeconds"` // their reconciles' time
+	PatchSum        float64 `json:"patchSeconds"`
+	PatchCount      float64 `json:"patchCount"`
+	CPUSeconds      float64 `json:"cpuSeconds"`
 }
 
 // traceStatuses samples until the returned stop is called, which answers
@@ -50,6 +61,13 @@ func traceStatuses(reactor *Reactor, start time.Time, every time.Duration) func(
 			sample.Waiting, _ = sumFamily(lines, "gpu_placement_statuses_waiting")
 			sample.WrittenInline, _ = sumFamily(lines, "gpu_placement_statuses_written_inline_total")
 			sample.QueueDepth, _ = sumFamily(lines, "workqueue_depth")
+			sample.StatusesWritten, _ = sumFamily(lines, "gpu_placement_status_writes_total")
+			sample.QueueWaitSum, _ = sumFamily(lines, `workqueue_queue_duration_seconds_sum{name="gpuworkload"`)
+			sample.QueueWaitCount, _ = sumFamily(lines, `workqueue_queue_duration_seconds_count{name="gpuworkload"`)
+			sample.WorkSum, _ = sumFamily(lines, `workqueue_work_duration_seconds_sum{name="gpuworkload"`)
+			sample.PatchSum, _ = sumFamily(lines, `rest_client_request_duration_seconds_sum{verb="patch"`)
+			sample.PatchCount, _ = sumFamily(lines, `rest_client_request_duration_seconds_count{verb="patch"`)
+			sample.CPUSeconds, _ = sumFamily(lines, "process_cpu_seconds_total")
 			mutex.Lock()
 			samples = append(samples, sample)
 			mutex.Unlock()
