@@ -28,6 +28,8 @@ type StatusSample struct {
 	PatchSum        float64 `json:"patchSeconds"`
 	PatchCount      float64 `json:"patchCount"`
 	CPUSeconds      float64 `json:"cpuSeconds"`
+	// The placements' latency the statuses' rate is judged against.
+	BaselineMs float64 `json:"baselineMs"`
 }
 
 // traceStatuses samples until the returned stop is called, which answers
@@ -68,6 +70,9 @@ func traceStatuses(reactor *Reactor, start time.Time, every time.Duration) func(
 			sample.PatchSum, _ = sumFamily(lines, `rest_client_request_duration_seconds_sum{verb="patch"`)
 			sample.PatchCount, _ = sumFamily(lines, `rest_client_request_duration_seconds_count{verb="patch"`)
 			sample.CPUSeconds, _ = sumFamily(lines, "process_cpu_seconds_total")
+			if baseline, err := sumFamily(lines, "gpu_placement_status_writes_baseline_seconds"); err == nil {
+				sample.BaselineMs = round(baseline*1000, 2)
+			}
 			mutex.Lock()
 			samples = append(samples, sample)
 			mutex.Unlock()

@@ -397,10 +397,11 @@ CLI::App* addRunCommand(CLI::App& cli, RunFlags& flags) {
       ->capture_default_str();
   run->add_option("--burst", flags.burst, "Client-side request burst")->capture_default_str();
   run->add_option("--busy-status-qps", flags.busyStatusQps,
-                  "GpuWorkload status writes per second at the start; from there the rate "
-                  "yields to the placements' patches (cut while they answer slower than the "
-                  "server's baseline, grown while not, doubled while none are sent), between 1 "
-                  "and --qps (default: a fifth of --qps)");
+                  "GpuWorkload status writes per second when placements start; from there "
+                  "the rate yields to the placements' patches (cut while they answer slower "
+                  "than the server's baseline, measured with the statuses held back for a "
+                  "burst's first second; grown while not; doubled while none are sent), "
+                  "between 1 and --qps (default: a fifth of --qps)");
   run->add_option("--resync", flags.resync, "Re-check every workload this often")
       ->capture_default_str();
   run->add_option("--watch-timeout", flags.watchTimeout,

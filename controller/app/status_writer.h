@@ -24,10 +24,11 @@ namespace gpuplacement::app {
 
 struct StatusBudget {
   int writers = 4;  // status writes in flight at once
-  // Statuses a second: they start at `rate.initial`, and from there yield
-  // to the placements' patches: cut while those answer slower than the
-  // server's baseline, grown while they do not, doubled while there are
-  // none; never outside its minimum and maximum.
+  // Statuses a second: they start at `rate.initial` when placements do,
+  // and from there yield to the placements' patches: cut while those
+  // answer slower than the server's baseline (measured in a burst's first
+  // second with the statuses at their minimum), grown while they do not,
+  // doubled while there are none; never outside its minimum and maximum.
   runtime::LatencyGovernedRateOptions rate;
   // The statuses held, in bytes as they are kept (compressed, about 0.55
   // KB for a status of 3 KB), at most: 16 MiB holds about 30,000, a burst
@@ -80,6 +81,9 @@ class StatusWriter {
   std::size_t bytes() const { return bytes_; }
   // The statuses' rate now, a second.
   double perSecond() { return rate_.rate(clock_.monotonicNow()); }
+  // The placements' patch latency the rate is judged against (zero before
+  // the first placement).
+  std::chrono::nanoseconds baseline() const { return rate_.baseline(); }
 
  private:
   struct Entry {

@@ -61,6 +61,7 @@ class WorkloadReconciler {
   void enqueue(const std::string& key) { controller_.enqueue(runtime::ObjectKey::parse(key)); }
   std::size_t statusesWaiting() const { return statuses_.waiting(); }
   double statusesPerSecond() { return statuses_.perSecond(); }
+  std::chrono::nanoseconds statusBaseline() const { return statuses_.baseline(); }
   void enqueueAll();
   void enqueueWorkloadsOf(const std::string& policy);
   // After a restart: moves this operator started that are still rolling
