@@ -125,9 +125,9 @@ TEST_CASE("the baseline is the lowest median within its window, and a quiet spel
 
 // Regression (bench/run-scale, 10,000 at 200/s, 2026-12-02): the first
 // interval of the burst had the statuses going at their initial rate, its
-// median (30 ms) became the baseline, the placements' 35 ms was within its
-// room, and the statuses kept 200 a second for 30 s while the placements
-// queued. Now the first interval is a probe: the statuses held at their
+// median became the baseline, the placements' 31 to 42 ms stayed within
+// its room, and the statuses kept about 200 a second for 30 s while the
+// placements queued. Now the first interval is a probe: the statuses held at their
 // minimum, the baseline the placements' latency without them.
 TEST_CASE("a burst's first interval measures the baseline with the rate held at its minimum") {
   FakeClock clock;
