@@ -3,6 +3,9 @@
 #include "base/io/yaml_json.h"
 
 #include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -61,13 +64,16 @@ TEST_CASE("aliases that contain themselves or explode are errors") {
     }
     laughs += "]\n";
   }
-  for (const auto& text : {cycle, selfList, laughs}) {
+  const std::vector<std::pair<std::string, std::string>> rows = {
+      {cycle, "nested deeper than 100 levels"},
+      {selfList, "nested deeper than 100 levels"},
+      {laughs, "more values than the document's size allows"}};
+  for (const auto& [text, problem] : rows) {
     CAPTURE(text);
-    const auto start = std::chrono::steady_clock::now();
     const auto document = parseYaml(text, "rules.yaml");
     REQUIRE_FALSE(document.ok());
     CHECK(document.error().field == "rules.yaml");
-    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+    CHECK(document.error().message.find(problem) != std::string::npos);
   }
   // Aliases a person writes on purpose still read.
   auto shared = parseYaml("base: &b {tier: a100}\nfirst: *b\nsecond: *b\n", "t");

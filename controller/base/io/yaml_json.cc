@@ -200,7 +200,7 @@ base::Result<std::vector<json>> parseYamlDocuments(const std::string& text,
       }
       // Without aliases a value takes at least a byte of the text; the
       // floor leaves room for aliases a person writes on purpose.
-      YamlToJson converter(std::max<std::size_t>(100'000, document.size()));
+      YamlToJson converter(std::max<std::size_t>(10'000, document.size()));
       auto value = converter.convert(node);
       if (!value) {
         return base::Error{source, "not valid YAML: " + converter.error()};
