@@ -26,14 +26,21 @@ json replaceStatus(const json& status) {
   return json::array({{{"op", "add"}, {"path", "/status"}, {"value", status}}});
 }
 
-// A status computed for one object must not land on another that took its
-// name (deleted and created again while the status waited): the patch
-// first tests the uid, and the server refuses it whole when that fails.
-json replaceStatusOf(const std::string& uid, const json& status) {
-  auto patch = replaceStatus(status);
+// replaceStatus's patch around a status already JSON text (the writer's
+// held statuses are sent as they are, not parsed and turned to text
+// again). A status computed for one object must not land on another that
+// took its name (deleted and created again while the status waited): the
+// patch first tests the uid, and the server refuses it whole when that
+// fails.
+std::string replaceStatusTextOf(const std::string& uid, const std::string& statusText) {
+  std::string patch = "[";
   if (!uid.empty()) {
-    patch.insert(patch.begin(), json{{"op", "test"}, {"path", "/metadata/uid"}, {"value", uid}});
+    patch += json{{"op", "test"}, {"path", "/metadata/uid"}, {"value", uid}}.dump();
+    patch += ",";
   }
+  patch += R"({"op":"add","path":"/status","value":)";
+  patch += statusText;
+  patch += "}]";
   return patch;
 }
 
@@ -109,9 +116,15 @@ asio::awaitable<kube::ApiResult<json>> ApiWrites::replaceWorkloadStatus(std::str
                                                                         std::string name,
                                                                         std::string uid,
                                                                         json status) {
-  const auto patch = replaceStatusOf(uid, status);
+  co_return co_await replaceWorkloadStatusText(std::move(ns), std::move(name), std::move(uid),
+                                               status.dump());
+}
+
+asio::awaitable<kube::ApiResult<json>> ApiWrites::replaceWorkloadStatusText(
+    std::string ns, std::string name, std::string uid, std::string statusText) {
   const std::string path = workloadPath({ns, name}) + "/status";
-  auto result = co_await client_.patch(path, patch, kube::PatchType::Json);
+  auto result =
+      co_await client_.patchText(path, replaceStatusTextOf(uid, statusText), kube::PatchType::Json);
   noteRefusal("patch gpuworkloads.gpuplacement.io/status", ns,
               !result && result.error().forbidden());
   if (!result) {

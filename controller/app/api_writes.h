@@ -47,6 +47,9 @@ class ApiWrites {
                                                                          std::string name,
                                                                          std::string uid,
                                                                          nlohmann::json status);
+  // The same with the status as JSON text (what the status writer holds).
+  asio::awaitable<kube::ApiResult<nlohmann::json>> replaceWorkloadStatusText(
+      std::string ns, std::string name, std::string uid, std::string statusText);
   asio::awaitable<kube::ApiResult<base::Ok>> replacePolicyStatus(std::string name,
                                                                  nlohmann::json status);
   // The NodeOverlays sharing a policy's prices (core/price_sharing.h): a

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/workload_plan.h"
 #include "runtime/object_key.h"
 
 namespace gpuplacement::app {
@@ -56,6 +57,7 @@ bool StatusWriter::submit(const std::string& key, const std::string& uid, nlohma
     compressor_.setReference(text);
   }
   auto packed = compressor_.pack(text);
+  const auto digest = core::statusDigest(status);
   if (const auto it = pending_.find(key); it != pending_.end()) {
     auto& entry = it->second;
     if (!entry.next.empty()) {
@@ -64,6 +66,7 @@ bool StatusWriter::submit(const std::string& key, const std::string& uid, nlohma
     bytes_ = bytes_ - entry.next.size() + packed.size();
     entry.next = std::move(packed);
     entry.nextUid = uid;
+    entry.nextDigest = digest;
     entry.failures = 0;
     schedule(key, entry);
     return true;
@@ -76,6 +79,7 @@ bool StatusWriter::submit(const std::string& key, const std::string& uid, nlohma
   auto& entry = pending_[key];
   entry.next = std::move(packed);
   entry.nextUid = uid;
+  entry.nextDigest = digest;
   schedule(key, entry);
   return true;
 }
@@ -87,21 +91,23 @@ std::optional<nlohmann::json> StatusWriter::pending(const std::string& key,
     return std::nullopt;
   }
   const auto& entry = it->second;
-  if (!entry.next.empty()) {
-    return entry.nextUid == uid ? unpack(entry.next) : std::nullopt;
+  const auto text = !entry.next.empty() ? (entry.nextUid == uid ? unpack(entry.next) : std::nullopt)
+                    : entry.inFlightUid == uid ? unpack(entry.inFlight)
+                                               : std::nullopt;
+  if (!text) {
+    return std::nullopt;
   }
-  return entry.inFlightUid == uid ? unpack(entry.inFlight) : std::nullopt;
+  return nlohmann::json::parse(*text);
 }
 
-std::optional<nlohmann::json> StatusWriter::unpack(const std::string& packed) const {
+std::optional<std::string> StatusWriter::unpack(const std::string& packed) const {
   auto text = compressor_.unpack(packed);
   if (!text) {
     // Only a reference changed under a held status could do this; the
     // reconcile then reads the cache's status and decides again.
     log_.error("a held GpuWorkload status does not unpack", {});
-    return std::nullopt;
   }
-  return nlohmann::json::parse(*text);
+  return text;
 }
 
 void StatusWriter::schedule(const std::string& key, Entry& entry) {
@@ -198,6 +204,7 @@ asio::awaitable<void> StatusWriter::write(std::string key) {
   it->second.queued = false;
   it->second.inFlight = std::move(it->second.next);
   it->second.inFlightUid = std::move(it->second.nextUid);
+  it->second.inFlightDigest = it->second.nextDigest;
   it->second.next.clear();
   it->second.nextUid.clear();
   const auto unpacked = unpack(it->second.inFlight);
@@ -209,10 +216,12 @@ asio::awaitable<void> StatusWriter::write(std::string key) {
     pending_.erase(it);
     co_return;
   }
-  const auto& status = *unpacked;
+  // Sent as the text it is held as: nothing parses it on the way out.
+  const std::string& status = *unpacked;
+  const auto digest = it->second.inFlightDigest;
   const auto object = runtime::ObjectKey::parse(key);
-  auto result = co_await writes_.replaceWorkloadStatus(object.ns, object.name,
-                                                       it->second.inFlightUid, status);
+  auto result = co_await writes_.replaceWorkloadStatusText(object.ns, object.name,
+                                                           it->second.inFlightUid, status);
   it = pending_.find(key);  // the map may have grown while the write was out
   if (it == pending_.end()) {
     co_return;  // only this write removes the entry; kept as a guard
@@ -222,7 +231,7 @@ asio::awaitable<void> StatusWriter::write(std::string key) {
     written_.inc({"ok"});
     // The cache has not seen it yet: the expectation holds the reconciles
     // back from here, as pending() did until now.
-    stored_(key, status, *result);
+    stored_(key, digest, status, *result);
   } else if (result.error().notFound()) {
     written_.inc({"gone"});
   } else {
@@ -233,6 +242,7 @@ asio::awaitable<void> StatusWriter::write(std::string key) {
     if (entry.next.empty() && !stopped_) {
       entry.next = std::move(entry.inFlight);
       entry.nextUid = std::move(entry.inFlightUid);
+      entry.nextDigest = entry.inFlightDigest;
       const auto delay = std::min<std::chrono::nanoseconds>(
           kRetryBase * (1LL << std::min(entry.failures, 20)), kRetryCap);
       ++entry.failures;

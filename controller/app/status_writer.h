@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -54,10 +55,11 @@ struct StatusBudget {
 // a burst holds thousands of texts that differ in a few names and figures.
 class StatusWriter {
  public:
-  // Called when the server has stored a status: what was sent and what it
-  // kept (an older CRD prunes fields).
-  using Stored = std::function<void(const std::string& key, const nlohmann::json& written,
-                                    const nlohmann::json& stored)>;
+  // Called when the server has stored a status: what was sent (its
+  // digest, core::statusDigest, and its text) and what it kept (an older
+  // CRD prunes fields).
+  using Stored = std::function<void(const std::string& key, std::uint64_t writtenDigest,
+                                    const std::string& writtenText, const nlohmann::json& stored)>;
 
   // A refused write is tried again with backoff, unless a newer status
   // replaces it first.
@@ -91,13 +93,15 @@ class StatusWriter {
     std::string inFlight;  // the status being written, packed (empty: none)
     std::string nextUid;   // the objects they are for
     std::string inFlightUid;
+    std::uint64_t nextDigest = 0;  // their core::statusDigest
+    std::uint64_t inFlightDigest = 0;
     bool queued = false;
     int failures = 0;  // in a row, for the backoff
   };
   // Queues the key when it has a status to write and none on its way.
   void schedule(const std::string& key, Entry& entry);
   void promoteDueRetries();
-  std::optional<nlohmann::json> unpack(const std::string& packed) const;
+  std::optional<std::string> unpack(const std::string& packed) const;
   asio::awaitable<void> writeLoop();
   asio::awaitable<void> write(std::string key);
 

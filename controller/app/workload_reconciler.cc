@@ -119,8 +119,10 @@ WorkloadReconciler::WorkloadReconciler(runtime::ControllerSet& controllers, Obje
                       .workers(options.workers)
                       .complete([this](const runtime::ObjectKey& key) { return reconcile(key); })),
       statuses_(writes, log, metrics, clock, options.statuses,
-                [this](const std::string& key, const nlohmann::json& written,
-                       const nlohmann::json& stored) { statusStored(key, written, stored); }),
+                [this](const std::string& key, std::uint64_t writtenDigest,
+                       const std::string& writtenText, const nlohmann::json& stored) {
+                  statusStored(key, writtenDigest, writtenText, stored);
+                }),
       placementsTotal_(metrics.counter("gpu_placement_placements_total",
                                        "Placements written to targets (Deployments, StatefulSets, "
                                        "Jobs), by tier and instance type",
@@ -506,17 +508,18 @@ asio::awaitable<base::Result<base::Ok, std::string>> WorkloadReconciler::writeRe
       co_return "writing status: " + stored.error().describe();
     }
     if (stored) {
-      statusStored(key.str(), *record.status, *stored);
+      statusStored(key.str(), core::statusDigest(*record.status), record.status->dump(), *stored);
     }
   }
   co_return base::Ok{};
 }
 
-void WorkloadReconciler::statusStored(const std::string& key, const nlohmann::json& written,
+void WorkloadReconciler::statusStored(const std::string& key, std::uint64_t writtenDigest,
+                                      const std::string& writtenText,
                                       const nlohmann::json& stored) {
   const auto storedDigest = core::statusDigest(stored);
   expectations_.expectStatus(key, storedDigest);
-  noteStoredStatus(key, written, stored, storedDigest);
+  noteStoredStatus(key, writtenDigest, writtenText, stored, storedDigest);
 }
 
 void WorkloadReconciler::readPendingStatus(const std::string& key, Snapshot& snapshot) const {
@@ -531,10 +534,10 @@ void WorkloadReconciler::readPendingStatus(const std::string& key, Snapshot& sna
   snapshot.workload->statusHash = core::statusDigest(*status);
 }
 
-void WorkloadReconciler::noteStoredStatus(const std::string& key, const nlohmann::json& written,
+void WorkloadReconciler::noteStoredStatus(const std::string& key, std::uint64_t writtenDigest,
+                                          const std::string& writtenText,
                                           const nlohmann::json& stored,
                                           std::uint64_t storedDigest) {
-  const auto writtenDigest = core::statusDigest(written);
   if (writtenDigest == storedDigest) {
     rewritten_.erase(key);
     return;
@@ -543,6 +546,7 @@ void WorkloadReconciler::noteStoredStatus(const std::string& key, const nlohmann
   if (!warnedRewritten_) {
     warnedRewritten_ = true;
     std::string changed;
+    const auto written = nlohmann::json::parse(writtenText, nullptr, /*allow_exceptions=*/false);
     for (const auto& operation : nlohmann::json::diff(written, stored)) {
       changed += (changed.empty() ? "" : ", ") + base::stringMember(operation, "op") + " " +
                  base::stringMember(operation, "path");

@@ -110,14 +110,16 @@ class WorkloadReconciler {
   // When the server stores a status other than the one written (fields an
   // older CRD prunes), remember both digests: otherwise every reconcile
   // would see a difference and write the same status again, for ever.
-  void noteStoredStatus(const std::string& key, const nlohmann::json& written,
-                        const nlohmann::json& stored, std::uint64_t storedDigest);
+  // `writtenText` is read only to say what differs, the first time.
+  void noteStoredStatus(const std::string& key, std::uint64_t writtenDigest,
+                        const std::string& writtenText, const nlohmann::json& stored,
+                        std::uint64_t storedDigest);
   void compareWithWhatWasWritten(const std::string& key, Snapshot& snapshot);
   // A status handed to the writer and not yet in the cache is the one in
   // force: the reconcile reads it instead of the cached one.
   void readPendingStatus(const std::string& key, Snapshot& snapshot) const;
-  void statusStored(const std::string& key, const nlohmann::json& written,
-                    const nlohmann::json& stored);
+  void statusStored(const std::string& key, std::uint64_t writtenDigest,
+                    const std::string& writtenText, const nlohmann::json& stored);
   void count(const core::WorkloadRecord& record, const core::WorkloadObject& workload);
   // The target's rollout slot is free: wake who waits for one.
   void finishRollout(const TargetKey& target);

@@ -208,6 +208,14 @@ asio::awaitable<ApiResult<json>> KubeClient::patch(std::string path, const json&
       nullptr, managedFields);
 }
 
+asio::awaitable<ApiResult<json>> KubeClient::patchText(std::string path, std::string body,
+                                                       PatchType type,
+                                                       ManagedFields managedFields) {
+  co_return co_await executeJson(
+      "patch", makeRequest(Method::Patch, std::move(path), std::move(body), contentTypeOf(type)),
+      nullptr, managedFields);
+}
+
 asio::awaitable<ApiResult<json>> KubeClient::remove(std::string path) {
   co_return co_await executeJson("delete", makeRequest(Method::Delete, std::move(path)));
 }

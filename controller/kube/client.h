@@ -87,6 +87,10 @@ class KubeClient {
   asio::awaitable<ApiResult<json>> update(std::string path, const json& body);
   asio::awaitable<ApiResult<json>> patch(std::string path, const json& body, PatchType type,
                                          ManagedFields managedFields = ManagedFields::Drop);
+  // The same with the body already JSON text (a held document is not
+  // parsed again to be sent).
+  asio::awaitable<ApiResult<json>> patchText(std::string path, std::string body, PatchType type,
+                                             ManagedFields managedFields = ManagedFields::Drop);
   asio::awaitable<ApiResult<json>> remove(std::string path);
   // Opens a watch; `path` carries the query (watch=1, resourceVersion, ...).
   // The stream times out after `idleTimeout` without a byte.

@@ -9,6 +9,7 @@
 
 #include <doctest/doctest.h>
 
+#include "core/workload_plan.h"
 #include "support/scripted_writes.h"
 
 namespace gpuplacement::app {
@@ -43,7 +44,10 @@ struct StatusRig : testing::ScriptedWrites {
 
   StatusWriter writer(StatusBudget budget) {
     return StatusWriter(*writes, logger, metrics, clock, budget,
-                        [this](const std::string& key, const json&, const json& status) {
+                        [this](const std::string& key, std::uint64_t digest,
+                               const std::string& text, const json& status) {
+                          // What was sent is what was submitted, and its digest.
+                          CHECK(digest == core::statusDigest(json::parse(text)));
                           stored.emplace_back(key, status);
                         });
   }
