@@ -269,8 +269,10 @@ TEST_CASE("a status goes only to the object it was made for, not one that took i
   CHECK_FALSE(writer.pending("ml/chat", "another-uid").has_value());
   rig.run(writer, std::chrono::milliseconds(800));
   REQUIRE(rig.server.requests().size() == 1);  // refused whole, and not tried again
-  CHECK(json::parse(rig.server.requests()[0].body).at(0) ==
-        json{{"op", "test"}, {"path", "/metadata/uid"}, {"value", kUid}});
+  // The held text sent as it is, inside the JSON Patch: the test, then the status.
+  CHECK(json::parse(rig.server.requests()[0].body) ==
+        json::array({{{"op", "test"}, {"path", "/metadata/uid"}, {"value", kUid}},
+                     {{"op", "add"}, {"path", "/status"}, {"value", status(1)}}}));
   CHECK(rig.stored.empty());
   CHECK(writer.waiting() == 0);
   CHECK(rig.metric("gpu_placement_status_writes_total{result=\"gone\"} 1"));
