@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "core/workload_plan.h"
 #include "runtime/object_key.h"
 
 namespace gpuplacement::app {
@@ -49,7 +48,8 @@ void StatusWriter::placementAnswered(std::chrono::nanoseconds latency) {
   rate_.observe(latency, clock_.monotonicNow());
 }
 
-bool StatusWriter::submit(const std::string& key, const std::string& uid, nlohmann::json status) {
+bool StatusWriter::submit(const std::string& key, const std::string& uid, nlohmann::json status,
+                          std::uint64_t digest) {
   const auto text = status.dump();
   if (pending_.empty()) {
     // Nothing held was packed against the reference: a fresh one, the
@@ -57,7 +57,6 @@ bool StatusWriter::submit(const std::string& key, const std::string& uid, nlohma
     compressor_.setReference(text);
   }
   auto packed = compressor_.pack(text);
-  const auto digest = core::statusDigest(status);
   if (const auto it = pending_.find(key); it != pending_.end()) {
     auto& entry = it->second;
     if (!entry.next.empty()) {

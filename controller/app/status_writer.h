@@ -70,8 +70,10 @@ class StatusWriter {
   void placementAnswered(std::chrono::nanoseconds latency);
 
   // False when the writer is full: write it yourself. `uid` is the object's
-  // the status was computed for: it is written to that object only.
-  bool submit(const std::string& key, const std::string& uid, nlohmann::json status);
+  // the status was computed for: it is written to that object only;
+  // `digest` is its core::statusDigest, handed back when it is stored.
+  bool submit(const std::string& key, const std::string& uid, nlohmann::json status,
+              std::uint64_t digest);
   // The status waiting or being written for the object `uid` under `key`;
   // none when none (or one for another object of that name).
   std::optional<nlohmann::json> pending(const std::string& key, const std::string& uid) const;

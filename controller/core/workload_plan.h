@@ -212,6 +212,7 @@ std::optional<TargetOutcome> outcomeWithoutWrite(const TargetWrite& write,
 struct WorkloadRecord {
   std::optional<std::vector<std::string>> finalizers;  // to write, when they change
   std::optional<nlohmann::json> status;  // to write, when it differs from the stored one
+  std::uint64_t statusDigest = 0;        // statusDigest(*status), when there is one
   std::vector<Event> events;
   std::optional<Placement> inForce;     // what runs now, for the cost gauges (not an ended Job)
   std::optional<Placement> placedNow;   // written by this reconcile

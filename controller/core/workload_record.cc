@@ -245,8 +245,9 @@ WorkloadRecord recordWorkload(const WorkloadInput& input, WorkloadPlan plan,
                          workload.spec->targetRef.name, input.target->replicas, input.autoscaler);
   }
   auto status = statusToJson(plan.view);
-  if (statusDigest(status) != workload.statusHash) {
+  if (const auto digest = statusDigest(status); digest != workload.statusHash) {
     record.status = std::move(status);
+    record.statusDigest = digest;
   }
   record.events = std::move(plan.events);
   record.next = plan.next;

@@ -73,6 +73,12 @@ struct StatusRig : testing::ScriptedWrites {
   bool metric(const std::string& line) { return metrics.render().find(line) != std::string::npos; }
 };
 
+// Submits a status with its digest, as the reconciler does.
+bool submitTo(StatusWriter& writer, const std::string& key, const std::string& uid,
+              const json& status) {
+  return writer.submit(key, uid, status, core::statusDigest(status));
+}
+
 // The object the statuses are for.
 const std::string kUid = "4f1c0e2a-0000-4000-8000-000000000001";
 
@@ -87,7 +93,7 @@ const std::string kPath = "/apis/gpuplacement.io/v1alpha1/namespaces/ml/gpuworkl
 TEST_CASE("one workload's statuses go out one at a time, the newest replacing those waiting") {
   StatusRig rig;
   auto writer = rig.writer({});
-  REQUIRE(writer.submit("ml/chat", kUid, status(1)));
+  REQUIRE(submitTo(writer, "ml/chat", kUid, status(1)));
   // While the first is on its way two more come: the third replaces the
   // second, and goes out only once the first has been stored.
   bool submitted = false;
@@ -95,8 +101,8 @@ TEST_CASE("one workload's statuses go out one at a time, the newest replacing th
   rig.onRequest = [&] {
     if (!submitted) {
       submitted = true;
-      writer.submit("ml/chat", kUid, status(2));
-      writer.submit("ml/chat", kUid, status(3));
+      submitTo(writer, "ml/chat", kUid, status(2));
+      submitTo(writer, "ml/chat", kUid, status(3));
       pendingDuringWrite = *writer.pending("ml/chat", kUid);
     }
   };
@@ -121,7 +127,7 @@ TEST_CASE("a refused status is tried again after a backoff, and stays readable m
   auto writer = rig.writer({});
   int answered = 0;
   rig.answer = [&](const json&) { return ++answered == 1 ? 500u : 200u; };
-  REQUIRE(writer.submit("ml/chat", kUid, status(1)));
+  REQUIRE(submitTo(writer, "ml/chat", kUid, status(1)));
   json pendingAfterRefusal;
   asio::steady_timer look(rig.context, std::chrono::milliseconds(250));
   look.async_wait([&](auto) {
@@ -143,7 +149,7 @@ TEST_CASE("a workload gone (404) drops its status, without retrying") {
   StatusRig rig;
   auto writer = rig.writer({});
   rig.answer = [](const json&) { return 404u; };
-  REQUIRE(writer.submit("ml/chat", kUid, status(1)));
+  REQUIRE(submitTo(writer, "ml/chat", kUid, status(1)));
   rig.run(writer, std::chrono::milliseconds(800));
   CHECK(rig.written().size() == 1);
   CHECK(rig.stored.empty());
@@ -162,7 +168,7 @@ TEST_CASE("statuses slow while the placements' patches answer slowly, and catch 
                                      .interval = std::chrono::milliseconds(100)}});
   constexpr int kStatuses = 60;
   for (int i = 0; i < kStatuses; ++i) {
-    REQUIRE(writer.submit("ml/w" + std::to_string(i), kUid, status(i)));
+    REQUIRE(submitTo(writer, "ml/w" + std::to_string(i), kUid, status(i)));
   }
   // A placement answered in 5 ms (the baseline), then from 0.1 s to 0.7 s
   // one every 10 ms in 300 ms: the server is queueing.
@@ -216,14 +222,14 @@ TEST_CASE("statuses held after the writer emptied come back whole, packed agains
   asio::steady_timer later(rig.context, std::chrono::milliseconds(200));
   later.async_wait([&](auto) {
     emptied = held->waiting() == 0;
-    held->submit("ml/b", kUid, other);
-    held->submit("ml/c", kUid, status(2));
+    submitTo(*held, "ml/b", kUid, other);
+    submitTo(*held, "ml/c", kUid, status(2));
     heldOther = held->pending("ml/b", kUid);
     heldNext = held->pending("ml/c", kUid);
   });
   auto writer = rig.writer({});
   held = &writer;
-  REQUIRE(writer.submit("ml/a", kUid, status(1)));
+  REQUIRE(submitTo(writer, "ml/a", kUid, status(1)));
   rig.run(writer, std::chrono::milliseconds(600));
   CHECK(emptied);
   CHECK(heldOther == other);
@@ -246,10 +252,10 @@ TEST_CASE("a full writer says so, and the reconcile writes the status itself") {
   const auto first = compressor.pack(status(1).dump()).size();
   const auto second = compressor.pack(status(2).dump()).size();
   auto writer = rig.writer({.writers = 4, .rate = {}, .queueBytes = 2 * first + first / 2});
-  CHECK(writer.submit("ml/a", kUid, status(1)));
-  CHECK(writer.submit("ml/b", kUid, status(1)));
-  CHECK_FALSE(writer.submit("ml/c", kUid, status(1)));
-  CHECK(writer.submit("ml/a", kUid, status(2)));  // one already waiting is replaced, full or not
+  CHECK(submitTo(writer, "ml/a", kUid, status(1)));
+  CHECK(submitTo(writer, "ml/b", kUid, status(1)));
+  CHECK_FALSE(submitTo(writer, "ml/c", kUid, status(1)));
+  CHECK(submitTo(writer, "ml/a", kUid, status(2)));  // one already waiting is replaced, full or not
   CHECK(writer.waiting() == 2);
   CHECK(writer.bytes() == first + second);
   CHECK(rig.metric("gpu_placement_statuses_written_inline_total 1"));
@@ -263,7 +269,7 @@ TEST_CASE("a status goes only to the object it was made for, not one that took i
   // The server holds another object under the name now: the uid test fails.
   rig.answer = [](const json&) { return 422u; };
   auto writer = rig.writer({});
-  REQUIRE(writer.submit("ml/chat", kUid, status(1)));
+  REQUIRE(submitTo(writer, "ml/chat", kUid, status(1)));
   // The new object's reconcile does not read the old one's status as its own.
   CHECK(writer.pending("ml/chat", kUid) == status(1));
   CHECK_FALSE(writer.pending("ml/chat", "another-uid").has_value());

@@ -231,6 +231,9 @@ inline Reconciled reconcile(World& world, std::optional<TargetOutcome::Kind> ser
     }
   }
   result.record = recordWorkload(input, result.plan, result.outcome ? &*result.outcome : nullptr);
+  // The digest handed to the status writer is the status's own.
+  CHECK(result.record.statusDigest ==
+        (result.record.status ? statusDigest(*result.record.status) : 0));
   return result;
 }
 
