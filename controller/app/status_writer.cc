@@ -89,10 +89,13 @@ std::optional<nlohmann::json> StatusWriter::pending(const std::string& key,
   if (it == pending_.end()) {
     return std::nullopt;
   }
+  // The newest: the one waiting, else the one on its way.
   const auto& entry = it->second;
-  const auto text = !entry.next.empty() ? (entry.nextUid == uid ? unpack(entry.next) : std::nullopt)
-                    : entry.inFlightUid == uid ? unpack(entry.inFlight)
-                                               : std::nullopt;
+  const bool waiting = !entry.next.empty();
+  if ((waiting ? entry.nextUid : entry.inFlightUid) != uid) {
+    return std::nullopt;
+  }
+  const auto text = unpack(waiting ? entry.next : entry.inFlight);
   if (!text) {
     return std::nullopt;
   }
