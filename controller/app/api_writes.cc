@@ -65,7 +65,7 @@ asio::awaitable<kube::ApiResult<TargetRead>> ApiWrites::readTarget(TargetKey tar
   // Each path is a named local, never a temporary of the co_await
   // expression: g++ 12 frees a braced temporary ({ns, name}) there twice.
   const std::string path = targetPath(target);
-  auto result = co_await client_.get(path, kube::KubeClient::ManagedFields::Keep);
+  auto result = co_await client_.get(path, kube::KubeClient::Keep::All);
   if (!result) {
     co_return result.error();
   }
@@ -74,8 +74,8 @@ asio::awaitable<kube::ApiResult<TargetRead>> ApiWrites::readTarget(TargetKey tar
 
 asio::awaitable<kube::ApiResult<TargetRead>> ApiWrites::patchTarget(TargetKey target, json patch) {
   const std::string path = asFieldManager(targetPath(target));
-  auto result = co_await client_.patch(path, patch, kube::PatchType::Strategic,
-                                       kube::KubeClient::ManagedFields::Keep);
+  auto result =
+      co_await client_.patch(path, patch, kube::PatchType::Strategic, kube::KubeClient::Keep::All);
   noteRefusal("patch " + rbacResource(target.kind), target.object.ns,
               !result && result.error().forbidden());
   if (!result) {
@@ -123,8 +123,10 @@ asio::awaitable<kube::ApiResult<json>> ApiWrites::replaceWorkloadStatus(std::str
 asio::awaitable<kube::ApiResult<json>> ApiWrites::replaceWorkloadStatusText(
     std::string ns, std::string name, std::string uid, std::string statusText) {
   const std::string path = workloadPath({ns, name}) + "/status";
+  // Only the status of the answer is read: the rest comes by the watch.
   auto result =
-      co_await client_.patchText(path, replaceStatusTextOf(uid, statusText), kube::PatchType::Json);
+      co_await client_.patchText(path, replaceStatusTextOf(uid, statusText), kube::PatchType::Json,
+                                 kube::KubeClient::Keep::StatusOnly);
   noteRefusal("patch gpuworkloads.gpuplacement.io/status", ns,
               !result && result.error().forbidden());
   if (!result) {
@@ -144,7 +146,8 @@ asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::replacePolicyStatus(std::s
                                                                           json status) {
   const std::string path = policyPath(name) + "/status";
   const auto patch = replaceStatus(status);
-  auto result = co_await client_.patch(path, patch, kube::PatchType::Json);
+  auto result = co_await client_.patch(path, patch, kube::PatchType::Json,
+                                       kube::KubeClient::Keep::StatusOnly);
   if (!result) {
     co_return result.error();
   }

@@ -154,14 +154,13 @@ asio::awaitable<ApiResult<HttpResponse>> KubeClient::execute(const char* verb,
 
 asio::awaitable<ApiResult<json>> KubeClient::executeJson(const char* verb, HttpRequest request,
                                                          const runtime::ListItemSink* onItem,
-                                                         ManagedFields managedFields) {
+                                                         Keep keep) {
   auto response = co_await execute(verb, std::move(request));
   if (!response) {
     co_return std::move(response).error();
   }
-  auto document = onItem
-                      ? runtime::parseList(response->body, *onItem)
-                      : runtime::parseObject(response->body, managedFields == ManagedFields::Keep);
+  auto document = onItem ? runtime::parseList(response->body, *onItem)
+                         : runtime::parseObject(response->body, keep);
   if (document.is_discarded()) {
     ApiError error = noAnswer("the server's answer is not JSON", false, "InvalidResponse");
     error.status = response->status;
@@ -170,9 +169,8 @@ asio::awaitable<ApiResult<json>> KubeClient::executeJson(const char* verb, HttpR
   co_return document;
 }
 
-asio::awaitable<ApiResult<json>> KubeClient::get(std::string path, ManagedFields managedFields) {
-  co_return co_await executeJson("get", makeRequest(Method::Get, std::move(path)), nullptr,
-                                 managedFields);
+asio::awaitable<ApiResult<json>> KubeClient::get(std::string path, Keep keep) {
+  co_return co_await executeJson("get", makeRequest(Method::Get, std::move(path)), nullptr, keep);
 }
 
 asio::awaitable<ApiResult<std::string>> KubeClient::getText(std::string path) {
@@ -202,18 +200,17 @@ asio::awaitable<ApiResult<json>> KubeClient::update(std::string path, const json
 }
 
 asio::awaitable<ApiResult<json>> KubeClient::patch(std::string path, const json& body,
-                                                   PatchType type, ManagedFields managedFields) {
+                                                   PatchType type, Keep keep) {
   co_return co_await executeJson(
       "patch", makeRequest(Method::Patch, std::move(path), body.dump(), contentTypeOf(type)),
-      nullptr, managedFields);
+      nullptr, keep);
 }
 
 asio::awaitable<ApiResult<json>> KubeClient::patchText(std::string path, std::string body,
-                                                       PatchType type,
-                                                       ManagedFields managedFields) {
+                                                       PatchType type, Keep keep) {
   co_return co_await executeJson(
       "patch", makeRequest(Method::Patch, std::move(path), std::move(body), contentTypeOf(type)),
-      nullptr, managedFields);
+      nullptr, keep);
 }
 
 asio::awaitable<ApiResult<json>> KubeClient::remove(std::string path) {

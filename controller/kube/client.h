@@ -70,11 +70,10 @@ class KubeClient {
   KubeClient(std::unique_ptr<Transport> transport, std::unique_ptr<CredentialSource> credentials,
              ClientOptions options, const runtime::Clock& clock);
 
-  // Answers leave metadata.managedFields out unless asked to keep them.
-  enum class ManagedFields { Drop, Keep };
+  // What of an answer is parsed: by default all but metadata.managedFields.
+  using Keep = runtime::Keep;
 
-  asio::awaitable<ApiResult<json>> get(std::string path,
-                                       ManagedFields managedFields = ManagedFields::Drop);
+  asio::awaitable<ApiResult<json>> get(std::string path, Keep keep = Keep::AllButManagedFields);
   // A body that is not JSON, such as a service's /metrics through the API
   // server's service proxy.
   asio::awaitable<ApiResult<std::string>> getText(std::string path);
@@ -86,11 +85,11 @@ class KubeClient {
   asio::awaitable<ApiResult<json>> create(std::string path, const json& body);
   asio::awaitable<ApiResult<json>> update(std::string path, const json& body);
   asio::awaitable<ApiResult<json>> patch(std::string path, const json& body, PatchType type,
-                                         ManagedFields managedFields = ManagedFields::Drop);
+                                         Keep keep = Keep::AllButManagedFields);
   // The same with the body already JSON text (a held document is not
   // parsed again to be sent).
   asio::awaitable<ApiResult<json>> patchText(std::string path, std::string body, PatchType type,
-                                             ManagedFields managedFields = ManagedFields::Drop);
+                                             Keep keep = Keep::AllButManagedFields);
   asio::awaitable<ApiResult<json>> remove(std::string path);
   // Opens a watch; `path` carries the query (watch=1, resourceVersion, ...).
   // The stream times out after `idleTimeout` without a byte.
@@ -106,7 +105,7 @@ class KubeClient {
   // Parses the answer whole, or a list item by item when onItem is given.
   asio::awaitable<ApiResult<json>> executeJson(const char* verb, HttpRequest request,
                                                const runtime::ListItemSink* onItem = nullptr,
-                                               ManagedFields managedFields = ManagedFields::Drop);
+                                               Keep keep = Keep::AllButManagedFields);
   asio::awaitable<void> pace();
   asio::awaitable<void> sleep(std::chrono::nanoseconds duration);
   std::chrono::nanoseconds backoff(int attempt);

@@ -14,9 +14,20 @@ bool keepKey(const json& key) {
 
 }  // namespace
 
-json parseObject(std::string_view text, bool keepManagedFields) {
-  if (keepManagedFields) {
-    return json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+json parseObject(std::string_view text, Keep keep) {
+  switch (keep) {
+    case Keep::All:
+      return json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+    case Keep::StatusOnly: {
+      // The object's own keys are at depth 1.
+      const json::parser_callback_t statusOnly = [](int depth, Event event, json& parsed) {
+        return event != Event::key || depth != 1 ||
+               parsed.get_ref<const std::string&>() == "status";
+      };
+      return json::parse(text.begin(), text.end(), statusOnly, /*allow_exceptions=*/false);
+    }
+    case Keep::AllButManagedFields:
+      break;
   }
   const json::parser_callback_t skipManagedFields = [](int, Event event, json& parsed) {
     return event != Event::key || keepKey(parsed);

@@ -7,13 +7,19 @@
 
 namespace gpuplacement::runtime {
 
-// Parses an API object, a list or a watch event, leaving out every
-// metadata.managedFields on the way: server-side apply bookkeeping that a
-// controller never reads, often half of an object's bytes. Returns a
-// discarded value (is_discarded()) when the text is not JSON.
-// `keepManagedFields` keeps them, for the rare answer that is asked who
-// wrote a field.
-nlohmann::json parseObject(std::string_view text, bool keepManagedFields = false);
+// What a parse of an API object builds; what it leaves out is skipped as
+// it is read, never built.
+enum class Keep {
+  // Every metadata.managedFields left out: server-side apply bookkeeping
+  // that a controller never reads, often half of an object's bytes.
+  AllButManagedFields,
+  All,         // for the rare answer that is asked who wrote a field
+  StatusOnly,  // a status write's answer: only its top-level "status"
+};
+
+// Parses an API object, a list or a watch event. Returns a discarded value
+// (is_discarded()) when the text is not JSON.
+nlohmann::json parseObject(std::string_view text, Keep keep = Keep::AllButManagedFields);
 
 // Receives each object of a list as it is parsed; only one object of a
 // list exists at a time.

@@ -201,8 +201,8 @@ TEST_CASE("places a Deployment next to the user's fields, re-places it, and clea
   // one field the operator owns, not each leaf, and the write costs less.
   asio::io_context context;
   auto admin = c.plane().adminClient(context.get_executor());
-  auto withFields = runtime::runSync(
-      context, admin->get(workloadPath(ns, "llm"), kube::KubeClient::ManagedFields::Keep));
+  auto withFields =
+      runtime::runSync(context, admin->get(workloadPath(ns, "llm"), kube::KubeClient::Keep::All));
   REQUIRE_MESSAGE(withFields.ok(), gpuplacement::testing::whyNot(withFields));
   json ownedStatus;
   for (const auto& entry : (*withFields)["metadata"]["managedFields"]) {

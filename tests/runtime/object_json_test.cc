@@ -29,6 +29,23 @@ TEST_CASE("an object loses its managedFields and keeps everything else") {
   CHECK(parseObject("{not json").is_discarded());
 }
 
+TEST_CASE("what a parse keeps: all, all but managedFields, or the status alone") {
+  const char* text =
+      R"({"metadata": {"name": "x", "managedFields": [{"manager": "m"}]},
+          "spec": {"status": "spec's own"},
+          "status": {"phase": "Placed", "managedFields": "a status's own field"}})";
+  CHECK(parseObject(text, Keep::All) == json::parse(text));
+  CHECK(parseObject(text, Keep::AllButManagedFields) ==
+        json::parse(R"({"metadata": {"name": "x"}, "spec": {"status": "spec's own"},
+                        "status": {"phase": "Placed"}})"));
+  // Only the top-level status, with everything in it; a nested "status" is
+  // not taken for it.
+  CHECK(parseObject(text, Keep::StatusOnly) ==
+        json::parse(R"({"status": {"phase": "Placed", "managedFields": "a status's own field"}})"));
+  CHECK(parseObject(R"({"metadata": {}})", Keep::StatusOnly) == json::object());
+  CHECK(parseObject("{not json", Keep::StatusOnly).is_discarded());
+}
+
 TEST_CASE("a list hands over its items one by one and keeps its own metadata") {
   std::vector<json> items;
   const auto list = parseList(kList, [&](json& item) { items.push_back(std::move(item)); });
