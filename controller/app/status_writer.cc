@@ -83,8 +83,8 @@ bool StatusWriter::submit(const std::string& key, const std::string& uid, nlohma
   return true;
 }
 
-std::optional<nlohmann::json> StatusWriter::pending(const std::string& key,
-                                                    const std::string& uid) const {
+std::optional<StatusWriter::Held> StatusWriter::pending(const std::string& key,
+                                                        const std::string& uid) const {
   const auto it = pending_.find(key);
   if (it == pending_.end()) {
     return std::nullopt;
@@ -99,7 +99,7 @@ std::optional<nlohmann::json> StatusWriter::pending(const std::string& key,
   if (!text) {
     return std::nullopt;
   }
-  return nlohmann::json::parse(*text);
+  return Held{nlohmann::json::parse(*text), waiting ? entry.nextDigest : entry.inFlightDigest};
 }
 
 std::optional<std::string> StatusWriter::unpack(const std::string& packed) const {

@@ -74,9 +74,14 @@ class StatusWriter {
   // `digest` is its core::statusDigest, handed back when it is stored.
   bool submit(const std::string& key, const std::string& uid, nlohmann::json status,
               std::uint64_t digest);
+  // A status held, with the digest it was submitted with.
+  struct Held {
+    nlohmann::json status;
+    std::uint64_t digest = 0;
+  };
   // The status waiting or being written for the object `uid` under `key`;
   // none when none (or one for another object of that name).
-  std::optional<nlohmann::json> pending(const std::string& key, const std::string& uid) const;
+  std::optional<Held> pending(const std::string& key, const std::string& uid) const;
   // Writes until stop(), then what is left for a moment.
   asio::awaitable<void> run();
   void stop();

@@ -526,12 +526,12 @@ void WorkloadReconciler::readPendingStatus(const std::string& key, Snapshot& sna
   if (!snapshot.workload) {
     return;
   }
-  const auto status = statuses_.pending(key, snapshot.workload->uid);
-  if (!status) {
+  const auto held = statuses_.pending(key, snapshot.workload->uid);
+  if (!held) {
     return;
   }
-  snapshot.workload->status = core::workloadStatusFromJson(*status);
-  snapshot.workload->statusHash = core::statusDigest(*status);
+  snapshot.workload->status = core::workloadStatusFromJson(held->status);
+  snapshot.workload->statusHash = held->digest;
 }
 
 void WorkloadReconciler::noteStoredStatus(const std::string& key, std::uint64_t writtenDigest,

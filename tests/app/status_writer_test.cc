@@ -79,6 +79,18 @@ bool submitTo(StatusWriter& writer, const std::string& key, const std::string& u
   return writer.submit(key, uid, status, core::statusDigest(status));
 }
 
+// The status held for `key`, checked to come back with the digest it was
+// submitted with.
+std::optional<json> heldStatus(const StatusWriter& writer, const std::string& key,
+                               const std::string& uid) {
+  auto held = writer.pending(key, uid);
+  if (!held) {
+    return std::nullopt;
+  }
+  CHECK(held->digest == core::statusDigest(held->status));
+  return std::move(held->status);
+}
+
 // The object the statuses are for.
 const std::string kUid = "4f1c0e2a-0000-4000-8000-000000000001";
 
@@ -103,11 +115,11 @@ TEST_CASE("one workload's statuses go out one at a time, the newest replacing th
       submitted = true;
       submitTo(writer, "ml/chat", kUid, status(2));
       submitTo(writer, "ml/chat", kUid, status(3));
-      pendingDuringWrite = *writer.pending("ml/chat", kUid);
+      pendingDuringWrite = *heldStatus(writer, "ml/chat", kUid);
     }
   };
-  CHECK(writer.pending("ml/chat", kUid) == status(1));
-  CHECK_FALSE(writer.pending("ml/other", kUid).has_value());
+  CHECK(heldStatus(writer, "ml/chat", kUid) == status(1));
+  CHECK_FALSE(heldStatus(writer, "ml/other", kUid).has_value());
   rig.run(writer, std::chrono::milliseconds(500));
   const auto written = rig.written();
   REQUIRE(written.size() == 2);
@@ -116,7 +128,7 @@ TEST_CASE("one workload's statuses go out one at a time, the newest replacing th
   CHECK(pendingDuringWrite == status(3));
   REQUIRE(rig.stored.size() == 2);
   CHECK(rig.stored[1] == std::pair{std::string("ml/chat"), status(3)});
-  CHECK_FALSE(writer.pending("ml/chat", kUid).has_value());
+  CHECK_FALSE(heldStatus(writer, "ml/chat", kUid).has_value());
   CHECK(writer.waiting() == 0);
   CHECK(rig.metric("gpu_placement_statuses_coalesced_total 1"));
   CHECK(rig.metric("gpu_placement_status_writes_total{result=\"ok\"} 2"));
@@ -131,7 +143,7 @@ TEST_CASE("a refused status is tried again after a backoff, and stays readable m
   json pendingAfterRefusal;
   asio::steady_timer look(rig.context, std::chrono::milliseconds(250));
   look.async_wait([&](auto) {
-    if (auto held = writer.pending("ml/chat", kUid)) {
+    if (auto held = heldStatus(writer, "ml/chat", kUid)) {
       pendingAfterRefusal = std::move(*held);
     }
   });
@@ -224,8 +236,8 @@ TEST_CASE("statuses held after the writer emptied come back whole, packed agains
     emptied = held->waiting() == 0;
     submitTo(*held, "ml/b", kUid, other);
     submitTo(*held, "ml/c", kUid, status(2));
-    heldOther = held->pending("ml/b", kUid);
-    heldNext = held->pending("ml/c", kUid);
+    heldOther = heldStatus(*held, "ml/b", kUid);
+    heldNext = heldStatus(*held, "ml/c", kUid);
   });
   auto writer = rig.writer({});
   held = &writer;
@@ -271,8 +283,8 @@ TEST_CASE("a status goes only to the object it was made for, not one that took i
   auto writer = rig.writer({});
   REQUIRE(submitTo(writer, "ml/chat", kUid, status(1)));
   // The new object's reconcile does not read the old one's status as its own.
-  CHECK(writer.pending("ml/chat", kUid) == status(1));
-  CHECK_FALSE(writer.pending("ml/chat", "another-uid").has_value());
+  CHECK(heldStatus(writer, "ml/chat", kUid) == status(1));
+  CHECK_FALSE(heldStatus(writer, "ml/chat", "another-uid").has_value());
   rig.run(writer, std::chrono::milliseconds(800));
   REQUIRE(rig.server.requests().size() == 1);  // refused whole, and not tried again
   // The held text sent as it is, inside the JSON Patch: the test, then the status.
