@@ -23,7 +23,7 @@ RUN scripts/setup --packages-only && scripts/build-release build
 
 FROM debian:bookworm-20261005-slim@sha256:7c7b2c966bc9ee8cedfeef67e0e279108992c77681fa595db4a9d65c06ccc587
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libssl3 libyaml-cpp0.7 libzstd1 ca-certificates \
+ && apt-get install -y --no-install-recommends libssl3 libyaml-cpp0.7 libzstd1 libjemalloc2 ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/bin/gpu-placement /usr/local/bin/gpu-placement
 # The built-in catalog and rules, for reference and as a starting point

@@ -94,15 +94,16 @@ void Manager::registerGauges(MetricsRegistry& metrics) {
   // What resident memory is made of, beside process_resident_memory_bytes.
   auto& heap = metrics.gauge(
       "gpu_placement_heap_bytes",
-      "malloc's heap: in_use, free (inside the heap), mapped; read every 10 s", {"state"});
+      "The allocator's heap: in_use, free (resident, not in use), mapped; read every 10 s",
+      {"state"});
   metrics.onCollect([this, &generation, &leader, &eventsWaiting, &statusesWaiting, &statusRate,
                      &statusBaseline, &heap] {
     eventsWaiting.set({}, static_cast<double>(events_.waiting()));
     statusesWaiting.set({}, static_cast<double>(workloads_.statusesWaiting()));
     statusRate.set({}, workloads_.statusesPerSecond());
     statusBaseline.set({}, std::chrono::duration<double>(workloads_.statusBaseline()).count());
-    // Read by the trim loop every 10 s: mallinfo2 walks the heap's free
-    // lists, too dear for every scrape.
+    // Read by the trim loop every 10 s: glibc's mallinfo2 walks the heap's
+    // free lists, too dear for every scrape.
     const auto& usage = heap_;
     heap.set({"in_use"}, static_cast<double>(usage.inUse));
     heap.set({"free"}, static_cast<double>(usage.free));

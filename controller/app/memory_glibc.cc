@@ -1,6 +1,9 @@
-#include "app/memory.h"
-
+// glibc's malloc, where the operator is built without jemalloc
+// (GPUPLACEMENT_JEMALLOC=OFF; sanitizer trees, whose allocator stands in
+// for both).
 #include <malloc.h>
+
+#include "app/memory.h"
 
 namespace gpuplacement::app {
 
