@@ -112,14 +112,6 @@ std::string ApiWrites::refusals() const {
   return text;
 }
 
-asio::awaitable<kube::ApiResult<json>> ApiWrites::replaceWorkloadStatus(std::string ns,
-                                                                        std::string name,
-                                                                        std::string uid,
-                                                                        json status) {
-  co_return co_await replaceWorkloadStatusText(std::move(ns), std::move(name), std::move(uid),
-                                               status.dump());
-}
-
 asio::awaitable<kube::ApiResult<json>> ApiWrites::replaceWorkloadStatusText(
     std::string ns, std::string name, std::string uid, std::string statusText) {
   const std::string path = workloadPath({ns, name}) + "/status";

@@ -39,15 +39,10 @@ class ApiWrites {
   // A strategic merge patch of a pod (its resourceVersion is the precondition).
   asio::awaitable<kube::ApiResult<base::Ok>> patchPod(std::string ns, std::string name,
                                                       nlohmann::json patch);
-  // Replaces the whole status (a JSON Patch "add" of /status, so fields the
-  // new one lacks do not linger); answers the status as the server stored it.
-  // Only on the object of `uid` (none: any): on another that has taken the
-  // name since, it writes nothing and answers 404.
-  asio::awaitable<kube::ApiResult<nlohmann::json>> replaceWorkloadStatus(std::string ns,
-                                                                         std::string name,
-                                                                         std::string uid,
-                                                                         nlohmann::json status);
-  // The same with the status as JSON text (what the status writer holds).
+  // Replaces the whole status, given as JSON text (a JSON Patch "add" of
+  // /status, so fields the new one lacks do not linger); answers the status
+  // as the server stored it. Only on the object of `uid` (none: any): on
+  // another that has taken the name since, it writes nothing and answers 404.
   asio::awaitable<kube::ApiResult<nlohmann::json>> replaceWorkloadStatusText(
       std::string ns, std::string name, std::string uid, std::string statusText);
   asio::awaitable<kube::ApiResult<base::Ok>> replacePolicyStatus(std::string name,

@@ -503,12 +503,13 @@ asio::awaitable<base::Result<base::Ok, std::string>> WorkloadReconciler::writeRe
   const std::string uid = snapshot.workload ? snapshot.workload->uid : std::string();
   if (record.status && !statuses_.submit(key.str(), uid, *record.status, record.statusDigest)) {
     // The writer is full (a burst larger than its queue): write it here.
-    auto stored = co_await writes_.replaceWorkloadStatus(key.ns, key.name, uid, *record.status);
+    std::string text = record.status->dump();
+    auto stored = co_await writes_.replaceWorkloadStatusText(key.ns, key.name, uid, text);
     if (!stored && !stored.error().notFound()) {
       co_return "writing status: " + stored.error().describe();
     }
     if (stored) {
-      statusStored(key.str(), record.statusDigest, record.status->dump(), *stored);
+      statusStored(key.str(), record.statusDigest, text, *stored);
     }
   }
   co_return base::Ok{};

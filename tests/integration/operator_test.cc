@@ -288,15 +288,16 @@ TEST_CASE("a status made for a GpuWorkload since deleted and created again is re
   app::Logger logger(app::LogLevel::Error, app::LogFormat::Text);
   auto client = c.plane().adminClient(context.get_executor());
   app::ApiWrites writes(*client, logger, clock, "test");
-  const json status = {{"observedGeneration", 1}};
+  const std::string status = R"({"observedGeneration":1})";
   // The server tests the uid and refuses the patch; the writer reads that
   // as the object gone.
   auto refused =
-      runtime::runSync(context, writes.replaceWorkloadStatus(ns, "chat", oldUid, status));
+      runtime::runSync(context, writes.replaceWorkloadStatusText(ns, "chat", oldUid, status));
   REQUIRE_FALSE(refused.ok());
   CHECK_MESSAGE(refused.error().notFound(), refused.error().describe());
   CHECK_FALSE(c.mustGet(workloadPath(ns, "chat"))["status"].contains("observedGeneration"));
-  auto stored = runtime::runSync(context, writes.replaceWorkloadStatus(ns, "chat", newUid, status));
+  auto stored =
+      runtime::runSync(context, writes.replaceWorkloadStatusText(ns, "chat", newUid, status));
   REQUIRE_MESSAGE(stored.ok(), gpuplacement::testing::whyNot(stored));
   CHECK((*stored)["observedGeneration"] == 1);
   CHECK(c.mustGet(workloadPath(ns, "chat"))["status"]["observedGeneration"] == 1);
