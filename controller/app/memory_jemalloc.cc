@@ -1,7 +1,7 @@
 // The operator's allocator is jemalloc (GPUPLACEMENT_JEMALLOC): its size
 // classes and thread caches spend about a quarter less CPU per placement
-// than glibc's malloc (docs/benchmarks.md, "jemalloc"), and it returns
-// pages that stay free by itself.
+// than glibc's malloc (docs/benchmarks.md, "jemalloc against glibc's
+// malloc"), and it returns pages that stay free by itself.
 #include <cstdint>
 #include <string>
 
