@@ -4,7 +4,7 @@ namespace gpuplacement::app {
 namespace {
 
 // What is still queued when the operator stops gets this long.
-constexpr auto kFlushOnStop = std::chrono::seconds(2);
+constexpr auto kEventsFlushOnStop = std::chrono::seconds(2);
 
 }  // namespace
 
@@ -55,7 +55,7 @@ asio::awaitable<void> EventRecorder::run() {
       continue;
     }
     if (stopped_ && flushUntil == runtime::MonotonicTime::max()) {
-      flushUntil = clock_.monotonicNow() + kFlushOnStop;
+      flushUntil = clock_.monotonicNow() + kEventsFlushOnStop;
     }
     // The token is taken now; the write waits out its debt (a new Event
     // arriving meanwhile does not cut the wait short; stopping does).

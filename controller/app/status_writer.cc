@@ -10,7 +10,7 @@ namespace {
 // What is still queued when the operator stops gets this long (a pod has
 // 30 s by default between SIGTERM and SIGKILL). What is not written by
 // then is decided again by the next leader, from the targets.
-constexpr auto kFlushOnStop = std::chrono::seconds(10);
+constexpr auto kStatusesFlushOnStop = std::chrono::seconds(10);
 // A refused write is tried again after this, doubling to the cap.
 constexpr auto kRetryBase = std::chrono::milliseconds(500);
 constexpr auto kRetryCap = std::chrono::minutes(5);
@@ -165,7 +165,7 @@ asio::awaitable<void> StatusWriter::writeLoop() {
   while (true) {
     if (stopped_) {
       if (flushUntil == runtime::MonotonicTime::max()) {
-        flushUntil = clock_.monotonicNow() + kFlushOnStop;
+        flushUntil = clock_.monotonicNow() + kStatusesFlushOnStop;
       }
       if (queue_.empty() || clock_.monotonicNow() >= flushUntil) {
         co_return;

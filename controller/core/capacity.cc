@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "base/time_format.h"
+#include "core/quantity.h"
 
 namespace gpuplacement::core {
 namespace {
@@ -162,11 +163,10 @@ bool tolerates(const std::vector<Toleration>& tolerations, const std::vector<Tai
 ReplicaRequests replicaRequestsOf(std::int32_t devices, double podCpu, double fitCpu,
                                   double podMemoryGiB, double fitMemoryGiB,
                                   std::string_view migProfile, bool shared) {
-  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   const double cpu = std::max(podCpu, fitCpu);
   const double memory = std::max(podMemoryGiB, fitMemoryGiB);
   return {devices, static_cast<std::int64_t>(std::ceil(cpu * 1000 - 1e-6)),
-          static_cast<std::int64_t>(std::ceil(memory * kGiB - 1e-3)), migProfile, shared};
+          static_cast<std::int64_t>(std::ceil(memory * kBytesPerGiB - 1e-3)), migProfile, shared};
 }
 
 namespace {

@@ -17,8 +17,6 @@ using json = nlohmann::json;
 using base::memberOf;
 using base::stringMember;
 
-constexpr const char* kInstanceType = "node.kubernetes.io/instance-type";
-
 // A whole count of devices or CPUs from a quantity ("8", "8000m").
 std::int64_t milliOf(const json& value) {
   if (value.is_number_integer()) {
@@ -100,7 +98,7 @@ void readReservation(const json& labels, NodeView& node) {
 std::uint8_t labelBitsOf(const json& labels) {
   const auto has = [&](const char* key) { return memberOf(labels, key).is_string(); };
   std::uint8_t bits = 0;
-  bits |= has(kInstanceType) ? kInstanceTypeLabel : 0;
+  bits |= has(kInstanceTypeKey) ? kInstanceTypeLabel : 0;
   bits |= has("karpenter.k8s.aws/instance-gpu-name") ? kKarpenterGpuLabels : 0;
   bits |= has("karpenter.k8s.aws/instance-accelerator-name") ? kKarpenterNeuronLabels : 0;
   bits |= has("eks.amazonaws.com/instance-gpu-name") ? kAutoModeGpuLabels : 0;
@@ -193,7 +191,7 @@ ReservationEnds reservationEndsFromJson(const json& ec2NodeClass) {
 NodeView nodeFromJson(const json& object) {
   NodeView node;
   const auto& labels = memberOf(memberOf(object, "metadata"), "labels");
-  node.instanceType = stringMember(labels, kInstanceType);
+  node.instanceType = stringMember(labels, kInstanceTypeKey);
   node.capacityType = capacityTypeOf(labels);
   readReservation(labels, node);
   node.nodePool = stringMember(labels, "karpenter.sh/nodepool");

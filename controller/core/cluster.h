@@ -65,6 +65,10 @@ struct Devices {
   Devices& operator-=(const Devices& other);
 };
 
+// The well-known label of a node's instance type (kubelet, the AWS cloud
+// controller manager, Karpenter).
+inline constexpr const char* kInstanceTypeKey = "node.kubernetes.io/instance-type";
+
 // The node-selector labels a node carries, by the scheme they serve.
 enum NodeLabel : std::uint8_t {
   kInstanceTypeLabel = 1,        // node.kubernetes.io/instance-type

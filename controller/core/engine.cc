@@ -12,7 +12,6 @@
 namespace gpuplacement::core {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // Ranks MaxPerformance options that pay for idle devices after all others.
 constexpr double kIdlePenalty = 1e15;
 
@@ -39,13 +38,14 @@ MemoryEstimate estimateMemory(const WorkloadIntent& intent, const MemoryOverhead
   memory.precision = intent.precision;
   memory.bytesPerParameter = bytesPerParameter(intent.precision);
   memory.overhead = overheads.forKind(intent.kind);
-  memory.weightsGiB = static_cast<double>(intent.parameters) * memory.bytesPerParameter / kGiB;
+  memory.weightsGiB =
+      static_cast<double>(intent.parameters) * memory.bytesPerParameter / kBytesPerGiB;
   memory.method = methodOf(intent);
   // Full training keeps 16-bit weights and gradients, fp32 master weights
   // and Adam's moments whatever the storage format: the overhead applies to
   // 2 bytes a parameter (8 of them: 16 bytes), activations on top.
   const double basisGiB = intent.kind == WorkloadKind::Training
-                              ? static_cast<double>(intent.parameters) * 2 / kGiB
+                              ? static_cast<double>(intent.parameters) * 2 / kBytesPerGiB
                               : memory.weightsGiB;
   memory.requiredGiB = basisGiB * memory.overhead;
   memory.runtimeGiB = overheads.runtimeGiB(intent.framework);
@@ -60,7 +60,7 @@ MemoryEstimate estimateMemory(const WorkloadIntent& intent, const MemoryOverhead
     memory.serving = serving;
     memory.overhead = 1;
     memory.kvCacheGiB =
-        memory.kvBytesPerToken * serving.contextTokens * serving.concurrentSequences / kGiB;
+        memory.kvBytesPerToken * serving.contextTokens * serving.concurrentSequences / kBytesPerGiB;
     memory.reserveGiB = overheads.servingReserveGiB;
     memory.kvHeads = intent.shape.kvHeads;
     memory.requiredGiB = memory.weightsGiB + memory.kvCacheGiB + memory.reserveGiB;
@@ -233,7 +233,7 @@ Request PlacementEngine::requestFor(const WorkloadIntent& intent, const MemoryEs
   need.reserveGiB = memory.reserveGiB;
   need.weightsGiB = memory.weightsGiB;
   need.architecture = intent.architecture;
-  need.work = workOf(intent.architecture, intent.parameters, memory.weightsGiB * kGiB);
+  need.work = workOf(intent.architecture, intent.parameters, memory.weightsGiB * kBytesPerGiB);
   need.precision = intent.precision;
   need.training = isTraining(intent.kind);
   need.inference = !need.training;
@@ -258,7 +258,7 @@ Request PlacementEngine::requestFor(const WorkloadIntent& intent, const MemoryEs
       // A decode step of the load reads the weights once and every
       // sequence's keys and values, at the load's full context: the
       // latency a sequence sees when the replica is full.
-      need.work.bytes += memory.kvCacheGiB * kGiB;
+      need.work.bytes += memory.kvCacheGiB * kBytesPerGiB;
       need.work.flops *= memory.serving.concurrentSequences;
       need.sequences = memory.serving.concurrentSequences;
       need.tokensPerSecond = memory.serving.outputTokensPerSecond();

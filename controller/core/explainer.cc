@@ -6,12 +6,11 @@
 #include <limits>
 
 #include "core/explainer_parts.h"
+#include "core/quantity.h"
 
 namespace gpuplacement::core {
 namespace explaining {
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string tokensText(double tokens) {
   return base::formatCount(static_cast<long long>(std::floor(tokens)));
@@ -68,7 +67,7 @@ std::string memoryNoteOf(const WorkloadIntent& intent, const MemoryEstimate& mem
                      formatGiB(headroomGiB) + " GiB beyond the weights stands for the KV cache " +
                      "and activations";
   if (memory.kvBytesPerToken > 0) {
-    note += ", at most " + tokensText(headroomGiB * kGiB / memory.kvBytesPerToken) +
+    note += ", at most " + tokensText(headroomGiB * kBytesPerGiB / memory.kvBytesPerToken) +
             " tokens of fp16 KV cache at " + perToken + (intent.family.empty() ? "" : " (") +
             intent.family + (intent.family.empty() ? "" : ")") + " in all, less the runtime's own";
   }

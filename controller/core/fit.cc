@@ -4,11 +4,12 @@
 #include <cmath>
 #include <limits>
 
+#include "core/quantity.h"
+
 namespace gpuplacement::core {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kEpsilon = 1e-9;
 
 // How long one unit of work takes on `devices` of this accelerator.
@@ -418,7 +419,7 @@ Fit fitCpu(const InstanceType& instance, const Requirement& need) {
 }  // namespace
 
 double tokenLatencyMs(double weightsGiB, double bandwidthGBs) {
-  return bandwidthGBs > 0 ? weightsGiB * kGiB / (bandwidthGBs * 1e9) * 1000 : 0;
+  return bandwidthGBs > 0 ? weightsGiB * kBytesPerGiB / (bandwidthGBs * 1e9) * 1000 : 0;
 }
 
 double timeToFirstTokenMs(const Roofline& roofline, const Requirement& need, int promptTokens) {

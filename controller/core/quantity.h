@@ -10,6 +10,9 @@
 
 namespace gpuplacement::core {
 
+// Bytes in a GiB: the engine sizes memory in GiB, Kubernetes in bytes.
+inline constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+
 // The largest model the engine accepts: ten times today's largest published
 // dense models. Anything above is a typo, not a workload.
 inline constexpr std::uint64_t kMaxParameterCount = 100'000'000'000'000ULL;  // 100T

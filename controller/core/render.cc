@@ -6,8 +6,6 @@ namespace gpuplacement::core {
 
 namespace {
 
-constexpr const char* kInstanceTypeLabel = "node.kubernetes.io/instance-type";
-
 // Selects nodes of the shape the cost assumed: the instance type, or under
 // Karpenter and GPU Feature Discovery the accelerator, its count per node
 // (never more devices than were priced) and, where one name covers two
@@ -33,7 +31,7 @@ void selectNodeShape(const Placement& placement, const InstanceType* instance,
     selector["nvidia.com/gpu.count"] = std::to_string(instance->acceleratorCount);
     return;
   }
-  selector[kInstanceTypeLabel] = placement.instanceType;
+  selector[kInstanceTypeKey] = placement.instanceType;
 }
 
 }  // namespace

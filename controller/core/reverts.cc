@@ -13,7 +13,7 @@ bool withinWindow(const RevertRecord& record, Timestamp now) {
   return last && now - *last <= kRevertSeriesWindow;
 }
 
-std::string joined(const std::vector<std::string>& items) {
+std::string commaJoined(const std::vector<std::string>& items) {
   std::string text;
   for (const auto& item : items) {
     text += (text.empty() ? "" : ", ") + item;
@@ -75,7 +75,7 @@ std::string describeStop(const RevertRecord& record, TargetKind kind, const std:
   std::string resource(base::nameOf(kind));
   std::transform(resource.begin(), resource.end(), resource.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return joined(record.fields) + " of " + describeTarget(kind, name) + " taken back " +
+  return commaJoined(record.fields) + " of " + describeTarget(kind, name) + " taken back " +
          std::to_string(record.count) + " times since " + record.since + ", last by " + who +
          "; the operator stopped putting them back, so that the two do not fight. Fix: stop " +
          "that writer from setting these fields (remove them from the manifest it applies; "
