@@ -88,6 +88,7 @@ struct NodeRoom {
   std::int64_t pods = kUnboundedPods;          // more pods the node admits
   std::string reservation{};                   // reserved nodes: NodeView::reservation
   bool capacityBlock = false;                  // NodeView::capacityBlock
+  bool interruptible = false;                  // NodeView::interruptible
   std::optional<Timestamp> reservationEnds{};  // ClusterState::Node::reservationEnds
   // MIG instances free, by profile, for every profile the node advertises
   // (0 when all are taken); sorted by profile. Empty on most nodes.

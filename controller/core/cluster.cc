@@ -81,16 +81,34 @@ CapacityType capacityTypeOf(const json& labels) {
   return CapacityType::OnDemand;
 }
 
-// The reservation a reserved node runs in, as its labels say.
+// The reservation a reserved node runs in, as its labels say. Karpenter's
+// AWS provider writes karpenter.k8s.aws/capacity-reservation-id, -type
+// and -interruptible; EKS Auto Mode the same names and values under
+// eks.amazonaws.com/ (aws/karpenter-provider-aws pkg/apis/v1/labels.go;
+// the EKS user guide, auto-odcr).
 void readReservation(const json& labels, NodeView& node) {
   if (node.capacityType != CapacityType::Reserved) {
     return;
   }
-  const auto id = stringMember(labels, "karpenter.k8s.aws/capacity-reservation-id");
-  const auto type = stringMember(labels, "karpenter.k8s.aws/capacity-reservation-type");
+  std::string id;
+  std::string type;
+  std::string interruptible;
+  for (const char* form :
+       {"karpenter.k8s.aws/capacity-reservation-", "eks.amazonaws.com/capacity-reservation-"}) {
+    const std::string prefix = form;
+    id = stringMember(labels, (prefix + "id").c_str());
+    type = stringMember(labels, (prefix + "type").c_str());
+    interruptible = stringMember(labels, (prefix + "interruptible").c_str());
+    if (!id.empty() || !type.empty()) {
+      break;
+    }
+  }
   node.capacityBlock = type == "capacity-block" ||
                        stringMember(labels, "eks.amazonaws.com/capacityType") == "CAPACITY_BLOCK";
-  const std::string kind = node.capacityBlock ? "Capacity Block" : "On-Demand Capacity Reservation";
+  node.interruptible = interruptible == "true";
+  const std::string kind =
+      std::string(node.capacityBlock ? "Capacity Block" : "On-Demand Capacity Reservation") +
+      (node.interruptible ? ", interruptible" : "");
   node.reservationId = id;
   node.reservation = id.empty() ? "a " + kind : id + " (" + kind + ")";
 }

@@ -85,10 +85,12 @@ struct NodeView {
   std::string instanceType;
   CapacityType capacityType = CapacityType::OnDemand;  // OnDemand, Spot or Reserved
   // Reserved: the reservation, "cr-0abc (Capacity Block)", as far as the
-  // labels say (karpenter.k8s.aws/capacity-reservation-id and -type).
+  // labels say (karpenter.k8s.aws/capacity-reservation-id, -type and
+  // -interruptible, or Auto Mode's eks.amazonaws.com/ twins).
   std::string reservation;
-  std::string reservationId;   // karpenter.k8s.aws/capacity-reservation-id; empty: not labelled
+  std::string reservationId;   // capacity-reservation-id; empty: not labelled
   bool capacityBlock = false;  // the reservation is a Capacity Block, which ends
+  bool interruptible = false;  // its owner may take the capacity back, as spot's is
   std::string nodePool;        // karpenter.sh/nodepool, when Karpenter made it
   std::string region;          // topology.kubernetes.io/region
   std::uint8_t labels = 0;     // NodeLabel bits

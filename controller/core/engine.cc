@@ -431,8 +431,8 @@ void PlacementEngine::addOptions(int index, const Fit& fit, const Request& reque
       if (!reservedOffered(index, request)) {
         continue;
       }
-      if (auto early = reservationEndsEarly(index, request)) {
-        evaluation.reservationEndsEarly = std::move(*early);
+      if (auto why = reservationPassedOver(index, request)) {
+        evaluation.reservationPassedOver = std::move(*why);
         continue;
       }
     } else if (!allowsCapacity(constraints.capacityType, capacity)) {
@@ -493,27 +493,46 @@ bool PlacementEngine::reservedOffered(int index, const Request& request) const {
   return offer && offer->nodes > 0;
 }
 
-// With a deadline, the type's reserved nodes are passed over when any of
-// them belongs to a reservation that ends before it, or to a Capacity
-// Block whose end is not known: the selector cannot keep the pods off one
-// node of them and on another.
-std::optional<std::string> PlacementEngine::reservationEndsEarly(int index,
-                                                                 const Request& request) const {
-  const auto& deadline = request.intent.constraints.deadline;
-  if (!deadline) {
-    return std::nullopt;
-  }
+// The type's reserved nodes are passed over when any of them belongs to a
+// reservation the work cannot count on: one that ends before its deadline,
+// or may (a Capacity Block whose end is not known); or one its owner may
+// take back (interruptible), under work that did not consent to that (it
+// asked for on-demand, or it serves online without the policy's consent, as
+// for spot). The selector cannot keep the pods off one node of the type and
+// on another.
+std::optional<std::string> PlacementEngine::reservationPassedOver(int index,
+                                                                  const Request& request) const {
+  const auto& constraints = request.intent.constraints;
+  const bool askedOnDemand = constraints.capacityType == CapacityType::OnDemand;
+  const bool interruptionRefused =
+      askedOnDemand ||
+      (request.intent.kind == WorkloadKind::Inference && !policy_.capacity.spotForServing);
+  const auto& deadline = constraints.deadline;
   const Offer* offer = request.capacity->offer(index, CapacityType::Reserved);
+  const auto passedOver = [&](const NodeRoom& node, const std::string& why) {
+    return "reserved " + catalog_->instances[static_cast<std::size_t>(index)].type +
+           " not considered: " + node.reservation + why;
+  };
   for (const auto& node : offer->room) {
+    if (node.interruptible && interruptionRefused) {
+      return passedOver(node, askedOnDemand
+                                  ? " may be taken back by its owner, and "
+                                    "spec.constraints.capacityType is OnDemand"
+                                  : " may be taken back by its owner, and online serving runs "
+                                    "on capacity that may be taken back only with the policy's "
+                                    "consent (PlacementPolicy spec.capacity.spotForServing)");
+    }
+    if (!deadline) {
+      continue;
+    }
     const bool unknown = node.capacityBlock && !node.reservationEnds;
     if (!unknown && !(node.reservationEnds && *node.reservationEnds < *deadline)) {
       continue;
     }
-    const std::string type = catalog_->instances[static_cast<std::size_t>(index)].type;
-    return "reserved " + type + " not considered: " + node.reservation +
-           (unknown ? " has no end the cluster states (its EC2NodeClass's status)"
-                    : " ends " + base::formatRfc3339(*node.reservationEnds)) +
-           ", and spec.constraints.deadline is " + base::formatRfc3339(*deadline);
+    return passedOver(node, (unknown ? " has no end the cluster states (its EC2NodeClass's status)"
+                                     : " ends " + base::formatRfc3339(*node.reservationEnds)) +
+                                ", and spec.constraints.deadline is " +
+                                base::formatRfc3339(*deadline));
   }
   return std::nullopt;
 }

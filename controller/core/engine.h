@@ -98,9 +98,9 @@ class PlacementEngine {
                      const Request& request, std::vector<const OwnPod*>& ownOnType) const;
   // Whether the workload may take the type's reserved nodes.
   bool reservedOffered(int index, const Request& request) const;
-  // Why the type's reserved nodes may end before the workload's deadline;
-  // nullopt when they do not.
-  std::optional<std::string> reservationEndsEarly(int index, const Request& request) const;
+  // Why the type's reserved nodes are passed over (they may end before the
+  // workload's deadline, or be taken back); nullopt when they are not.
+  std::optional<std::string> reservationPassedOver(int index, const Request& request) const;
   // Why the cluster cannot run `option`, or nullopt when it can.
   std::optional<Shortfall> shortfallOf(const Option& option, const Request& request,
                                        const Capacity& capacity) const;

@@ -104,8 +104,8 @@ void Explainer::choose(const Weighing& weighing, Decision& decision) const {
   if (best.fit.migProfile >= 0 || best.fit.timeSlices > 0) {
     explainSlice(best, evaluation, decision);
   }
-  if (!evaluation.reservationEndsEarly.empty()) {
-    decision.reason += "; " + evaluation.reservationEndsEarly;
+  if (!evaluation.reservationPassedOver.empty()) {
+    decision.reason += "; " + evaluation.reservationPassedOver;
   }
   if (evaluation.claimsUnwritable) {
     decision.reason +=

@@ -39,6 +39,7 @@ std::optional<NodeShare> shareOf(const ClusterState::Node& entry, const Catalog&
                 node.pods > 0 ? node.pods - entry.usedPods : NodeRoom::kUnboundedPods,
                 node.reservation,
                 node.capacityBlock,
+                node.interruptible,
                 entry.reservationEnds};
   share.used = replicasAsGpus ? 0
                               : tierDevices(entry.used, instance.tier) +

@@ -120,9 +120,10 @@ struct Evaluation {
   // Nodes that offer their devices only through DRA passed over: the
   // target's pod template cannot gain a claim (a Job's).
   bool claimsUnwritable = false;
-  // Reserved nodes passed over: their reservation ends before the
-  // workload's deadline, or may (a Capacity Block whose end is not known).
-  std::string reservationEndsEarly;
+  // Reserved nodes passed over, and why: their reservation ends before the
+  // workload's deadline, or may (a Capacity Block whose end is not known),
+  // or may be taken back and the work did not consent to that.
+  std::string reservationPassedOver;
   bool mixedUnlabeled = false;  // Mixed asked for, and no capacity-type label to spread over
   double bestMs = 0;            // tryRule: the best option's latency when all miss the target
   double largestGiB = 0;

@@ -790,6 +790,27 @@ TEST_CASE("a reserved node, as its labels say") {
        CapacityType::Reserved, "cr-0def (On-Demand Capacity Reservation)"},
       {R"({"eks.amazonaws.com/capacityType": "CAPACITY_BLOCK"})", CapacityType::Reserved,
        "a Capacity Block"},
+      // EKS Auto Mode: the same names and values under eks.amazonaws.com/.
+      {R"({"karpenter.sh/capacity-type": "reserved",
+           "eks.amazonaws.com/capacity-reservation-id": "cr-0aaa",
+           "eks.amazonaws.com/capacity-reservation-type": "capacity-block",
+           "eks.amazonaws.com/capacity-reservation-interruptible": "false"})",
+       CapacityType::Reserved, "cr-0aaa (Capacity Block)"},
+      {R"({"karpenter.sh/capacity-type": "reserved",
+           "karpenter.k8s.aws/capacity-reservation-id": "cr-0bbb",
+           "karpenter.k8s.aws/capacity-reservation-type": "default",
+           "karpenter.k8s.aws/capacity-reservation-interruptible": "true"})",
+       CapacityType::Reserved, "cr-0bbb (On-Demand Capacity Reservation, interruptible)"},
+      {R"({"karpenter.sh/capacity-type": "reserved",
+           "eks.amazonaws.com/capacity-reservation-id": "cr-0ccc",
+           "eks.amazonaws.com/capacity-reservation-type": "default",
+           "eks.amazonaws.com/capacity-reservation-interruptible": "true"})",
+       CapacityType::Reserved, "cr-0ccc (On-Demand Capacity Reservation, interruptible)"},
+      // Labels left behind once the node left its reservation (Karpenter
+      // keeps -interruptible): not reserved, so no reservation.
+      {R"({"karpenter.sh/capacity-type": "on-demand",
+           "karpenter.k8s.aws/capacity-reservation-interruptible": "false"})",
+       CapacityType::OnDemand, ""},
       {R"({"karpenter.sh/capacity-type": "on-demand"})", CapacityType::OnDemand, ""},
       {R"({"eks.amazonaws.com/capacityType": "SPOT"})", CapacityType::Spot, ""},
   };
@@ -799,6 +820,63 @@ TEST_CASE("a reserved node, as its labels say") {
     const auto view = nodeFromJson(node);
     CHECK(view.capacityType == c.capacity);
     CHECK(view.reservation == c.reservation);
+    CHECK(view.interruptible ==
+          (std::string(c.reservation).find("interruptible") != std::string::npos));
+  }
+}
+
+TEST_CASE("a reservation its owner may take back: only work that consents to that takes it") {
+  struct Case {
+    const char* label;
+    WorkloadKind kind;
+    CapacityType asked;
+    bool spotForServing;
+    CapacityType placed;
+    const char* reason;  // in the decision's reason; empty: none
+  };
+  const Case cases[] = {
+      {"online serving, no consent: passed over", WorkloadKind::Inference, CapacityType::Any, false,
+       CapacityType::OnDemand,
+       "reserved g6.12xlarge not considered: cr-1 (On-Demand Capacity Reservation, "
+       "interruptible) may be taken back by its owner, and online serving runs on capacity "
+       "that may be taken back only with the policy's consent (PlacementPolicy "
+       "spec.capacity.spotForServing)"},
+      {"online serving with the policy's consent: taken", WorkloadKind::Inference,
+       CapacityType::Any, true, CapacityType::Reserved, ""},
+      {"batch work that takes any capacity: taken", WorkloadKind::BatchInference, CapacityType::Any,
+       false, CapacityType::Reserved, ""},
+      {"batch work that asked for on-demand: passed over", WorkloadKind::BatchInference,
+       CapacityType::OnDemand, false, CapacityType::OnDemand,
+       "reserved g6.12xlarge not considered: cr-1 (On-Demand Capacity Reservation, "
+       "interruptible) may be taken back by its owner, and spec.constraints.capacityType is "
+       "OnDemand"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.label));
+    Policy policy;
+    policy.capacity.spotForServing = c.spotForServing;
+    const auto engine = shippedEngine(policy);
+    NodeView node = testing::g6x4(true);
+    node.capacityType = CapacityType::Reserved;
+    node.interruptible = true;
+    node.reservationId = "cr-1";
+    node.reservation = "cr-1 (On-Demand Capacity Reservation, interruptible)";
+    const auto pool = testing::g6Pool();
+    ClusterState state;
+    state.nodesKnown = true;
+    state.nodePoolsInstalled = true;
+    state.nodes.push_back({"reserved-0", &node, {}});
+    state.nodePools.emplace_back("gpu", &pool);
+    const auto view = clusterViewOf(state, *shippedCatalog(), engine->policy());
+    WorkloadIntent intent = IntentBuilder(c.kind, "7B").tiers({Tier::NVIDIA}).capacity(c.asked);
+    const auto decision = decide(*engine, intent, ClusterContext{&view, {}, {}});
+    REQUIRE(decision.placement);
+    CAPTURE(decision.reason);
+    CHECK(decision.placement->capacityType != CapacityType::Spot);
+    CHECK((decision.placement->capacityType == CapacityType::Reserved) ==
+          (c.placed == CapacityType::Reserved));
+    CHECK((std::string(c.reason).empty() ? decision.reason.find("taken back") == std::string::npos
+                                         : decision.reason.find(c.reason) != std::string::npos));
   }
 }
 

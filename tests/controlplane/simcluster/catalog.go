@@ -244,10 +244,14 @@ type timeSlicing struct {
 }
 
 // A capacity reservation as Karpenter's AWS provider labels the nodes it
-// launches into one (karpenter.k8s.aws/capacity-reservation-id and -type).
+// launches into one (karpenter.k8s.aws/capacity-reservation-id, -type and
+// -interruptible), and EKS Auto Mode (the same under eks.amazonaws.com/).
 type reservation struct {
 	ID   string `json:"id"`   // cr-...
 	Type string `json:"type"` // default | capacity-block
+	// An interruptible On-Demand Capacity Reservation: its owner may take
+	// the capacity back.
+	Interruptible bool `json:"interruptible"`
 	// When it ends (RFC 3339), as EC2 says and Karpenter's EC2NodeClass
 	// status copies; empty: not stated.
 	EndTime string `json:"endTime"`
@@ -433,7 +437,8 @@ var reservationID = regexp.MustCompile(`^cr-[0-9a-z]+$`)
 // checkReservation: a reserved pool names its reservation, as Karpenter's
 // EC2NodeClass status does (id ^cr-[0-9a-z]+$, type default or
 // capacity-block); a managed node group runs reserved only on a Capacity
-// Block (eks.amazonaws.com/capacityType CAPACITY_BLOCK).
+// Block (eks.amazonaws.com/capacityType CAPACITY_BLOCK); only an
+// On-Demand Capacity Reservation (default) is interruptible.
 func checkReservation(p *pool) error {
 	r := p.Reservation
 	if r == nil {
@@ -448,8 +453,8 @@ func checkReservation(p *pool) error {
 	if p.Provisioner == managedNodeGroup && r.Type != "capacity-block" {
 		return fmt.Errorf("a node group runs reserved only on a Capacity Block (reservation.type capacity-block)")
 	}
-	if p.Provisioner == autoMode {
-		return fmt.Errorf("capacityType reserved is for karpenter pools and node groups")
+	if r.Interruptible && r.Type != "default" {
+		return fmt.Errorf("reservation.interruptible is for an On-Demand Capacity Reservation (type default)")
 	}
 	if r.EndTime != "" {
 		if _, err := time.Parse(time.RFC3339, r.EndTime); err != nil {

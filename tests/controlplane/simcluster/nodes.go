@@ -166,11 +166,6 @@ func (b *builder) node(p *pool, in *instance, zone string, n int) (*corev1.Node,
 		labels[karpv1.NodePoolLabelKey] = p.Name
 		// A pool of both capacity types is pre-created on demand.
 		labels[karpv1.CapacityTypeLabelKey] = map[string]string{"onDemand": karpv1.CapacityTypeOnDemand, "spot": karpv1.CapacityTypeSpot, "any": karpv1.CapacityTypeOnDemand, "reserved": karpv1.CapacityTypeReserved}[p.CapacityType]
-		if r := p.Reservation; r != nil {
-			// Karpenter's AWS provider, pkg/apis/v1/labels.go.
-			labels[karpenterAWSDomain+"/capacity-reservation-id"] = r.ID
-			labels[karpenterAWSDomain+"/capacity-reservation-type"] = r.Type
-		}
 		labels[karpv1.NodeRegisteredLabelKey] = "true"
 		labels[karpv1.NodeInitializedLabelKey] = "true"
 		domain := karpenterAWSDomain
@@ -179,6 +174,13 @@ func (b *builder) node(p *pool, in *instance, zone string, n int) (*corev1.Node,
 			labels["eks.amazonaws.com/compute-type"] = "auto"
 		} else {
 			labels[karpenterAWSDomain+"/ec2nodeclass"] = "default"
+		}
+		if r := p.Reservation; r != nil {
+			// Karpenter's AWS provider (pkg/apis/v1/labels.go, v1.14.1) and
+			// Auto Mode (EKS user guide, auto-odcr), each under its domain.
+			labels[domain+"/capacity-reservation-id"] = r.ID
+			labels[domain+"/capacity-reservation-type"] = r.Type
+			labels[domain+"/capacity-reservation-interruptible"] = strconv.FormatBool(r.Interruptible)
 		}
 		described, err := instanceLabels(domain, in, accel, p.Provisioner == karpenterPool)
 		if err != nil {
