@@ -25,26 +25,26 @@ HELM_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/helm" helm.sh/helm/v3)
 # helm-docs writes the chart's README from values.yaml (scripts/chart-docs).
 HELM_DOCS_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/helm-docs" github.com/norwoodj/helm-docs)
 # The simulated cluster (scripts/controlplane start --cluster): kube-scheduler
-# and kube-controller-manager of the same Kubernetes release, kwok, and
-# simcluster, the node generator.
-KWOK_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/kwok" sigs.k8s.io/kwok)
+# and kube-controller-manager of the same Kubernetes release and kwok, from
+# kube-apiserver's module; simcluster, the node generator, and Karpenter with
+# its kwok provider (--karpenter), from simcluster's.
+KWOK_VERSION=$(pinned_version "$CONTROLPLANE_MODULES" sigs.k8s.io/kwok)
 KARPENTER_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/simcluster" sigs.k8s.io/karpenter)
-# Karpenter itself, its kwok provider (scripts/controlplane start --cluster
-# --karpenter): the release simcluster takes the NodePool CRD from.
-KARPENTER_KWOK_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/karpenter" sigs.k8s.io/karpenter)
 
 # kube-score, the chart test's static checker of the rendered chart.
 KUBE_SCORE_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/kube-score" github.com/zegl/kube-score)
 
+# kube-apiserver, kubectl, kube-scheduler, kube-controller-manager, kwok and
+# kwok-stages: one module, one build, one directory.
 K8S_BIN="$CACHE_ROOT/k8s-$K8S_VERSION/bin"
+CLUSTER_BIN=$K8S_BIN
+KWOK_BIN=$K8S_BIN
 K8S_COMPAT_BIN="$CACHE_ROOT/k8s-$K8S_COMPAT_VERSION/bin"
 ETCD_BIN="$CACHE_ROOT/etcd-$ETCD_VERSION/bin"
 HELM_BIN="$CACHE_ROOT/helm-$HELM_VERSION/bin"
 KUBE_SCORE_BIN="$CACHE_ROOT/kube-score-$KUBE_SCORE_VERSION/bin"
 HELM_DOCS_BIN="$CACHE_ROOT/helm-docs-$HELM_DOCS_VERSION/bin"
-CLUSTER_BIN="$CACHE_ROOT/k8s-$K8S_VERSION/cluster-bin"
-KWOK_BIN="$CACHE_ROOT/kwok-$KWOK_VERSION/bin"
-KARPENTER_BIN="$CACHE_ROOT/karpenter-kwok-$KARPENTER_KWOK_VERSION/bin"
+KARPENTER_BIN="$CACHE_ROOT/karpenter-kwok-$KARPENTER_VERSION/bin"
 # simcluster is this project's own program: its cache is named by its
 # sources too, so two clones (worktrees) with different generators on one
 # machine keep a binary each instead of rebuilding the other's away.

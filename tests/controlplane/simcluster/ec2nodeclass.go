@@ -3,7 +3,7 @@ package main
 // The EC2NodeClass the karpenter pools' nodes name (karpenter.k8s.aws/
 // ec2nodeclass=default), where a pool runs in a capacity reservation: the
 // real CRD of Karpenter's AWS provider (github.com/aws/karpenter-provider-
-// aws v1.13.0, the release of the core Karpenter pinned here), and in its
+// aws v1.14.1, the release of the core Karpenter pinned here), and in its
 // status the reservations as the provider lists them from EC2
 // (capacityReservations: id, type, zone, instance type, end). No AWS
 // provider runs here to fill it, so simcluster writes that status, as the

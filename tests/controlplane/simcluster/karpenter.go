@@ -41,7 +41,7 @@ var kwokOverhead = corev1.ResourceList{
 }
 
 // The instance-types file format of kwok/cloudprovider/instance_types.json
-// (v1.13.0): an offering's requirements become well-known labels that
+// (v1.14.1): an offering's requirements become well-known labels that
 // NodePools and pods may select on, and labels of the nodes launched.
 type kwokInstanceType struct {
 	Name             string            `json:"name"`

@@ -3,7 +3,7 @@ package main
 // What each node launched by Karpenter costs as Karpenter weighs it: the
 // price of the offering its kwok provider launched it from (the node's
 // eks-node-viewer/instance-price label), with the NodeOverlays Karpenter
-// accepted applied by Karpenter's own code (sigs.k8s.io/karpenter v1.13.0:
+// accepted applied by Karpenter's own code (sigs.k8s.io/karpenter v1.14.1:
 // the overlays ordered by weight, the first whose requirements the node's
 // labels meet, cloudprovider.AdjustedPrice). The kwok provider labels a
 // node with the price before overlays, as the AWS provider's metrics

@@ -1,7 +1,7 @@
 package main
 
 // What Karpenter's AWS provider publishes and its kwok provider does not
-// (sigs.k8s.io/karpenter v1.13.0): every offering's price and availability,
+// (sigs.k8s.io/karpenter v1.14.1): every offering's price and availability,
 // karpenter_cloudprovider_instance_type_offering_price_estimate and
 // karpenter_cloudprovider_instance_type_offering_available, labelled by
 // instance_type, capacity_type and zone. Served here from the kwok
