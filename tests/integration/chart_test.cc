@@ -98,29 +98,6 @@ const json* findKind(const std::vector<json>& objects, const std::string& kind,
   return nullptr;
 }
 
-// A kubeconfig for the chart's ServiceAccount, from a TokenRequest.
-std::string serviceAccountKubeconfig(const std::string& account) {
-  auto& c = cluster();
-  const std::string path = c.plane().dir() + "/" + account + ".kubeconfig";
-  auto token =
-      c.create("/api/v1/namespaces/" + kNamespace + "/serviceaccounts/" + account + "/token",
-               json{{"apiVersion", "authentication.k8s.io/v1"},
-                    {"kind", "TokenRequest"},
-                    {"spec", {{"expirationSeconds", 3600}}}});
-  REQUIRE_MESSAGE(token.ok(), gpuplacement::testing::whyNot(token));
-  const auto admin = c.plane().adminConfig();
-  const auto kubeconfig = readFile(c.plane().kubeconfigPath());
-  const auto start = kubeconfig.find("certificate-authority-data: ") + 28;
-  std::ofstream(path) << "apiVersion: v1\nkind: Config\ncurrent-context: sa\nclusters:\n- name: c\n"
-                      << "  cluster:\n    server: " << admin.server
-                      << "\n    certificate-authority-data: "
-                      << kubeconfig.substr(start, kubeconfig.find('\n', start) - start)
-                      << "\nusers:\n- name: sa\n  user:\n    token: "
-                      << base::stringMember(base::memberOf(*token, "status"), "token")
-                      << "\ncontexts:\n- name: sa\n  context: {cluster: c, user: sa}\n";
-  return path;
-}
-
 std::vector<std::string> operatorArgs() {
   return {"--leader-elect",
           "--leader-election-namespace",
@@ -373,7 +350,7 @@ TEST_CASE(
 
   // No kubelet runs here, so the chart's pods never start: run the binary
   // locally with the chart's ServiceAccount token instead.
-  const auto kubeconfig = serviceAccountKubeconfig(kFullname);
+  const auto kubeconfig = cluster().serviceAccountKubeconfig(kNamespace, kFullname);
   const std::string user = "system:serviceaccount:" + kNamespace + ":" + kFullname;
   c.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: rbac-proof}\n");
   c.apply(R"(apiVersion: apps/v1

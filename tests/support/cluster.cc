@@ -149,7 +149,7 @@ void Cluster::installCrds() {
 }
 
 std::string Cluster::operatorKubeconfig() {
-  const std::string path = plane_.dir() + "/operator.kubeconfig";
+  const std::string path = plane_.dir() + "/gpu-placement-system-gpu-placement-operator.kubeconfig";
   if (std::ifstream(path).good()) {
     return path;
   }
@@ -157,11 +157,15 @@ std::string Cluster::operatorKubeconfig() {
        {"namespace.yaml", "service_account.yaml", "role.yaml", "role_leader_election.yaml"}) {
     apply(readFile(repoRoot() + "/config/rbac/" + file));
   }
-  auto token =
-      create("/api/v1/namespaces/gpu-placement-system/serviceaccounts/gpu-placement-operator/token",
-             json{{"apiVersion", "authentication.k8s.io/v1"},
-                  {"kind", "TokenRequest"},
-                  {"spec", {{"expirationSeconds", 86400}}}});
+  return serviceAccountKubeconfig("gpu-placement-system", "gpu-placement-operator");
+}
+
+std::string Cluster::serviceAccountKubeconfig(const std::string& ns, const std::string& account) {
+  const std::string path = plane_.dir() + "/" + ns + "-" + account + ".kubeconfig";
+  auto token = create("/api/v1/namespaces/" + ns + "/serviceaccounts/" + account + "/token",
+                      json{{"apiVersion", "authentication.k8s.io/v1"},
+                           {"kind", "TokenRequest"},
+                           {"spec", {{"expirationSeconds", 86400}}}});
   REQUIRE_MESSAGE(token.ok(), gpuplacement::testing::whyNot(token));
   const auto admin = plane_.adminConfig();
   std::string caData;
@@ -274,15 +278,15 @@ std::vector<AuditEntry> readAudit(ControlPlane& plane, const std::string& user) 
   return entries;
 }
 
-OperatorProcess::OperatorProcess(const std::string& kubeconfig,
-                                 std::vector<std::string> extraArgs) {
+OperatorProcess::OperatorProcess(const std::string& kubeconfig, std::vector<std::string> extraArgs,
+                                 const std::string& binary) {
   metricsPort_ = freePort();
   healthPort_ = freePort();
   char logTemplate[] = "/tmp/gpu-placement-operator-XXXXXX";
   const int logFd = mkstemp(logTemplate);
   REQUIRE(logFd >= 0);
   logPath_ = logTemplate;
-  std::vector<std::string> args = {operatorBinary(), "run",
+  std::vector<std::string> args = {binary,           "run",
                                    "--kubeconfig",   kubeconfig,
                                    "--metrics-addr", "127.0.0.1:" + std::to_string(metricsPort_),
                                    "--health-addr",  "127.0.0.1:" + std::to_string(healthPort_),

@@ -45,6 +45,9 @@ class Cluster {
   // A ServiceAccount with the operator's RBAC (config/rbac), and a
   // kubeconfig that authenticates with its token (TokenRequest).
   std::string operatorKubeconfig();
+  // A kubeconfig that authenticates as a ServiceAccount that exists (a
+  // chart's), with a token of a day from a TokenRequest.
+  std::string serviceAccountKubeconfig(const std::string& ns, const std::string& account);
   std::string operatorUser() const {
     return "system:serviceaccount:gpu-placement-system:gpu-placement-operator";
   }
@@ -95,8 +98,10 @@ std::vector<AuditEntry> readAudit(ControlPlane& plane, const std::string& user);
 class OperatorProcess {
  public:
   // /metrics is plain HTTP (--metrics-secure=false) unless extraArgs
-  // name --metrics-secure or --metrics-cert-dir.
-  OperatorProcess(const std::string& kubeconfig, std::vector<std::string> extraArgs = {});
+  // name --metrics-secure or --metrics-cert-dir. `binary`: this build's,
+  // or another version's (the upgrade test's previous release).
+  OperatorProcess(const std::string& kubeconfig, std::vector<std::string> extraArgs = {},
+                  const std::string& binary = operatorBinary());
   ~OperatorProcess();
   OperatorProcess(const OperatorProcess&) = delete;
   OperatorProcess& operator=(const OperatorProcess&) = delete;
