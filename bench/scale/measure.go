@@ -212,6 +212,9 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 	result.Idle = IdleFigures{Seconds: settings.Idle.Seconds(),
 		CPUPercent: round((sampler.Now().CPUSeconds-idleCPU)/idleEnd.Sub(idleStart).Seconds()*100, 3),
 		RSSMiB:     round(median(sampler.Between(idleStart.Sub(origin).Seconds(), idleEnd.Sub(origin).Seconds())), 1)}
+	if reactor.metricsPort != 0 {
+		result.Idle.Heap = reactor.heap()
+	}
 	if cluster != nil {
 		cluster.afterIdle(plane)
 	}
@@ -459,6 +462,7 @@ func measureRestart(settings Settings, plane *ControlPlane, dir string, origin t
 	}
 	figures.SteadyRSSMiB = round(median(sampler.Between(windows[2].Sub(origin).Seconds(),
 		windows[3].Sub(origin).Seconds())), 1)
+	figures.SteadyHeap = reactor.heap()
 	samples, peak := sampler.Stop()
 	figures.PeakRSSMiB = round(peak, 1)
 	return figures, samples, windows, nil

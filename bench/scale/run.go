@@ -81,6 +81,16 @@ type IdleFigures struct {
 	CPUPercent float64       `json:"cpuPercentOfOneCore"`
 	RSSMiB     float64       `json:"rssMiB"`
 	Requests   RequestCounts `json:"requests"`
+	// The operator's allocator at the window's end: what of the resident
+	// memory is in use, and what it holds free.
+	Heap *HeapFigures `json:"heap,omitempty"`
+}
+
+// HeapFigures: the operator's gpu_placement_heap_bytes, in MiB.
+type HeapFigures struct {
+	InUseMiB  float64 `json:"inUseMiB"`
+	FreeMiB   float64 `json:"freeMiB"`
+	MappedMiB float64 `json:"mappedMiB"`
 }
 
 type ReplacementFigures struct {
@@ -109,6 +119,7 @@ type RestartFigures struct {
 	ResyncCPUPercent float64       `json:"resyncCpuPercentOfOneCore"`
 	MicrosPerNoopCPU float64       `json:"cpuMicrosecondsPerNoopReconcile"`
 	SteadyRSSMiB     float64       `json:"steadyRssMiB"`
+	SteadyHeap       *HeapFigures  `json:"steadyHeap,omitempty"`
 }
 
 type RunResult struct {
@@ -460,6 +471,28 @@ func (r *Reactor) counter(family string) (float64, error) {
 }
 
 var errNoFamily = errors.New("/metrics has no such family")
+
+// heap reads the operator's allocator gauges; nil for a reactor without
+// them (the floor, controller-runtime).
+func (r *Reactor) heap() *HeapFigures {
+	lines, err := r.metricLines()
+	if err != nil {
+		return nil
+	}
+	read := func(state string) (float64, error) {
+		value, err := sumFamily(lines, `gpu_placement_heap_bytes{state="`+state+`"`)
+		return round(value/(1<<20), 1), err
+	}
+	var h HeapFigures
+	var errs [3]error
+	h.InUseMiB, errs[0] = read("in_use")
+	h.FreeMiB, errs[1] = read("free")
+	h.MappedMiB, errs[2] = read("mapped")
+	if errors.Join(errs[:]...) != nil {
+		return nil
+	}
+	return &h
+}
 
 func sumFamily(lines []string, family string) (float64, error) {
 	total, found := 0.0, false
