@@ -3,7 +3,7 @@
 # the runtime is bookworm-slim with only the shared libraries the binary
 # needs, as an unprivileged user. Without a Docker engine, scripts/build-image
 # builds the image CI checks, from the same binary (docs/operating/install.md).
-#   docker build -t gpu-placement-operator:0.1.0 \
+#   docker build -t gpu-placement-operator:0.2.0 \
 #     --build-arg REVISION="$(git rev-parse HEAD)" \
 #     --build-arg CREATED="$(date -u -d @"$(git log -1 --format=%ct)" +%Y-%m-%dT%H:%M:%SZ)" .
 #
@@ -30,7 +30,7 @@ COPY --from=build /src/build/bin/gpu-placement /usr/local/bin/gpu-placement
 # for the chart's `catalog` and `rules` values.
 COPY config/catalog.yaml config/rules.yaml /etc/gpu-placement/
 COPY LICENSE /usr/share/doc/gpu-placement-operator/LICENSE
-ARG VERSION=0.1.0
+ARG VERSION=0.2.0
 ARG REVISION=unknown
 ARG CREATED=unknown
 LABEL org.opencontainers.image.title="gpu-placement-operator" \

@@ -166,7 +166,7 @@ TEST_CASE("helm lint and template, with the defaults and with every value set") 
   const auto& deployment = *findKind(objects, "Deployment");
   const auto& pod = deployment["spec"]["template"]["spec"];
   const auto& container = pod["containers"][0];
-  CHECK(container["image"] == "ghcr.io/gpu-placement/gpu-placement-operator:0.1.0");
+  CHECK(container["image"] == "ghcr.io/gpu-placement/gpu-placement-operator:0.2.0");
   CHECK(pod["securityContext"]["runAsNonRoot"] == true);
   CHECK(pod["securityContext"]["seccompProfile"]["type"] == "RuntimeDefault");
   CHECK(container["securityContext"]["readOnlyRootFilesystem"] == true);
