@@ -5,6 +5,7 @@
 #include <limits>
 
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
@@ -320,8 +321,10 @@ class BeastLineStream final : public LineStream {
 
 struct BeastTransport::Impl {
   explicit Impl(asio::any_io_executor executor)
-      : resolver(executor), tls(ssl::context::tls_client) {}
+      : resolver(executor), sweeper(executor), tls(ssl::context::tls_client) {}
   tcp::resolver resolver;
+  asio::steady_timer sweeper;
+  bool sweeping = false;
   ssl::context tls;
   std::string verifyName;  // the name or IP the server certificate must carry
   bool verify = true;
@@ -448,6 +451,34 @@ void BeastTransport::release(std::unique_ptr<Connection> connection, bool keepAl
   }
   connection->lastUsed = Clock::now();
   idle_.push_back(std::move(connection));
+  scheduleSweep();
+}
+
+void BeastTransport::scheduleSweep() {
+  if (impl_->sweeping || idle_.empty()) {
+    return;
+  }
+  impl_->sweeping = true;
+  impl_->sweeper.expires_at(idle_.front()->lastUsed + options_.idleConnectionTtl);
+  impl_->sweeper.async_wait([this, alive = std::weak_ptr<char>(alive_)](beast::error_code ec) {
+    if (ec || alive.expired()) {
+      return;
+    }
+    impl_->sweeping = false;
+    closeExpired();
+    scheduleSweep();
+  });
+}
+
+void BeastTransport::closeExpired() {
+  const auto now = Clock::now();
+  const auto fresh = std::find_if(idle_.begin(), idle_.end(), [&](const auto& connection) {
+    return now - connection->lastUsed < options_.idleConnectionTtl;
+  });
+  for (auto it = idle_.begin(); it != fresh; ++it) {
+    (*it)->close();
+  }
+  idle_.erase(idle_.begin(), fresh);
 }
 
 namespace {

@@ -33,6 +33,10 @@ struct TlsOptions {
 struct TransportOptions {
   std::size_t maxBodyBytes = 64 * 1024 * 1024;
   std::size_t maxLineBytes = 16 * 1024 * 1024;
+  // A kept-alive connection unused this long is closed, even when no
+  // request comes to find it (Go's net/http IdleConnTimeout): a burst's
+  // pool of up to maxIdleConnections TLS sessions, about 60 KB each here
+  // and as much on the API server, does not stay open for good.
   std::chrono::seconds idleConnectionTtl{60};
   std::size_t maxIdleConnections = 16;
   std::string userAgent = "gpu-placement";
@@ -61,12 +65,18 @@ class BeastTransport final : public Transport {
       std::chrono::milliseconds timeout);
   std::unique_ptr<Connection> takeIdle();
   void release(std::unique_ptr<Connection> connection, bool keepAlive);
+  // Closes the idle connections past their TTL when the oldest's is up.
+  void scheduleSweep();
+  void closeExpired();
 
   asio::any_io_executor executor_;
   Endpoint endpoint_;
   TransportOptions options_;
   std::unique_ptr<Impl> impl_;
-  std::vector<std::unique_ptr<Connection>> idle_;
+  std::vector<std::unique_ptr<Connection>> idle_;  // oldest first
+  // Expires with the transport: a sweep already due when it goes finds
+  // it gone instead of a dangling this.
+  std::shared_ptr<char> alive_ = std::make_shared<char>();
 };
 
 }  // namespace gpuplacement::kube

@@ -2,6 +2,7 @@
 // that injects the faults a real API server will not produce on demand.
 #include "kube/client.h"
 
+#include <boost/asio/steady_timer.hpp>
 #include <doctest/doctest.h>
 
 #include "base/json_access.h"
@@ -35,10 +36,11 @@ struct Harness {
   std::unique_ptr<KubeClient> client;
   CountingToken* token = nullptr;
 
-  explicit Harness(FakeApiServer::Handler handler, ClientOptions options = {}) {
+  explicit Harness(FakeApiServer::Handler handler, ClientOptions options = {},
+                   TransportOptions transportOptions = {}) {
     server = std::make_unique<FakeApiServer>(context, std::move(handler));
-    auto transport =
-        BeastTransport::create(context.get_executor(), *parseServerUrl(server->url()), {});
+    auto transport = BeastTransport::create(context.get_executor(), *parseServerUrl(server->url()),
+                                            {}, std::move(transportOptions));
     REQUIRE(transport.ok());
     auto credentials = std::make_unique<CountingToken>();
     token = credentials.get();
@@ -148,6 +150,27 @@ TEST_CASE("keep-alive connections are reused; one the server closed is replaced"
   }
   CHECK(h.server->connections() == 2);
   CHECK(h.server->requests().size() == 5);
+}
+
+TEST_CASE("a kept-alive connection idle past its TTL is closed with no request to find it") {
+  TransportOptions options;
+  options.idleConnectionTtl = std::chrono::seconds(1);
+  Harness h([](const FakeApiServer::Request&) { return ok({}); }, {}, options);
+  REQUIRE(h.run(h.client->get("/apis/x/v1/things/a")).ok());
+  CHECK(h.server->open() == 1);  // kept alive for the next request
+  // No request comes: the sweep closes it once its second is up (waited
+  // for up to 20 s, for a loaded machine).
+  const bool closed = h.run([&]() -> asio::awaitable<bool> {
+    asio::steady_timer pause(co_await asio::this_coro::executor);
+    for (int i = 0; i < 200 && h.server->open() > 0; ++i) {
+      pause.expires_after(std::chrono::milliseconds(100));
+      co_await pause.async_wait(asio::use_awaitable);
+    }
+    co_return h.server->open() == 0;
+  }());
+  CHECK(closed);
+  REQUIRE(h.run(h.client->get("/apis/x/v1/things/a")).ok());
+  CHECK(h.server->connections() == 2);  // the next request opened a new one
 }
 
 TEST_CASE("the client-side QPS limit paces requests") {

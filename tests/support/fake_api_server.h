@@ -65,7 +65,8 @@ class FakeApiServer {
   unsigned short port() const { return acceptor_.local_endpoint().port(); }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port()); }
   const std::vector<Request>& requests() const { return requests_; }
-  int connections() const { return connections_; }
+  int connections() const { return connections_; }   // accepted, ever
+  std::size_t open() const { return open_.size(); }  // not yet closed by either side
 
  private:
   asio::awaitable<void> accept() {
