@@ -209,9 +209,11 @@ func measure(settings Settings, reactorName string, size int) (RunResult, string
 	idleCPU := sampler.Now().CPUSeconds
 	time.Sleep(settings.Idle)
 	idleEnd := time.Now()
+	atEnd := sampler.Now()
 	result.Idle = IdleFigures{Seconds: settings.Idle.Seconds(),
-		CPUPercent: round((sampler.Now().CPUSeconds-idleCPU)/idleEnd.Sub(idleStart).Seconds()*100, 3),
-		RSSMiB:     round(median(sampler.Between(idleStart.Sub(origin).Seconds(), idleEnd.Sub(origin).Seconds())), 1)}
+		CPUPercent:  round((atEnd.CPUSeconds-idleCPU)/idleEnd.Sub(idleStart).Seconds()*100, 3),
+		RSSMiB:      round(median(sampler.Between(idleStart.Sub(origin).Seconds(), idleEnd.Sub(origin).Seconds())), 1),
+		RSSAtEndMiB: round(atEnd.RSSMiB, 1)}
 	if reactor.metricsPort != 0 {
 		result.Idle.Heap = reactor.heap()
 	}

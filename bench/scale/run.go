@@ -77,10 +77,13 @@ type PlacementFigures struct {
 }
 
 type IdleFigures struct {
-	Seconds    float64       `json:"seconds"`
-	CPUPercent float64       `json:"cpuPercentOfOneCore"`
-	RSSMiB     float64       `json:"rssMiB"`
-	Requests   RequestCounts `json:"requests"`
+	Seconds    float64 `json:"seconds"`
+	CPUPercent float64 `json:"cpuPercentOfOneCore"`
+	RSSMiB     float64 `json:"rssMiB"` // the window's median
+	// At the window's end: with --idle past the transport's idle TTL (60
+	// s), the burst's kept-alive connections are closed by then.
+	RSSAtEndMiB float64       `json:"rssAtEndMiB"`
+	Requests    RequestCounts `json:"requests"`
 	// The operator's allocator at the window's end: what of the resident
 	// memory is in use, and what it holds free.
 	Heap *HeapFigures `json:"heap,omitempty"`
