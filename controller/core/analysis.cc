@@ -174,7 +174,9 @@ json toJson(const Analysis& analysis, const Scheduling* scheduling) {
         {"problem", analysis.currentProblem}}},
       {"hoursPerMonth", analysis.hoursPerMonth},
       {"memory", toJson(recommended.memory)},
-      {"recommended", recommended.placement ? toJson(*recommended.placement) : json(nullptr)},
+      {"recommended", recommended.placement
+                          ? placementToJson(*recommended.placement, PlacementView::WhatIf)
+                          : json(nullptr)},
       {"scheduling", scheduling ? toJson(*scheduling) : json(nullptr)},
       {"rule", recommended.rule},
       {"reason", recommended.reason},

@@ -1,6 +1,5 @@
 #include "core/decision_json.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include "core/quantity.h"
@@ -36,84 +35,6 @@ json toJson(const MemoryEstimate& memory) {
   return result;
 }
 
-json toJson(const Placement& placement) {
-  json result{
-      {"tier", nameOf(placement.tier)},
-      {"accelerator", placement.accelerator.empty() ? json(nullptr) : json(placement.accelerator)},
-      {"instanceType", placement.instanceType},
-      {"acceleratorCount", placement.acceleratorCount},
-      {"acceleratorsPerInstance", placement.acceleratorsPerInstance},
-      {"capacityType", nameOf(placement.capacityType)},
-      {"hourlyCost", roundMoney(placement.hourlyCost)},
-      {"monthlyCost", roundMoney(placement.monthlyCost)},
-      {"replicas", placement.replicas},
-      {"totalHourlyCost", roundMoney(placement.totalHourlyCost)},
-      {"totalMonthlyCost", roundMoney(placement.totalMonthlyCost)},
-      {"costModel", nameOf(placement.costModel)},
-      {"nodeHourlyCost", roundMoney(placement.nodeHourlyCost)},
-      {"nodes", placement.nodes},
-      {"replicasPerNode", placement.replicasPerNode},
-      {"idleAccelerators", placement.idleAccelerators},
-      {"costNote", placement.costNote},
-      {"requiredMemoryGiB", roundGiB(placement.requiredMemoryGiB)},
-      {"availableMemoryGiB", roundGiB(placement.availableMemoryGiB)},
-      {"memoryFillPercent", std::round(placement.requiredMemoryGiB /
-                                       std::max(placement.availableMemoryGiB, 1e-9) * 1000) /
-                                10},
-      {"memoryFillLimitPercent", std::round(placement.memoryFillLimit * 100)},
-      {"performance", std::round(placement.performance * 100) / 100},
-      {"performanceUnit", placement.performanceUnit},
-      {"latencyMs",
-       placement.latencyMs ? json(std::round(*placement.latencyMs * 100) / 100) : json(nullptr)}};
-  if (placement.capacityType == CapacityType::Mixed) {
-    result["capacityMix"] = {{"onDemandReplicas", placement.onDemandReplicas},
-                             {"spotReplicas", placement.spotReplicas},
-                             {"spotNodeHourlyCost", roundMoney(placement.spotNodeHourlyCost)}};
-  }
-  if (!placement.reservation.empty()) {
-    result["reservation"] = placement.reservation;
-  }
-  if (!placement.migProfile.empty()) {
-    result["migProfile"] = placement.migProfile;
-  }
-  if (placement.timeSlices > 0) {
-    result["timeSlices"] = placement.timeSlices;
-  }
-  if (placement.claim) {
-    result["resourceClaim"] = true;
-  }
-  if (placement.wholeDeviceHourlyCost) {
-    result["wholeDeviceHourlyCost"] = roundMoney(*placement.wholeDeviceHourlyCost);
-  }
-  if (placement.latencyMs) {
-    result["latencyPer"] = latencyUnitName(placement.latencyUnit);
-    result["latencyBound"] = placement.latencyComputeBound ? "compute" : "memory";
-    result["bandwidthUtilization"] = placement.bandwidthUtilization;
-  }
-  if (placement.tokensPerSecondPerReplica > 0) {
-    result["tokensPerSecondPerReplica"] = std::round(placement.tokensPerSecondPerReplica * 10) / 10;
-  }
-  if (placement.replicasForThroughput > 0) {
-    result["replicasForThroughput"] = placement.replicasForThroughput;
-    result["hourlyCostForThroughput"] =
-        roundMoney(placement.hourlyCost * placement.replicasForThroughput);
-  }
-  if (placement.timeToFirstTokenMs > 0) {
-    result["timeToFirstTokenMs"] = std::round(placement.timeToFirstTokenMs * 10) / 10;
-  }
-  if (placement.neededAccelerators > 0) {
-    result["neededAccelerators"] = placement.neededAccelerators;
-  }
-  if (placement.tier == Tier::CPU) {
-    result["cpuRequest"] = placement.cpuRequest;
-  }
-  if (placement.memoryRequestGiB > 0) {
-    result[placement.tier == Tier::CPU ? "memoryRequestGiB" : "hostMemoryGiB"] =
-        roundGiB(placement.memoryRequestGiB);
-  }
-  return result;
-}
-
 json toJson(const Scheduling& scheduling) {
   json tolerations = json::array();
   for (const auto& toleration : scheduling.tolerations) {
@@ -126,42 +47,22 @@ json toJson(const Scheduling& scheduling) {
               {"resources", {{"limits", scheduling.resources}, {"requests", std::move(requests)}}}};
 }
 
-json toJson(const Alternative& alternative) {
-  json item = {{"instanceType",
-                alternative.instanceType.empty() ? json(nullptr) : json(alternative.instanceType)},
-               {"tier", nameOf(alternative.tier)},
-               {"hourlyCost",
-                alternative.hourlyCost ? json(roundMoney(*alternative.hourlyCost)) : json(nullptr)},
-               {"rejected", alternative.rejected}};
-  if (!alternative.instanceType.empty()) {
-    item["accelerator"] =
-        alternative.accelerator.empty() ? json(nullptr) : json(alternative.accelerator);
-    item["acceleratorCount"] = alternative.acceleratorCount;
-    if (!alternative.migProfile.empty()) {
-      item["migProfile"] = alternative.migProfile;
-    }
-    if (alternative.timeSlices > 0) {
-      item["timeSlices"] = alternative.timeSlices;
-    }
-    item["capacityType"] = nameOf(alternative.capacityType);
-  }
-  return item;
-}
-
 json toJson(const Decision& decision, const Scheduling* scheduling) {
   json alternatives = json::array();
   for (const auto& alternative : decision.alternatives) {
-    alternatives.push_back(toJson(alternative));
+    alternatives.push_back(alternativeToJson(alternative, PlacementView::WhatIf));
   }
-  json result = {{"placement", decision.placement ? toJson(*decision.placement) : json(nullptr)},
-                 {"scheduling", scheduling ? toJson(*scheduling) : json(nullptr)},
-                 {"rule", decision.rule.empty() ? json(nullptr) : json(decision.rule)},
-                 {"ruleSource", decision.ruleSource},
-                 {"reason", decision.reason},
-                 {"alternatives", std::move(alternatives)},
-                 {"memory", toJson(decision.memory)},
-                 {"sizeBucket", decision.sizeBucket},
-                 {"latencyClass", nameOf(decision.latency)}};
+  json result = {
+      {"placement", decision.placement ? placementToJson(*decision.placement, PlacementView::WhatIf)
+                                       : json(nullptr)},
+      {"scheduling", scheduling ? toJson(*scheduling) : json(nullptr)},
+      {"rule", decision.rule.empty() ? json(nullptr) : json(decision.rule)},
+      {"ruleSource", decision.ruleSource},
+      {"reason", decision.reason},
+      {"alternatives", std::move(alternatives)},
+      {"memory", toJson(decision.memory)},
+      {"sizeBucket", decision.sizeBucket},
+      {"latencyClass", nameOf(decision.latency)}};
   result["placedReason"] = decision.placedReason();
   if (!decision.memoryNote.empty()) {
     result["memory"]["note"] = decision.memoryNote;

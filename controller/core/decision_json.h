@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/engine.h"
+#include "core/placement_json.h"
 #include "core/render.h"
 
 namespace gpuplacement::core {
@@ -13,9 +14,7 @@ double roundMoney(double dollars);
 double roundGiB(double gib);
 
 nlohmann::json toJson(const MemoryEstimate& memory);
-nlohmann::json toJson(const Placement& placement);
 nlohmann::json toJson(const Scheduling& scheduling);
-nlohmann::json toJson(const Alternative& alternative);
 
 // The command line's and the status's shape: {"placement", "scheduling",
 // "rule", "reason", "alternatives", ...}; "placement" is null when nothing

@@ -6,6 +6,7 @@
 #include "base/decimal.h"
 #include "base/hash.h"
 #include "base/json_access.h"
+#include "core/placement_json.h"
 #include "core/quantity.h"
 
 namespace gpuplacement::core {
@@ -32,70 +33,6 @@ CapacityType capacityTypeOf(const std::string& text) {
 std::int64_t integer(const json& object, const char* key) {
   const auto it = object.find(key);
   return it != object.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
-}
-
-json placementJson(const Placement& placement) {
-  json result = {{"tier", nameOf(placement.tier)},
-                 {"instanceType", placement.instanceType},
-                 {"acceleratorCount", placement.acceleratorCount},
-                 {"capacityType", nameOf(placement.capacityType)},
-                 {"hourlyCost", decimalString(placement.hourlyCost, 4)},
-                 {"monthlyCost", decimalString(placement.monthlyCost, 2)},
-                 {"replicas", placement.replicas},
-                 {"totalMonthlyCost", decimalString(placement.totalMonthlyCost, 2)},
-                 {"availableMemoryGiB", decimalString(placement.availableMemoryGiB, 2)},
-                 {"costModel", nameOf(placement.costModel)},
-                 {"nodeHourlyCost", decimalString(placement.nodeHourlyCost, 4)},
-                 {"nodes", placement.nodes},
-                 {"acceleratorsPerNode", placement.acceleratorsPerInstance},
-                 {"idleAccelerators", placement.idleAccelerators},
-                 {"costNote", placement.costNote}};
-  if (!placement.accelerator.empty()) {
-    result["accelerator"] = placement.accelerator;
-  }
-  if (placement.capacityType == CapacityType::Mixed) {
-    result["capacityMix"] = {
-        {"onDemandReplicas", placement.onDemandReplicas},
-        {"spotReplicas", placement.spotReplicas},
-        {"spotNodeHourlyCost", decimalString(placement.spotNodeHourlyCost, 4)}};
-  }
-  if (!placement.reservation.empty()) {
-    result["reservation"] = placement.reservation;
-  }
-  if (!placement.migProfile.empty()) {
-    result["migProfile"] = placement.migProfile;
-  }
-  if (placement.timeSlices > 0) {
-    result["timeSlices"] = placement.timeSlices;
-  }
-  if (placement.claim) {
-    result["resourceClaim"] = true;
-  }
-  if (placement.wholeDeviceHourlyCost) {
-    result["wholeDeviceHourlyCost"] = decimalString(*placement.wholeDeviceHourlyCost, 4);
-  }
-  if (placement.latencyMs) {
-    result["latencyMs"] = decimalString(*placement.latencyMs, 2);
-    result["latencyPer"] = latencyUnitName(placement.latencyUnit);
-    result["latencyBound"] = placement.latencyComputeBound ? "compute" : "memory";
-    result["bandwidthUtilization"] = decimalString(placement.bandwidthUtilization, 2);
-  }
-  if (placement.tokensPerSecondPerReplica > 0) {
-    result["tokensPerSecondPerReplica"] = decimalString(placement.tokensPerSecondPerReplica, 1);
-  }
-  if (placement.replicasForThroughput > 0) {
-    result["replicasForThroughput"] = placement.replicasForThroughput;
-  }
-  if (placement.timeToFirstTokenMs > 0) {
-    result["timeToFirstTokenMs"] = decimalString(placement.timeToFirstTokenMs, 1);
-  }
-  if (placement.memoryRequestGiB > 0) {
-    // CPU: the request written; GPU and Neuron: the host memory the node
-    // must hold for it, counted when fitting (not written to the template).
-    result[placement.tier == Tier::CPU ? "memoryRequestGiB" : "hostMemoryGiB"] =
-        decimalString(placement.memoryRequestGiB, 2);
-  }
-  return result;
 }
 
 // The rule that decided, the memory it sized and the alternatives that lost.
@@ -126,22 +63,7 @@ void addDecision(const Decision& decision, json& status) {
   }
   json alternatives = json::array();
   for (const auto& alternative : decision.alternatives) {
-    json item = {{"tier", nameOf(alternative.tier)}, {"rejected", alternative.rejected}};
-    if (!alternative.instanceType.empty()) {
-      item["instanceType"] = alternative.instanceType;
-      item["acceleratorCount"] = alternative.acceleratorCount;
-      if (!alternative.migProfile.empty()) {
-        item["migProfile"] = alternative.migProfile;
-      }
-      if (alternative.timeSlices > 0) {
-        item["timeSlices"] = alternative.timeSlices;
-      }
-      item["capacityType"] = nameOf(alternative.capacityType);
-    }
-    if (alternative.hourlyCost) {
-      item["hourlyCost"] = decimalString(*alternative.hourlyCost, 4);
-    }
-    alternatives.push_back(std::move(item));
+    alternatives.push_back(alternativeToJson(alternative, PlacementView::Status));
   }
   status["alternatives"] = std::move(alternatives);
 }
@@ -311,10 +233,10 @@ json unavailableJson(const std::vector<UnavailableType>& unavailable) {
 json statusToJson(const StatusView& view) {
   json status = {{"observedGeneration", view.observedGeneration}, {"mode", view.mode}};
   if (view.placement) {
-    status["placement"] = placementJson(*view.placement);
+    status["placement"] = placementToJson(*view.placement, PlacementView::Status);
   }
   if (view.recommendation) {
-    status["recommendation"] = placementJson(*view.recommendation);
+    status["recommendation"] = placementToJson(*view.recommendation, PlacementView::Status);
     status["recommendation"]["note"] = view.recommendationNote;
   }
   if (view.decision) {

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include "core/cluster_cost.h"
+#include "core/explainer.h"
 #include "support/engine_fixture.h"
 
 namespace gpuplacement::core::what_if_cluster_test {
