@@ -12,6 +12,7 @@
 // target (by the API server's audit log), no pod replaced, every status
 // still as true as it was.
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -61,8 +62,12 @@ testing::CommandResult tool(const std::string& command) {
   return ControlPlane::shared().withTools(command);
 }
 
+// The release upgraded from: GPU_PLACEMENT_UPGRADE_FROM's version, or the
+// newest (scripts/previous-release list).
 std::string previousRelease() {
-  auto dir = testing::runCommand(repoRoot() + "/scripts/previous-release dir");
+  const char* version = std::getenv("GPU_PLACEMENT_UPGRADE_FROM");
+  auto dir = testing::runCommand(repoRoot() + "/scripts/previous-release dir " +
+                                 (version != nullptr ? version : ""));
   REQUIRE_MESSAGE(dir.exitCode == 0, dir.err);
   while (!dir.out.empty() && dir.out.back() == '\n') {
     dir.out.pop_back();
