@@ -585,6 +585,59 @@ core::JobProgress unpackJob(Unpacker& in) {
   return job;
 }
 
+// A pod template's fields but its digest (the target's is a field of its
+// own); the template itself as text when the kind keeps it.
+void packTemplate(Packer& out, const core::PodTemplateState& templ) {
+  packPairs(out, templ.nodeSelector);
+  packTolerations(out, templ.tolerations);
+  packWords(out, templ.spreadKeys);
+  packPairs(out, templ.podLabels);
+  out.integer(static_cast<std::int64_t>(templ.containers.size()));
+  for (const auto& container : templ.containers) {
+    out.word(container.name);
+    packPairs(out, container.limits);
+    packPairs(out, container.requests);
+    out.integer(static_cast<std::int64_t>(container.claims.size()));
+    for (const auto& [name, request] : container.claims) {
+      out.word(name);
+      out.word(request);
+    }
+  }
+  packPairs(out, templ.podClaims);
+  out.boolean(templ.gated);
+  out.boolean(templ.podScheduling.has_value());
+  if (templ.podScheduling) {
+    out.string(*templ.podScheduling);
+  }
+  out.string(templ.raw.is_null() ? std::string() : templ.raw.dump());
+}
+
+void unpackTemplate(Unpacker& in, core::PodTemplateState& templ) {
+  templ.nodeSelector = unpackPairs(in);
+  templ.tolerations = unpackTolerations(in);
+  templ.spreadKeys = unpackWords(in);
+  templ.podLabels = unpackPairs(in);
+  for (auto count = in.integer(); count > 0; --count) {
+    core::ContainerResources container;
+    container.name = in.word();
+    container.limits = unpackPairs(in);
+    container.requests = unpackPairs(in);
+    for (auto claims = in.integer(); claims > 0; --claims) {
+      auto name = in.word();
+      container.claims.emplace_back(std::move(name), in.word());
+    }
+    templ.containers.push_back(std::move(container));
+  }
+  templ.podClaims = unpackPairs(in);
+  templ.gated = in.boolean();
+  if (in.boolean()) {
+    templ.podScheduling = in.string();
+  }
+  if (auto raw = in.string(); !raw.empty()) {
+    templ.raw = nlohmann::json::parse(raw);
+  }
+}
+
 }  // namespace
 
 CachedTarget packTarget(const core::TargetState& state) {
@@ -603,26 +656,20 @@ CachedTarget packTarget(const core::TargetState& state) {
   cached.ownedDigest = state.ownership.digest;
   Packer out(words());
   out.uid(state.uid);
-  packPairs(out, state.nodeSelector);
-  packTolerations(out, state.tolerations);
-  packWords(out, state.spreadKeys);
-  packPairs(out, state.podLabels);
-  out.integer(static_cast<std::int64_t>(state.containers.size()));
-  for (const auto& container : state.containers) {
-    out.word(container.name);
-    packPairs(out, container.limits);
-    packPairs(out, container.requests);
-    out.integer(static_cast<std::int64_t>(container.claims.size()));
-    for (const auto& [name, request] : container.claims) {
-      out.word(name);
-      out.word(request);
-    }
+  packTemplate(out, state);
+  out.boolean(state.annotated);
+  out.integer(static_cast<std::int64_t>(state.podSets.size()));
+  for (const auto& podSet : state.podSets) {
+    out.word(podSet.name);
+    out.word(podSet.role);
+    out.boolean(podSet.placedByDefault);
+    out.integer(podSet.replicas);
+    out.word(podSet.templatePointer);
   }
-  packPairs(out, state.podClaims);
-  out.boolean(state.gated);
-  out.boolean(state.podScheduling.has_value());
-  if (state.podScheduling) {
-    out.string(*state.podScheduling);
+  out.integer(static_cast<std::int64_t>(state.podSetTemplates.size()));
+  for (const auto& templ : state.podSetTemplates) {
+    packTemplate(out, templ);
+    out.integer(static_cast<std::int64_t>(templ.templateDigest));
   }
   packOwnership(out, state.ownership);
   if (state.kind == core::TargetKind::Job) {
@@ -656,25 +703,22 @@ core::TargetState CachedTarget::unpack() const {
   state.templateDigest = templateDigest;
   Unpacker in(packed, words());
   state.uid = in.uid();
-  state.nodeSelector = unpackPairs(in);
-  state.tolerations = unpackTolerations(in);
-  state.spreadKeys = unpackWords(in);
-  state.podLabels = unpackPairs(in);
+  unpackTemplate(in, state);
+  state.annotated = in.boolean();
   for (auto count = in.integer(); count > 0; --count) {
-    core::ContainerResources container;
-    container.name = in.word();
-    container.limits = unpackPairs(in);
-    container.requests = unpackPairs(in);
-    for (auto claims = in.integer(); claims > 0; --claims) {
-      auto name = in.word();
-      container.claims.emplace_back(std::move(name), in.word());
-    }
-    state.containers.push_back(std::move(container));
+    core::PodSet podSet;
+    podSet.name = in.word();
+    podSet.role = in.word();
+    podSet.placedByDefault = in.boolean();
+    podSet.replicas = static_cast<std::int32_t>(in.integer());
+    podSet.templatePointer = in.word();
+    state.podSets.push_back(std::move(podSet));
   }
-  state.podClaims = unpackPairs(in);
-  state.gated = in.boolean();
-  if (in.boolean()) {
-    state.podScheduling = in.string();
+  for (auto count = in.integer(); count > 0; --count) {
+    core::PodTemplateState templ;
+    unpackTemplate(in, templ);
+    templ.templateDigest = static_cast<std::uint64_t>(in.integer());
+    state.podSetTemplates.push_back(std::move(templ));
   }
   state.ownership = unpackOwnership(in);
   if (kind == core::TargetKind::Job) {

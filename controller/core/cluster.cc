@@ -6,6 +6,7 @@
 
 #include "base/json_access.h"
 #include "base/time_format.h"
+#include "core/kinds/kind_adapter.h"
 #include "core/pod_scheduling.h"
 #include "core/quantity.h"
 #include "core/region.h"
@@ -301,26 +302,14 @@ void readUnschedulable(const json& object, PodView& pod) {
   }
 }
 
-// The target the pod belongs to: a ReplicaSet's Deployment, a StatefulSet,
-// a Job.
+// The target the pod belongs to, as its kind's adapter knows it. Kinds
+// later in the table make their pods through earlier ones (a
+// LeaderWorkerSet's are a StatefulSet's): the last that claims it wins.
 void readOwner(const json& object, PodView& pod) {
-  const auto& owners = memberOf(memberOf(object, "metadata"), "ownerReferences");
-  if (owners.is_array()) {
-    for (const auto& owner : owners) {
-      const auto kind = stringMember(owner, "kind");
-      const auto name = stringMember(owner, "name");
-      if (kind == "ReplicaSet") {
-        // The Deployment: the ReplicaSet's name less the pod-template hash
-        // ("chat-7d9f8b6c5" -> "chat").
-        const auto dash = name.rfind('-');
-        if (dash != std::string::npos) {
-          pod.owner = name.substr(0, dash);
-        }
-      } else if (const auto target = targetKindNamed(kind);
-                 target && *target != TargetKind::Deployment) {
-        pod.ownerKind = *target;
-        pod.owner = name;
-      }
+  for (const auto kind : kTargetKinds) {
+    if (auto owner = adapterOf(kind).ownerOf(object)) {
+      pod.ownerKind = kind;
+      pod.owner = std::move(owner->target);
     }
   }
 }

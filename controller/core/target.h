@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/kinds/pod_set.h"
 #include "core/ownership.h"
 #include "core/target_kind.h"
 #include "core/types.h"
@@ -66,15 +67,44 @@ struct EnumNames<core::JobProgress::End> {
 
 namespace gpuplacement::core {
 
-// The part of a target the controller reads: its pod template's scheduling
-// fields, the ownership record, and how far it has got running the
-// template (a rollout, or a Job's run).
-struct TargetState {
+// What the operator reads of one pod template: its scheduling fields and
+// the resources placement sets.
+struct PodTemplateState {
+  std::map<std::string, std::string> nodeSelector;
+  std::vector<Toleration> tolerations;
+  // The topologyKey of each of the template's topology spread constraints.
+  std::vector<std::string> spreadKeys;
+  // What selects the pod set's pods: spec.selector's matchLabels, or the
+  // template's labels when the selector has none (a spread counts these).
+  std::map<std::string, std::string> podLabels;
+  std::vector<ContainerResources> containers;
+  // spec.resourceClaims: each entry's name and the ResourceClaimTemplate it
+  // names (empty when it names a ResourceClaim).
+  std::map<std::string, std::string> podClaims;
+  bool gated = false;  // the template carries kSchedulingGate
+  // The template's kPodSchedulingAnnotation; nullopt: absent.
+  std::optional<std::string> podScheduling;
+  // Of the template as the server stores it: tells a new commit (or a
+  // rollout restart) from the same manifest applied again.
+  std::uint64_t templateDigest = 0;
+  // The template as the server stores it, kept only for kinds written by
+  // JSON patch (core/kinds/json_patch.h), whose writes are made against it.
+  nlohmann::json raw;
+
+  bool operator==(const PodTemplateState&) const = default;
+};
+
+// The part of a target the controller reads: its pod sets, the ownership
+// record, and how far it has got running them (a rollout, or a Job's
+// run). Its own template fields are those of the pod set it places (for a
+// kind of several pod sets, the first placed; core/kinds/pod_sets.h).
+struct TargetState : PodTemplateState {
   TargetKind kind = TargetKind::Deployment;
   std::string uid;
   std::int64_t generation = 0;
   // Pods running the template at once: spec.replicas, or a Job's
-  // parallelism (no more than its completions).
+  // parallelism (no more than its completions); for a kind of several pod
+  // sets, the pods of those it places by default.
   std::int32_t replicas = 1;
   // Pods a rollout may run above `replicas`: a Deployment's RollingUpdate
   // maxSurge, resolved against replicas (rounded up, as the Deployment
@@ -87,23 +117,13 @@ struct TargetState {
   // Under Recreate every old pod goes first (recreate true).
   std::int32_t unavailable = 0;
   bool recreate = false;
-  std::map<std::string, std::string> nodeSelector;
-  std::vector<Toleration> tolerations;
-  // The topologyKey of each of the template's topology spread constraints.
-  std::vector<std::string> spreadKeys;
-  // What selects the target's pods: spec.selector's matchLabels, or the
-  // template's labels when the selector has none (a spread counts these).
-  std::map<std::string, std::string> podLabels;
-  std::vector<ContainerResources> containers;
-  // spec.resourceClaims: each entry's name and the ResourceClaimTemplate it
-  // names (empty when it names a ResourceClaim).
-  std::map<std::string, std::string> podClaims;
-  bool gated = false;  // the template carries kSchedulingGate
-  // The template's kPodSchedulingAnnotation; nullopt: absent.
-  std::optional<std::string> podScheduling;
-  // Of spec.template as the server stores it: tells a new commit (or a
-  // rollout restart) from the same manifest applied again.
-  std::uint64_t templateDigest = 0;
+  // The kind's pod sets in the object's order (core/kinds/pod_set.h). A
+  // kind of one pod set keeps its template in the target's own fields
+  // only; a kind of several keeps each one's in podSetTemplates.
+  std::vector<PodSet> podSets;
+  std::vector<PodTemplateState> podSetTemplates;
+  // metadata.annotations is present (a JSON patch adds to it, or makes it).
+  bool annotated = false;
   OwnershipRecord ownership;
   // The rollout (Deployment, StatefulSet).
   std::int64_t observedGeneration = 0;

@@ -1,0 +1,87 @@
+#include <algorithm>
+
+#include "base/json_access.h"
+#include "core/kinds/adapters.h"
+#include "core/kinds/pod_template_read.h"
+
+// batch/v1 Job: one pod set, run once. Placed while suspended and never
+// started; never moved after it starts (KEP-2926).
+namespace gpuplacement::core::kinds {
+namespace {
+
+using json = nlohmann::json;
+using base::integerOf;
+using base::memberOf;
+using base::stringMember;
+
+// The controller that runs a Job by default; any other spec.managedBy
+// (MultiKueue, say) runs it elsewhere.
+constexpr std::string_view kJobController = "kubernetes.io/job-controller";
+constexpr const char* kKueueQueueLabel = "kueue.x-k8s.io/queue-name";
+
+void readEnd(const json& status, JobProgress& job) {
+  if (const auto* complete = trueCondition(status, "Complete")) {
+    job.end = JobProgress::End::Complete;
+    job.endTime = stringMember(status, "completionTime");
+    if (job.endTime.empty()) {
+      job.endTime = stringMember(*complete, "lastTransitionTime");
+    }
+  } else if (const auto* failed = trueCondition(status, "Failed")) {
+    job.end = JobProgress::End::Failed;
+    job.endTime = stringMember(*failed, "lastTransitionTime");
+    job.endReason = stringMember(*failed, "reason");
+    if (const auto message = stringMember(*failed, "message"); !message.empty()) {
+      job.endReason += (job.endReason.empty() ? "" : ": ") + message;
+    }
+  }
+}
+
+class JobAdapter final : public KindAdapter {
+ public:
+  void read(const json& object, TargetState& state) const override {
+    const auto& spec = memberOf(object, "spec");
+    readSelectedTemplate(spec, state);
+    std::int64_t pods = integerOf(memberOf(spec, "parallelism"), 1);
+    if (const auto& completions = memberOf(spec, "completions"); completions.is_number_integer()) {
+      pods = std::min(pods, completions.get<std::int64_t>());
+    }
+    state.replicas = static_cast<std::int32_t>(std::clamp<std::int64_t>(pods, 0, INT32_MAX));
+    state.podSets = {{"main", "main", true, state.replicas, "/spec/template"}};
+    auto& job = state.job;
+    job.suspended = memberOf(spec, "suspend") == json(true);
+    const auto managedBy = stringMember(spec, "managedBy");
+    const auto& metadata = memberOf(object, "metadata");
+    job.queuedElsewhere = (!managedBy.empty() && managedBy != kJobController) ||
+                          memberOf(memberOf(metadata, "labels"), kKueueQueueLabel).is_string() ||
+                          memberOf(memberOf(metadata, "annotations"), kKueueQueueLabel).is_string();
+    job.waitsFor = stringMember(memberOf(metadata, "labels"), kWorkloadLabel);
+    const auto& status = memberOf(object, "status");
+    readRolloutCounts(status, state);
+    job.startTime = stringMember(status, "startTime");
+    job.active = countOf(memberOf(status, "active"));
+    readEnd(status, job);
+  }
+
+  bool rolledOut(const TargetState& state) const override { return state.job.started(); }
+
+  bool templateMutable(const TargetState& state) const override {
+    return state.job.suspended && !state.job.started();
+  }
+
+  std::optional<PodOwner> ownerOf(const json& pod) const override {
+    auto name = ownerNamed(pod, "Job");
+    if (name.empty()) {
+      return std::nullopt;
+    }
+    return PodOwner{std::move(name), "main"};
+  }
+};
+
+}  // namespace
+
+const KindAdapter& jobAdapter() {
+  static const JobAdapter adapter;
+  return adapter;
+}
+
+}  // namespace gpuplacement::core::kinds

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "core/kinds/pod_set.h"
+#include "core/target.h"
+#include "core/target_kind.h"
+
+// What the operator needs to know of a kind of target, in one place per
+// kind (Kueue's jobframework.GenericJob): its pod sets and their
+// templates, how far it has got running them, whether its templates may
+// still change, and which pods are its own. How it is written (strategic
+// merge or JSON patch) and suspended is its row in kTargetKindTraits. The
+// plan, the template patch, the cluster view's pod ownership, the rollout
+// check and the cache read kinds through this, never by their names.
+namespace gpuplacement::core {
+
+class KindAdapter {
+ public:
+  virtual ~KindAdapter() = default;
+
+  // Reads the object's pod sets, their templates and its progress into
+  // `state` (targetFromJson has read the metadata and ownership record).
+  // Tolerant of anything missing or malformed: what is absent stays at its
+  // default.
+  virtual void read(const nlohmann::json& object, TargetState& state) const = 0;
+  // The current templates run everywhere they should: a finished rollout,
+  // or a run that has started.
+  virtual bool rolledOut(const TargetState& state) const = 0;
+  // The templates may still change (a Job's only until it starts).
+  virtual bool templateMutable(const TargetState& state) const {
+    (void)state;
+    return true;
+  }
+  // The target and pod set a pod was made for, when a target of this kind
+  // made it (read from its ownerReferences and labels).
+  virtual std::optional<PodOwner> ownerOf(const nlohmann::json& pod) const = 0;
+};
+
+const KindAdapter& adapterOf(TargetKind kind);
+
+}  // namespace gpuplacement::core

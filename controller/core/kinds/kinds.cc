@@ -1,0 +1,17 @@
+#include "core/kinds/adapters.h"
+
+namespace gpuplacement::core {
+
+const KindAdapter& adapterOf(TargetKind kind) {
+  switch (kind) {
+    case TargetKind::StatefulSet:
+      return kinds::statefulSetAdapter();
+    case TargetKind::Job:
+      return kinds::jobAdapter();
+    case TargetKind::Deployment:
+      break;
+  }
+  return kinds::deploymentAdapter();
+}
+
+}  // namespace gpuplacement::core

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "core/target.h"
+
+// The readers every kind's adapter shares: a pod template, a pod's owner,
+// counts and conditions as the API writes them.
+namespace gpuplacement::core::kinds {
+
+// Reads a pod template; with `keepRaw` it keeps the template itself too
+// (kinds written by JSON patch).
+void readPodTemplate(const nlohmann::json& templ, PodTemplateState& state, bool keepRaw);
+PodTemplateState podTemplateFrom(const nlohmann::json& templ, bool keepRaw);
+
+// A count of pods: clamped to [0, INT32_MAX]; `fallback` when absent.
+std::int32_t countOf(const nlohmann::json& value, std::int64_t fallback = 0);
+
+// The condition of `type` with status True; null when there is none.
+const nlohmann::json* trueCondition(const nlohmann::json& status, std::string_view type);
+
+// The name of the pod's ownerReference of `kind`; empty when it has none.
+std::string ownerNamed(const nlohmann::json& pod, std::string_view kind);
+
+// A label of the pod; nullopt when absent.
+std::optional<std::string> podLabel(const nlohmann::json& pod, std::string_view key);
+
+// The observedGeneration, updatedReplicas and replicas of a status, which
+// the apps kinds and most custom kinds write alike.
+void readRolloutCounts(const nlohmann::json& status, TargetState& state);
+
+}  // namespace gpuplacement::core::kinds
