@@ -74,8 +74,10 @@ asio::awaitable<kube::ApiResult<TargetRead>> ApiWrites::readTarget(TargetKey tar
 
 asio::awaitable<kube::ApiResult<TargetRead>> ApiWrites::patchTarget(TargetKey target, json patch) {
   const std::string path = asFieldManager(targetPath(target));
-  auto result =
-      co_await client_.patch(path, patch, kube::PatchType::Strategic, kube::KubeClient::Keep::All);
+  const auto type = core::traitsOf(target.kind).write == core::WriteMethod::JsonPatch
+                        ? kube::PatchType::Json
+                        : kube::PatchType::Strategic;
+  auto result = co_await client_.patch(path, patch, type, kube::KubeClient::Keep::All);
   noteRefusal("patch " + rbacResource(target.kind), target.object.ns,
               !result && result.error().forbidden());
   if (!result) {

@@ -34,7 +34,8 @@ class ApiWrites {
       : client_(client), log_(log), clock_(clock), instance_(std::move(instance)) {}
 
   asio::awaitable<kube::ApiResult<TargetRead>> readTarget(TargetKey target);
-  // A strategic merge patch (its resourceVersion is the precondition).
+  // A strategic merge patch, or a JSON patch for a kind written so
+  // (core::WriteMethod); its resourceVersion is the precondition.
   asio::awaitable<kube::ApiResult<TargetRead>> patchTarget(TargetKey target, nlohmann::json patch);
   // A strategic merge patch of a pod (its resourceVersion is the precondition).
   asio::awaitable<kube::ApiResult<base::Ok>> patchPod(std::string ns, std::string name,

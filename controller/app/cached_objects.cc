@@ -221,6 +221,7 @@ void packSpec(Packer& out, const base::Result<core::GpuWorkloadSpec>& parsed) {
   packEnum(out, spec.targetRef.kind);
   out.word(spec.targetRef.name);
   packWords(out, spec.containers);
+  packWords(out, spec.podSets);
   packIntent(out, spec.intent);
   out.word(spec.policyName);
   packEnum(out, spec.mode);
@@ -236,6 +237,7 @@ void unpackSpec(Unpacker& in, core::WorkloadObject& workload) {
   spec.targetRef.kind = unpackEnum<core::TargetKind>(in);
   spec.targetRef.name = in.word();
   spec.containers = unpackWords(in);
+  spec.podSets = unpackWords(in);
   spec.intent = unpackIntent(in);
   spec.policyName = in.word();
   spec.mode = unpackEnum<core::PlacementMode>(in);

@@ -67,7 +67,8 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
 
 void ObjectCaches::addTargets(core::TargetKind kind) {
   // The operator cannot work without Deployments; the other kinds it places
-  // without, and says so (a ClusterRole from before them refuses them).
+  // without, and says so (a ClusterRole from before them refuses them, a
+  // cluster without a custom kind's CRD does not serve it).
   auto& targets =
       caches_.add<CachedTarget>({std::string(core::resourceOf(kind)),
                                  [kind](const std::string& ns) { return targetsPath(kind, ns); },
@@ -211,8 +212,16 @@ std::string ObjectCaches::targetsUnreadable(core::TargetKind kind) const {
     return "";
   }
   bool forbidden = false;
+  bool absent = false;
   for (const auto& informer : targets.informers()) {
     forbidden = forbidden || (!informer.synced && informer.lastFailure == 403u);
+    absent = absent || (!informer.synced && informer.lastFailure == 404u);
+  }
+  if (const auto crd = core::traitsOf(kind).crd; absent && !crd.empty()) {
+    return "the CustomResourceDefinition " + std::string(crd) +
+           " is not installed (the API server does not serve " +
+           std::string(core::resourceOf(kind)) + "); the operator waits for it and places the " +
+           std::string(base::nameOf(kind)) + " once it is";
   }
   return "the operator " + problem +
          (forbidden ? ": give its ClusterRole get, list, watch and patch on " +

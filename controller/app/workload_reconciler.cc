@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/kinds/pod_sets.h"
 #include "runtime/controller_builder.h"
 
 namespace gpuplacement::app {
@@ -321,7 +322,7 @@ asio::awaitable<base::Result<base::Ok, std::string>> WorkloadReconciler::release
     core::PatchRequest request;
     request.workload = workload;
     request.resourceVersion = version;
-    return core::planTemplatePatch(live, request);
+    return core::planPodSetsPatch(live, request);
   };
   auto outcome =
       co_await converge(ns, target, state, resourceVersion, remove(state, resourceVersion), remove);
@@ -372,7 +373,7 @@ asio::awaitable<WorkloadReconciler::Outcome> WorkloadReconciler::writeTarget(
     }
   }
   const PatchPlanner place = [&write](const core::TargetState& live, const std::string& version) {
-    return core::planTemplatePatch(live, write.request(version));
+    return core::planPodSetsPatch(live, write.request(version));
   };
   auto outcome = co_await converge(key.ns, write.target, *snapshot.target,
                                    snapshot.input.targetResourceVersion, write.patch, place);

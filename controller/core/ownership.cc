@@ -66,6 +66,17 @@ std::optional<OwnedFields> ownedFieldsFromJson(const json& document) {
       *into = value.get<std::string>();
     }
   }
+  if (const auto& podSets = memberOf(document, "podSets"); !podSets.is_null()) {
+    if (!podSets.is_array()) {
+      return std::nullopt;
+    }
+    for (const auto& name : podSets) {
+      if (!name.is_string()) {
+        return std::nullopt;
+      }
+      owned.podSets.push_back(name.get<std::string>());
+    }
+  }
   return owned;
 }
 
@@ -109,6 +120,9 @@ std::string serializeOwnedFields(const OwnedFields& owned) {
   if (!owned.claimTemplate.empty()) {
     document["claimTemplate"] = owned.claimTemplate;
     document["claimContainer"] = owned.claimContainer;
+  }
+  if (!owned.podSets.empty()) {
+    document["podSets"] = owned.podSets;
   }
   return document.dump();
 }

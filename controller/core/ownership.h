@@ -12,7 +12,7 @@
 namespace gpuplacement::core {
 
 // The annotation that records exactly what the operator set on a target
-// (a Deployment, StatefulSet or Job), so later patches and the clean-up
+// (a Deployment, a RayCluster's worker groups), so later patches and the clean-up
 // touch only that.
 inline constexpr const char* kOwnedFieldsAnnotation = "gpuplacement.io/owned-fields";
 
@@ -34,6 +34,10 @@ struct OwnedFields {
   // resources.claims lists it.
   std::string claimTemplate;
   std::string claimContainer;
+  // For a kind of several pod sets: the pod sets these were set in (the
+  // same in each), so one no longer placed is cleared and no other is
+  // touched. Empty for a kind of one pod set.
+  std::vector<std::string> podSets;
 
   bool empty() const {
     return nodeSelector.empty() && tolerations.empty() && resources.empty() && spreadKey.empty() &&

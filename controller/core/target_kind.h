@@ -10,13 +10,20 @@
 
 namespace gpuplacement::core {
 
-// The objects whose pod template the operator places. Adding one (a
-// JobSet, a LeaderWorkerSet) is a value here, its row in kTargetKindTraits,
-// its reading in targetFromJson and its progress in TargetState
+// The objects whose pod sets the operator places. Adding one is a value
+// here, its row in kTargetKindTraits and its adapter in core/kinds/
 // (docs/architecture.md: Where to add).
-enum class TargetKind : std::uint8_t { Deployment, StatefulSet, Job };
+enum class TargetKind : std::uint8_t {
+  Deployment,
+  StatefulSet,
+  Job,
+  RayCluster,
+  RayService,
+  LeaderWorkerSet
+};
 inline constexpr std::array kTargetKinds = {TargetKind::Deployment, TargetKind::StatefulSet,
-                                            TargetKind::Job};
+                                            TargetKind::Job,        TargetKind::RayCluster,
+                                            TargetKind::RayService, TargetKind::LeaderWorkerSet};
 
 }  // namespace gpuplacement::core
 
@@ -24,8 +31,8 @@ namespace gpuplacement::base {
 template <>
 struct EnumNames<core::TargetKind> {
   static constexpr std::string_view what = "target kind";
-  static constexpr auto names =
-      std::to_array<std::string_view>({"Deployment", "StatefulSet", "Job"});
+  static constexpr auto names = std::to_array<std::string_view>(
+      {"Deployment", "StatefulSet", "Job", "RayCluster", "RayService", "LeaderWorkerSet"});
 };
 }  // namespace gpuplacement::base
 
@@ -33,9 +40,19 @@ namespace gpuplacement::core {
 
 // What a kind does, as the reconcile needs to know it (Kueue's GenericJob):
 // the plan, the record and the rollout slots read these, never the kind.
+// How a kind's object is written: a strategic merge patch (built-in
+// kinds), or a JSON patch (RFC 6902) made against the templates as read,
+// for custom resources, which refuse a strategic merge patch and replace
+// lists whole under a JSON merge patch.
+enum class WriteMethod : std::uint8_t { StrategicMerge, JsonPatch };
+
 struct TargetKindTraits {
   std::string_view apiVersion;  // "apps/v1"
   std::string_view resource;    // the REST resource: "deployments"
+  // A custom resource's CustomResourceDefinition ("rayclusters.ray.io"),
+  // which the cluster may not have; empty for a built-in kind.
+  std::string_view crd;
+  WriteMethod write = WriteMethod::StrategicMerge;
   // Runs its pod template to an end, once: placed before it starts, held
   // on that placement once it has, its run recorded and priced when it
   // ends; one recreated under the name is a new run.
@@ -56,10 +73,16 @@ struct TargetKindTraits {
   bool claimsFixed = false;
 };
 
+using enum WriteMethod;
+// In the order of TargetKind.
 inline constexpr std::array<TargetKindTraits, kTargetKinds.size()> kTargetKindTraits = {{
-    {"apps/v1", "deployments", false, true, false, false, false},
-    {"apps/v1", "statefulsets", false, true, false, false, false},
-    {"batch/v1", "jobs", true, false, true, true, true},
+    {"apps/v1", "deployments", "", StrategicMerge, false, true, false, false, false},
+    {"apps/v1", "statefulsets", "", StrategicMerge, false, true, false, false, false},
+    {"batch/v1", "jobs", "", StrategicMerge, true, false, true, true, true},
+    {"ray.io/v1", "rayclusters", "rayclusters.ray.io", JsonPatch, false, true, false, false, false},
+    {"ray.io/v1", "rayservices", "rayservices.ray.io", JsonPatch, false, true, false, false, false},
+    {"leaderworkerset.x-k8s.io/v1", "leaderworkersets", "leaderworkersets.leaderworkerset.x-k8s.io",
+     JsonPatch, false, true, false, false, false},
 }};
 
 inline const TargetKindTraits& traitsOf(TargetKind kind) {

@@ -54,6 +54,9 @@ struct PatchRequest {
   // is created from the placed template (the KEP-2926 advice: change the
   // directives and resume in one call).
   bool start = false;
+  // The pod sets to place (spec.targetRef.podSets); empty: the kind's
+  // default, those that carry the model (core/kinds/pod_sets.h).
+  std::vector<std::string> podSets;
 };
 
 // The container that gets the devices: the first named, or the template's

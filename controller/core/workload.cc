@@ -4,6 +4,7 @@
 
 #include "base/json_reader.h"
 #include "base/time_format.h"
+#include "core/kinds/pod_sets.h"
 #include "core/quantity.h"
 
 namespace gpuplacement::core {
@@ -170,7 +171,7 @@ Status validateIntent(const WorkloadIntent& intent, const Catalog& catalog) {
 
 namespace {
 
-Status readTarget(const ObjectReader& spec, TargetRef& ref) {
+Status readTarget(const ObjectReader& spec, TargetRef& ref, std::vector<std::string>& podSetNames) {
   const auto target = spec.child("targetRef");
   if (!spec.has("targetRef")) {
     return Error{"spec.targetRef", "required: the Deployment, StatefulSet or Job to place"};
@@ -178,9 +179,25 @@ Status readTarget(const ObjectReader& spec, TargetRef& ref) {
   if (auto ok = target.requireObject(); !ok) {
     return ok.error();
   }
-  if (auto ok = target.onlyKeys({"apiVersion", "kind", "name"}); !ok) {
+  if (auto ok = target.onlyKeys({"apiVersion", "kind", "name", "podSets"}); !ok) {
     return ok.error();
   }
+  auto podSets = target.stringList("podSets");
+  if (!podSets) {
+    return podSets.error();
+  }
+  for (std::size_t i = 0; i < podSets->size(); ++i) {
+    const auto& podSet = (*podSets)[i];
+    const auto field = "spec.targetRef.podSets[" + std::to_string(i) + "]";
+    if (podSet.empty()) {
+      return Error{field, "must name a pod set"};
+    }
+    if (std::find(podSets->begin(), podSets->begin() + static_cast<std::ptrdiff_t>(i), podSet) !=
+        podSets->begin() + static_cast<std::ptrdiff_t>(i)) {
+      return Error{field, base::quoted(podSet) + " is named twice"};
+    }
+  }
+  podSetNames = std::move(*podSets);
   auto name = target.string("name");
   auto kind = target.optionalString("kind");
   auto version = target.optionalString("apiVersion");
@@ -403,10 +420,10 @@ Result<GpuWorkloadSpec> parseGpuWorkloadSpec(const json& specValue, const Catalo
   GpuWorkloadSpec result;
   auto containers = spec.stringList("containers");
   for (const Status& read :
-       {readTarget(spec, result.targetRef), containers ? Status(Ok{}) : Status(containers.error()),
-        readWorkload(spec, result.intent), readModel(spec, catalog, result),
-        readConstraints(spec, result.intent.constraints), readPolicyRef(spec, result.policyName),
-        validateIntent(result.intent, catalog)}) {
+       {readTarget(spec, result.targetRef, result.podSets),
+        containers ? Status(Ok{}) : Status(containers.error()), readWorkload(spec, result.intent),
+        readModel(spec, catalog, result), readConstraints(spec, result.intent.constraints),
+        readPolicyRef(spec, result.policyName), validateIntent(result.intent, catalog)}) {
     if (!read) {
       return read.error();
     }
@@ -448,6 +465,9 @@ Status checkServingLoad(const ServingLoad& load, const ServingFieldNames& names)
 WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const TargetState* target) {
   WorkloadIntent intent = spec.intent;
   intent.replicas = target ? target->replicas : 1;
+  if (target && !spec.podSets.empty()) {
+    intent.replicas = placedReplicas(*target, placedPodSets(*target, spec.podSets));
+  }
   intent.surge = target ? target->surge : 0;
   intent.claimsWritable = !target || !traitsOf(target->kind).claimsFixed;
   if (target) {

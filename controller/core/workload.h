@@ -130,6 +130,10 @@ inline std::string describeTarget(const TargetRef& target) {
 // A GpuWorkload's spec: the intent plus where to apply the placement.
 struct GpuWorkloadSpec {
   TargetRef targetRef;
+  // spec.targetRef.podSets: the pod sets to place (a Ray worker group's
+  // name, "leader", "worker"); empty: the kind's default, those that carry
+  // the model.
+  std::vector<std::string> podSets;
   std::vector<std::string> containers;  // empty: the first container
   WorkloadIntent intent;
   std::string policyName = "default";

@@ -7,6 +7,7 @@
 #include "core/fallback.h"
 #include "core/job_plan.h"
 #include "core/job_steps.h"
+#include "core/kinds/pod_sets.h"
 #include "core/region.h"
 #include "core/reverts.h"
 #include "core/rollout_room.h"
@@ -181,6 +182,7 @@ void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
     write.scheduling.requestsOnly.clear();
   }
   write.patchRequest.containers = spec.containers;
+  write.patchRequest.podSets = spec.podSets;
   write.patchRequest.workload = input.name;
   write.patchRequest.where = *placeAt;
   // Resumed only when it waits suspended for this GpuWorkload (its label):
@@ -189,7 +191,7 @@ void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
   const auto& job = input.target->job;
   write.patchRequest.start =
       kind.resumedByPlacement && !job.queuedElsewhere && job.waitsFor == input.name;
-  write.patch = planTemplatePatch(*input.target, write.request(input.targetResourceVersion));
+  write.patch = planPodSetsPatch(*input.target, write.request(input.targetResourceVersion));
   plan.write = std::move(write);
   const auto& patch = plan.write->patch;
   if (resourcesFixed && patch.resourcesChanged && !patch.blocked()) {

@@ -182,7 +182,10 @@ TEST_CASE("the kinds, as the API names them") {
   CHECK_FALSE(targetKindNamed("statefulset").has_value());  // kinds are exact
   CHECK(apiVersionOf(TargetKind::Job) == "batch/v1");
   CHECK(resourceOf(TargetKind::StatefulSet) == "statefulsets");
-  CHECK(supportedTargets() == "apps/v1 Deployment, apps/v1 StatefulSet and batch/v1 Job");
+  CHECK(supportedTargets() ==
+        "apps/v1 Deployment, apps/v1 StatefulSet, batch/v1 Job, ray.io/v1 RayCluster, ray.io/v1 "
+        "RayService and leaderworkerset.x-k8s.io/v1 LeaderWorkerSet");
+  CHECK(targetKindNamed("LeaderWorkerSet") == TargetKind::LeaderWorkerSet);
   CHECK(describeTarget(TargetKind::Job, "llama-training") == "Job llama-training");
 }
 
@@ -195,11 +198,20 @@ TEST_CASE("what each kind does: one row each, in the enum's order") {
     bool rollsOut;
     bool resumedByPlacement;
     bool resourcesFixedBefore136;
+    const char* crd = "";
+    WriteMethod write = WriteMethod::StrategicMerge;
   };
   const Row rows[] = {
       {TargetKind::Deployment, "apps/v1", "deployments", false, true, false, false},
       {TargetKind::StatefulSet, "apps/v1", "statefulsets", false, true, false, false},
       {TargetKind::Job, "batch/v1", "jobs", true, false, true, true},
+      // Custom resources: written by JSON patch, served only with their CRD.
+      {TargetKind::RayCluster, "ray.io/v1", "rayclusters", false, true, false, false,
+       "rayclusters.ray.io", WriteMethod::JsonPatch},
+      {TargetKind::RayService, "ray.io/v1", "rayservices", false, true, false, false,
+       "rayservices.ray.io", WriteMethod::JsonPatch},
+      {TargetKind::LeaderWorkerSet, "leaderworkerset.x-k8s.io/v1", "leaderworkersets", false, true,
+       false, false, "leaderworkersets.leaderworkerset.x-k8s.io", WriteMethod::JsonPatch},
   };
   REQUIRE(std::size(rows) == kTargetKinds.size());
   for (const auto& row : rows) {
@@ -211,6 +223,8 @@ TEST_CASE("what each kind does: one row each, in the enum's order") {
     CHECK(traits.rollsOut == row.rollsOut);
     CHECK(traits.resumedByPlacement == row.resumedByPlacement);
     CHECK(traits.resourcesFixedBefore136 == row.resourcesFixedBefore136);
+    CHECK(traits.crd == row.crd);
+    CHECK(traits.write == row.write);
   }
   // A template that runs once is fixed once it starts; the others never are.
   TargetState job;

@@ -107,8 +107,20 @@ TEST_CASE("bad specs: every error names its field") {
   };
   const Case cases[] = {
       {"no target", [](json& s) { s.erase("targetRef"); }, "spec.targetRef", "required"},
+      {"pod sets not a list", [](json& s) { s["targetRef"]["podSets"] = "workers"; },
+       "spec.targetRef.podSets", "must be a list of strings"},
+      {"a pod set without a name",
+       [](json& s) {
+         s["targetRef"]["podSets"] = {"gpu", ""};
+       },
+       "spec.targetRef.podSets[1]", "must name a pod set"},
+      {"a pod set named twice",
+       [](json& s) {
+         s["targetRef"]["podSets"] = {"gpu", "gpu"};
+       },
+       "spec.targetRef.podSets[1]", "\"gpu\" is named twice"},
       {"DaemonSet", [](json& s) { s["targetRef"]["kind"] = "DaemonSet"; }, "spec.targetRef.kind",
-       "places apps/v1 Deployment, apps/v1 StatefulSet and batch/v1 Job"},
+       "places apps/v1 Deployment, apps/v1 StatefulSet, batch/v1 Job, ray.io/v1 RayCluster"},
       {"a Job under apps/v1",
        [](json& s) {
          s["targetRef"]["kind"] = "Job";

@@ -9,6 +9,9 @@ namespace gpuplacement::core::kinds {
 const KindAdapter& deploymentAdapter();
 const KindAdapter& statefulSetAdapter();
 const KindAdapter& jobAdapter();
+const KindAdapter& rayClusterAdapter();
+const KindAdapter& rayServiceAdapter();
+const KindAdapter& leaderWorkerSetAdapter();
 
 // The pod template at spec.template, its pods' labels from spec.selector's
 // matchLabels where it has any (the apps kinds and Job).

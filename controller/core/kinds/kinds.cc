@@ -8,6 +8,12 @@ const KindAdapter& adapterOf(TargetKind kind) {
       return kinds::statefulSetAdapter();
     case TargetKind::Job:
       return kinds::jobAdapter();
+    case TargetKind::RayCluster:
+      return kinds::rayClusterAdapter();
+    case TargetKind::RayService:
+      return kinds::rayServiceAdapter();
+    case TargetKind::LeaderWorkerSet:
+      return kinds::leaderWorkerSetAdapter();
     case TargetKind::Deployment:
       break;
   }

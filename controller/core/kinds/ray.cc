@@ -1,0 +1,137 @@
+#include "base/json_access.h"
+#include "core/kinds/adapters.h"
+#include "core/kinds/pod_template_read.h"
+
+// KubeRay's RayCluster and RayService (ray.io/v1): a head group, which
+// runs Ray's control processes, and worker groups, which run the model.
+// A RayService holds a RayCluster's spec at spec.rayClusterConfig and
+// makes the clusters itself.
+namespace gpuplacement::core::kinds {
+namespace {
+
+using json = nlohmann::json;
+using base::memberOf;
+using base::stringMember;
+
+// The labels KubeRay puts on every pod it makes.
+constexpr const char* kGroupLabel = "ray.io/group";
+constexpr const char* kNodeTypeLabel = "ray.io/node-type";
+constexpr const char* kOriginKindLabel = "ray.io/originated-from-crd";
+constexpr const char* kOriginNameLabel = "ray.io/originated-from-cr-name";
+constexpr const char* kHeadPodSet = "head";
+
+// The pod sets of a RayCluster spec found at `pointer`: the head group,
+// placed only when there are no worker groups (a Ray cluster of one
+// node runs the model on its head), and each worker group by its name.
+void readClusterSpec(const json& clusterSpec, const std::string& pointer, TargetState& state) {
+  const auto& workers = memberOf(clusterSpec, "workerGroupSpecs");
+  const bool headOnly = !workers.is_array() || workers.empty();
+  state.podSets.push_back({kHeadPodSet, "head", headOnly, 1, pointer + "/headGroupSpec/template"});
+  state.podSetTemplates.push_back(
+      podTemplateFrom(memberOf(memberOf(clusterSpec, "headGroupSpec"), "template"), true));
+  std::int64_t placed = headOnly ? 1 : 0;
+  if (!headOnly) {
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+      const auto& group = workers[i];
+      // replicas, or minReplicas where the autoscaler sets it.
+      const auto replicas =
+          countOf(memberOf(group, "replicas"), base::integerOf(memberOf(group, "minReplicas"), 0));
+      state.podSets.push_back({stringMember(group, "groupName"), "worker", true, replicas,
+                               pointer + "/workerGroupSpecs/" + std::to_string(i) + "/template"});
+      state.podSetTemplates.push_back(podTemplateFrom(memberOf(group, "template"), true));
+      placed += replicas;
+    }
+  }
+  state.replicas = static_cast<std::int32_t>(std::min<std::int64_t>(placed, INT32_MAX));
+  // The target's own template: the first placed pod set's.
+  for (std::size_t i = 0; i < state.podSets.size(); ++i) {
+    if (state.podSets[i].placedByDefault) {
+      static_cast<PodTemplateState&>(state) = state.podSetTemplates[i];
+      break;
+    }
+  }
+}
+
+std::optional<PodOwner> podOf(const json& pod, std::string target) {
+  auto group = podLabel(pod, kGroupLabel).value_or("");
+  if (podLabel(pod, kNodeTypeLabel) == "head") {
+    group = kHeadPodSet;
+  }
+  return PodOwner{std::move(target), std::move(group)};
+}
+
+class RayClusterAdapter final : public KindAdapter {
+ public:
+  void read(const json& object, TargetState& state) const override {
+    readClusterSpec(memberOf(object, "spec"), "/spec", state);
+    const auto& status = memberOf(object, "status");
+    state.observedGeneration = base::integerOf(memberOf(status, "observedGeneration"));
+    state.availableReplicas = countOf(memberOf(status, "readyWorkerReplicas"));
+    state.statusReplicas = countOf(memberOf(status, "desiredWorkerReplicas"));
+  }
+
+  // KubeRay makes new pods from a changed template but leaves running ones
+  // as they are: rolled out once the cluster has seen the change and its
+  // workers are ready.
+  bool rolledOut(const TargetState& state) const override {
+    return state.observedGeneration >= state.generation &&
+           state.availableReplicas >= state.statusReplicas;
+  }
+
+  std::optional<PodOwner> ownerOf(const json& pod) const override {
+    auto cluster = ownerNamed(pod, "RayCluster");
+    if (cluster.empty() || podLabel(pod, kOriginKindLabel) == "RayService") {
+      return std::nullopt;  // a RayService's: placed through it
+    }
+    return podOf(pod, std::move(cluster));
+  }
+};
+
+class RayServiceAdapter final : public KindAdapter {
+ public:
+  void read(const json& object, TargetState& state) const override {
+    readClusterSpec(memberOf(memberOf(object, "spec"), "rayClusterConfig"),
+                    "/spec/rayClusterConfig", state);
+    const auto& status = memberOf(object, "status");
+    state.observedGeneration = base::integerOf(memberOf(status, "observedGeneration"));
+    // An upgrade runs a second cluster until its applications serve.
+    state.revisionPending =
+        !stringMember(memberOf(status, "pendingServiceStatus"), "rayClusterName").empty();
+    state.availableReplicas =
+        stringMember(memberOf(status, "activeServiceStatus"), "rayClusterName").empty()
+            ? 0
+            : state.replicas;
+  }
+
+  // A new cluster spec makes a new RayCluster, which takes the traffic
+  // once its applications serve: rolled out when no upgrade is pending.
+  bool rolledOut(const TargetState& state) const override {
+    return state.observedGeneration >= state.generation && !state.revisionPending &&
+           state.availableReplicas >= state.replicas;
+  }
+
+  std::optional<PodOwner> ownerOf(const json& pod) const override {
+    if (podLabel(pod, kOriginKindLabel) != "RayService") {
+      return std::nullopt;
+    }
+    auto service = podLabel(pod, kOriginNameLabel);
+    if (!service || service->empty()) {
+      return std::nullopt;
+    }
+    return podOf(pod, std::move(*service));
+  }
+};
+
+}  // namespace
+
+const KindAdapter& rayClusterAdapter() {
+  static const RayClusterAdapter adapter;
+  return adapter;
+}
+
+const KindAdapter& rayServiceAdapter() {
+  static const RayServiceAdapter adapter;
+  return adapter;
+}
+
+}  // namespace gpuplacement::core::kinds

@@ -1,0 +1,290 @@
+// Each kind's adapter: the pod sets it reads, how far the object has got,
+// and which pods are its own (core/kinds/).
+#include <doctest/doctest.h>
+
+#include "core/cluster.h"
+#include "core/kinds/kind_adapter.h"
+#include "core/kinds/pod_sets.h"
+
+namespace gpuplacement::core {
+namespace {
+
+using json = nlohmann::json;
+
+// A pod template asking for `gpus` NVIDIA GPUs in one container.
+json podTemplate(const std::string& container, int gpus) {
+  json templ = {{"metadata", {{"labels", {{"app", container}}}}},
+                {"spec", {{"containers", {{{"name", container}}}}}}};
+  if (gpus > 0) {
+    templ["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = gpus;
+  }
+  return templ;
+}
+
+json rayClusterSpec(int workerGroups) {
+  json spec = {
+      {"headGroupSpec",
+       {{"rayStartParams", {{"num-cpus", "0"}}}, {"template", podTemplate("ray-head", 0)}}}};
+  for (int i = 0; i < workerGroups; ++i) {
+    spec["workerGroupSpecs"].push_back({{"groupName", "gpu-" + std::to_string(i)},
+                                        {"replicas", i + 1},
+                                        {"minReplicas", 0},
+                                        {"template", podTemplate("ray-worker", 1)}});
+  }
+  return spec;
+}
+
+TEST_CASE("each kind's pod sets: name, role, placed by default, pods, template") {
+  struct Row {
+    const char* label;
+    TargetKind kind;
+    json object;
+    std::vector<PodSet> podSets;
+    std::int32_t replicas;  // the pods of the pod sets placed by default
+    std::string container;  // the target's own template: the first placed pod set's
+  };
+  json lws = {{"spec",
+               {{"replicas", 2},
+                {"leaderWorkerTemplate",
+                 {{"size", 4},
+                  {"leaderTemplate", podTemplate("leader", 1)},
+                  {"workerTemplate", podTemplate("worker", 1)}}}}}};
+  json lwsOneTemplate = {
+      {"spec",
+       {{"replicas", 3},
+        {"leaderWorkerTemplate", {{"size", 2}, {"workerTemplate", podTemplate("vllm", 8)}}}}}};
+  const Row rows[] = {
+      {"a Deployment: one pod set",
+       TargetKind::Deployment,
+       {{"spec", {{"replicas", 3}, {"template", podTemplate("vllm", 1)}}}},
+       {{"main", "main", true, 3, "/spec/template"}},
+       3,
+       "vllm"},
+      {"a RayCluster: the head left as written, each worker group placed",
+       TargetKind::RayCluster,
+       {{"spec", rayClusterSpec(2)}},
+       {{"head", "head", false, 1, "/spec/headGroupSpec/template"},
+        {"gpu-0", "worker", true, 1, "/spec/workerGroupSpecs/0/template"},
+        {"gpu-1", "worker", true, 2, "/spec/workerGroupSpecs/1/template"}},
+       3,
+       "ray-worker"},
+      {"a RayCluster of a head alone: the head runs the model",
+       TargetKind::RayCluster,
+       {{"spec", rayClusterSpec(0)}},
+       {{"head", "head", true, 1, "/spec/headGroupSpec/template"}},
+       1,
+       "ray-head"},
+      {"a RayService: its cluster's spec under rayClusterConfig",
+       TargetKind::RayService,
+       {{"spec", {{"rayClusterConfig", rayClusterSpec(1)}}}},
+       {{"head", "head", false, 1, "/spec/rayClusterConfig/headGroupSpec/template"},
+        {"gpu-0", "worker", true, 1, "/spec/rayClusterConfig/workerGroupSpecs/0/template"}},
+       1,
+       "ray-worker"},
+      {"a LeaderWorkerSet: leaders and workers, groups of the team's size",
+       TargetKind::LeaderWorkerSet,
+       lws,
+       {{"leader", "leader", true, 2, "/spec/leaderWorkerTemplate/leaderTemplate"},
+        {"worker", "worker", true, 6, "/spec/leaderWorkerTemplate/workerTemplate"}},
+       8,
+       "leader"},
+      {"a LeaderWorkerSet of one template: leaders run the workers'",
+       TargetKind::LeaderWorkerSet,
+       lwsOneTemplate,
+       {{"worker", "leader and worker", true, 6, "/spec/leaderWorkerTemplate/workerTemplate"}},
+       6,
+       "vllm"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.label);
+    const auto state = targetFromJson(row.kind, row.object);
+    CHECK(state.podSets == row.podSets);
+    CHECK(state.replicas == row.replicas);
+    REQUIRE(state.containers.size() == 1);
+    CHECK(state.containers.front().name == row.container);
+    // A kind written by JSON patch keeps each template as it is stored.
+    if (traitsOf(row.kind).write == WriteMethod::JsonPatch) {
+      REQUIRE(state.podSetTemplates.size() == state.podSets.size());
+      for (std::size_t i = 0; i < state.podSets.size(); ++i) {
+        CHECK(state.podSetTemplates[i].raw ==
+              row.object.at(json::json_pointer(state.podSets[i].templatePointer)));
+      }
+    } else {
+      CHECK(state.podSetTemplates.empty());
+      CHECK(state.raw.is_null());
+    }
+  }
+}
+
+TEST_CASE("spec.targetRef.podSets chooses the pod sets; a name the kind lacks is an error") {
+  const auto ray = targetFromJson(TargetKind::RayCluster, {{"spec", rayClusterSpec(2)}});
+  struct Row {
+    std::vector<std::string> names;
+    std::vector<std::size_t> indexes;
+    std::int32_t pods;
+    std::string error;
+  };
+  const Row rows[] = {
+      {{}, {1, 2}, 3, ""},
+      {{"gpu-1"}, {2}, 2, ""},
+      {{"head", "gpu-0"}, {0, 1}, 2, ""},
+      {{"gpu-9"},
+       {},
+       0,
+       "spec.targetRef.podSets: the RayCluster has no pod set named gpu-9 (it has head, gpu-0, "
+       "gpu-1)"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.names.size());
+    const auto placed = placedPodSets(ray, row.names);
+    CHECK(placed.indexes == row.indexes);
+    CHECK(placed.error == row.error);
+    CHECK(placedReplicas(ray, placed) == row.pods);
+  }
+}
+
+TEST_CASE("how far a custom kind has got") {
+  struct Row {
+    const char* label;
+    TargetKind kind;
+    json object;
+    bool rolledOut;
+  };
+  json cluster = {{"metadata", {{"generation", 2}}}, {"spec", rayClusterSpec(1)}};
+  json lws = {{"spec",
+               {{"replicas", 2},
+                {"leaderWorkerTemplate", {{"size", 2}, {"workerTemplate", podTemplate("w", 1)}}}}}};
+  const auto with = [](json object, const json& status) {
+    object["status"] = status;
+    return object;
+  };
+  json service = {{"metadata", {{"generation", 1}}},
+                  {"spec", {{"rayClusterConfig", rayClusterSpec(1)}}}};
+  const Row rows[] = {
+      {"a RayCluster whose workers are ready", TargetKind::RayCluster,
+       with(cluster,
+            {{"observedGeneration", 2}, {"readyWorkerReplicas", 1}, {"desiredWorkerReplicas", 1}}),
+       true},
+      {"a RayCluster that has not seen its new spec", TargetKind::RayCluster,
+       with(cluster,
+            {{"observedGeneration", 1}, {"readyWorkerReplicas", 1}, {"desiredWorkerReplicas", 1}}),
+       false},
+      {"a RayCluster with a worker not ready", TargetKind::RayCluster,
+       with(cluster,
+            {{"observedGeneration", 2}, {"readyWorkerReplicas", 0}, {"desiredWorkerReplicas", 1}}),
+       false},
+      {"a RayService serving from its cluster", TargetKind::RayService,
+       with(service, {{"observedGeneration", 1},
+                      {"activeServiceStatus", {{"rayClusterName", "svc-raycluster-abc"}}}}),
+       true},
+      {"a RayService upgrading to a second cluster", TargetKind::RayService,
+       with(service, {{"observedGeneration", 1},
+                      {"activeServiceStatus", {{"rayClusterName", "svc-raycluster-abc"}}},
+                      {"pendingServiceStatus", {{"rayClusterName", "svc-raycluster-def"}}}}),
+       false},
+      {"a RayService whose applications never served", TargetKind::RayService,
+       with(service, {{"observedGeneration", 1}}), false},
+      {"a LeaderWorkerSet with every group updated and ready", TargetKind::LeaderWorkerSet,
+       with(lws, {{"replicas", 2}, {"updatedReplicas", 2}, {"readyReplicas", 2}}), true},
+      {"a LeaderWorkerSet rolling its groups", TargetKind::LeaderWorkerSet,
+       with(lws, {{"replicas", 2},
+                  {"updatedReplicas", 2},
+                  {"readyReplicas", 2},
+                  {"conditions", {{{"type", "UpdateInProgress"}, {"status", "True"}}}}}),
+       false},
+      {"a LeaderWorkerSet with a group not ready", TargetKind::LeaderWorkerSet,
+       with(lws, {{"replicas", 2}, {"updatedReplicas", 2}, {"readyReplicas", 1}}), false},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.label);
+    const auto state = targetFromJson(row.kind, row.object);
+    CHECK(state.rolledOut() == row.rolledOut);
+    CHECK(state.templateMutable());  // none of them fixes its templates
+  }
+}
+
+TEST_CASE("which pods are whose: the kind that made them, through its adapter") {
+  struct Row {
+    const char* label;
+    json metadata;
+    TargetKind kind;
+    std::string owner;
+    std::optional<PodOwner> adapterSays;  // of the kind's adapter: the pod set too
+  };
+  const auto owned = [](const char* kind, const char* name) {
+    return json::array({{{"kind", kind}, {"name", name}}});
+  };
+  const Row rows[] = {
+      {"a Deployment's, through its ReplicaSet",
+       {{"ownerReferences", owned("ReplicaSet", "chat-7d9f8b6c5")}},
+       TargetKind::Deployment,
+       "chat",
+       PodOwner{"chat", "main"}},
+      {"a RayCluster's worker",
+       {{"ownerReferences", owned("RayCluster", "llm")},
+        {"labels", {{"ray.io/group", "gpu-0"}, {"ray.io/node-type", "worker"}}}},
+       TargetKind::RayCluster,
+       "llm",
+       PodOwner{"llm", "gpu-0"}},
+      {"a RayCluster's head",
+       {{"ownerReferences", owned("RayCluster", "llm")},
+        {"labels", {{"ray.io/group", "headgroup"}, {"ray.io/node-type", "head"}}}},
+       TargetKind::RayCluster,
+       "llm",
+       PodOwner{"llm", "head"}},
+      {"a RayService's worker: the service's, not its cluster's",
+       {{"ownerReferences", owned("RayCluster", "chat-raycluster-x2b9")},
+        {"labels",
+         {{"ray.io/group", "gpu"},
+          {"ray.io/node-type", "worker"},
+          {"ray.io/originated-from-crd", "RayService"},
+          {"ray.io/originated-from-cr-name", "chat"}}}},
+       TargetKind::RayService,
+       "chat",
+       PodOwner{"chat", "gpu"}},
+      {"a LeaderWorkerSet's leader: the set's, not its StatefulSet's",
+       {{"ownerReferences", owned("StatefulSet", "llama")},
+        {"labels",
+         {{"leaderworkerset.sigs.k8s.io/name", "llama"},
+          {"leaderworkerset.sigs.k8s.io/worker-index", "0"}}}},
+       TargetKind::LeaderWorkerSet,
+       "llama",
+       PodOwner{"llama", "leader"}},
+      {"a LeaderWorkerSet's worker",
+       {{"ownerReferences", owned("StatefulSet", "llama-0")},
+        {"labels",
+         {{"leaderworkerset.sigs.k8s.io/name", "llama"},
+          {"leaderworkerset.sigs.k8s.io/worker-index", "2"}}}},
+       TargetKind::LeaderWorkerSet,
+       "llama",
+       PodOwner{"llama", "worker"}},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.label);
+    const json pod = {{"metadata", row.metadata}, {"spec", {{"nodeName", "n1"}}}};
+    const auto view = podFromJson(pod);
+    CHECK(view.ownerKind == row.kind);
+    CHECK(view.owner == row.owner);
+    CHECK(adapterOf(row.kind).ownerOf(pod) == row.adapterSays);
+  }
+}
+
+TEST_CASE("a custom kind's object of the wrong shape reads as empty, never throws") {
+  for (const auto kind :
+       {TargetKind::RayCluster, TargetKind::RayService, TargetKind::LeaderWorkerSet}) {
+    CAPTURE(base::nameOf(kind));
+    for (const auto& object : {json::parse(R"({"spec": "nope", "status": []})"),
+                               json::parse(R"({"spec": {"workerGroupSpecs": [3, {"template": 1}],
+                                   "rayClusterConfig": [], "leaderWorkerTemplate": {"size": -4}}})"),
+                               json()}) {
+      const auto state = targetFromJson(kind, object);
+      CHECK(state.replicas >= 0);
+      for (const auto& podSet : state.podSets) {
+        CHECK(podSet.replicas >= 0);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpuplacement::core
