@@ -33,6 +33,12 @@ KARPENTER_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/simcluster" sigs.k8s.i
 
 # kube-score, the chart test's static checker of the rendered chart.
 KUBE_SCORE_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/kube-score" github.com/zegl/kube-score)
+# The controllers of the kinds GPU work runs as, real ones, that the
+# simulated cluster can run beside it (scripts/controlplane start --cluster
+# --kinds kuberay,lws): KubeRay's operator (RayCluster, RayService, RayJob)
+# and the LeaderWorkerSet controller.
+KUBERAY_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/kuberay" github.com/ray-project/kuberay/ray-operator)
+LWS_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/lws" sigs.k8s.io/lws)
 
 # kube-apiserver, kubectl, kube-scheduler, kube-controller-manager, kwok and
 # kwok-stages: one module, one build, one directory.
@@ -45,6 +51,9 @@ HELM_BIN="$CACHE_ROOT/helm-$HELM_VERSION/bin"
 KUBE_SCORE_BIN="$CACHE_ROOT/kube-score-$KUBE_SCORE_VERSION/bin"
 HELM_DOCS_BIN="$CACHE_ROOT/helm-docs-$HELM_DOCS_VERSION/bin"
 KARPENTER_BIN="$CACHE_ROOT/karpenter-kwok-$KARPENTER_VERSION/bin"
+# Each with its CRDs, copied from its module, in crds/ beside bin/.
+KUBERAY_BIN="$CACHE_ROOT/kuberay-$KUBERAY_VERSION/bin"
+LWS_BIN="$CACHE_ROOT/lws-$LWS_VERSION/bin"
 # simcluster is this project's own program: its cache is named by its
 # sources too, so two clones (worktrees) with different generators on one
 # machine keep a binary each instead of rebuilding the other's away.

@@ -38,7 +38,8 @@ const kwokNodeSelector = "kwok.x-k8s.io/node=fake"
 
 // startCluster starts kube-scheduler, kube-controller-manager and kwok
 // around the running API server, creates the pool file's nodes and waits
-// for them to be Ready; then Karpenter, unless it is deferred.
+// for them to be Ready; then Karpenter, unless it is deferred, and the
+// kinds' controllers.
 func startCluster(dir string, o startOptions, t tools) error {
 	pki := filepath.Join(dir, "pki")
 	apiPort, err := apiServerPort(dir)
@@ -75,7 +76,12 @@ func startCluster(dir string, o startOptions, t tools) error {
 		return err
 	}
 	if o.karpenter && !o.karpenterLater {
-		return startKarpenter(dir, o.pools, o.prices, t)
+		if err := startKarpenter(dir, o.pools, o.prices, t); err != nil {
+			return err
+		}
+	}
+	if o.kinds != nil {
+		return startKinds(dir, o.kinds, t)
 	}
 	return nil
 }
@@ -187,6 +193,35 @@ func startServing(dir, name string, probe func(port int) bool, command ...string
 		}
 		stopOne(dir, name)
 		logf("retrying %s on another port", name)
+	}
+}
+
+// startController starts a controller manager on nports ports picked here
+// (ports[1] its health port, written to DIR/NAME.port), its command line
+// made of them by command, and waits for ready; another two tries on other
+// ports when one was taken meanwhile.
+func startController(dir, name string, env []string, nports int, command func(ports []int) ([]string, error),
+	ready func(ports []int) bool) error {
+	for attempt := 1; ; attempt++ {
+		ports := pickPorts(nports)
+		args, err := command(ports)
+		if err != nil {
+			return err
+		}
+		if err := startComponent(dir, name, env, args...); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".port"), []byte(strconv.Itoa(ports[1])+"\n"), 0o644); err != nil {
+			return err
+		}
+		if waitFor(name+" /readyz", readyTimeout, dir, name, func() bool { return ready(ports) }) == nil {
+			return nil
+		}
+		if attempt == 3 || !logSays(dir, name, "address already in use") {
+			return fmt.Errorf("%s did not start", name)
+		}
+		stopOne(dir, name)
+		logf("retrying %s on other ports", name)
 	}
 }
 

@@ -53,33 +53,18 @@ func serveOfferingMetrics(dir, instanceTypes string, t tools) error {
 
 // launchKarpenter starts Karpenter on the instance-types file as it is.
 func launchKarpenter(dir, instanceTypes string, t tools) error {
-	for attempt := 1; ; attempt++ {
-		ports := pickPorts(2)
-		// The instance-types file as a flag, not its environment variable:
-		// livePid knows a process by DIR on its command line.
-		err := startComponent(dir, "karpenter", []string{"KUBECONFIG=" + filepath.Join(dir, "kubeconfig")},
-			filepath.Join(t.karpenterBin, "karpenter"), "--instance-types-file-path", instanceTypes,
-			"--disable-leader-election", "--metrics-port", strconv.Itoa(ports[0]),
-			"--health-probe-port", strconv.Itoa(ports[1]), "--log-level", "info",
-			// NodeOverlays weigh prices as in an EKS cluster that enables them.
-			"--feature-gates", "NodeOverlay=true")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, "karpenter.port"), []byte(strconv.Itoa(ports[1])+"\n"), 0o644); err != nil {
-			return err
-		}
-		ready := fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1])
-		if waitFor("karpenter /readyz", readyTimeout, dir, "karpenter",
-			func() bool { return httpOK(plainHTTP, ready) }) == nil {
-			return nil
-		}
-		if attempt == 3 || !logSays(dir, "karpenter", "address already in use") {
-			return fmt.Errorf("karpenter did not start")
-		}
-		stopOne(dir, "karpenter")
-		logf("retrying karpenter on other ports")
-	}
+	// The instance-types file as a flag, not its environment variable:
+	// livePid knows a process by DIR on its command line.
+	return startController(dir, "karpenter", []string{"KUBECONFIG=" + filepath.Join(dir, "kubeconfig")}, 2,
+		func(ports []int) ([]string, error) {
+			return []string{filepath.Join(t.karpenterBin, "karpenter"), "--instance-types-file-path", instanceTypes,
+				"--disable-leader-election", "--metrics-port", strconv.Itoa(ports[0]),
+				"--health-probe-port", strconv.Itoa(ports[1]), "--log-level", "info",
+				// NodeOverlays weigh prices as in an EKS cluster that enables them.
+				"--feature-gates", "NodeOverlay=true"}, nil
+		}, func(ports []int) bool {
+			return httpOK(plainHTTP, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1]))
+		})
 }
 
 // restartKarpenter starts Karpenter again on its instance-types file as it
@@ -109,7 +94,7 @@ func startKarpenterLater(dir string, t tools) error {
 	if _, ok := livePid(dir, "karpenter"); ok {
 		return fail("Karpenter is already running in %s", dir)
 	}
-	if err := t.requireBinaries(t.k8sBin, true, true); err != nil {
+	if err := t.requireBinaries(t.k8sBin, true, true, nil); err != nil {
 		return err
 	}
 	if err := startKarpenter(dir, strings.TrimSpace(string(pools)), "", t); err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/pem"
 	"net"
 	"net/http"
@@ -23,12 +24,14 @@ var testTools = tools{repoRoot: "/repo", k8sBin: "/k8s", k8sCompatBin: "/k8s-1.3
 
 func TestParseStartReadsEveryFlagInAnyOrder(t *testing.T) {
 	o, err := parseStart([]string{"--cluster", "--karpenter", "DIR", "--owner-pid", "42", "--audit",
-		"--no-rollouts", "--pools", "p.yaml", "--prices", "policy.yaml", "--", "--v", "2", "--audit"}, testTools)
+		"--no-rollouts", "--pools", "p.yaml", "--prices", "policy.yaml", "--kinds", "kuberay",
+		"--", "--v", "2", "--audit"}, testTools)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := startOptions{dir: "DIR", owner: 42, audit: true, cluster: true, pools: "p.yaml",
-		karpenter: true, noRollouts: true, prices: "policy.yaml", apiBin: "/k8s", version: "v1.36.3",
+		karpenter: true, noRollouts: true, prices: "policy.yaml", kinds: []string{"kuberay"},
+		apiBin: "/k8s", version: "v1.36.3",
 		apiServerFlags: []string{"--v", "2", "--audit"}}
 	if !reflect.DeepEqual(o, want) {
 		t.Errorf("got %+v\nwant %+v", o, want)
@@ -77,6 +80,11 @@ func TestParseStartRefusesWhatDoesNotGoTogether(t *testing.T) {
 		{[]string{"DIR", "--pools", "p"}, "--pools names the simulated cluster's pool file"},
 		{[]string{"DIR", "--kubernetes", "1.33"}, "--kubernetes: 1.33 is not a line this project tests"},
 		{[]string{"DIR", "--kubernetes", "1.34", "--cluster"}, "not --cluster"},
+		{[]string{"DIR", "--kinds", "kuberay"}, "--kinds runs controllers in the simulated cluster: add --cluster"},
+		{[]string{"DIR", "--cluster", "--kinds"}, "--kinds needs a list of kinds (kuberay,lws)"},
+		{[]string{"DIR", "--cluster", "--kinds", "kuberay,jobset"}, `--kinds: "jobset" is not a kind`},
+		{[]string{"DIR", "--cluster", "--kinds", "lws,"}, `--kinds: "" is not a kind`},
+		{[]string{"DIR", "--cluster", "--no-rollouts", "--kinds", "lws"}, "--kinds lws needs the StatefulSet controller"},
 	} {
 		_, err := parseStart(c.args, testTools)
 		switch {
@@ -86,6 +94,23 @@ func TestParseStartRefusesWhatDoesNotGoTogether(t *testing.T) {
 			t.Errorf("%v: %v, want the usage", c.args, err)
 		case c.says != "" && !strings.Contains(err.Error(), c.says):
 			t.Errorf("%v: %q does not say %q", c.args, err, c.says)
+		}
+	}
+}
+
+// --kinds: each kind once, in the order they start, however given.
+func TestParseStartReadsKinds(t *testing.T) {
+	for list, want := range map[string][]string{
+		"lws":                  {"lws"},
+		"lws,kuberay":          {"kuberay", "lws"},
+		"kuberay, lws,kuberay": {"kuberay", "lws"},
+	} {
+		o, err := parseStart([]string{"DIR", "--cluster", "--kinds", list}, testTools)
+		if err != nil {
+			t.Fatalf("%q: %v", list, err)
+		}
+		if !reflect.DeepEqual(o.kinds, want) {
+			t.Errorf("%q: kinds %q, want %q", list, o.kinds, want)
 		}
 	}
 }
@@ -317,5 +342,45 @@ func TestWaitForSaysHowAProcessEnded(t *testing.T) {
 	}
 	if lines := lastLines(filepath.Join(dir, "logs", "quitter.log"), 20); !reflect.DeepEqual(lines, []string{"no such flag"}) {
 		t.Errorf("log: %q", lines)
+	}
+}
+
+// LWS's webhooks: a serving certificate for 127.0.0.1 from the control
+// plane's CA, and the four webhooks of its release called by URL on the
+// port, trusting that CA; its pod webhooks only for a LeaderWorkerSet's pods.
+func TestLWSWebhooksAreServedOnLocalhostWithTheClusterCA(t *testing.T) {
+	dir := t.TempDir()
+	if err := generatePKI(dir); err != nil {
+		t.Fatal(err)
+	}
+	certDir := filepath.Join(dir, "lws-webhook")
+	if err := generateWebhookCertificate(dir, certDir); err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(readCertificate(t, filepath.Join(dir, "ca.crt")))
+	if _, err := readCertificate(t, filepath.Join(certDir, "tls.crt")).Verify(x509.VerifyOptions{Roots: roots,
+		DNSName: "127.0.0.1", KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+		t.Error(err)
+	}
+	if _, err := tls.LoadX509KeyPair(filepath.Join(certDir, "tls.crt"), filepath.Join(certDir, "tls.key")); err != nil {
+		t.Error(err)
+	}
+	ca, _ := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	text := lwsWebhooks(9443, ca)
+	for _, want := range []string{
+		"url: https://127.0.0.1:9443/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset\n",
+		"url: https://127.0.0.1:9443/mutate--v1-pod\n",
+		"url: https://127.0.0.1:9443/validate-leaderworkerset-x-k8s-io-v1-leaderworkerset\n",
+		"url: https://127.0.0.1:9443/validate--v1-pod\n",
+		"- name: mpod.kb.io\n", "- name: vleaderworkerset.kb.io\n",
+		"caBundle: " + base64.StdEncoding.EncodeToString(ca) + "\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the webhook configurations lack %q", want)
+		}
+	}
+	if got := strings.Count(text, "- {key: leaderworkerset.sigs.k8s.io/name, operator: Exists}"); got != 2 {
+		t.Errorf("%d pod webhooks select a LeaderWorkerSet's pods, want 2", got)
 	}
 }

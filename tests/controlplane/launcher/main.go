@@ -14,7 +14,7 @@ import (
 
 const usage = `scripts/controlplane start DIR [--owner-pid PID] [--audit]
                            [--cluster [--pools FILE] [--karpenter [--prices POLICY]
-                            [--karpenter-later]] [--no-rollouts]]
+                            [--karpenter-later]] [--no-rollouts] [--kinds KIND,...]]
                            [--kubernetes 1.34] [-- KUBE-APISERVER-FLAGS...]
     Fresh data under DIR, a new CA, serving and admin client certificates,
     RBAC and service-account tokens on; writes DIR/kubeconfig and returns
@@ -38,6 +38,12 @@ const usage = `scripts/controlplane start DIR [--owner-pid PID] [--audit]
     without the Deployment, ReplicaSet, StatefulSet and Job controllers:
     workloads are objects that never roll out, and pods are created bound to
     their nodes (the scale benchmark's way to fill a large cluster cheaply).
+    With --kinds, the real controllers of those kinds, each with its CRDs
+    (Established before it starts), as processes of this machine beside the
+    cluster: kuberay, KubeRay's operator (RayCluster, RayService, RayJob;
+    no webhook); lws, the LeaderWorkerSet controller (its webhooks served
+    on 127.0.0.1, registered by URL; not with --no-rollouts, it makes
+    StatefulSets). Their logs are DIR/logs/KIND.log.
     With --kubernetes 1.34, the kube-apiserver of the previous supported line
     (tests/controlplane/k8s-1.34) instead of the pinned release; not with
     --cluster.
@@ -52,6 +58,8 @@ scripts/controlplane restart-apiserver DIR
     Restarts kube-apiserver on the same port; etcd keeps the data.
 scripts/controlplane start-karpenter DIR
     Starts the Karpenter that start --karpenter-later left out.
+scripts/controlplane restart-kinds DIR
+    Starts the controllers of start --kinds again (their CRDs stay).
 scripts/controlplane restart-karpenter DIR
     Starts Karpenter again on DIR/karpenter-instance-types.json as it is
     now (a test changed an offering's price or availability there).
@@ -125,6 +133,7 @@ func run(args []string) error {
 		"restart-apiserver": restartAPIServer,
 		"start-karpenter":   func(dir string) error { return startKarpenterLater(dir, t) },
 		"restart-karpenter": func(dir string) error { return restartKarpenter(dir, t) },
+		"restart-kinds":     func(dir string) error { return restartKinds(dir, t) },
 		"node-prices": func(dir string) error {
 			return runAttached(t.simcluster(), "--node-prices", "--kubeconfig", filepath.Join(dir, "kubeconfig"))
 		},

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,7 +23,8 @@ type startOptions struct {
 	karpenterLater bool
 	noRollouts     bool
 	prices         string
-	apiBin         string // kube-apiserver and kubectl of the line asked for
+	kinds          []string // the kinds' controllers to run (kinds.go)
+	apiBin         string   // kube-apiserver and kubectl of the line asked for
 	version        string
 	apiServerFlags []string
 }
@@ -68,6 +70,12 @@ func parseStart(args []string, t tools) (startOptions, error) {
 		case "--kubernetes":
 			kubernetes, err = value(i, "a version")
 			i++
+		case "--kinds":
+			var list string
+			if list, err = value(i, "a list of kinds ("+strings.Join(knownKinds, ",")+")"); err == nil {
+				o.kinds, err = parseKinds(list)
+			}
+			i++
 		case "--":
 			o.apiServerFlags = append([]string(nil), args[i+1:]...)
 			i = len(args)
@@ -111,6 +119,10 @@ func parseStart(args []string, t tools) (startOptions, error) {
 		return o, fail("--prices sets the prices Karpenter launches nodes at: add --karpenter")
 	case o.pools != "" && !o.cluster:
 		return o, fail("--pools names the simulated cluster's pool file: add --cluster")
+	case o.kinds != nil && !o.cluster:
+		return o, fail("--kinds runs controllers in the simulated cluster: add --cluster")
+	case slices.Contains(o.kinds, "lws") && o.noRollouts:
+		return o, fail("--kinds lws needs the StatefulSet controller that --no-rollouts leaves out")
 	}
 	if o.pools == "" && o.cluster {
 		o.pools = filepath.Join(t.repoRoot, "config", "sim", "default.yaml")
@@ -122,7 +134,7 @@ func parseStart(args []string, t tools) (startOptions, error) {
 }
 
 func start(o startOptions, t tools) error {
-	if err := t.requireBinaries(o.apiBin, o.cluster, o.karpenter); err != nil {
+	if err := t.requireBinaries(o.apiBin, o.cluster, o.karpenter, o.kinds); err != nil {
 		return err
 	}
 	var err error
@@ -213,10 +225,10 @@ func seconds(since time.Time) int { return int(time.Since(since).Seconds()) }
 // clearPrevious removes what an earlier start in dir left: data, keys, logs,
 // pid, port and argument files.
 func clearPrevious(dir string) error {
-	names := []string{"etcd", "pki", "logs", "kubeconfig", "endpoint", "cluster.pools",
+	names := []string{"etcd", "pki", "logs", "kubeconfig", "endpoint", "cluster.pools", "cluster.kinds",
 		"karpenter-instance-types.json", "audit-policy.yaml"}
 	for _, pattern := range []string{"*.pid", "kube-apiserver.*", "kube-scheduler.*",
-		"kube-controller-manager.*", "kwok.*", "karpenter.*", "karpenter-prices.*"} {
+		"kube-controller-manager.*", "kwok.*", "karpenter.*", "karpenter-prices.*", "kuberay.*", "lws.*"} {
 		matches, _ := filepath.Glob(filepath.Join(dir, pattern))
 		for _, match := range matches {
 			names = append(names, filepath.Base(match))

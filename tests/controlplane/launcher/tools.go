@@ -14,7 +14,7 @@ type tools struct {
 	k8sBin, k8sCompatBin, etcdBin             string
 	helmBin, kubeScoreBin                     string
 	clusterBin, kwokBin, karpenterBin         string
-	simclusterBin                             string
+	simclusterBin, kuberayBin, lwsBin         string
 	k8sVersion, k8sCompatVersion, etcdVersion string
 }
 
@@ -38,6 +38,8 @@ func toolsFromEnvironment() (tools, error) {
 		kwokBin:          get("KWOK_BIN"),
 		karpenterBin:     get("KARPENTER_BIN"),
 		simclusterBin:    get("SIMCLUSTER_BIN"),
+		kuberayBin:       get("KUBERAY_BIN"),
+		lwsBin:           get("LWS_BIN"),
 		k8sVersion:       get("K8S_VERSION"),
 		k8sCompatVersion: get("K8S_COMPAT_VERSION"),
 		etcdVersion:      get("ETCD_VERSION"),
@@ -53,8 +55,8 @@ func (t tools) catalog() string { return filepath.Join(t.repoRoot, "config", "ca
 func (t tools) simcluster() string { return filepath.Join(t.simclusterBin, "simcluster") }
 
 // requireBinaries: every binary the start needs is built, or the start
-// fails before it makes anything.
-func (t tools) requireBinaries(apiBin string, cluster, karpenter bool) error {
+// fails before it makes anything; for each kind, its CRDs too.
+func (t tools) requireBinaries(apiBin string, cluster, karpenter bool, kinds []string) error {
 	bins := []string{filepath.Join(apiBin, "kube-apiserver"), filepath.Join(apiBin, "kubectl"),
 		filepath.Join(t.etcdBin, "etcd")}
 	if cluster {
@@ -64,6 +66,12 @@ func (t tools) requireBinaries(apiBin string, cluster, karpenter bool) error {
 	}
 	if karpenter {
 		bins = append(bins, filepath.Join(t.karpenterBin, "karpenter"))
+	}
+	for _, kind := range kinds {
+		bins = append(bins, t.kindBinary(kind))
+		if crds, _ := filepath.Glob(filepath.Join(t.kindCRDs(kind), "*.yaml")); len(crds) == 0 {
+			return fail("%s holds no CRDs: run scripts/setup first", t.kindCRDs(kind))
+		}
 	}
 	for _, bin := range bins {
 		if info, err := os.Stat(bin); err != nil || info.Mode()&0o111 == 0 {

@@ -1,0 +1,273 @@
+package main
+
+import (
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The real controllers of the kinds GPU work runs as that start --kinds
+// runs beside the simulated cluster, in the order they start: KubeRay's
+// operator (RayCluster, RayService, RayJob) and the LeaderWorkerSet
+// controller. Each is a process of this machine, as Karpenter is: the admin
+// kubeconfig, no leader election, metrics and health on ports picked here;
+// its CRDs, which scripts/setup copies from its module into crds/ beside
+// its bin/, are installed and Established before it starts.
+var knownKinds = []string{"kuberay", "lws"}
+
+// parseKinds reads --kinds' comma-separated list: known kinds only, each
+// once, in knownKinds' order.
+func parseKinds(list string) ([]string, error) {
+	var kinds []string
+	for _, kind := range strings.Split(list, ",") {
+		kind = strings.TrimSpace(kind)
+		if !slices.Contains(knownKinds, kind) {
+			return nil, fail("--kinds: %q is not a kind whose controller this can run (%s)",
+				kind, strings.Join(knownKinds, ", "))
+		}
+		if !slices.Contains(kinds, kind) {
+			kinds = append(kinds, kind)
+		}
+	}
+	slices.SortFunc(kinds, func(a, b string) int {
+		return slices.Index(knownKinds, a) - slices.Index(knownKinds, b)
+	})
+	return kinds, nil
+}
+
+// kindBinary: the controller's binary, as scripts/setup names it.
+func (t tools) kindBinary(kind string) string {
+	if kind == "kuberay" {
+		return filepath.Join(t.kuberayBin, "ray-operator")
+	}
+	return filepath.Join(t.lwsBin, "lws")
+}
+
+// kindCRDs: the directory of the controller's CRDs, crds/ beside its bin/.
+func (t tools) kindCRDs(kind string) string {
+	return filepath.Join(filepath.Dir(filepath.Dir(t.kindBinary(kind))), "crds")
+}
+
+// startKinds installs each kind's CRDs and starts its controller; what it
+// started is kept in DIR/cluster.kinds for restart-kinds.
+func startKinds(dir string, kinds []string, t tools) error {
+	if err := os.WriteFile(filepath.Join(dir, "cluster.kinds"), []byte(strings.Join(kinds, ",")+"\n"), 0o644); err != nil {
+		return err
+	}
+	for _, kind := range kinds {
+		if err := installCRDs(dir, kind, t); err != nil {
+			return err
+		}
+		if err := startKind(dir, kind, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// installCRDs applies the kind's CRDs (server-side: KubeRay's are too large
+// for the annotation a client-side apply writes) and waits for them to be
+// Established, so the controller's informers find them at start.
+func installCRDs(dir, kind string, t tools) error {
+	kubectl := filepath.Join(t.k8sBin, "kubectl")
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := runLogged(dir, kind+"-crds", kubectl, "--kubeconfig", kubeconfig, "apply",
+		"--server-side", "--force-conflicts", "-f", t.kindCRDs(kind)); err != nil {
+		return err
+	}
+	// kubectl wait fails at once, not waiting, on a CRD whose status has no
+	// conditions yet (".status.conditions accessor error"): again until
+	// the deadline.
+	deadline := time.Now().Add(crdsTimeout)
+	for {
+		output, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "wait", "--for", "condition=Established",
+			"--timeout", crdsTimeout.String(), "-f", t.kindCRDs(kind)).CombinedOutput()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			logf("%s's CRDs are not Established after %v: %s", kind, crdsTimeout, strings.TrimSpace(string(output)))
+			return fmt.Errorf("%s's CRDs are not Established", kind)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+const crdsTimeout = 60 * time.Second
+
+func startKind(dir, kind string, t tools) error {
+	if kind == "kuberay" {
+		return startKubeRay(dir, t)
+	}
+	return startLWS(dir, t)
+}
+
+// startKubeRay: KubeRay's operator without its webhook (it registers one
+// only when ENABLE_WEBHOOKS=true), so RayClusters are not validated on
+// admission, only by the controller itself.
+func startKubeRay(dir string, t tools) error {
+	return startController(dir, "kuberay", nil, 2, func(ports []int) ([]string, error) {
+		return []string{t.kindBinary("kuberay"), "--kubeconfig", filepath.Join(dir, "kubeconfig"),
+			"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", ports[0]),
+			"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[1]),
+			"--enable-leader-election=false", "--log-stdout-encoder", "console"}, nil
+	}, func(ports []int) bool {
+		return httpOK(plainHTTP, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1]))
+	})
+}
+
+// startLWS: the LeaderWorkerSet controller with its webhooks, served on
+// 127.0.0.1 with a certificate of the cluster's CA, the API server calling
+// them by URL. They are not optional: its defaulting webhook fills in the
+// rollout strategy, without which its reconciler panics (a nil
+// rollingUpdateConfiguration; tried with ENABLE_WEBHOOKS=false on
+// 2026-12-07: no pod was made), and its pod webhook gives a group's leader
+// the group-index and group-key labels and each worker its worker-index
+// and LWS_* variables. Its own certificate management (a Secret and a
+// Service in the cluster) is off.
+func startLWS(dir string, t tools) error {
+	certDir := filepath.Join(dir, "pki", "lws-webhook")
+	if _, err := os.Stat(filepath.Join(certDir, "tls.crt")); err != nil {
+		if err := generateWebhookCertificate(filepath.Join(dir, "pki"), certDir); err != nil {
+			return fmt.Errorf("cannot make LWS's webhook certificate: %v", err)
+		}
+	}
+	config := filepath.Join(dir, "lws.config.yaml")
+	var webhookPort int
+	err := startController(dir, "lws", nil, 3, func(ports []int) ([]string, error) {
+		webhookPort = ports[2]
+		return []string{t.kindBinary("lws"), "--kubeconfig", filepath.Join(dir, "kubeconfig"),
+			"--config", config, "--leader-elect=false"}, os.WriteFile(config, []byte(lwsConfiguration(ports, certDir)), 0o644)
+	}, func(ports []int) bool {
+		return httpOK(plainHTTP, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1])) && tlsAnswers(ports[2])
+	})
+	if err != nil {
+		return err
+	}
+	ca, err := os.ReadFile(filepath.Join(dir, "pki", "ca.crt"))
+	if err != nil {
+		return err
+	}
+	webhooks := filepath.Join(dir, "lws.webhooks.yaml")
+	if err := os.WriteFile(webhooks, []byte(lwsWebhooks(webhookPort, ca)), 0o644); err != nil {
+		return err
+	}
+	return runLogged(dir, "lws-crds", filepath.Join(t.k8sBin, "kubectl"), "--kubeconfig",
+		filepath.Join(dir, "kubeconfig"), "apply", "--server-side", "--force-conflicts", "-f", webhooks)
+}
+
+// lwsConfiguration: metrics, health and webhooks on ports[0], [1] and [2].
+func lwsConfiguration(ports []int, certDir string) string {
+	return fmt.Sprintf(`apiVersion: config.lws.x-k8s.io/v1alpha1
+kind: Configuration
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: false
+metrics:
+  bindAddress: 127.0.0.1:%d
+health:
+  healthProbeBindAddress: 127.0.0.1:%d
+webhook:
+  host: 127.0.0.1
+  port: %d
+  certDir: %s
+`, ports[0], ports[1], ports[2], certDir)
+}
+
+// lwsWebhooks: LWS's webhook configurations as its release deploys them
+// (config/webhook with its patches: the pod webhooks only for pods of a
+// LeaderWorkerSet), each by URL on port instead of through a Service.
+func lwsWebhooks(port int, caPEM []byte) string {
+	var b strings.Builder
+	for _, c := range []struct{ kind, verb string }{{"Mutating", "mutate"}, {"Validating", "validate"}} {
+		fmt.Fprintf(&b, "---\napiVersion: admissionregistration.k8s.io/v1\nkind: %sWebhookConfiguration\n"+
+			"metadata:\n  name: lws-%s-webhook-configuration\nwebhooks:\n", c.kind, strings.ToLower(c.kind))
+		for _, w := range []struct{ name, path, group, resource, selector string }{
+			{"leaderworkerset.kb.io", "leaderworkerset-x-k8s-io-v1-leaderworkerset",
+				"leaderworkerset.x-k8s.io", "leaderworkersets", ""},
+			{"pod.kb.io", "-v1-pod", `""`, "pods", `
+  objectSelector:
+    matchExpressions:
+    - {key: leaderworkerset.sigs.k8s.io/name, operator: Exists}`},
+		} {
+			fmt.Fprintf(&b, `- name: %s%s
+  admissionReviewVersions: [v1]
+  clientConfig:
+    url: https://127.0.0.1:%d/%s-%s
+    caBundle: %s
+  failurePolicy: Fail
+  sideEffects: None%s
+  rules:
+  - apiGroups: [%s]
+    apiVersions: [v1]
+    operations: [CREATE, UPDATE]
+    resources: [%s]
+`, c.verb[:1], w.name, port, c.verb, w.path, base64.StdEncoding.EncodeToString(caPEM), w.selector,
+				w.group, w.resource)
+		}
+	}
+	return b.String()
+}
+
+// generateWebhookCertificate: a serving certificate for 127.0.0.1 signed by
+// the control plane's CA (in pki), as certDir/tls.crt and tls.key, the
+// names controller-runtime's webhook server reads.
+func generateWebhookCertificate(pki, certDir string) error {
+	ca, err := loadAuthority(pki)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(certDir, 0o755); err != nil {
+		return err
+	}
+	return issue(certDir, "tls", &x509.Certificate{Subject: pkix.Name{CommonName: "lws-webhook"},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}, ca)
+}
+
+// tlsAnswers: something answers HTTPS on port, whatever it answers.
+func tlsAnswers(port int) bool {
+	response, err := anyTLS.Get(fmt.Sprintf("https://127.0.0.1:%d/", port))
+	if err != nil {
+		return false
+	}
+	response.Body.Close()
+	return true
+}
+
+// restartKinds starts the kinds' controllers that start --kinds started
+// again (their CRDs stay): one that crashed, or a test that wants a
+// controller's restart.
+func restartKinds(dir string, t tools) error {
+	data, err := os.ReadFile(filepath.Join(dir, "cluster.kinds"))
+	if err != nil {
+		return fail("no kinds' controllers were started in %s (start --kinds)", dir)
+	}
+	if _, ok := livePid(dir, "kube-apiserver"); !ok {
+		return fail("the control plane in %s is not running", dir)
+	}
+	kinds, err := parseKinds(strings.TrimSpace(string(data)))
+	if err != nil {
+		return err
+	}
+	if err := t.requireBinaries(t.k8sBin, true, false, kinds); err != nil {
+		return err
+	}
+	for _, kind := range kinds {
+		stopOne(dir, kind)
+		if err := startKind(dir, kind, t); err != nil {
+			return fail("%s did not start again; logs in %s/logs", kind, dir)
+		}
+	}
+	logf("restarted %s", strings.Join(kinds, ", "))
+	return nil
+}
