@@ -674,7 +674,7 @@ CachedTarget packTarget(const core::TargetState& state) {
     out.integer(static_cast<std::int64_t>(templ.templateDigest));
   }
   packOwnership(out, state.ownership);
-  if (state.kind == core::TargetKind::Job) {
+  if (!core::traitsOf(state.kind).suspendPointer.empty()) {
     packJob(out, state.job);
   }
   if (state.kind == core::TargetKind::StatefulSet) {
@@ -723,7 +723,7 @@ core::TargetState CachedTarget::unpack() const {
     state.podSetTemplates.push_back(std::move(templ));
   }
   state.ownership = unpackOwnership(in);
-  if (kind == core::TargetKind::Job) {
+  if (!core::traitsOf(kind).suspendPointer.empty()) {
     state.job = unpackJob(in);
   }
   if (kind == core::TargetKind::StatefulSet) {

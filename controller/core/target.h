@@ -32,8 +32,10 @@ struct ContainerResources {
 // names the GpuWorkload.
 inline constexpr const char* kWorkloadLabel = "gpuplacement.io/workload";
 
-// How far a Job has got. A Job runs its pod template once: it is placed
-// while suspended and never started, and never moved after it starts.
+// How far a kind that can wait suspended has got (a Job, a RayCluster). A
+// Job runs its pod template once: it is placed while suspended and never
+// started, and never moved after it starts. A RayCluster is placed while
+// suspended and resumed by the same write.
 struct JobProgress {
   bool suspended = false;  // spec.suspend
   // spec.managedBy names another controller, or Kueue queues it (its
@@ -141,7 +143,7 @@ struct TargetState : PodTemplateState {
   // lower ordinal keep the old one).
   bool onDelete = false;
   std::int32_t partition = 0;
-  JobProgress job;  // Job only
+  JobProgress job;  // a kind with a suspendPointer only
 
   bool operator==(const TargetState&) const = default;
 

@@ -53,6 +53,9 @@ struct TargetKindTraits {
   // which the cluster may not have; empty for a built-in kind.
   std::string_view crd;
   WriteMethod write = WriteMethod::StrategicMerge;
+  // Where it is suspended (a JSON pointer: "/spec/suspend"), for a kind
+  // that can wait suspended, its pods not yet made; empty for the others.
+  std::string_view suspendPointer;
   // Runs its pod template to an end, once: placed before it starts, held
   // on that placement once it has, its run recorded and priced when it
   // ends; one recreated under the name is a new run.
@@ -76,13 +79,18 @@ struct TargetKindTraits {
 using enum WriteMethod;
 // In the order of TargetKind.
 inline constexpr std::array<TargetKindTraits, kTargetKinds.size()> kTargetKindTraits = {{
-    {"apps/v1", "deployments", "", StrategicMerge, false, true, false, false, false},
-    {"apps/v1", "statefulsets", "", StrategicMerge, false, true, false, false, false},
-    {"batch/v1", "jobs", "", StrategicMerge, true, false, true, true, true},
-    {"ray.io/v1", "rayclusters", "rayclusters.ray.io", JsonPatch, false, true, false, false, false},
-    {"ray.io/v1", "rayservices", "rayservices.ray.io", JsonPatch, false, true, false, false, false},
+    {"apps/v1", "deployments", "", StrategicMerge, "", false, true, false, false, false},
+    {"apps/v1", "statefulsets", "", StrategicMerge, "", false, true, false, false, false},
+    {"batch/v1", "jobs", "", StrategicMerge, "/spec/suspend", true, false, true, true, true},
+    // KubeRay makes no pod of a suspended RayCluster, and deletes them all
+    // when one is suspended; it leaves running pods as they are when a
+    // template changes, so a RayCluster is placed while it waits suspended.
+    {"ray.io/v1", "rayclusters", "rayclusters.ray.io", JsonPatch, "/spec/suspend", false, true,
+     true, false, false},
+    {"ray.io/v1", "rayservices", "rayservices.ray.io", JsonPatch, "", false, true, false, false,
+     false},
     {"leaderworkerset.x-k8s.io/v1", "leaderworkersets", "leaderworkersets.leaderworkerset.x-k8s.io",
-     JsonPatch, false, true, false, false, false},
+     JsonPatch, "", false, true, false, false, false},
 }};
 
 inline const TargetKindTraits& traitsOf(TargetKind kind) {

@@ -459,7 +459,7 @@ PatchPlan planTemplatePatch(const TargetState& live, const PatchRequest& request
   if (plan.blocked()) {
     return plan;  // nothing half-applied
   }
-  const bool start = request.start && desired && live.kind == TargetKind::Job &&
+  const bool start = request.start && desired && !traitsOf(live.kind).suspendPointer.empty() &&
                      live.job.suspended && !live.job.started();
   const bool recorded = live.ownership.form != OwnershipRecord::Form::Absent;
   const bool ownershipChanged = plan.owned.empty() ? recorded : !(plan.owned == owned) || !recorded;

@@ -239,3 +239,42 @@ TEST_CASE("a LeaderWorkerSet: leader and workers placed alike; annotations added
 
 }  // namespace
 }  // namespace gpuplacement::core
+
+namespace gpuplacement::core {
+namespace {
+
+TEST_CASE("a RayCluster waiting suspended for its GpuWorkload is placed and resumed in one write") {
+  struct Row {
+    const char* label;
+    const char* labels;  // metadata.labels
+    bool suspended;
+    bool resumed;
+  };
+  const Row rows[] = {
+      {"waits for this GpuWorkload", R"({"gpuplacement.io/workload": "llm"})", true, true},
+      {"suspended by a person: placed, left suspended", "{}", true, false},
+      {"queued by Kueue: Kueue resumes it",
+       R"({"gpuplacement.io/workload": "llm", "kueue.x-k8s.io/queue-name": "gpu"})", true, false},
+      {"running: nothing to resume", R"({"gpuplacement.io/workload": "llm"})", false, false},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.label);
+    auto object = rayCluster();
+    object["metadata"]["labels"] = json::parse(row.labels);
+    object["spec"]["suspend"] = row.suspended;
+    const auto live = targetFromJson(TargetKind::RayCluster, object);
+    CHECK(live.job.suspended == row.suspended);
+    const auto scheduling = l4();
+    auto request = placing(&scheduling);
+    // As the workload plan asks: only what waits for this GpuWorkload.
+    request.start = !live.job.queuedElsewhere && live.job.waitsFor == "llm";
+    const auto plan = planPodSetsPatch(live, request);
+    REQUIRE(plan.patch);
+    const auto after = applied(object, *plan.patch);
+    CHECK(after["spec"]["suspend"] == (row.suspended && !row.resumed));
+    CHECK(after["spec"]["workerGroupSpecs"][0]["template"]["spec"]["nodeSelector"].size() == 1);
+  }
+}
+
+}  // namespace
+}  // namespace gpuplacement::core

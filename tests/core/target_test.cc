@@ -206,7 +206,7 @@ TEST_CASE("what each kind does: one row each, in the enum's order") {
       {TargetKind::StatefulSet, "apps/v1", "statefulsets", false, true, false, false},
       {TargetKind::Job, "batch/v1", "jobs", true, false, true, true},
       // Custom resources: written by JSON patch, served only with their CRD.
-      {TargetKind::RayCluster, "ray.io/v1", "rayclusters", false, true, false, false,
+      {TargetKind::RayCluster, "ray.io/v1", "rayclusters", false, true, true, false,
        "rayclusters.ray.io", WriteMethod::JsonPatch},
       {TargetKind::RayService, "ray.io/v1", "rayservices", false, true, false, false,
        "rayservices.ray.io", WriteMethod::JsonPatch},

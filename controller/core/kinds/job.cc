@@ -17,7 +17,6 @@ using base::stringMember;
 // The controller that runs a Job by default; any other spec.managedBy
 // (MultiKueue, say) runs it elsewhere.
 constexpr std::string_view kJobController = "kubernetes.io/job-controller";
-constexpr const char* kKueueQueueLabel = "kueue.x-k8s.io/queue-name";
 
 void readEnd(const json& status, JobProgress& job) {
   if (const auto* complete = trueCondition(status, "Complete")) {
@@ -48,13 +47,12 @@ class JobAdapter final : public KindAdapter {
     state.replicas = static_cast<std::int32_t>(std::clamp<std::int64_t>(pods, 0, INT32_MAX));
     state.podSets = {{"main", "main", true, state.replicas, "/spec/template"}};
     auto& job = state.job;
-    job.suspended = memberOf(spec, "suspend") == json(true);
+    readSuspension(object, job);
+    // spec.managedBy names another controller (MultiKueue, say): it runs
+    // the Job elsewhere.
     const auto managedBy = stringMember(spec, "managedBy");
-    const auto& metadata = memberOf(object, "metadata");
-    job.queuedElsewhere = (!managedBy.empty() && managedBy != kJobController) ||
-                          memberOf(memberOf(metadata, "labels"), kKueueQueueLabel).is_string() ||
-                          memberOf(memberOf(metadata, "annotations"), kKueueQueueLabel).is_string();
-    job.waitsFor = stringMember(memberOf(metadata, "labels"), kWorkloadLabel);
+    job.queuedElsewhere =
+        job.queuedElsewhere || (!managedBy.empty() && managedBy != kJobController);
     const auto& status = memberOf(object, "status");
     readRolloutCounts(status, state);
     job.startTime = stringMember(status, "startTime");

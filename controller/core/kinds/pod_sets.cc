@@ -217,6 +217,14 @@ PatchPlan planPodSetsPatch(const TargetState& live, const PatchRequest& request)
   plan.owned.workload = request.workload;
   const bool recorded = live.ownership.form != OwnershipRecord::Form::Absent;
   const bool recordChanged = plan.owned.empty() ? recorded : !(plan.owned == before) || !recorded;
+  // Resumed in the same write that places it, as a Job is: its first pods
+  // are made from the placed templates.
+  const auto suspend = traitsOf(live.kind).suspendPointer;
+  const bool start =
+      request.start && request.desired && !suspend.empty() && live.job.suspended && !plan.blocked();
+  if (start) {
+    ops.push_back({{"op", "replace"}, {"path", std::string(suspend)}, {"value", false}});
+  }
   if (ops.empty() && !recordChanged) {
     return plan;
   }

@@ -152,6 +152,16 @@ std::optional<std::string> podLabel(const json& pod, std::string_view key) {
   return value.get<std::string>();
 }
 
+void readSuspension(const json& object, JobProgress& progress) {
+  constexpr const char* kKueueQueueLabel = "kueue.x-k8s.io/queue-name";
+  const auto& metadata = memberOf(object, "metadata");
+  progress.suspended = memberOf(memberOf(object, "spec"), "suspend") == json(true);
+  progress.queuedElsewhere =
+      memberOf(memberOf(metadata, "labels"), kKueueQueueLabel).is_string() ||
+      memberOf(memberOf(metadata, "annotations"), kKueueQueueLabel).is_string();
+  progress.waitsFor = stringMember(memberOf(metadata, "labels"), kWorkloadLabel);
+}
+
 void readRolloutCounts(const json& status, TargetState& state) {
   state.observedGeneration = base::integerOf(memberOf(status, "observedGeneration"));
   state.updatedReplicas = countOf(memberOf(status, "updatedReplicas"));

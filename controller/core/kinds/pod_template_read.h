@@ -30,6 +30,12 @@ std::string ownerNamed(const nlohmann::json& pod, std::string_view kind);
 // A label of the pod; nullopt when absent.
 std::optional<std::string> podLabel(const nlohmann::json& pod, std::string_view key);
 
+// Whether the object waits suspended (spec.suspend), for whom (its label
+// gpuplacement.io/workload), and whether Kueue queues it (its
+// kueue.x-k8s.io/queue-name label or annotation): Kueue then decides when
+// it runs, and the operator leaves spec.suspend alone.
+void readSuspension(const nlohmann::json& object, JobProgress& progress);
+
 // The observedGeneration, updatedReplicas and replicas of a status, which
 // the apps kinds and most custom kinds write alike.
 void readRolloutCounts(const nlohmann::json& status, TargetState& state);

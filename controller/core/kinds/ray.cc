@@ -16,8 +16,10 @@ using base::stringMember;
 // The labels KubeRay puts on every pod it makes.
 constexpr const char* kGroupLabel = "ray.io/group";
 constexpr const char* kNodeTypeLabel = "ray.io/node-type";
-constexpr const char* kOriginKindLabel = "ray.io/originated-from-crd";
-constexpr const char* kOriginNameLabel = "ray.io/originated-from-cr-name";
+// KubeRay puts it only on the pods of a RayService's clusters (common/pod.go
+// BuildPod), whose names are the RayService's and five random characters
+// (utils.GenerateRayClusterName); pods carry nothing else that names it.
+constexpr const char* kServeLabel = "ray.io/serve";
 constexpr const char* kHeadPodSet = "head";
 
 // The pod sets of a RayCluster spec found at `pointer`: the head group,
@@ -64,6 +66,7 @@ class RayClusterAdapter final : public KindAdapter {
  public:
   void read(const json& object, TargetState& state) const override {
     readClusterSpec(memberOf(object, "spec"), "/spec", state);
+    readSuspension(object, state.job);
     const auto& status = memberOf(object, "status");
     state.observedGeneration = base::integerOf(memberOf(status, "observedGeneration"));
     state.availableReplicas = countOf(memberOf(status, "readyWorkerReplicas"));
@@ -72,15 +75,15 @@ class RayClusterAdapter final : public KindAdapter {
 
   // KubeRay makes new pods from a changed template but leaves running ones
   // as they are: rolled out once the cluster has seen the change and its
-  // workers are ready.
+  // workers are ready (a suspended one has nothing to roll out).
   bool rolledOut(const TargetState& state) const override {
-    return state.observedGeneration >= state.generation &&
-           state.availableReplicas >= state.statusReplicas;
+    return state.job.suspended || (state.observedGeneration >= state.generation &&
+                                   state.availableReplicas >= state.statusReplicas);
   }
 
   std::optional<PodOwner> ownerOf(const json& pod) const override {
     auto cluster = ownerNamed(pod, "RayCluster");
-    if (cluster.empty() || podLabel(pod, kOriginKindLabel) == "RayService") {
+    if (cluster.empty() || podLabel(pod, kServeLabel)) {
       return std::nullopt;  // a RayService's: placed through it
     }
     return podOf(pod, std::move(cluster));
@@ -111,14 +114,13 @@ class RayServiceAdapter final : public KindAdapter {
   }
 
   std::optional<PodOwner> ownerOf(const json& pod) const override {
-    if (podLabel(pod, kOriginKindLabel) != "RayService") {
+    const auto cluster = ownerNamed(pod, "RayCluster");
+    const auto dash = cluster.rfind('-');
+    if (!podLabel(pod, kServeLabel) || dash == std::string::npos || dash == 0 ||
+        cluster.size() - dash != 6) {
       return std::nullopt;
     }
-    auto service = podLabel(pod, kOriginNameLabel);
-    if (!service || service->empty()) {
-      return std::nullopt;
-    }
-    return podOf(pod, std::move(*service));
+    return podOf(pod, cluster.substr(0, dash));
   }
 };
 
