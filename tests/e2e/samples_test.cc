@@ -10,8 +10,10 @@
 
 #include <doctest/doctest.h>
 
+#include "base/io/yaml_json.h"
 #include "base/json_access.h"
 #include "support/suite.h"
+#include "support/why_not.h"
 
 namespace gpuplacement {
 namespace {
@@ -82,6 +84,42 @@ TEST_CASE("every sample is placed and Running on the default cluster, and after 
                 "not placed and Running after the price change:\n"
                     << why);
   MESSAGE("placed after the price change:\n" << placements(targets));
+  op.stop();
+}
+
+TEST_CASE("a RayService sample on a cluster without KubeRay: the status names the missing CRD") {
+  // The default cluster runs no KubeRay: rayservices.ray.io is not served.
+  auto& c = cluster();
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE_MESSAGE(op.waitReady(60s), op.log());
+  auto documents =
+      base::parseYamlDocuments(testing::readFile(kSamples + "/rayservices.yaml"), "rayservices");
+  REQUIRE(documents.ok());
+  for (auto& document : *documents) {
+    if (base::stringMember(document, "kind") == "GpuWorkload" &&
+        base::stringMember(document["metadata"], "name") == "mistral-gpu") {
+      (void)c.create(
+          "/api/v1/namespaces",
+          {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "ml-serving"}}}});
+      auto created = c.create(testing::workloadPath("ml-serving"), document);
+      REQUIRE_MESSAGE(created.ok(), testing::whyNot(created));
+    }
+  }
+  const auto path = testing::workloadPath("ml-serving", "mistral-gpu");
+  std::string said;
+  CHECK_MESSAGE(c.waitFor(
+                    [&] {
+                      said = c.conditionOf(path, "Applied") + ": " +
+                             c.conditionMessageOf(path, "Applied");
+                      return said ==
+                             "False/TargetUnreadable: the CustomResourceDefinition "
+                             "rayservices.ray.io is not installed (the API server does not serve "
+                             "rayservices); the operator waits for it and places the RayService "
+                             "once it is";
+                    },
+                    60s, 250ms),
+                said);
+  CHECK(op.running());  // it works on without the kind
   op.stop();
 }
 

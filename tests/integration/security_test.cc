@@ -163,23 +163,27 @@ const std::set<std::string> kCalls = {
     "patch deployments.apps",                   // the placement
     "patch statefulsets.apps",                  //
     "patch jobs.batch",                         //   (and a Job's resume, in the same patch)
-    "patch gpuworkloads.gpuplacement.io",       // finalizers
-    "patch gpuworkloads/status.gpuplacement.io",
-    "patch placementpolicies/status.gpuplacement.io",
+    "watch rayclusters.ray.io",                 // the custom kinds, where their CRDs
+    "watch rayservices.ray.io",                 //   are installed (core/kinds/)
+    "watch leaderworkersets.leaderworkerset.x-k8s.io", "list rayclusters.ray.io",
+    "list rayservices.ray.io", "list leaderworkersets.leaderworkerset.x-k8s.io",
+    "get rayclusters.ray.io", "get rayservices.ray.io",
+    "get leaderworkersets.leaderworkerset.x-k8s.io",
+    "patch rayclusters.ray.io",  //   by JSON patch
+    "patch rayservices.ray.io", "patch leaderworkersets.leaderworkerset.x-k8s.io",
+    "patch gpuworkloads.gpuplacement.io",  // finalizers
+    "patch gpuworkloads/status.gpuplacement.io", "patch placementpolicies/status.gpuplacement.io",
     "create events",
     "watch horizontalpodautoscalers.autoscaling",  // what a target may scale to
     "list horizontalpodautoscalers.autoscaling",   //   (app/caches_autoscalers.cc)
     "watch nodes",                                 // the cluster view (app/caches.cc), read only
     "watch pods",                                  //
     "watch nodepools.karpenter.sh",                // when the API server serves Karpenter's CRD
-    "list nodes",
-    "list pods",
-    "list nodepools.karpenter.sh",
+    "list nodes", "list pods", "list nodepools.karpenter.sh",
     "watch nodeoverlays.karpenter.sh",  // pricing as Karpenter does (app/caches.cc)
     "list nodeoverlays.karpenter.sh",
     "create nodeoverlays.karpenter.sh",  // sharing a policy's prices (app/policy_reconciler.cc)
-    "patch nodeoverlays.karpenter.sh",
-    "delete nodeoverlays.karpenter.sh",
+    "patch nodeoverlays.karpenter.sh", "delete nodeoverlays.karpenter.sh",
     "watch ec2nodeclasses.karpenter.k8s.aws",  // when reservations end (app/caches.cc)
     "list ec2nodeclasses.karpenter.k8s.aws",
     "watch resourceslices.resource.k8s.io",  // the devices DRA drivers publish (app/caches_dra.cc)
@@ -191,8 +195,7 @@ const std::set<std::string> kCalls = {
     "delete resourceclaimtemplates.resource.k8s.io",
     "patch pods",  // placing the pods behind the scheduling gate (app/pod_release_reconciler.cc)
     "get leases.coordination.k8s.io",  // leader election (kube/leader_election.cc)
-    "create leases.coordination.k8s.io",
-    "update leases.coordination.k8s.io",
+    "create leases.coordination.k8s.io", "update leases.coordination.k8s.io",
     "create tokenreviews.authentication.k8s.io",         // who scrapes /metrics, and may they
     "create subjectaccessreviews.authorization.k8s.io",  //   (app/metrics_access.cc)
 };

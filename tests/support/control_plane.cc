@@ -53,6 +53,13 @@ ControlPlane::ControlPlane() {
         arguments += " --prices " + repoRoot() + "/" + options().prices;
       }
     }
+    if (!options().kinds.empty()) {
+      std::string list;
+      for (const auto& kind : options().kinds) {
+        list += (list.empty() ? "" : ",") + kind;
+      }
+      arguments += " --kinds " + list;
+    }
   }
   if (!options().apiServerFlags.empty()) {
     arguments += " --";

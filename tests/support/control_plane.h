@@ -30,6 +30,9 @@ struct ControlPlaneOptions {
   // whose spec.prices Karpenter's offerings take (--prices); empty: the
   // catalog's.
   std::string prices;
+  // With pools: the real controllers of these kinds beside it, each with
+  // its CRDs ("kuberay", "lws"; scripts/controlplane start --kinds).
+  std::vector<std::string> kinds;
   // The Kubernetes line of kube-apiserver: empty for the release
   // tests/controlplane/go.mod pins, "1.34" for the compatibility suite's
   // (tests/controlplane/k8s-1.34/go.mod). Not with pools.

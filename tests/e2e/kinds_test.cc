@@ -1,0 +1,383 @@
+// The kinds GPU work runs as on EKS, each with its real controller beside
+// the simulated cluster with Karpenter (scripts/controlplane start --kinds
+// kuberay,lws: KubeRay v1.5.0, LeaderWorkerSet v0.7.0): the samples of
+// config/samples/rayservices.yaml and leaderworkerset.yaml, and a
+// RayCluster waiting suspended, are placed pod set by pod set and their
+// pods run on nodes of the type each GpuWorkload's status names; the pod
+// sets that carry no model run where the team's template lets them.
+#include <chrono>
+
+#include <doctest/doctest.h>
+
+#include "base/io/yaml_json.h"
+#include "base/json_access.h"
+#include "support/suite.h"
+
+namespace gpuplacement {
+namespace {
+
+using testing::Cluster;
+using testing::cluster;
+using testing::ControlPlane;
+using testing::json;
+using testing::OperatorProcess;
+using testing::readFile;
+using testing::repoRoot;
+using testing::workloadPath;
+using namespace std::chrono_literals;
+
+const bool kConfigured = [] {
+  testing::ControlPlaneOptions options;
+  options.pools = "config/sim/demo.yaml";
+  options.karpenter = true;
+  options.prices = "config/samples/placementpolicy.yaml";
+  options.kinds = {"kuberay", "lws"};
+  ControlPlane::configure(options);
+  return true;
+}();
+
+const std::string kNamespace = "ml-serving";
+const std::string kSamples = repoRoot() + "/config/samples";
+
+std::string rayPath(const std::string& kind, const std::string& name = "") {
+  return Cluster::pathOf("ray.io/v1", kind, kNamespace, name);
+}
+std::string lwsPath(const std::string& name = "") {
+  return Cluster::pathOf("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", kNamespace, name);
+}
+
+// The policy and the namespace, once for the suite; the operator for each
+// test case.
+void prepare(Cluster& c) {
+  static const bool done = [&c] {
+    (void)c.create(
+        "/api/v1/namespaces",
+        {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", kNamespace}}}});
+    c.apply(readFile(kSamples + "/placementpolicy.yaml"));
+    return true;
+  }();
+  (void)done;
+}
+
+struct PodOnNode {
+  std::string name;
+  std::string phase;
+  std::string instanceType;  // of its node; empty while unscheduled
+  std::string nodePool;      // the node's karpenter.sh/nodepool
+  bool terminating = false;
+};
+
+std::vector<PodOnNode> podsSelected(const std::string& selector) {
+  std::vector<PodOnNode> pods;
+  auto list = cluster().get("/api/v1/namespaces/" + kNamespace + "/pods?labelSelector=" + selector);
+  if (!list) {
+    return pods;
+  }
+  for (const auto& pod : (*list)["items"]) {
+    PodOnNode entry;
+    entry.name = base::stringMember(pod["metadata"], "name");
+    entry.phase = base::stringMember(pod["status"], "phase");
+    entry.terminating = pod["metadata"].contains("deletionTimestamp");
+    const auto node = base::stringMember(pod["spec"], "nodeName");
+    if (!node.empty()) {
+      if (auto object = cluster().get("/api/v1/nodes/" + node)) {
+        const auto& labels = (*object)["metadata"]["labels"];
+        entry.instanceType = base::stringMember(labels, "node.kubernetes.io/instance-type");
+        entry.nodePool = base::stringMember(labels, "karpenter.sh/nodepool");
+      }
+    }
+    pods.push_back(std::move(entry));
+  }
+  return pods;
+}
+
+// Why the pods the selector picks are not `count`, Running, on nodes of
+// `instanceType` (or, empty, on nodes of the pool `pool`); empty once they are.
+std::string notRunningOn(const std::string& selector, std::size_t count,
+                         const std::string& instanceType, const std::string& pool = "") {
+  const auto pods = podsSelected(selector);
+  std::string why;
+  std::size_t live = 0;
+  for (const auto& pod : pods) {
+    if (pod.terminating) {
+      continue;
+    }
+    ++live;
+    const bool where =
+        instanceType.empty() ? pod.nodePool == pool : pod.instanceType == instanceType;
+    if (pod.phase != "Running" || !where) {
+      why += pod.name + " is " + pod.phase + " on " +
+             (pod.instanceType.empty() ? std::string("no node")
+                                       : pod.instanceType + " (" + pod.nodePool + ")") +
+             "; ";
+    }
+  }
+  if (live != count) {
+    why += std::to_string(live) + " pods of " + std::to_string(count) + " (" + selector + ")";
+  }
+  return why;
+}
+
+// The instance type a GpuWorkload placed its target on, once it says
+// Placed and Applied; empty before.
+std::string placedType(const std::string& name) {
+  const auto path = workloadPath(kNamespace, name);
+  if (cluster().conditionOf(path, "Placed") != "True/Placed" ||
+      cluster().conditionOf(path, "Applied").rfind("True/", 0) != 0) {
+    return "";
+  }
+  const auto workload = cluster().mustGet(path);
+  return base::stringMember(base::memberOf(base::memberOf(workload, "status"), "placement"),
+                            "instanceType");
+}
+
+std::string conditions(const std::string& name) {
+  const auto path = workloadPath(kNamespace, name);
+  return "Placed " + cluster().conditionOf(path, "Placed") + ": " +
+         cluster().conditionMessageOf(path, "Placed") + "; Applied " +
+         cluster().conditionOf(path, "Applied") + ": " +
+         cluster().conditionMessageOf(path, "Applied");
+}
+
+json podTemplateAt(const json& object, const std::string& pointer) {
+  return object.value(json::json_pointer(pointer), json::object());
+}
+
+TEST_CASE("a LeaderWorkerSet's leader and workers are placed and its group rolls onto the type") {
+  auto& c = cluster();
+  prepare(c);
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE_MESSAGE(op.waitReady(60s), op.log());
+  c.apply(readFile(kSamples + "/leaderworkerset.yaml"));
+
+  std::string type;
+  REQUIRE_MESSAGE(
+      c.waitFor([&] { return !(type = placedType("llama-70b-group")).empty(); }, 120s, 250ms),
+      conditions("llama-70b-group") << "\n"
+                                    << op.log());
+  const auto lws = c.mustGet(lwsPath("llama-70b-group"));
+  for (const char* pointer :
+       {"/spec/leaderWorkerTemplate/leaderTemplate", "/spec/leaderWorkerTemplate/workerTemplate"}) {
+    CAPTURE(pointer);
+    const auto templ = podTemplateAt(lws, pointer);
+    CHECK(templ["spec"]["containers"][0]["resources"]["limits"].contains("nvidia.com/gpu"));
+    CHECK(templ["spec"].contains("nodeSelector"));
+    // The team's own sizing stands beside the placement.
+    CHECK(templ["spec"]["containers"][0]["resources"]["requests"]["memory"] == "64Gi");
+  }
+  const auto record =
+      base::stringMember(lws["metadata"]["annotations"], "gpuplacement.io/owned-fields");
+  CHECK(json::parse(record)["podSets"] == json({"leader", "worker"}));
+
+  // LeaderWorkerSet rolls its group over to the new templates: both pods
+  // end up Running on the type placed.
+  std::string why;
+  CHECK_MESSAGE(c.waitFor(
+                    [&] {
+                      why = notRunningOn("leaderworkerset.sigs.k8s.io%2Fname%3Dllama-70b-group", 2,
+                                         type);
+                      return why.empty();
+                    },
+                    240s, 500ms),
+                "on " << type << ": " << why);
+  MESSAGE("llama-70b-group: leader and worker on " << type);
+  op.stop();
+}
+
+TEST_CASE("a RayCluster waiting suspended: its worker group placed and resumed, its head on CPU") {
+  auto& c = cluster();
+  prepare(c);
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE_MESSAGE(op.waitReady(60s), op.log());
+  const auto manifest = R"(
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: batch-embed
+  namespace: ml-serving
+  labels: {gpuplacement.io/workload: batch-embed}
+spec:
+  suspend: true
+  rayVersion: "2.46.0"
+  headGroupSpec:
+    rayStartParams: {num-cpus: "0"}
+    template:
+      spec:
+        containers:
+        - name: head
+          image: rayproject/ray:2.46.0-py311
+          resources: {requests: {cpu: "1", memory: 4Gi}, limits: {memory: 4Gi}}
+  workerGroupSpecs:
+  - groupName: gpu
+    replicas: 2
+    minReplicas: 2
+    maxReplicas: 2
+    rayStartParams: {}
+    template:
+      spec:
+        containers:
+        - name: worker
+          image: rayproject/ray-ml:2.46.0-py311-gpu
+          resources: {requests: {cpu: "3", memory: 12Gi}, limits: {memory: 12Gi}}
+---
+apiVersion: gpuplacement.io/v1alpha1
+kind: GpuWorkload
+metadata: {name: batch-embed, namespace: ml-serving}
+spec:
+  targetRef: {apiVersion: ray.io/v1, kind: RayCluster, name: batch-embed}
+  containers: [worker]
+  workload: {kind: Inference}
+  model: {family: mistral-7b, precision: fp16, architecture: Transformer}
+  objective: CostOptimized
+  constraints: {tiers: [NVIDIA]}
+)";
+  c.apply(manifest);
+  // KubeRay makes no pod of it while it is suspended.
+  CHECK(podsSelected("ray.io%2Fcluster%3Dbatch-embed").empty());
+  std::string type;
+  REQUIRE_MESSAGE(
+      c.waitFor([&] { return !(type = placedType("batch-embed")).empty(); }, 120s, 250ms),
+      conditions("batch-embed") << "\n"
+                                << op.log());
+  const auto ray = c.mustGet(rayPath("RayCluster", "batch-embed"));
+  CHECK(ray["spec"]["suspend"] == false);  // resumed by the write that placed it
+  const auto head = podTemplateAt(ray, "/spec/headGroupSpec/template");
+  CHECK_FALSE(head["spec"].contains("nodeSelector"));
+  CHECK_FALSE(head["spec"]["containers"][0]["resources"]["limits"].contains("nvidia.com/gpu"));
+
+  std::string why;
+  CHECK_MESSAGE(c.waitFor(
+                    [&] {
+                      why =
+                          notRunningOn("ray.io%2Fcluster%3Dbatch-embed,ray.io%2Fnode-type%3Dworker",
+                                       2, type) +
+                          notRunningOn("ray.io%2Fcluster%3Dbatch-embed,ray.io%2Fnode-type%3Dhead",
+                                       1, "", "cpu");
+                      return why.empty();
+                    },
+                    240s, 500ms),
+                why);
+  MESSAGE("batch-embed: workers on " << type << ", head on the cpu pool");
+  op.stop();
+}
+
+TEST_CASE(
+    "seed 002's RayServices: each worker group placed from intent, on NVIDIA and Inferentia") {
+  auto& c = cluster();
+  prepare(c);
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE_MESSAGE(op.waitReady(60s), op.log());
+  c.apply(readFile(kSamples + "/rayservices.yaml"));
+
+  struct Service {
+    std::string name;
+    std::string group;
+    std::string device;
+    std::string type = "";
+  };
+  std::vector<Service> services = {{"mistral-gpu", "vllm", "nvidia.com/gpu"},
+                                   {"mistral-inf2", "inf2", "aws.amazon.com/neuron"}};
+  for (auto& service : services) {
+    CAPTURE(service.name);
+    REQUIRE_MESSAGE(
+        c.waitFor([&] { return !(service.type = placedType(service.name)).empty(); }, 120s, 250ms),
+        conditions(service.name) << "\n"
+                                 << op.log());
+    const auto object = c.mustGet(rayPath("RayService", service.name));
+    const auto worker = podTemplateAt(object, "/spec/rayClusterConfig/workerGroupSpecs/0/template");
+    CHECK(worker["spec"]["containers"][0]["resources"]["limits"].contains(service.device));
+    const auto head = podTemplateAt(object, "/spec/rayClusterConfig/headGroupSpec/template");
+    CHECK_FALSE(head["spec"].contains("nodeSelector"));
+  }
+  CHECK(services[1].type.rfind("inf2.", 0) == 0);
+
+  // A new cluster spec reaches the pods through a new RayCluster, which
+  // KubeRay switches to once Ray Serve answers on it: no Ray runs in the
+  // simulated pods, so the switch never comes. What it would make is what
+  // KubeRay makes when its pending cluster is gone: that cluster again,
+  // from the RayService's spec as it is now.
+  for (const auto& service : services) {
+    const auto selector = "ray.io%2Foriginated-from-cr-name%3D" + service.name;
+    const auto clusters = c.get(rayPath("RayCluster") + "?labelSelector=" + selector);
+    REQUIRE(clusters);
+    for (const auto& item : (*clusters)["items"]) {
+      (void)c.remove(rayPath("RayCluster", item["metadata"]["name"].get<std::string>()));
+    }
+  }
+  for (const auto& service : services) {
+    CAPTURE(service.name);
+    std::string why;
+    CHECK_MESSAGE(
+        c.waitFor(
+            [&] {
+              const auto object = c.mustGet(rayPath("RayService", service.name));
+              const auto cluster = base::stringMember(
+                  base::memberOf(base::memberOf(object, "status"), "pendingServiceStatus"),
+                  "rayClusterName");
+              if (cluster.empty()) {
+                why = "no pending cluster";
+                return false;
+              }
+              const auto prefix = "ray.io%2Fcluster%3D" + cluster;
+              why = notRunningOn(prefix + ",ray.io%2Fnode-type%3Dworker", 1, service.type) +
+                    notRunningOn(prefix + ",ray.io%2Fnode-type%3Dhead", 1, "", "cpu");
+              return why.empty();
+            },
+            240s, 500ms),
+        why);
+    MESSAGE(service.name << ": worker group " << service.group << " on " << service.type);
+  }
+  op.stop();
+}
+
+TEST_CASE("bad input: a pod set the kind does not have is named in the status, nothing written") {
+  auto& c = cluster();
+  prepare(c);
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE_MESSAGE(op.waitReady(60s), op.log());
+  c.apply(R"(
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: typo, namespace: ml-serving}
+spec:
+  replicas: 1
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      spec:
+        containers:
+        - {name: vllm, image: vllm/vllm-openai:v0.9.2}
+---
+apiVersion: gpuplacement.io/v1alpha1
+kind: GpuWorkload
+metadata: {name: typo, namespace: ml-serving}
+spec:
+  targetRef: {apiVersion: leaderworkerset.x-k8s.io/v1, kind: LeaderWorkerSet, name: typo,
+    podSets: [leader]}
+  workload: {kind: Inference}
+  model: {family: mistral-7b, precision: fp16, architecture: Transformer}
+  constraints: {tiers: [NVIDIA]}
+)");
+  const auto before = c.mustGet(lwsPath("typo"));
+  std::string said;
+  CHECK_MESSAGE(c.waitFor(
+                    [&] {
+                      said = conditions("typo");
+                      return said.find(
+                                 "spec.targetRef.podSets: the LeaderWorkerSet has no pod set "
+                                 "named leader (it has worker)") != std::string::npos;
+                    },
+                    60s, 250ms),
+                said);
+  // The LeaderWorkerSet controller writes its status; the operator wrote
+  // nothing: the templates as created, no ownership record.
+  const auto after = c.mustGet(lwsPath("typo"));
+  CHECK(after["spec"] == before["spec"]);
+  CHECK_FALSE(base::memberOf(base::memberOf(after["metadata"], "annotations"),
+                             "gpuplacement.io/owned-fields")
+                  .is_string());
+  op.stop();
+}
+
+}  // namespace
+}  // namespace gpuplacement
