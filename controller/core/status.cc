@@ -235,6 +235,16 @@ json statusToJson(const StatusView& view) {
   if (view.placement) {
     status["placement"] = placementToJson(*view.placement, PlacementView::Status);
   }
+  if (!view.podSets.empty()) {
+    json list = json::array();
+    for (const auto& podSet : view.podSets) {
+      list.push_back({{"name", podSet.name},
+                      {"role", podSet.role},
+                      {"pods", podSet.pods},
+                      {"hourlyCost", base::decimalString(podSet.hourlyCost, 4)}});
+    }
+    status["podSets"] = std::move(list);
+  }
   if (view.recommendation) {
     status["recommendation"] = placementToJson(*view.recommendation, PlacementView::Status);
     status["recommendation"]["note"] = view.recommendationNote;

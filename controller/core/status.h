@@ -122,6 +122,18 @@ struct WorkloadStatus {
 
 WorkloadStatus workloadStatusFromJson(const nlohmann::json& status);
 
+// One pod set a placement runs on, for a kind of several (a Ray cluster's
+// worker groups, a LeaderWorkerSet's leader and workers): its pods and
+// what they cost an hour at the placement's price per replica.
+struct PodSetCost {
+  std::string name;
+  std::string role;
+  std::int32_t pods = 0;
+  double hourlyCost = 0;
+
+  bool operator==(const PodSetCost&) const = default;
+};
+
 // Everything that goes into a status document.
 struct StatusView {
   std::int64_t observedGeneration = 0;
@@ -139,6 +151,8 @@ struct StatusView {
   std::optional<JobRunRecord> run;
   // Whether the target's replicas carry the serving load's throughput target.
   std::optional<ThroughputAdvice> throughput;
+  // With a placement, for a target of several pod sets: each placed one.
+  std::vector<PodSetCost> podSets;
   std::string policyName;
   std::int64_t policyGeneration = 0;  // 0: the built-in policy
   std::vector<Condition> conditions;

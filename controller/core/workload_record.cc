@@ -3,6 +3,7 @@
 #include "base/decimal.h"
 #include "base/hash.h"
 #include "core/job_plan.h"
+#include "core/kinds/pod_sets.h"
 #include "core/reverts.h"
 #include "core/status_draft.h"
 #include "core/workload_plan.h"
@@ -243,6 +244,8 @@ WorkloadRecord recordWorkload(const WorkloadInput& input, WorkloadPlan plan,
     plan.view.throughput =
         adviseThroughput(*plan.view.placement, workload.spec->intent.serving, input.target->kind,
                          workload.spec->targetRef.name, input.target->replicas, input.autoscaler);
+    plan.view.podSets =
+        podSetCosts(*input.target, workload.spec->podSets, plan.view.placement->hourlyCost);
   }
   auto status = statusToJson(plan.view);
   if (const auto digest = statusDigest(status); digest != workload.statusHash) {

@@ -974,3 +974,65 @@ TEST_CASE("fallback stays in the tier it left unless capacity.fallbackAcrossTier
 }
 
 }  // namespace gpuplacement::core
+
+namespace gpuplacement::core::planning {
+namespace {
+
+TEST_CASE("a target of several pod sets: the status lists each placed one, priced") {
+  World world;
+  world.spec["targetRef"] = {{"apiVersion", "ray.io/v1"}, {"kind", "RayCluster"}, {"name", "chat"}};
+  const auto podTemplate = json::parse(R"({"spec": {"containers": [{"name": "server"}]}})");
+  world.target = targetFromJson(
+      TargetKind::RayCluster,
+      {{"metadata", {{"uid", "u-chat"}, {"generation", 1}}},
+       {"spec",
+        {{"headGroupSpec", {{"template", podTemplate}}},
+         {"workerGroupSpecs",
+          {{{"groupName", "small"}, {"replicas", 1}, {"template", podTemplate}},
+           {{"groupName", "large"}, {"replicas", 2}, {"template", podTemplate}}}}}}});
+  struct Row {
+    std::vector<std::string> names;  // spec.targetRef.podSets
+    std::vector<std::pair<std::string, int>> listed;
+  };
+  const Row rows[] = {
+      {{}, {{"small", 1}, {"large", 2}}},  // the worker groups, not the head
+      {{"large"}, {{"large", 2}}},         // those named
+      {{"head", "small"}, {{"head", 1}, {"small", 1}}},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.names.size());
+    world.spec["targetRef"]["podSets"] = row.names;
+    const auto input = world.input();
+    auto plan = planWorkload(input);
+    REQUIRE(plan.write.has_value());
+    // The server took the write (what it made of the templates is
+    // tests/core/pod_sets_test.cc's).
+    const TargetOutcome written{TargetOutcome::Kind::Written, *world.target, {}, ""};
+    const auto record = recordWorkload(input, std::move(plan), &written);
+    REQUIRE(record.status.has_value());
+    const auto& status = *record.status;
+    REQUIRE(status.contains("placement"));
+    const double hourly = std::stod(status["placement"]["hourlyCost"].get<std::string>());
+    REQUIRE(status["podSets"].size() == row.listed.size());
+    int pods = 0;
+    for (std::size_t i = 0; i < row.listed.size(); ++i) {
+      const auto& listed = status["podSets"][i];
+      CHECK(listed["name"] == row.listed[i].first);
+      CHECK(listed["pods"] == row.listed[i].second);
+      CHECK(std::stod(listed["hourlyCost"].get<std::string>()) ==
+            doctest::Approx(hourly * row.listed[i].second).epsilon(0.001));
+      pods += row.listed[i].second;
+    }
+    // The placement's replicas are the pods of the pod sets it places.
+    CHECK(status["placement"]["replicas"] == pods);
+  }
+  // A kind of one pod set lists none: its placement says it all.
+  World deployment;
+  const auto placed = reconcile(deployment);
+  REQUIRE(placed.record.status.has_value());
+  CHECK(placed.record.status->contains("placement"));
+  CHECK_FALSE(placed.record.status->contains("podSets"));
+}
+
+}  // namespace
+}  // namespace gpuplacement::core::planning

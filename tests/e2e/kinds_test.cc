@@ -168,6 +168,12 @@ TEST_CASE("a LeaderWorkerSet's leader and workers are placed and its group rolls
   const auto record =
       base::stringMember(lws["metadata"]["annotations"], "gpuplacement.io/owned-fields");
   CHECK(json::parse(record)["podSets"] == json({"leader", "worker"}));
+  // The status prices each pod set: one leader and one worker.
+  const auto status = c.mustGet(workloadPath(kNamespace, "llama-70b-group"))["status"];
+  REQUIRE(status["podSets"].size() == 2);
+  CHECK(status["podSets"][0]["name"] == "leader");
+  CHECK(status["podSets"][1]["pods"] == 1);
+  CHECK(status["podSets"][0]["hourlyCost"] == status["placement"]["hourlyCost"]);
 
   // LeaderWorkerSet rolls its group over to the new templates: both pods
   // end up Running on the type placed.

@@ -143,6 +143,21 @@ std::int32_t placedReplicas(const TargetState& target, const PlacedPodSets& plac
   return static_cast<std::int32_t>(std::min<std::int64_t>(pods, INT32_MAX));
 }
 
+std::vector<PodSetCost> podSetCosts(const TargetState& target,
+                                    const std::vector<std::string>& names,
+                                    double hourlyCostPerReplica) {
+  std::vector<PodSetCost> costs;
+  if (target.podSets.size() < 2) {
+    return costs;
+  }
+  for (const auto index : placedPodSets(target, names).indexes) {
+    const auto& podSet = target.podSets[index];
+    costs.push_back({podSet.name, podSet.role, podSet.replicas,
+                     hourlyCostPerReplica * static_cast<double>(podSet.replicas)});
+  }
+  return costs;
+}
+
 TargetState podSetView(const TargetState& target, std::size_t index) {
   if (target.podSetTemplates.size() != target.podSets.size() ||
       index >= target.podSetTemplates.size()) {

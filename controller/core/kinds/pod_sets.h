@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/status.h"
 #include "core/target.h"
 #include "core/template_patch.h"
 
@@ -22,6 +23,12 @@ PlacedPodSets placedPodSets(const TargetState& target, const std::vector<std::st
 
 // The pods the placed pod sets run at once.
 std::int32_t placedReplicas(const TargetState& target, const PlacedPodSets& placed);
+
+// For a target of several pod sets, each placed one with its pods priced
+// at `hourlyCostPerReplica` (status.podSets); empty for a kind of one.
+std::vector<PodSetCost> podSetCosts(const TargetState& target,
+                                    const std::vector<std::string>& names,
+                                    double hourlyCostPerReplica);
 
 // The target as one pod set sees it: that pod set's template as the
 // target's own (the target itself for a kind of one pod set).
