@@ -534,6 +534,7 @@ void packOwnership(Packer& out, const core::OwnershipRecord& record) {
   }
   out.word(fields.claimTemplate);
   out.word(fields.claimContainer);
+  packWords(out, fields.podSets);
 }
 
 core::OwnershipRecord unpackOwnership(Unpacker& in) {
@@ -560,6 +561,7 @@ core::OwnershipRecord unpackOwnership(Unpacker& in) {
   }
   fields.claimTemplate = in.word();
   fields.claimContainer = in.word();
+  fields.podSets = unpackWords(in);
   return record;
 }
 

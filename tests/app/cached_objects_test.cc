@@ -223,6 +223,30 @@ TEST_CASE("a packed GpuWorkload unpacks to its projection") {
         packWorkload(invalid, catalog).finalizersDigest);
 }
 
+TEST_CASE("a packed custom kind unpacks whole: its pod sets, their templates, its record") {
+  // A LeaderWorkerSet the operator placed: the record lists the pod sets
+  // it placed, which the next plan reads to know what is its own.
+  const auto object = json::parse(R"({
+    "metadata": {"uid": "u1", "generation": 2, "annotations": {"gpuplacement.io/owned-fields":
+      "{\"nodeSelector\":{\"karpenter.k8s.aws/instance-gpu-name\":\"a10g\"},\"podSets\":[\"leader\",\"worker\"],\"resources\":{\"vllm\":{\"nvidia.com/gpu\":\"2\"}},\"workload\":\"w\"}"}},
+    "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": 2,
+      "leaderTemplate": {"metadata": {"labels": {"role": "leader"}}, "spec": {
+        "nodeSelector": {"karpenter.k8s.aws/instance-gpu-name": "a10g"},
+        "containers": [{"name": "vllm", "resources": {"limits": {"nvidia.com/gpu": "2"}}}]}},
+      "workerTemplate": {"spec": {
+        "nodeSelector": {"karpenter.k8s.aws/instance-gpu-name": "a10g"},
+        "containers": [{"name": "vllm", "resources": {"limits": {"nvidia.com/gpu": "2"}}}]}}}},
+    "status": {"replicas": 1, "readyReplicas": 1, "updatedReplicas": 1}})");
+  const auto state = core::targetFromJson(core::TargetKind::LeaderWorkerSet, object);
+  REQUIRE(state.ownership.fields.podSets == std::vector<std::string>{"leader", "worker"});
+  const auto unpacked = packTarget(state).unpack();
+  CHECK(unpacked.ownership == state.ownership);
+  CHECK(unpacked.podSets == state.podSets);
+  REQUIRE(unpacked.podSetTemplates.size() == 2);
+  CHECK(unpacked.podSetTemplates[1].raw == state.podSetTemplates[1].raw);
+  CHECK(unpacked == state);
+}
+
 TEST_CASE("a packed Deployment unpacks to its projection, and compares as it does") {
   const json placed = fixture("deployment.json");
   json plain = placed;

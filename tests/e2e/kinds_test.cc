@@ -186,6 +186,11 @@ TEST_CASE("a LeaderWorkerSet's leader and workers are placed and its group rolls
                     },
                     240s, 500ms),
                 "on " << type << ": " << why);
+  // Its own write, read back from the cache, is never taken for a revert.
+  CHECK_MESSAGE(
+      c.conditionOf(workloadPath(kNamespace, "llama-70b-group"), "Applied").rfind("True/", 0) == 0,
+      conditions("llama-70b-group"));
+  CHECK_FALSE(c.mustGet(workloadPath(kNamespace, "llama-70b-group"))["status"].contains("reverts"));
   MESSAGE("llama-70b-group: leader and worker on " << type);
   op.stop();
 }
@@ -263,6 +268,10 @@ spec:
                     },
                     240s, 500ms),
                 why);
+  CHECK_MESSAGE(
+      c.conditionOf(workloadPath(kNamespace, "batch-embed"), "Applied").rfind("True/", 0) == 0,
+      conditions("batch-embed"));
+  CHECK_FALSE(c.mustGet(workloadPath(kNamespace, "batch-embed"))["status"].contains("reverts"));
   MESSAGE("batch-embed: workers on " << type << ", head on the cpu pool");
   op.stop();
 }
@@ -331,6 +340,9 @@ TEST_CASE(
             },
             240s, 500ms),
         why);
+    CHECK_MESSAGE(
+        c.conditionOf(workloadPath(kNamespace, service.name), "Applied").rfind("True/", 0) == 0,
+        conditions(service.name));
     MESSAGE(service.name << ": worker group " << service.group << " on " << service.type);
   }
   op.stop();

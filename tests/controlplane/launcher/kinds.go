@@ -247,6 +247,28 @@ func tlsAnswers(port int) bool {
 // restartKinds starts the kinds' controllers that start --kinds started
 // again (their CRDs stay): one that crashed, or a test that wants a
 // controller's restart.
+// startKindsLater starts the kinds' controllers in a running simulated
+// cluster that was started without them.
+func startKindsLater(dir string, kinds []string, t tools) error {
+	if _, err := os.Stat(filepath.Join(dir, "cluster.kinds")); err == nil {
+		return fail("the kinds' controllers of %s are started already (restart-kinds starts them again)", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cluster.pools")); err != nil {
+		return fail("%s is not a simulated cluster (start --cluster)", dir)
+	}
+	if _, ok := livePid(dir, "kube-apiserver"); !ok {
+		return fail("the control plane in %s is not running", dir)
+	}
+	if err := t.requireBinaries(t.k8sBin, true, false, kinds); err != nil {
+		return err
+	}
+	if err := startKinds(dir, kinds, t); err != nil {
+		return err
+	}
+	logf("started %s", strings.Join(kinds, ", "))
+	return nil
+}
+
 func restartKinds(dir string, t tools) error {
 	data, err := os.ReadFile(filepath.Join(dir, "cluster.kinds"))
 	if err != nil {

@@ -58,6 +58,10 @@ scripts/controlplane restart-apiserver DIR
     Restarts kube-apiserver on the same port; etcd keeps the data.
 scripts/controlplane start-karpenter DIR
     Starts the Karpenter that start --karpenter-later left out.
+scripts/controlplane start-kinds DIR KIND,...
+    Starts the controllers of start --kinds in a simulated cluster already
+    running without them (the demo's, once scripts/setup --kinds has built
+    them): their CRDs, Established, then the controllers.
 scripts/controlplane restart-kinds DIR
     Starts the controllers of start --kinds again (their CRDs stay).
 scripts/controlplane restart-karpenter DIR
@@ -126,6 +130,19 @@ func run(args []string) error {
 		}
 		printEnv(rest, t)
 		return nil
+	case "start-kinds":
+		if len(rest) != 2 {
+			return errUsage
+		}
+		dir, err := existingDir(rest[:1])
+		if err != nil {
+			return err
+		}
+		kinds, err := parseKinds(rest[1])
+		if err != nil {
+			return err
+		}
+		return startKindsLater(dir, kinds, t)
 	}
 	// The commands on the directory of a running control plane.
 	onDir := map[string]func(dir string) error{
