@@ -391,6 +391,23 @@ spec:
   // nothing: the templates as created, no ownership record.
   const auto after = c.mustGet(lwsPath("typo"));
   CHECK(after["spec"] == before["spec"]);
+  // What the operator's JSON patches rely on: one made against an older
+  // resourceVersion is refused whole with 409 Conflict, as a strategic
+  // merge patch stating it is.
+  const auto read = c.mustGet(lwsPath("typo"));
+  REQUIRE(c.patch(lwsPath("typo"), {{"metadata", {{"labels", {{"team", "ml"}}}}}}).ok());
+  const auto stale =
+      c.patch(lwsPath("typo"),
+              json::array({{{"op", "replace"},
+                            {"path", "/metadata/resourceVersion"},
+                            {"value", read["metadata"]["resourceVersion"]}},
+                           {{"op", "add"},
+                            {"path", "/spec/leaderWorkerTemplate/workerTemplate/spec/nodeSelector"},
+                            {"value", {{"disk", "ssd"}}}}}),
+              kube::PatchType::Json);
+  REQUIRE_FALSE(stale.ok());
+  CHECK(stale.error().conflict());
+  CHECK(c.mustGet(lwsPath("typo"))["spec"] == before["spec"]);
   CHECK_FALSE(base::memberOf(base::memberOf(after["metadata"], "annotations"),
                              "gpuplacement.io/owned-fields")
                   .is_string());
