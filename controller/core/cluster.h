@@ -22,23 +22,6 @@ namespace gpuplacement::core {
 
 struct GatedPod;  // core/pod_scheduling.h
 
-// Where the candidates of a decision come from (PlacementPolicy
-// spec.capacity.source).
-enum class CapacitySource : std::uint8_t { Auto, Nodes, NodePools, None };
-
-}  // namespace gpuplacement::core
-
-namespace gpuplacement::base {
-template <>
-struct EnumNames<core::CapacitySource> {
-  static constexpr std::string_view what = "capacity source";
-  static constexpr auto names =
-      std::to_array<std::string_view>({"Auto", "Nodes", "NodePools", "None"});
-};
-}  // namespace gpuplacement::base
-
-namespace gpuplacement::core {
-
 struct Taint {
   std::string key;
   std::string value;

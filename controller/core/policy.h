@@ -12,9 +12,25 @@
 #include <nlohmann/json.hpp>
 
 #include "core/catalog.h"
-#include "core/cluster.h"
 #include "core/rules.h"
 #include "core/types.h"
+
+namespace gpuplacement::core {
+
+// Where the candidates of a decision come from (PlacementPolicy
+// spec.capacity.source).
+enum class CapacitySource : std::uint8_t { Auto, Nodes, NodePools, None };
+
+}  // namespace gpuplacement::core
+
+namespace gpuplacement::base {
+template <>
+struct EnumNames<core::CapacitySource> {
+  static constexpr std::string_view what = "capacity source";
+  static constexpr auto names =
+      std::to_array<std::string_view>({"Auto", "Nodes", "NodePools", "None"});
+};
+}  // namespace gpuplacement::base
 
 namespace gpuplacement::core {
 
