@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/policy.h"
+#include "core/toleration.h"
 
 // Placing at the pods rather than in the pod template.
 //

@@ -13,6 +13,7 @@
 
 #include "core/catalog.h"
 #include "core/rules.h"
+#include "core/toleration.h"
 #include "core/types.h"
 
 namespace gpuplacement::core {
@@ -33,24 +34,6 @@ struct EnumNames<core::CapacitySource> {
 }  // namespace gpuplacement::base
 
 namespace gpuplacement::core {
-
-struct Toleration {
-  std::string key;
-  std::string op = "Exists";  // Exists or Equal
-  std::string value;
-  std::string effect;  // NoSchedule, PreferNoSchedule, NoExecute, or empty for all
-  // tolerationSeconds (NoExecute): kept as written. Dropping it would turn
-  // a pod's default not-ready and unreachable tolerations (300 s) into
-  // tolerating a dead node for ever.
-  std::optional<std::int64_t> seconds{};
-
-  bool operator==(const Toleration&) const = default;
-  auto operator<=>(const Toleration&) const = default;
-};
-
-// A toleration as the API writes it (empty fields left out), and back.
-nlohmann::json tolerationToJson(const Toleration& toleration);
-Toleration tolerationFromJson(const nlohmann::json& item);
 
 // Memory needed = parameters x bytes per parameter x overhead. The defaults
 // and why:
