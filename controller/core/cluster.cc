@@ -7,7 +7,6 @@
 #include "base/json_access.h"
 #include "base/time_format.h"
 #include "core/kinds/kind_adapter.h"
-#include "core/pod_scheduling.h"
 #include "core/quantity.h"
 #include "core/region.h"
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/catalog.h"
+#include "core/pod_scheduling.h"
 #include "core/target_kind.h"
 #include "core/types.h"
 
@@ -19,8 +20,6 @@
 // launch). Projections of the API objects, read once when they arrive, and
 // pure functions over them.
 namespace gpuplacement::core {
-
-struct GatedPod;  // core/pod_scheduling.h
 
 struct Taint {
   std::string key;
