@@ -6,7 +6,7 @@
 #include <tuple>
 
 #include "base/prometheus_text.h"
-#include "core/region.h"
+#include "core/region_name.h"
 
 namespace gpuplacement::core {
 

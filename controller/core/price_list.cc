@@ -3,7 +3,7 @@
 #include <charconv>
 
 #include "base/json_reader.h"
-#include "core/region.h"
+#include "core/region_name.h"
 
 namespace gpuplacement::core {
 

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <string>
-#include <string_view>
 
 #include "core/capacity.h"
 #include "core/catalog.h"
@@ -30,10 +29,6 @@ struct ClusterRegion {
 // for a cluster whose nodes carry no label. Ties go to the name first in
 // order, so the answer never depends on the order the nodes were listed.
 ClusterRegion clusterRegionOf(const ClusterState& cluster);
-
-// An AWS region's name: two letters, one or more words, a number
-// ("us-east-1", "us-gov-west-1", "ap-southeast-2").
-bool isRegionName(std::string_view name);
 
 // The PricesForRegion condition: True when the catalog's prices are for the
 // cluster's region, False when they are another region's (the costs shown

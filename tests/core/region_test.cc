@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include "core/cluster.h"
+#include "core/region_name.h"
 
 namespace gpuplacement::core::region_tests {
 namespace {
