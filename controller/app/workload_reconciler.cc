@@ -5,7 +5,7 @@
 #include <string_view>
 #include <utility>
 
-#include "core/kinds/pod_sets.h"
+#include "core/pod_sets_patch.h"
 #include "runtime/controller_builder.h"
 
 namespace gpuplacement::app {

@@ -6,6 +6,7 @@
 #include "base/decimal.h"
 #include "base/hash.h"
 #include "base/json_access.h"
+#include "core/kinds/pod_sets.h"
 #include "core/placement_json.h"
 #include "core/quantity.h"
 
@@ -404,6 +405,21 @@ json policyStatus(const PolicyStatusInput& input) {
   }
   status["conditions"] = conditionsToJson(conditions);
   return status;
+}
+
+std::vector<PodSetCost> podSetCosts(const TargetState& target,
+                                    const std::vector<std::string>& names,
+                                    double hourlyCostPerReplica) {
+  std::vector<PodSetCost> costs;
+  if (target.podSets.size() < 2) {
+    return costs;
+  }
+  for (const auto index : placedPodSets(target, names).indexes) {
+    const auto& podSet = target.podSets[index];
+    costs.push_back({podSet.name, podSet.role, podSet.replicas,
+                     hourlyCostPerReplica * static_cast<double>(podSet.replicas)});
+  }
+  return costs;
 }
 
 }  // namespace gpuplacement::core

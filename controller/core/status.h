@@ -134,6 +134,12 @@ struct PodSetCost {
   bool operator==(const PodSetCost&) const = default;
 };
 
+// For a target of several pod sets, each placed one with its pods priced
+// at `hourlyCostPerReplica` (status.podSets); empty for a kind of one.
+std::vector<PodSetCost> podSetCosts(const TargetState& target,
+                                    const std::vector<std::string>& names,
+                                    double hourlyCostPerReplica);
+
 // Everything that goes into a status document.
 struct StatusView {
   std::int64_t observedGeneration = 0;

@@ -7,7 +7,7 @@
 #include "core/fallback.h"
 #include "core/job_plan.h"
 #include "core/job_steps.h"
-#include "core/kinds/pod_sets.h"
+#include "core/pod_sets_patch.h"
 #include "core/region.h"
 #include "core/reverts.h"
 #include "core/rollout_room.h"

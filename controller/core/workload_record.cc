@@ -3,7 +3,6 @@
 #include "base/decimal.h"
 #include "base/hash.h"
 #include "core/job_plan.h"
-#include "core/kinds/pod_sets.h"
 #include "core/reverts.h"
 #include "core/status_draft.h"
 #include "core/workload_plan.h"
