@@ -21,9 +21,9 @@
 
 #include "app/cached_objects.h"
 #include "app/placement_config.h"
-#include "core/cluster.h"
-#include "core/cluster_cost.h"
-#include "core/target.h"
+#include "core/cluster/cluster.h"
+#include "core/decide/cluster_cost.h"
+#include "core/kinds/target.h"
 #include "runtime/informer.h"
 #include "runtime/object_json.h"
 #include "source_dir.h"

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "app/placement_config.h"
-#include "core/explainer.h"
-#include "core/quantity.h"
+#include "core/catalog/quantity.h"
+#include "core/explain/explainer.h"
 
 namespace {
 

@@ -18,7 +18,7 @@
 
 #include "app/dra_room.h"
 #include "app/placement_config.h"
-#include "core/cluster_cost.h"
+#include "core/decide/cluster_cost.h"
 
 namespace {
 

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "app/placement_config.h"
-#include "core/node_overlays.h"
-#include "core/offering_prices.h"
+#include "core/catalog/offering_prices.h"
+#include "core/cluster/node_overlays.h"
 
 namespace {
 

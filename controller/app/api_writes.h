@@ -9,8 +9,8 @@
 
 #include "app/logging.h"
 #include "app/target_key.h"
-#include "core/target.h"
-#include "core/workload_plan.h"
+#include "core/kinds/target.h"
+#include "core/plan/workload_plan.h"
 #include "kube/client.h"
 #include "runtime/clock.h"
 
@@ -48,14 +48,14 @@ class ApiWrites {
       std::string ns, std::string name, std::string uid, std::string statusText);
   asio::awaitable<kube::ApiResult<base::Ok>> replacePolicyStatus(std::string name,
                                                                  nlohmann::json status);
-  // The NodeOverlays sharing a policy's prices (core/price_sharing.h): a
+  // The NodeOverlays sharing a policy's prices (core/plan/price_sharing.h): a
   // whole object created (409: already there), a spec merged in, one
   // deleted (404: already gone).
   asio::awaitable<kube::ApiResult<base::Ok>> createNodeOverlay(nlohmann::json object);
   asio::awaitable<kube::ApiResult<base::Ok>> patchNodeOverlaySpec(std::string name,
                                                                   nlohmann::json spec);
   asio::awaitable<kube::ApiResult<base::Ok>> deleteNodeOverlay(std::string name);
-  // A workload's ResourceClaimTemplate (core/dra.h): created whole (409:
+  // A workload's ResourceClaimTemplate (core/cluster/dra.h): created whole (409:
   // already there, its name says it is the same), deleted (404: gone).
   asio::awaitable<kube::ApiResult<base::Ok>> createClaimTemplate(nlohmann::json object);
   asio::awaitable<kube::ApiResult<base::Ok>> deleteClaimTemplate(std::string ns, std::string name);

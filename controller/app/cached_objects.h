@@ -7,12 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/catalog.h"
-#include "core/policy.h"
-#include "core/rules.h"
-#include "core/status.h"
-#include "core/target.h"
-#include "core/workload_plan.h"
+#include "core/catalog/catalog.h"
+#include "core/catalog/rules.h"
+#include "core/intent/policy.h"
+#include "core/kinds/target.h"
+#include "core/plan/status.h"
+#include "core/plan/workload_plan.h"
 
 namespace gpuplacement::app {
 

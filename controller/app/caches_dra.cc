@@ -1,6 +1,6 @@
 // ObjectCaches' Dynamic Resource Allocation: the devices ResourceSlices
 // publish for each node and the ones ResourceClaims hold, as the cluster
-// view counts them (core/dra.h), one change at a time (DraRoom).
+// view counts them (core/cluster/dra.h), one change at a time (DraRoom).
 #include "app/caches.h"
 #include "app/resource_paths.h"
 

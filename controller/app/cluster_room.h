@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/capacity.h"
-#include "core/cluster.h"
+#include "core/cluster/capacity.h"
+#include "core/cluster/cluster.h"
 
 namespace gpuplacement::app {
 

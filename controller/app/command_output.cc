@@ -7,10 +7,10 @@
 #include "app/table.h"
 #include "base/decimal.h"
 #include "base/io/yaml_json.h"
-#include "core/decision_json.h"
-#include "core/explainer.h"
-#include "core/quantity.h"
-#include "core/render.h"
+#include "core/catalog/quantity.h"
+#include "core/decide/render.h"
+#include "core/explain/decision_json.h"
+#include "core/explain/explainer.h"
 
 namespace gpuplacement::app {
 namespace {

@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "base/result.h"
-#include "core/decision.h"
-#include "core/engine.h"
-#include "core/render.h"
-#include "core/workload.h"
+#include "core/decide/decision.h"
+#include "core/decide/engine.h"
+#include "core/decide/render.h"
+#include "core/intent/workload.h"
 
 namespace gpuplacement::app {
 

@@ -15,12 +15,12 @@
 #include "base/io/yaml_json.h"
 #include "base/json_access.h"
 #include "base/json_reader.h"
-#include "core/cluster_cost.h"
-#include "core/decision_json.h"
-#include "core/explainer.h"
-#include "core/quantity.h"
-#include "core/render.h"
-#include "core/target.h"
+#include "core/catalog/quantity.h"
+#include "core/decide/cluster_cost.h"
+#include "core/decide/render.h"
+#include "core/explain/decision_json.h"
+#include "core/explain/explainer.h"
+#include "core/kinds/target.h"
 
 namespace gpuplacement::app {
 namespace {

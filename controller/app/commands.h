@@ -11,9 +11,9 @@
 #include "app/scenarios.h"
 #include "app/workload_flags.h"
 #include "base/result.h"
-#include "core/analysis.h"
-#include "core/what_if_cluster.h"
-#include "core/workload.h"
+#include "core/cluster/what_if_cluster.h"
+#include "core/explain/analysis.h"
+#include "core/intent/workload.h"
 
 namespace gpuplacement::app {
 

@@ -5,13 +5,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/cluster.h"
-#include "core/dra.h"
+#include "core/cluster/cluster.h"
+#include "core/cluster/dra.h"
 
 namespace gpuplacement::app {
 
 // What the devices DRA drivers publish for each node are, and which of
-// them ResourceClaims hold, counted as the device plugins' are (core/dra.h),
+// them ResourceClaims hold, counted as the device plugins' are (core/cluster/dra.h),
 // one change at a time: a claim allocated or let go moves only its own
 // devices' nodes, whatever the size of the cluster. A claim may name a
 // device before its slice is seen (or after it is gone): it counts from

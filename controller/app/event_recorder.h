@@ -9,7 +9,7 @@
 #include "app/api_writes.h"
 #include "app/logging.h"
 #include "app/metrics.h"
-#include "core/workload_plan.h"
+#include "core/plan/workload_plan.h"
 #include "runtime/clock.h"
 #include "runtime/rate_limiter.h"
 #include "runtime/signal.h"

@@ -6,7 +6,7 @@
 #include "base/io/yaml_json.h"
 #include "base/json_access.h"
 #include "base/json_reader.h"
-#include "core/target.h"
+#include "core/kinds/target.h"
 
 namespace gpuplacement::app {
 namespace {

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "base/result.h"
-#include "core/catalog.h"
-#include "core/workload.h"
+#include "core/catalog/catalog.h"
+#include "core/intent/workload.h"
 
 namespace gpuplacement::app {
 

@@ -4,7 +4,7 @@
 
 #include "base/io/yaml_json.h"
 #include "base/json_access.h"
-#include "core/price_list.h"
+#include "core/catalog/price_list.h"
 
 namespace gpuplacement::app {
 namespace {

@@ -4,10 +4,10 @@
 #include <string>
 
 #include "base/result.h"
-#include "core/catalog.h"
-#include "core/engine.h"
-#include "core/policy.h"
-#include "core/rules.h"
+#include "core/catalog/catalog.h"
+#include "core/catalog/rules.h"
+#include "core/decide/engine.h"
+#include "core/intent/policy.h"
 
 namespace gpuplacement::app {
 

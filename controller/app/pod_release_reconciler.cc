@@ -1,6 +1,6 @@
 #include "app/pod_release_reconciler.h"
 
-#include "core/pod_scheduling.h"
+#include "core/kinds/pod_scheduling.h"
 #include "runtime/controller_builder.h"
 
 namespace gpuplacement::app {

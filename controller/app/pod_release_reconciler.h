@@ -10,7 +10,7 @@
 
 namespace gpuplacement::app {
 
-// Places the pods of Deployments placed at the pods (core/pod_scheduling.h):
+// Places the pods of Deployments placed at the pods (core/kinds/pod_scheduling.h):
 // each pod that waits behind the operator's scheduling gate gets the node
 // selector and tolerations its own annotation names, and loses the gate, in
 // one patch (core::planPodRelease). Keys are pods; a pod needs nothing

@@ -9,10 +9,10 @@
 
 #include "app/cached_objects.h"
 #include "app/caches.h"
-#include "core/cluster_cost.h"
-#include "core/engine.h"
-#include "core/offering_prices.h"
-#include "core/workload_plan.h"
+#include "core/catalog/offering_prices.h"
+#include "core/decide/cluster_cost.h"
+#include "core/decide/engine.h"
+#include "core/plan/workload_plan.h"
 #include "runtime/clock.h"
 
 namespace gpuplacement::app {

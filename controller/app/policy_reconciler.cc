@@ -1,7 +1,7 @@
 #include "app/policy_reconciler.h"
 
 #include "base/json_access.h"
-#include "core/price_sharing.h"
+#include "core/plan/price_sharing.h"
 #include "runtime/controller_builder.h"
 
 namespace gpuplacement::app {

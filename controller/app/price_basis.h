@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/engine.h"
+#include "core/decide/engine.h"
 
 namespace gpuplacement::app {
 

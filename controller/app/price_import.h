@@ -4,7 +4,7 @@
 #include <string>
 
 #include "base/result.h"
-#include "core/price_list.h"
+#include "core/catalog/price_list.h"
 
 namespace gpuplacement::app {
 

@@ -7,7 +7,7 @@
 #include "app/cli.h"
 #include "app/price_import.h"
 #include "base/io/yaml_json.h"
-#include "core/region_name.h"
+#include "core/catalog/region_name.h"
 
 namespace gpuplacement::app {
 namespace {

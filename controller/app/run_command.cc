@@ -18,7 +18,7 @@
 #include "app/placement_config.h"
 #include "app/serving_certificate.h"
 #include "base/time_format.h"
-#include "core/region_name.h"
+#include "core/catalog/region_name.h"
 #include "kube/connect.h"
 #include "kube/leader_election.h"
 

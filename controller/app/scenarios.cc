@@ -8,8 +8,8 @@
 #include "base/io/yaml_json.h"
 #include "base/json_access.h"
 #include "base/json_reader.h"
-#include "core/decision_json.h"
-#include "core/render.h"
+#include "core/decide/render.h"
+#include "core/explain/decision_json.h"
 
 namespace gpuplacement::app {
 namespace {

@@ -7,9 +7,9 @@
 
 #include "app/command_output.h"
 #include "base/result.h"
-#include "core/analysis.h"
-#include "core/engine.h"
-#include "core/workload.h"
+#include "core/decide/engine.h"
+#include "core/explain/analysis.h"
+#include "core/intent/workload.h"
 
 namespace gpuplacement::app {
 

@@ -3,7 +3,7 @@
 #include <functional>
 #include <string>
 
-#include "core/target_kind.h"
+#include "core/kinds/target_kind.h"
 #include "runtime/object_key.h"
 
 namespace gpuplacement::app {

@@ -1,7 +1,7 @@
 #include "app/workload_flags.h"
 
 #include "base/decimal.h"
-#include "core/quantity.h"
+#include "core/catalog/quantity.h"
 
 namespace gpuplacement::app {
 namespace {

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "base/result.h"
-#include "core/catalog.h"
-#include "core/what_if_cluster.h"
-#include "core/workload.h"
+#include "core/catalog/catalog.h"
+#include "core/cluster/what_if_cluster.h"
+#include "core/intent/workload.h"
 
 namespace gpuplacement::app {
 
@@ -42,7 +42,7 @@ struct WorkloadFlags {
 };
 
 // The shared nodes `recommend --mig TYPE=PROFILE:N[+PROFILE:N]` and
-// `--time-sliced TYPE=WAYS` say stand (core/what_if_cluster.h); errors
+// `--time-sliced TYPE=WAYS` say stand (core/cluster/what_if_cluster.h); errors
 // name the flag and the form it takes.
 base::Result<std::vector<core::SharedNodeSpec>> sharedNodesFromFlags(
     const std::vector<std::string>& mig, const std::vector<std::string>& timeSliced);

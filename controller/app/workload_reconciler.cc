@@ -5,7 +5,7 @@
 #include <string_view>
 #include <utility>
 
-#include "core/pod_sets_patch.h"
+#include "core/plan/pod_sets_patch.h"
 #include "runtime/controller_builder.h"
 
 namespace gpuplacement::app {

@@ -14,7 +14,7 @@
 #include "app/policy_engines.h"
 #include "app/rollout_tracker.h"
 #include "app/status_writer.h"
-#include "core/workload_plan.h"
+#include "core/plan/workload_plan.h"
 #include "runtime/controller_set.h"
 #include "runtime/signal.h"
 

@@ -7,7 +7,7 @@
 // reads back must serialize to one that reads back the same.
 #include <nlohmann/json.hpp>
 
-#include "core/pod_scheduling.h"
+#include "core/kinds/pod_scheduling.h"
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -2,7 +2,7 @@
 // against the catalog, and the whole object as the cache packs it. Packing
 // must read back exactly what it was given.
 #include "app/cached_objects.h"
-#include "core/workload.h"
+#include "core/intent/workload.h"
 #include "fuzz_support.h"
 #include "runtime/object_json.h"
 

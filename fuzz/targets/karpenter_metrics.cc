@@ -6,7 +6,7 @@
 #include <cmath>
 #include <tuple>
 
-#include "core/offering_prices.h"
+#include "core/catalog/offering_prices.h"
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

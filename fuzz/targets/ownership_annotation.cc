@@ -1,7 +1,7 @@
 // The annotation gpuplacement.io/owned-fields: anyone with edit rights on a
 // Deployment can write anything into it. A record that reads back must
 // serialize to a record that reads back the same.
-#include "core/target.h"
+#include "core/kinds/target.h"
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

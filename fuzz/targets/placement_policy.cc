@@ -2,7 +2,7 @@
 // catalog and rules, as the policy cache does, and as a manifest file
 // (`--policy`) does.
 #include "app/cached_objects.h"
-#include "core/policy.h"
+#include "core/intent/policy.h"
 #include "fuzz_support.h"
 #include "runtime/object_json.h"
 

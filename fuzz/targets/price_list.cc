@@ -2,7 +2,7 @@
 // streamed, and the price list it writes (`--price-list`, the chart's
 // priceList): what the reader keeps is a list the list's checks accept,
 // with positive prices, and it writes back to the same list.
-#include "core/price_list.h"
+#include "core/catalog/price_list.h"
 
 #include <sstream>
 

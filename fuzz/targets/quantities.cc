@@ -2,7 +2,7 @@
 // decimals (prices, "2.50"). A count that parses must format to text that
 // parses back to the same count.
 #include "base/decimal.h"
-#include "core/quantity.h"
+#include "core/catalog/quantity.h"
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -10,7 +10,7 @@
 #include <functional>
 
 #include "app/cached_objects.h"
-#include "core/target.h"
+#include "core/kinds/target.h"
 #include "fuzz_support.h"
 #include "kube/client.h"
 #include "kube/list_watch_client.h"

@@ -6,7 +6,7 @@
 #include <doctest/doctest.h>
 
 #include "base/io/yaml_json.h"
-#include "core/workload.h"
+#include "core/intent/workload.h"
 #include "support/engine_fixture.h"
 #include "support/temp_dir.h"
 

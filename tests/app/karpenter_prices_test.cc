@@ -7,7 +7,7 @@
 
 #include <doctest/doctest.h>
 
-#include "core/node_overlays.h"
+#include "core/cluster/node_overlays.h"
 #include "runtime/run_sync.h"
 #include "support/engine_fixture.h"
 #include "support/fake_clock.h"

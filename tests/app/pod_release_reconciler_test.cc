@@ -11,7 +11,7 @@
 #include <doctest/doctest.h>
 
 #include "app/resource_paths.h"
-#include "core/pod_scheduling.h"
+#include "core/kinds/pod_scheduling.h"
 #include "support/engine_fixture.h"
 #include "support/scripted_caches.h"
 #include "support/scripted_writes.h"

@@ -9,7 +9,7 @@
 
 #include <doctest/doctest.h>
 
-#include "core/workload_plan.h"
+#include "core/plan/workload_plan.h"
 #include "support/scripted_writes.h"
 
 namespace gpuplacement::app {

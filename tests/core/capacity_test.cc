@@ -1,7 +1,7 @@
 // The cluster view: nodes, pods and NodePools read from their API objects
 // (shaped as EKS, Karpenter and the device plugins make them), and what the
 // cluster offers of each instance type.
-#include "core/capacity.h"
+#include "core/cluster/capacity.h"
 
 #include <stdexcept>
 

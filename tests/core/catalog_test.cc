@@ -1,8 +1,8 @@
-#include "core/catalog.h"
+#include "core/catalog/catalog.h"
 
 #include <doctest/doctest.h>
 
-#include "core/rules.h"
+#include "core/catalog/rules.h"
 #include "support/engine_fixture.h"
 #include "support/why_not.h"
 

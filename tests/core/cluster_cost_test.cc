@@ -1,14 +1,14 @@
 // Decisions that know the cluster: only types a node carries or a NodePool
 // may launch are candidates, idle devices on existing nodes come first, and
 // the node labels are the ones the nodes carry.
-#include "core/cluster_cost.h"
+#include "core/decide/cluster_cost.h"
 
 #include <doctest/doctest.h>
 
 #include "base/time_format.h"
-#include "core/explainer.h"
-#include "core/render.h"
-#include "core/status.h"
+#include "core/decide/render.h"
+#include "core/explain/explainer.h"
+#include "core/plan/status.h"
 #include "support/cluster_fixture.h"
 #include "support/engine_fixture.h"
 

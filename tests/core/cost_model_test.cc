@@ -1,12 +1,12 @@
 // Cost = what the cluster pays: whole nodes by default, a share of a node
 // only as an explicit policy choice, and a seam for a cost model that knows
 // the cluster.
-#include "core/cost_model.h"
+#include "core/decide/cost_model.h"
 
 #include <doctest/doctest.h>
 
-#include "core/explainer.h"
-#include "core/render.h"
+#include "core/decide/render.h"
+#include "core/explain/explainer.h"
 #include "support/engine_fixture.h"
 
 namespace gpuplacement::core {

@@ -2,14 +2,14 @@
 // ResourceClaims hold, counted as the device plugins' are; a placement on
 // nodes that offer them so asks by a ResourceClaimTemplate, written into
 // the pod template beside the team's own claims and taken back whole.
-#include "core/dra.h"
+#include "core/cluster/dra.h"
 
 #include <doctest/doctest.h>
 
-#include "core/cluster_cost.h"
-#include "core/explainer.h"
-#include "core/render.h"
-#include "core/template_patch.h"
+#include "core/decide/cluster_cost.h"
+#include "core/decide/render.h"
+#include "core/explain/explainer.h"
+#include "core/plan/template_patch.h"
 #include "support/cluster_fixture.h"
 #include "support/engine_fixture.h"
 #include "support/template_patch.h"

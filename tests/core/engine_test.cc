@@ -1,7 +1,7 @@
 // The decision framework against the catalog and rules that ship. Each row
 // names the seed rule it checks; where the seed's own answer differs from
 // ours, the comment says why ours is the one the catalog supports.
-#include "core/engine.h"
+#include "core/decide/engine.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,8 +11,8 @@
 #include <doctest/doctest.h>
 
 #include "base/io/yaml_json.h"
-#include "core/decision_json.h"
-#include "core/explainer.h"
+#include "core/explain/decision_json.h"
+#include "core/explain/explainer.h"
 #include "support/engine_fixture.h"
 #include "support/why_not.h"
 

@@ -1,6 +1,6 @@
 // Ordered fallback on a fake clock: a type whose pods stay unschedulable
 // longer than fallbackAfter is left for retryAfter, then is a candidate again.
-#include "core/fallback.h"
+#include "core/plan/fallback.h"
 
 #include <doctest/doctest.h>
 

@@ -1,14 +1,14 @@
 // Usable memory and headroom, hardware that can run the workload, latency
 // that can be met, and the user's constraints honoured and explained.
-#include "core/fit.h"
+#include "core/decide/fit.h"
 
 #include <cmath>
 #include <random>
 
 #include <doctest/doctest.h>
 
-#include "core/explainer.h"
-#include "core/render.h"
+#include "core/decide/render.h"
+#include "core/explain/explainer.h"
 #include "support/engine_fixture.h"
 
 namespace gpuplacement::core {

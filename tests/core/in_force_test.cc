@@ -7,8 +7,8 @@
 
 #include <doctest/doctest.h>
 
-#include "core/engine.h"
-#include "core/explainer.h"
+#include "core/decide/engine.h"
+#include "core/explain/explainer.h"
 #include "support/engine_fixture.h"
 
 namespace gpuplacement::core {

@@ -2,7 +2,7 @@
 // one write while it is suspended and has never started; refused whole
 // where the server will not change its pod resources; held once it has
 // started; its run priced when it ends.
-#include "core/job_plan.h"
+#include "core/plan/job_plan.h"
 
 #include <doctest/doctest.h>
 

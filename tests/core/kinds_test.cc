@@ -2,7 +2,7 @@
 // and which pods are its own (core/kinds/).
 #include <doctest/doctest.h>
 
-#include "core/cluster.h"
+#include "core/cluster/cluster.h"
 #include "core/kinds/kind_adapter.h"
 #include "core/kinds/pod_sets.h"
 

@@ -4,11 +4,11 @@
 // copying them, and the placement that changes when a load is stated.
 #include <doctest/doctest.h>
 
-#include "core/explainer.h"
-#include "core/fit.h"
-#include "core/performance_model.h"
-#include "core/quantity.h"
-#include "core/workload.h"
+#include "core/catalog/quantity.h"
+#include "core/decide/fit.h"
+#include "core/decide/performance_model.h"
+#include "core/explain/explainer.h"
+#include "core/intent/workload.h"
 #include "support/engine_fixture.h"
 #include "support/why_not.h"
 

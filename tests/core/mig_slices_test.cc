@@ -3,11 +3,11 @@
 // and how a cluster's MIG nodes are read, counted and written to.
 #include <doctest/doctest.h>
 
-#include "core/cluster_cost.h"
-#include "core/explainer.h"
-#include "core/fit.h"
-#include "core/render.h"
-#include "core/status_draft.h"
+#include "core/decide/cluster_cost.h"
+#include "core/decide/fit.h"
+#include "core/decide/render.h"
+#include "core/explain/explainer.h"
+#include "core/plan/status_draft.h"
 #include "support/cluster_fixture.h"
 #include "support/engine_fixture.h"
 

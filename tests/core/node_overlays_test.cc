@@ -1,7 +1,7 @@
 // Karpenter's NodeOverlays as the operator applies them: read from the
 // API, a price or an adjustment, the heaviest overlay first, conflicts
 // refused whole, and the labels the operator cannot see left alone.
-#include "core/node_overlays.h"
+#include "core/cluster/node_overlays.h"
 
 #include <doctest/doctest.h>
 

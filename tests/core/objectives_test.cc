@@ -11,9 +11,9 @@
 
 #include <doctest/doctest.h>
 
-#include "core/engine.h"
-#include "core/explainer.h"
-#include "core/workload.h"
+#include "core/decide/engine.h"
+#include "core/explain/explainer.h"
+#include "core/intent/workload.h"
 #include "support/engine_fixture.h"
 
 namespace gpuplacement::core {

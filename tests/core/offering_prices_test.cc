@@ -2,12 +2,12 @@
 // catalog (the cheapest available zone), an offering it will not launch
 // kept out of what NodePools offer, and the condition that says how the
 // prices were read.
-#include "core/offering_prices.h"
+#include "core/catalog/offering_prices.h"
 
 #include <doctest/doctest.h>
 
-#include "core/capacity.h"
-#include "core/region.h"
+#include "core/cluster/capacity.h"
+#include "core/cluster/region.h"
 #include "support/engine_fixture.h"
 
 namespace gpuplacement::core::offering_prices_tests {

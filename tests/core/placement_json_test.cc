@@ -1,4 +1,4 @@
-#include "core/placement_json.h"
+#include "core/explain/placement_json.h"
 
 #include <set>
 #include <string>

@@ -1,8 +1,8 @@
-#include "core/pod_scheduling.h"
+#include "core/kinds/pod_scheduling.h"
 
 #include <doctest/doctest.h>
 
-#include "core/template_patch.h"
+#include "core/plan/template_patch.h"
 #include "support/template_patch.h"
 
 namespace gpuplacement::core {

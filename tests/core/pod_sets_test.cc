@@ -1,10 +1,10 @@
 // Placing a kind pod set by pod set, and writing a custom resource by JSON
-// patch (core/pod_sets_patch.h, core/kinds/strategic_merge.h).
+// patch (core/plan/pod_sets_patch.h, core/kinds/strategic_merge.h).
 #include <doctest/doctest.h>
 
+#include "core/kinds/ownership.h"
 #include "core/kinds/strategic_merge.h"
-#include "core/ownership.h"
-#include "core/pod_sets_patch.h"
+#include "core/plan/pod_sets_patch.h"
 
 namespace gpuplacement::core {
 namespace {

@@ -1,10 +1,10 @@
-#include "core/policy.h"
+#include "core/intent/policy.h"
 
 #include <functional>
 
 #include <doctest/doctest.h>
 
-#include "core/explainer.h"
+#include "core/explain/explainer.h"
 #include "support/engine_fixture.h"
 #include "support/why_not.h"
 

@@ -1,10 +1,10 @@
 // A region's price list: read, written back the same, and laid over the
 // catalog so that no other region's on-demand price shows as this one's.
-#include "core/price_list.h"
+#include "core/catalog/price_list.h"
 
 #include <doctest/doctest.h>
 
-#include "core/region.h"
+#include "core/cluster/region.h"
 #include "support/engine_fixture.h"
 
 namespace gpuplacement::core::price_list_tests {

@@ -1,7 +1,7 @@
 // One price for the operator and Karpenter: the NodeOverlays that share a
 // policy's prices (written, edited, removed, never someone else's), and the
 // PricesShared condition that says where Karpenter's prices differ.
-#include "core/price_sharing.h"
+#include "core/plan/price_sharing.h"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include "core/quantity.h"
+#include "core/catalog/quantity.h"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 // Which region the cluster runs in (its nodes' topology.kubernetes.io/region
 // or --region), and whether the prices shown are that region's.
-#include "core/region.h"
+#include "core/cluster/region.h"
 
 #include <deque>
 #include <string>
@@ -8,8 +8,8 @@
 
 #include <doctest/doctest.h>
 
-#include "core/cluster.h"
-#include "core/region_name.h"
+#include "core/catalog/region_name.h"
+#include "core/cluster/cluster.h"
 
 namespace gpuplacement::core::region_tests {
 namespace {

@@ -1,4 +1,4 @@
-#include "core/render.h"
+#include "core/decide/render.h"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include "core/reverts.h"
+#include "core/plan/reverts.h"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // Whether a Deployment's rollout can finish on the room there is: a new pod
 // beside the old ones (maxSurge) needs room of its own unless an old one may
 // go first (maxUnavailable, Recreate) or a NodePool can launch a node.
-#include "core/rollout_room.h"
+#include "core/plan/rollout_room.h"
 
 #include <doctest/doctest.h>
 

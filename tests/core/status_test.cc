@@ -1,9 +1,9 @@
-#include "core/status.h"
+#include "core/plan/status.h"
 
 #include <doctest/doctest.h>
 
-#include "core/explainer.h"
-#include "core/replacement.h"
+#include "core/explain/explainer.h"
+#include "core/plan/replacement.h"
 #include "support/engine_fixture.h"
 #include "support/paths.h"
 

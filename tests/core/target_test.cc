@@ -1,6 +1,6 @@
 // Reading the targets the operator places: a Deployment, a StatefulSet and
 // a Job, with how far each has got running its pod template.
-#include "core/target.h"
+#include "core/kinds/target.h"
 
 #include <doctest/doctest.h>
 

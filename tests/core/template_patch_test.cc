@@ -1,4 +1,4 @@
-#include "core/template_patch.h"
+#include "core/plan/template_patch.h"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // Whether a serving target's replicas carry its throughput target, and how
 // many would: from spec.replicas, or from the maxReplicas of the
 // HorizontalPodAutoscaler that scales it. Replicas are never written.
-#include "core/throughput_advice.h"
+#include "core/explain/throughput_advice.h"
 
 #include <doctest/doctest.h>
 

@@ -5,9 +5,9 @@
 // GPU's replicas as GPUs.
 #include <doctest/doctest.h>
 
-#include "core/cluster_cost.h"
-#include "core/explainer.h"
-#include "core/render.h"
+#include "core/decide/cluster_cost.h"
+#include "core/decide/render.h"
+#include "core/explain/explainer.h"
 #include "support/cluster_fixture.h"
 #include "support/engine_fixture.h"
 

@@ -1,12 +1,12 @@
 // The cluster `recommend --mig` and `--time-sliced` assume: standing shared
 // nodes, one share each held by other work, beside a Karpenter that may
 // launch any type; and what is refused, naming the flag.
-#include "core/what_if_cluster.h"
+#include "core/cluster/what_if_cluster.h"
 
 #include <doctest/doctest.h>
 
-#include "core/cluster_cost.h"
-#include "core/explainer.h"
+#include "core/decide/cluster_cost.h"
+#include "core/explain/explainer.h"
 #include "support/engine_fixture.h"
 
 namespace gpuplacement::core::what_if_cluster_test {

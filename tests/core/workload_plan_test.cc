@@ -1,14 +1,14 @@
 // Every branch of a GpuWorkload reconcile, without an API server: the
 // cached world goes in, the writes and the record come out. The "server"
 // here only applies our patch the way the API server does.
-#include "core/workload_plan.h"
+#include "core/plan/workload_plan.h"
 
 #include <functional>
 #include <map>
 
 #include <doctest/doctest.h>
 
-#include "core/reverts.h"
+#include "core/plan/reverts.h"
 #include "support/template_patch.h"
 #include "support/workload_world.h"
 

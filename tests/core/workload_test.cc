@@ -1,4 +1,4 @@
-#include "core/workload.h"
+#include "core/intent/workload.h"
 
 #include <functional>
 

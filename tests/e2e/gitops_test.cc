@@ -22,8 +22,8 @@
 #include <doctest/doctest.h>
 
 #include "base/json_access.h"
-#include "core/pod_scheduling.h"
-#include "core/target.h"
+#include "core/kinds/pod_scheduling.h"
+#include "core/kinds/target.h"
 #include "support/cluster.h"
 #include "support/command.h"
 #include "support/suite.h"

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "core/capacity.h"
-#include "core/cluster.h"
+#include "core/cluster/capacity.h"
+#include "core/cluster/cluster.h"
 
 namespace gpuplacement::testing {
 

@@ -6,8 +6,8 @@
 #include <doctest/doctest.h>
 
 #include "base/io/yaml_json.h"
-#include "core/engine.h"
-#include "core/quantity.h"
+#include "core/catalog/quantity.h"
+#include "core/decide/engine.h"
 #include "support/paths.h"
 #include "support/why_not.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "core/capacity.h"
+#include "core/cluster/capacity.h"
 
 namespace gpuplacement::testing {
 

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/resource_paths.h"
-#include "core/target_kind.h"
+#include "core/kinds/target_kind.h"
 #include "support/scripted_list_watch.h"
 
 namespace gpuplacement::testing {

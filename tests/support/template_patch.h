@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/hash.h"
-#include "core/pod_scheduling.h"
-#include "core/target.h"
-#include "core/template_patch.h"
+#include "core/kinds/pod_scheduling.h"
+#include "core/kinds/target.h"
+#include "core/plan/template_patch.h"
 
 namespace gpuplacement::testing {
 

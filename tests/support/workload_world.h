@@ -12,8 +12,8 @@
 
 #include <doctest/doctest.h>
 
-#include "core/explainer.h"
-#include "core/workload_plan.h"
+#include "core/explain/explainer.h"
+#include "core/plan/workload_plan.h"
 #include "support/cluster_fixture.h"
 #include "support/engine_fixture.h"
 #include "support/template_patch.h"

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/kinds/pod_set.h"
-#include "core/target.h"
-#include "core/target_kind.h"
+#include "core/kinds/target.h"
+#include "core/kinds/target_kind.h"
 
 // What the operator needs to know of a kind of target, in one place per
 // kind (Kueue's jobframework.GenericJob): its pod sets and their

@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "core/target.h"
+#include "core/kinds/target.h"
 
 // Which of a target's pod sets a GpuWorkload places, and one pod set seen
 // as a target of its own. The one write that places them all is the
-// plan's (core/pod_sets_patch.h).
+// plan's (core/plan/pod_sets_patch.h).
 namespace gpuplacement::core {
 
 // The pod sets a GpuWorkload places, as indexes into target.podSets:

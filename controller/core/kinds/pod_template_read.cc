@@ -4,8 +4,8 @@
 
 #include "base/hash.h"
 #include "base/json_access.h"
-#include "core/pod_scheduling.h"
-#include "core/quantity.h"
+#include "core/catalog/quantity.h"
+#include "core/kinds/pod_scheduling.h"
 
 namespace gpuplacement::core::kinds {
 namespace {

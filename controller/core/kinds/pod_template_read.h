@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/target.h"
+#include "core/kinds/target.h"
 
 // The readers every kind's adapter shares: a pod template, a pod's owner,
 // counts and conditions as the API writes them.

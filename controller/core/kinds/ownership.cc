@@ -1,0 +1,130 @@
+#include "core/kinds/ownership.h"
+
+#include <nlohmann/json.hpp>
+
+#include "base/hash.h"
+#include "base/json_access.h"
+#include "core/catalog/quantity.h"
+
+namespace gpuplacement::core {
+namespace {
+
+using json = nlohmann::json;
+using base::memberOf;
+using base::stringMember;
+
+std::optional<OwnedFields> ownedFieldsFromJson(const json& document) {
+  OwnedFields owned;
+  if (!document.is_object()) {
+    return std::nullopt;
+  }
+  owned.workload = stringMember(document, "workload");
+  if (const auto& selector = memberOf(document, "nodeSelector"); selector.is_object()) {
+    for (const auto& [key, value] : selector.items()) {
+      if (!value.is_string()) {
+        return std::nullopt;
+      }
+      owned.nodeSelector[key] = value.get<std::string>();
+    }
+  }
+  if (const auto& tolerations = memberOf(document, "tolerations"); tolerations.is_array()) {
+    for (const auto& item : tolerations) {
+      if (!item.is_object()) {
+        return std::nullopt;
+      }
+      owned.tolerations.push_back(tolerationFromJson(item));
+    }
+  }
+  if (const auto& resources = memberOf(document, "resources"); resources.is_object()) {
+    for (const auto& [container, names] : resources.items()) {
+      if (!names.is_object()) {
+        return std::nullopt;
+      }
+      for (const auto& [name, value] : names.items()) {
+        owned.resources[container][name] = quantityTextOf(value);
+      }
+    }
+  }
+  if (const auto& spread = memberOf(document, "spreadKey"); !spread.is_null()) {
+    if (!spread.is_string()) {
+      return std::nullopt;
+    }
+    owned.spreadKey = spread.get<std::string>();
+  }
+  if (const auto& pods = memberOf(document, "pods"); !pods.is_null()) {
+    owned.pods = parsePodScheduling(pods);
+    if (!owned.pods) {
+      return std::nullopt;
+    }
+  }
+  for (auto [key, into] : {std::pair{"claimTemplate", &owned.claimTemplate},
+                           std::pair{"claimContainer", &owned.claimContainer}}) {
+    if (const auto& value = memberOf(document, key); !value.is_null()) {
+      if (!value.is_string()) {
+        return std::nullopt;
+      }
+      *into = value.get<std::string>();
+    }
+  }
+  if (const auto& podSets = memberOf(document, "podSets"); !podSets.is_null()) {
+    if (!podSets.is_array()) {
+      return std::nullopt;
+    }
+    for (const auto& name : podSets) {
+      if (!name.is_string()) {
+        return std::nullopt;
+      }
+      owned.podSets.push_back(name.get<std::string>());
+    }
+  }
+  return owned;
+}
+
+}  // namespace
+
+OwnershipRecord readOwnership(const std::optional<std::string>& annotation) {
+  OwnershipRecord record;
+  if (!annotation || annotation->empty()) {
+    return record;  // an empty annotation records nothing
+  }
+  record.digest = base::stableHash(*annotation);
+  auto fields = ownedFieldsFromJson(json::parse(*annotation, nullptr, /*allow_exceptions=*/false));
+  record.form = fields ? OwnershipRecord::Form::Readable : OwnershipRecord::Form::Unreadable;
+  if (fields) {
+    record.fields = std::move(fields).value();
+  }
+  return record;
+}
+
+std::string serializeOwnedFields(const OwnedFields& owned) {
+  json document = {{"workload", owned.workload}};
+  if (!owned.nodeSelector.empty()) {
+    document["nodeSelector"] = owned.nodeSelector;
+  }
+  if (!owned.tolerations.empty()) {
+    json list = json::array();
+    for (const auto& toleration : owned.tolerations) {
+      list.push_back(tolerationToJson(toleration));
+    }
+    document["tolerations"] = std::move(list);
+  }
+  if (!owned.resources.empty()) {
+    document["resources"] = owned.resources;
+  }
+  if (!owned.spreadKey.empty()) {
+    document["spreadKey"] = owned.spreadKey;
+  }
+  if (owned.pods) {
+    document["pods"] = json::parse(serializePodScheduling(*owned.pods));
+  }
+  if (!owned.claimTemplate.empty()) {
+    document["claimTemplate"] = owned.claimTemplate;
+    document["claimContainer"] = owned.claimContainer;
+  }
+  if (!owned.podSets.empty()) {
+    document["podSets"] = owned.podSets;
+  }
+  return document.dump();
+}
+
+}  // namespace gpuplacement::core

@@ -1,0 +1,116 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/enum_names.h"
+
+namespace gpuplacement::core {
+
+// The objects whose pod sets the operator places. Adding one is a value
+// here, its row in kTargetKindTraits and its adapter in core/kinds/
+// (docs/architecture.md: Where to add).
+enum class TargetKind : std::uint8_t {
+  Deployment,
+  StatefulSet,
+  Job,
+  RayCluster,
+  RayService,
+  LeaderWorkerSet
+};
+inline constexpr std::array kTargetKinds = {TargetKind::Deployment, TargetKind::StatefulSet,
+                                            TargetKind::Job,        TargetKind::RayCluster,
+                                            TargetKind::RayService, TargetKind::LeaderWorkerSet};
+
+}  // namespace gpuplacement::core
+
+namespace gpuplacement::base {
+template <>
+struct EnumNames<core::TargetKind> {
+  static constexpr std::string_view what = "target kind";
+  static constexpr auto names = std::to_array<std::string_view>(
+      {"Deployment", "StatefulSet", "Job", "RayCluster", "RayService", "LeaderWorkerSet"});
+};
+}  // namespace gpuplacement::base
+
+namespace gpuplacement::core {
+
+// What a kind does, as the reconcile needs to know it (Kueue's GenericJob):
+// the plan, the record and the rollout slots read these, never the kind.
+// How a kind's object is written: a strategic merge patch (built-in
+// kinds), or a JSON patch (RFC 6902) made against the templates as read,
+// for custom resources, which refuse a strategic merge patch and replace
+// lists whole under a JSON merge patch.
+enum class WriteMethod : std::uint8_t { StrategicMerge, JsonPatch };
+
+struct TargetKindTraits {
+  std::string_view apiVersion;  // "apps/v1"
+  std::string_view resource;    // the REST resource: "deployments"
+  // A custom resource's CustomResourceDefinition ("rayclusters.ray.io"),
+  // which the cluster may not have; empty for a built-in kind.
+  std::string_view crd;
+  WriteMethod write = WriteMethod::StrategicMerge;
+  // Where it is suspended (a JSON pointer: "/spec/suspend"), for a kind
+  // that can wait suspended, its pods not yet made; empty for the others.
+  std::string_view suspendPointer;
+  // Runs its pod template to an end, once: placed before it starts, held
+  // on that placement once it has, its run recorded and priced when it
+  // ends; one recreated under the name is a new run.
+  bool runsOnce = false;
+  // A new template rolls out over running pods: a move takes one of the
+  // policy's rollout slots until it is rolled out.
+  bool rollsOut = true;
+  // Waits suspended for its placement: the patch that places it resumes it
+  // (unless another controller queues it).
+  bool resumedByPlacement = false;
+  // Its pods' resources may change only while it is suspended, and only on
+  // a server that allows it (KEP-5440, Kubernetes 1.36).
+  bool resourcesFixedBefore136 = false;
+  // Its pod template cannot gain spec.resourceClaims once created (the API
+  // server keeps a suspended Job's template immutable but for scheduling
+  // directives and container resources): its devices on DRA nodes are
+  // asked for by the DeviceClass's extended resource (core/cluster/dra.h).
+  bool claimsFixed = false;
+};
+
+using enum WriteMethod;
+// In the order of TargetKind.
+inline constexpr std::array<TargetKindTraits, kTargetKinds.size()> kTargetKindTraits = {{
+    {"apps/v1", "deployments", "", StrategicMerge, "", false, true, false, false, false},
+    {"apps/v1", "statefulsets", "", StrategicMerge, "", false, true, false, false, false},
+    {"batch/v1", "jobs", "", StrategicMerge, "/spec/suspend", true, false, true, true, true},
+    // KubeRay makes no pod of a suspended RayCluster, and deletes them all
+    // when one is suspended; it leaves running pods as they are when a
+    // template changes, so a RayCluster is placed while it waits suspended.
+    {"ray.io/v1", "rayclusters", "rayclusters.ray.io", JsonPatch, "/spec/suspend", false, true,
+     true, false, false},
+    {"ray.io/v1", "rayservices", "rayservices.ray.io", JsonPatch, "", false, true, false, false,
+     false},
+    {"leaderworkerset.x-k8s.io/v1", "leaderworkersets", "leaderworkersets.leaderworkerset.x-k8s.io",
+     JsonPatch, "", false, true, false, false, false},
+}};
+
+inline const TargetKindTraits& traitsOf(TargetKind kind) {
+  return kTargetKindTraits[static_cast<std::size_t>(kind)];
+}
+
+// "apps/v1" or "batch/v1".
+inline std::string_view apiVersionOf(TargetKind kind) {
+  return traitsOf(kind).apiVersion;
+}
+// The REST resource: "deployments", "statefulsets", "jobs".
+inline std::string_view resourceOf(TargetKind kind) {
+  return traitsOf(kind).resource;
+}
+// The kind of an object named by its kind (exactly as the API spells it).
+std::optional<TargetKind> targetKindNamed(std::string_view kind);
+// "apps/v1 Deployment, apps/v1 StatefulSet and batch/v1 Job": for messages.
+std::string supportedTargets();
+
+// "Deployment llama-chat": a target in messages.
+std::string describeTarget(TargetKind kind, const std::string& name);
+
+}  // namespace gpuplacement::core

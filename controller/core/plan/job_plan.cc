@@ -1,0 +1,245 @@
+#include "core/plan/job_plan.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "base/decimal.h"
+#include "core/plan/job_steps.h"
+
+namespace gpuplacement::core {
+
+JobStep jobStep(const TargetState& job, bool placedHere) {
+  if (job.templateMutable()) {
+    return JobStep::Place;
+  }
+  return placedHere ? JobStep::Hold : JobStep::StartedUnplaced;
+}
+
+std::string heldJobNote(const TargetState& job, const std::string& name) {
+  return "Job " + name + " started" +
+         (job.job.startTime.empty() ? std::string() : " at " + job.job.startTime) +
+         " on the placement in force: a running Job is never moved; its next run (a new Job) "
+         "gets this placement";
+}
+
+std::string startedUnplacedMessage(const std::string& job, const std::string& workload,
+                                   bool queued) {
+  if (queued) {
+    return "Job " + job +
+           " was started by its queue (Kueue, or the controller its spec.managedBy names) before "
+           "the operator placed it, and a started Job's pod template cannot change: create the "
+           "GpuWorkload before the Job, so that it is placed while it waits to be admitted";
+  }
+  return "Job " + job +
+         " started before the operator placed it, and a started Job's pod template cannot "
+         "change. Create Jobs suspended: label the Job gpuplacement.io/workload=" +
+         workload +
+         " (the chart's admission policy then creates it with spec.suspend: true) or set "
+         "spec.suspend: true yourself; the operator places it and resumes it in one write";
+}
+
+std::string resourcesImmutableMessage(const std::string& job, const std::string& serverVersion,
+                                      const std::string& container, const Scheduling& scheduling,
+                                      const std::string& serverWords) {
+  std::string needs;
+  for (const auto& [name, value] : scheduling.resources) {
+    needs += (needs.empty() ? "" : ", ") + name + "=" + value;
+  }
+  for (const auto& [name, value] : scheduling.requestsOnly) {
+    needs += (needs.empty() ? "" : ", ") + name + "=" + value + " (request only)";
+  }
+  // A 1.36 server that refuses has the gate turned off; an older one has
+  // no such gate on by default.
+  unsigned major = 0;
+  unsigned minor = 0;
+  const bool gateOff = std::sscanf(serverVersion.c_str(), "v%u.%u", &major, &minor) == 2 &&
+                       (major > 1 || minor >= 36);
+  return "the API server (" +
+         (serverVersion.empty() ? std::string("version unknown") : serverVersion) +
+         ") does not let a suspended Job's pod resources change (KEP-5440, on by default from "
+         "Kubernetes 1.36), and the placement needs spec.template.spec.containers[" +
+         container + "].resources " + needs + " (requests and limits unless said), which Job " +
+         job +
+         " does not ask for. The Job stays suspended and unchanged: set these in its manifest "
+         "and create it again, or " +
+         (gateOff ? std::string("turn on the API server's feature gate "
+                                "MutablePodResourcesForSuspendedJobs")
+                  : std::string("upgrade the control plane to 1.36")) +
+         (serverWords.empty() ? std::string() : " (the server said: " + serverWords + ")");
+}
+
+Readiness jobReadiness(const TargetState& job, const std::string& name, const std::string& workload,
+                       const std::string& instanceType, int pendingPods,
+                       const std::string& pendingMessage) {
+  const auto& progress = job.job;
+  switch (progress.end) {
+    case JobProgress::End::Complete:
+      return {"True", "JobComplete", "Job " + name + " completed on " + instanceType};
+    case JobProgress::End::Failed:
+      return {"False", "JobFailed",
+              "Job " + name + " failed on " + instanceType +
+                  (progress.endReason.empty() ? std::string() : ": " + progress.endReason)};
+    case JobProgress::End::Running:
+      break;
+  }
+  if (pendingPods > 0) {
+    return {"False", "Unschedulable",
+            std::to_string(pendingPods) + (pendingPods == 1 ? " pod" : " pods") + " of Job " +
+                name + " cannot be scheduled on " + instanceType + ": " + pendingMessage +
+                (progress.started()
+                     ? "; a started Job is not moved: to place it anew, delete it and create it "
+                       "again, suspended"
+                     : "")};
+  }
+  if (progress.suspended) {
+    std::string why;
+    if (progress.started()) {
+      why = "it was suspended after it started, and goes on when it is resumed";
+    } else if (progress.queuedElsewhere) {
+      why = "its queue (spec.managedBy or Kueue) starts it";
+    } else if (progress.waitsFor == workload) {
+      why = "the operator resumes it";
+    } else {
+      why = "it is not labelled " + std::string(kWorkloadLabel) +
+            " for this GpuWorkload, so whoever suspended it resumes it";
+    }
+    return {"False", "JobSuspended",
+            "Job " + name + " carries the placement and is suspended: " + why};
+  }
+  if (progress.active > 0) {
+    // No pod count: each change of it would be one more status write.
+    return {"True", "JobRunning", "Job " + name + " runs on " + instanceType};
+  }
+  return {"False", "JobStarting", "Job " + name + " is starting on " + instanceType};
+}
+
+std::optional<JobRunRecord> jobRun(const TargetState& job, const std::string& name,
+                                   const Placement& inForce) {
+  const auto& progress = job.job;
+  if (progress.end == JobProgress::End::Running || progress.startTime.empty()) {
+    return std::nullopt;
+  }
+  const auto start = base::parseRfc3339(progress.startTime);
+  const auto end = base::parseRfc3339(progress.endTime);
+  if (!start || !end || *end < *start) {
+    return std::nullopt;
+  }
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(*end - *start).count();
+  JobRunRecord run;
+  run.job = name;
+  run.startTime = progress.startTime;
+  run.endTime = progress.endTime;
+  run.durationSeconds = seconds;
+  run.outcome = progress.end == JobProgress::End::Complete ? "Complete" : "Failed";
+  run.instanceType = inForce.instanceType;
+  run.capacityType = inForce.capacityType;
+  run.pods = inForce.replicas;
+  run.hourlyCost = base::decimalString(inForce.totalHourlyCost, 4);
+  run.cost = base::decimalString(inForce.totalHourlyCost * static_cast<double>(seconds) / 3600, 4);
+  return run;
+}
+
+// The steps planWorkload takes for a kind that runs once.
+
+using reconcile::placementInForce;
+using reconcile::StatusDraft;
+
+void holdJob(const WorkloadInput& input, const WorkloadIntent& intent,
+             const PlacementEngine& engine, const std::optional<Assessment>& current,
+             StatusDraft& draft, WorkloadPlan& plan) {
+  const auto& applied = *plan.view.applied;
+  const TargetState& job = *input.target;
+  // The decision for a new run: none when nothing could be placed now.
+  const auto& best = plan.decision->placement;
+  if (best && best->instanceType == applied.instanceType &&
+      best->acceleratorCount == applied.acceleratorCount &&
+      best->migProfile == applied.migProfile && best->timeSlices == applied.timeSlices &&
+      best->claim == applied.claim && best->capacityType == applied.capacityType) {
+    plan.wanted = *best;  // the decision is what runs: described in full
+  } else {
+    plan.wanted = placementInForce(applied, *current, *plan.decision, engine, intent);
+    if (best) {
+      plan.view.recommendation = *best;
+      plan.view.recommendationNote = heldJobNote(job, applied.targetName);
+    }
+  }
+  plan.view.placement = plan.wanted;
+  // Said when it was placed (and resumed); said again in the same words,
+  // it would be one more status write per Job.
+  if (const auto* said = findCondition(plan.conditions, "Applied");
+      !said || said->status != "True") {
+    draft.set("Applied", "True", "Applied",
+              "Job " + applied.targetName + " carries the placement (generation " +
+                  std::to_string(applied.targetGeneration) + ")");
+  }
+  const auto ready = jobReadiness(job, applied.targetName, input.name, applied.instanceType,
+                                  input.pending.count, input.pending.message);
+  draft.set("Ready", ready.status, ready.reason, ready.message);
+  if (ready.reason == "Unschedulable") {
+    draft.report("Ready", ready.reason, "Warning", ready.message);
+  }
+  const auto& recorded = plan.view.run;
+  if (recorded && recorded->job == applied.targetName && recorded->startTime == job.job.startTime) {
+    return;  // this run is priced already: a later price change does not reprice it
+  }
+  if (auto run = jobRun(job, applied.targetName, plan.wanted)) {
+    // One Event for the end, failed or not: its cost, and why it failed.
+    const bool complete = run->outcome == "Complete";
+    plan.events.push_back(
+        {complete ? "Normal" : "Warning", "JobEnded",
+         "Job " + run->job + (complete ? " completed" : " failed") + " after " +
+             base::formatDuration(std::chrono::seconds(run->durationSeconds)) + " on " +
+             run->instanceType + ": $" + run->cost + " at $" + run->hourlyCost + "/h" +
+             (complete || job.job.endReason.empty() ? "" : " (" + job.job.endReason + ")")});
+    plan.view.run = std::move(run);
+  }
+}
+
+bool jobCannotMove(const WorkloadInput& input, const WorkloadIntent& intent,
+                   const PlacementEngine& engine, const std::optional<Assessment>& current,
+                   StatusDraft& draft, WorkloadPlan& plan) {
+  if (!traitsOf(input.target->kind).runsOnce) {
+    return false;
+  }
+  switch (jobStep(*input.target, plan.view.applied.has_value())) {
+    case JobStep::Place:
+      return false;
+    case JobStep::Hold:
+      holdJob(input, intent, engine, current, draft, plan);
+      return true;
+    case JobStep::StartedUnplaced:
+      plan.view.placement = plan.decision->placement;
+      draft.notApplied("JobStartedUnplaced",
+                       startedUnplacedMessage(input.workload->targetName, input.name,
+                                              input.target->job.queuedElsewhere));
+      return true;
+  }
+  return false;
+}
+
+void forgetAnotherJob(const WorkloadInput& input, WorkloadPlan& plan) {
+  const auto& applied = plan.view.applied;
+  if (applied && input.target && traitsOf(input.target->kind).runsOnce &&
+      !applied->targetUid.empty() && applied->targetUid != input.target->uid) {
+    plan.view.applied.reset();
+  }
+}
+
+void recordJobGone(const TargetRef& target, StatusDraft& draft, WorkloadPlan& plan) {
+  const auto& run = plan.view.run;
+  const bool priced = run && run->job == target.name;
+  draft.set("Applied", "False", "JobDeleted",
+            describeTarget(target) + " is deleted" +
+                (priced ? "; its run is in status.run" : ", before the operator saw it end"));
+  if (priced) {
+    draft.set("Ready", run->outcome == "Complete" ? "True" : "False",
+              run->outcome == "Complete" ? "JobComplete" : "JobFailed",
+              describeTarget(target) + " ran " +
+                  base::formatDuration(std::chrono::seconds(run->durationSeconds)) + " on " +
+                  run->instanceType + " and is deleted");
+  } else {
+    draft.set("Ready", "False", "JobDeleted", describeTarget(target) + " is deleted");
+  }
+}
+
+}  // namespace gpuplacement::core
