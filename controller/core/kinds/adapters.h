@@ -13,8 +13,9 @@ const KindAdapter& rayClusterAdapter();
 const KindAdapter& rayServiceAdapter();
 const KindAdapter& leaderWorkerSetAdapter();
 
-// The pod template at spec.template, its pods' labels from spec.selector's
-// matchLabels where it has any (the apps kinds and Job).
-void readSelectedTemplate(const nlohmann::json& spec, TargetState& state);
+// The one pod set "main" of the apps kinds and Job, of `replicas` pods: the
+// pod template at spec.template, its pods' labels from spec.selector's
+// matchLabels where it has any.
+void readMainPodSet(const nlohmann::json& spec, std::int32_t replicas, TargetState& state);
 
 }  // namespace gpuplacement::core::kinds

@@ -45,9 +45,7 @@ class DeploymentAdapter final : public KindAdapter {
  public:
   void read(const json& object, TargetState& state) const override {
     const auto& spec = memberOf(object, "spec");
-    readSelectedTemplate(spec, state);
-    state.replicas = countOf(memberOf(spec, "replicas"), 1);
-    state.podSets = {{"main", "main", true, state.replicas, "/spec/template"}};
+    readMainPodSet(spec, countOf(memberOf(spec, "replicas"), 1), state);
     const auto& strategy = memberOf(spec, "strategy");
     state.surge = rollingBoundOf(strategy, "maxSurge", state.replicas, true);
     state.unavailable = rollingBoundOf(strategy, "maxUnavailable", state.replicas, false);
@@ -94,7 +92,9 @@ class DeploymentAdapter final : public KindAdapter {
 
 }  // namespace
 
-void readSelectedTemplate(const json& spec, TargetState& state) {
+void readMainPodSet(const json& spec, std::int32_t replicas, TargetState& state) {
+  state.replicas = replicas;
+  state.podSets = {{"main", "main", true, replicas, "/spec/template"}};
   readPodTemplate(memberOf(spec, "template"), state, false);
   if (const auto& matchLabels = memberOf(memberOf(spec, "selector"), "matchLabels");
       matchLabels.is_object() && !matchLabels.empty()) {

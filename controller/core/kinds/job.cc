@@ -39,13 +39,12 @@ class JobAdapter final : public KindAdapter {
  public:
   void read(const json& object, TargetState& state) const override {
     const auto& spec = memberOf(object, "spec");
-    readSelectedTemplate(spec, state);
     std::int64_t pods = integerOf(memberOf(spec, "parallelism"), 1);
     if (const auto& completions = memberOf(spec, "completions"); completions.is_number_integer()) {
       pods = std::min(pods, completions.get<std::int64_t>());
     }
-    state.replicas = static_cast<std::int32_t>(std::clamp<std::int64_t>(pods, 0, INT32_MAX));
-    state.podSets = {{"main", "main", true, state.replicas, "/spec/template"}};
+    readMainPodSet(spec, static_cast<std::int32_t>(std::clamp<std::int64_t>(pods, 0, INT32_MAX)),
+                   state);
     auto& job = state.job;
     readSuspension(object, job);
     // spec.managedBy names another controller (MultiKueue, say): it runs

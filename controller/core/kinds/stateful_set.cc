@@ -15,9 +15,7 @@ class StatefulSetAdapter final : public KindAdapter {
  public:
   void read(const json& object, TargetState& state) const override {
     const auto& spec = memberOf(object, "spec");
-    readSelectedTemplate(spec, state);
-    state.replicas = countOf(memberOf(spec, "replicas"), 1);
-    state.podSets = {{"main", "main", true, state.replicas, "/spec/template"}};
+    readMainPodSet(spec, countOf(memberOf(spec, "replicas"), 1), state);
     const auto& status = memberOf(object, "status");
     readRolloutCounts(status, state);
     // readyReplicas: what `kubectl rollout status` waits for.
