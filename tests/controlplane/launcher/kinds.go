@@ -244,9 +244,6 @@ func tlsAnswers(port int) bool {
 	return true
 }
 
-// restartKinds starts the kinds' controllers that start --kinds started
-// again (their CRDs stay): one that crashed, or a test that wants a
-// controller's restart.
 // startKindsLater starts the kinds' controllers in a running simulated
 // cluster that was started without them.
 func startKindsLater(dir string, kinds []string, t tools) error {
@@ -269,6 +266,9 @@ func startKindsLater(dir string, kinds []string, t tools) error {
 	return nil
 }
 
+// restartKinds starts the kinds' controllers that start --kinds started
+// again (their CRDs stay): one that crashed, or a test that wants a
+// controller's restart.
 func restartKinds(dir string, t tools) error {
 	data, err := os.ReadFile(filepath.Join(dir, "cluster.kinds"))
 	if err != nil {
