@@ -414,5 +414,108 @@ spec:
   op.stop();
 }
 
+TEST_CASE("bad input: a template the cluster refuses is said with the refusal, nothing written") {
+  // As a kind's validating webhook or the platform's policy would: this
+  // one refuses a LeaderWorkerSet labelled refuse-gpus whose workers are
+  // sent to GPU nodes, and names the field.
+  auto& c = cluster();
+  prepare(c);
+  c.apply(R"(
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: no-gpu-workers}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [leaderworkerset.x-k8s.io]
+      apiVersions: [v1]
+      operations: [UPDATE]
+      resources: [leaderworkersets]
+    objectSelector: {matchLabels: {refuse-gpus: "true"}}
+  validations:
+  - expression: >-
+      !has(object.spec.leaderWorkerTemplate.workerTemplate.spec.nodeSelector) ||
+      !('karpenter.k8s.aws/instance-gpu-name' in object.spec.leaderWorkerTemplate.workerTemplate.spec.nodeSelector)
+    message: "spec.leaderWorkerTemplate.workerTemplate.spec.nodeSelector: GPU nodes are not for this team"
+    reason: Invalid
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: no-gpu-workers}
+spec:
+  policyName: no-gpu-workers
+  validationActions: [Deny]
+)");
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE_MESSAGE(op.waitReady(60s), op.log());
+  // The policy takes effect once the API server has loaded it: the
+  // LeaderWorkerSet is created only then, so its first placement meets it.
+  const auto refusesGpus = [&c] {
+    (void)c.remove(lwsPath("probe"));
+    auto created = c.create(lwsPath(), json::parse(R"({
+      "apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+      "metadata": {"name": "probe", "namespace": "ml-serving", "labels": {"refuse-gpus": "true"}},
+      "spec": {"leaderWorkerTemplate": {"size": 1, "workerTemplate": {"spec": {
+        "containers": [{"name": "c", "image": "busybox:1.36"}]}}}}})"));
+    if (!created) {
+      return false;
+    }
+    auto patched = c.patch(
+        lwsPath("probe"),
+        {{"spec",
+          {{"leaderWorkerTemplate",
+            {{"workerTemplate",
+              {{"spec",
+                {{"nodeSelector", {{"karpenter.k8s.aws/instance-gpu-name", "l4"}}}}}}}}}}}});
+    return !patched.ok() && patched.error().status == 422;
+  };
+  REQUIRE(c.waitFor(refusesGpus, 60s, 500ms));
+  (void)c.remove(lwsPath("probe"));
+  c.apply(R"(
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: refused, namespace: ml-serving, labels: {refuse-gpus: "true"}}
+spec:
+  replicas: 1
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      spec:
+        containers:
+        - {name: vllm, image: vllm/vllm-openai:v0.9.2}
+---
+apiVersion: gpuplacement.io/v1alpha1
+kind: GpuWorkload
+metadata: {name: refused, namespace: ml-serving}
+spec:
+  targetRef: {apiVersion: leaderworkerset.x-k8s.io/v1, kind: LeaderWorkerSet, name: refused}
+  workload: {kind: Inference}
+  model: {family: mistral-7b, precision: fp16, architecture: Transformer}
+  constraints: {tiers: [NVIDIA]}
+)");
+  const auto before = c.mustGet(lwsPath("refused"));
+  std::string said;
+  CHECK_MESSAGE(c.waitFor(
+                    [&] {
+                      said = conditions("refused");
+                      return said.find(
+                                 "Applied False/InvalidTarget: the API server refused the "
+                                 "patch of LeaderWorkerSet refused") != std::string::npos &&
+                             said.find(
+                                 "spec.leaderWorkerTemplate.workerTemplate.spec.nodeSelector: "
+                                 "GPU nodes are not for this team") != std::string::npos;
+                    },
+                    60s, 250ms),
+                said);
+  const auto after = c.mustGet(lwsPath("refused"));
+  CHECK(after["spec"] == before["spec"]);
+  CHECK_FALSE(base::memberOf(base::memberOf(after["metadata"], "annotations"),
+                             "gpuplacement.io/owned-fields")
+                  .is_string());
+  CHECK(op.running());
+  op.stop();
+}
+
 }  // namespace
 }  // namespace gpuplacement
