@@ -679,15 +679,12 @@ CachedTarget packTarget(const core::TargetState& state) {
   if (!core::traitsOf(state.kind).suspendPointer.empty()) {
     packJob(out, state.job);
   }
-  if (state.kind == core::TargetKind::StatefulSet) {
-    out.boolean(state.onDelete);
-    out.integer(state.partition);
-  }
-  if (state.kind == core::TargetKind::Deployment) {
-    out.integer(state.surge);
-    out.integer(state.unavailable);
-    out.boolean(state.recreate);
-  }
+  // How its rollout goes (a few bytes; zero where the kind has none).
+  out.boolean(state.onDelete);
+  out.integer(state.partition);
+  out.integer(state.surge);
+  out.integer(state.unavailable);
+  out.boolean(state.recreate);
   cached.packed = out.take();
   cached.packed.shrink_to_fit();
   return cached;
@@ -728,15 +725,11 @@ core::TargetState CachedTarget::unpack() const {
   if (!core::traitsOf(kind).suspendPointer.empty()) {
     state.job = unpackJob(in);
   }
-  if (kind == core::TargetKind::StatefulSet) {
-    state.onDelete = in.boolean();
-    state.partition = static_cast<std::int32_t>(in.integer());
-  }
-  if (kind == core::TargetKind::Deployment) {
-    state.surge = static_cast<std::int32_t>(in.integer());
-    state.unavailable = static_cast<std::int32_t>(in.integer());
-    state.recreate = in.boolean();
-  }
+  state.onDelete = in.boolean();
+  state.partition = static_cast<std::int32_t>(in.integer());
+  state.surge = static_cast<std::int32_t>(in.integer());
+  state.unavailable = static_cast<std::int32_t>(in.integer());
+  state.recreate = in.boolean();
   return state;
 }
 

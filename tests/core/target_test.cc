@@ -200,9 +200,11 @@ TEST_CASE("what each kind does: one row each, in the enum's order") {
     bool resourcesFixedBefore136;
     const char* crd = "";
     WriteMethod write = WriteMethod::StrategicMerge;
+    const char* podRevisionLabel = "";
   };
   const Row rows[] = {
-      {TargetKind::Deployment, "apps/v1", "deployments", false, true, false, false},
+      {TargetKind::Deployment, "apps/v1", "deployments", false, true, false, false, "",
+       WriteMethod::StrategicMerge, "pod-template-hash"},
       {TargetKind::StatefulSet, "apps/v1", "statefulsets", false, true, false, false},
       {TargetKind::Job, "batch/v1", "jobs", true, false, true, true},
       // Custom resources: written by JSON patch, served only with their CRD.
@@ -225,6 +227,7 @@ TEST_CASE("what each kind does: one row each, in the enum's order") {
     CHECK(traits.resourcesFixedBefore136 == row.resourcesFixedBefore136);
     CHECK(traits.crd == row.crd);
     CHECK(traits.write == row.write);
+    CHECK(traits.podRevisionLabel == row.podRevisionLabel);
   }
   // A template that runs once is fixed once it starts; the others never are.
   TargetState job;

@@ -74,12 +74,17 @@ struct TargetKindTraits {
   // directives and container resources): its devices on DRA nodes are
   // asked for by the DeviceClass's extended resource (core/cluster/dra.h).
   bool claimsFixed = false;
+  // The label its controller puts on each pod naming the template's
+  // revision, by which a spread over capacity types counts only this
+  // rollout's pods (matchLabelKeys); empty: none used.
+  std::string_view podRevisionLabel = "";
 };
 
 using enum WriteMethod;
 // In the order of TargetKind.
 inline constexpr std::array<TargetKindTraits, kTargetKinds.size()> kTargetKindTraits = {{
-    {"apps/v1", "deployments", "", StrategicMerge, "", false, true, false, false, false},
+    {"apps/v1", "deployments", "", StrategicMerge, "", false, true, false, false, false,
+     "pod-template-hash"},
     {"apps/v1", "statefulsets", "", StrategicMerge, "", false, true, false, false, false},
     {"batch/v1", "jobs", "", StrategicMerge, "/spec/suspend", true, false, true, true, true},
     // KubeRay makes no pod of a suspended RayCluster, and deletes them all

@@ -86,7 +86,7 @@ std::string describeStop(const RevertRecord& record, TargetKind kind, const std:
          std::string(base::nameOf(kind)) +
          "'s pod template makes the operator try once more, and a change of this spec starts "
          "afresh (" +
-         (kind == TargetKind::Job ? "create the Job again"
+         (traitsOf(kind).runsOnce ? "create the " + std::string(base::nameOf(kind)) + " again"
                                   : "kubectl rollout restart " + resource + "/" + name) +
          ")";
 }

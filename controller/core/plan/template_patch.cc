@@ -159,8 +159,8 @@ std::optional<json> planSpread(const TargetState& live, const Scheduling* desire
                     // so the first nodes of one do not take every replica.
                     {"minDomains", 2},
                     {"labelSelector", {{"matchLabels", live.podLabels}}}};
-      if (live.kind == TargetKind::Deployment) {
-        entry["matchLabelKeys"] = json::array({"pod-template-hash"});  // this rollout's pods only
+      if (const auto label = traitsOf(live.kind).podRevisionLabel; !label.empty()) {
+        entry["matchLabelKeys"] = json::array({label});  // this rollout's pods only
       }
       list.push_back(std::move(entry));
     }
@@ -384,7 +384,7 @@ std::string deviceContainer(const TargetState& live, const std::vector<std::stri
 }
 
 PlaceAt resolvePlaceAt(PlaceAt setting, const TargetState& live) {
-  if (live.kind == TargetKind::Job) {
+  if (traitsOf(live.kind).runsOnce) {
     return PlaceAt::PodTemplate;  // placed before its first pod, resumed in the same write
   }
   if (setting != PlaceAt::Auto) {

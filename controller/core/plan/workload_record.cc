@@ -26,8 +26,7 @@ void recordRollout(const TargetState& state, const std::string& name, const std:
     }
     return;
   }
-  if (state.kind == TargetKind::StatefulSet && state.onDelete &&
-      state.observedGeneration >= state.generation && state.revisionPending) {
+  if (state.onDelete && state.observedGeneration >= state.generation && state.revisionPending) {
     draft.set("Ready", "False", "OnDelete",
               target +
                   " has updateStrategy OnDelete: each pod takes the placement when it is "
