@@ -208,6 +208,12 @@ TEST_CASE("an offering Karpenter marks unavailable is not chosen while it is") {
                 status);
   // The first stays: its node is there.
   CHECK(placedTypeOf(kNamespace, kFirst) == f.cheapest);
+  // The second goes before the offering comes back: it would move back to
+  // it, and a move holds the policy's one rollout slot until its pods run
+  // on a node Karpenter launches, so the next case's move would queue
+  // behind it (and behind its own move on the price rise).
+  REQUIRE(c.remove(workloadPath(kNamespace, second)).ok());
+  REQUIRE(c.remove("/apis/apps/v1/namespaces/" + kNamespace + "/deployments/" + second).ok());
   changeOnDemand(f.cheapest, [](json& offering) { offering["Available"] = true; });
   REQUIRE(f.readAgain());
 }
@@ -226,7 +232,9 @@ TEST_CASE("a price rise in Karpenter moves the workload, at Karpenter's price th
                         return !type.empty() && type != f.cheapest;
                       },
                       std::chrono::seconds(60)),
-                  f.op->log());
+                  c.mustGet(workloadPath(kNamespace, kFirst))["status"].dump()
+                      << "\n"
+                      << f.op->log());
   const std::string moved = placedTypeOf(kNamespace, kFirst);
   MESSAGE("moved to " << moved << " at $" << claimedNodePrice(kNamespace, kFirst) << "/h");
   CHECK(claimedNodePrice(kNamespace, kFirst) == doctest::Approx(onDemandPrice(moved)));

@@ -69,10 +69,20 @@ func launchKarpenter(dir, instanceTypes string, t tools) error {
 
 // restartKarpenter starts Karpenter again on its instance-types file as it
 // is now: a test that rewrote an offering's price or availability there
-// has Karpenter launch by it.
+// has Karpenter launch by it. A Karpenter that had stopped (once, in a run
+// with four suites beside it) is started all the same, its log's last
+// lines shown first: the test asks for Karpenter on the new file, and a
+// Karpenter gone under load is not what it tests.
 func restartKarpenter(dir string, t tools) error {
+	if _, err := os.Stat(filepath.Join(dir, "karpenter-instance-types.json")); err != nil {
+		return fail("no Karpenter was started in %s", dir)
+	}
 	if _, ok := livePid(dir, "karpenter"); !ok {
-		return fail("Karpenter is not running in %s", dir)
+		path := filepath.Join(dir, "logs", "karpenter.log")
+		logf("Karpenter had stopped in %s; starting it again. Last lines of %s:", dir, path)
+		for _, line := range lastLines(path, 20) {
+			fmt.Fprintln(os.Stderr, line)
+		}
 	}
 	stopOne(dir, "karpenter")
 	if err := launchKarpenter(dir, filepath.Join(dir, "karpenter-instance-types.json"), t); err != nil {
