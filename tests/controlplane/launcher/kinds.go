@@ -16,12 +16,12 @@ import (
 
 // The real controllers of the kinds GPU work runs as that start --kinds
 // runs beside the simulated cluster, in the order they start: KubeRay's
-// operator (RayCluster, RayService, RayJob) and the LeaderWorkerSet
-// controller. Each is a process of this machine, as Karpenter is: the admin
+// operator (RayCluster, RayService, RayJob), the LeaderWorkerSet controller
+// and the JobSet controller. Each is a process of this machine, as Karpenter is: the admin
 // kubeconfig, no leader election, metrics and health on ports picked here;
 // its CRDs, which scripts/setup copies from its module into crds/ beside
 // its bin/, are installed and Established before it starts.
-var knownKinds = []string{"kuberay", "lws"}
+var knownKinds = []string{"kuberay", "lws", "jobset"}
 
 // parseKinds reads --kinds' comma-separated list: known kinds only, each
 // once, in knownKinds' order.
@@ -45,10 +45,13 @@ func parseKinds(list string) ([]string, error) {
 
 // kindBinary: the controller's binary, as scripts/setup names it.
 func (t tools) kindBinary(kind string) string {
-	if kind == "kuberay" {
+	switch kind {
+	case "kuberay":
 		return filepath.Join(t.kuberayBin, "ray-operator")
+	case "lws":
+		return filepath.Join(t.lwsBin, "lws")
 	}
-	return filepath.Join(t.lwsBin, "lws")
+	return filepath.Join(t.jobsetBin, "jobset")
 }
 
 // kindCRDs: the directory of the controller's CRDs, crds/ beside its bin/.
@@ -104,10 +107,13 @@ func installCRDs(dir, kind string, t tools) error {
 const crdsTimeout = 60 * time.Second
 
 func startKind(dir, kind string, t tools) error {
-	if kind == "kuberay" {
+	switch kind {
+	case "kuberay":
 		return startKubeRay(dir, t)
+	case "lws":
+		return startWebhookController(dir, lwsController, t)
 	}
-	return startLWS(dir, t)
+	return startWebhookController(dir, jobsetController, t)
 }
 
 // startKubeRay: KubeRay's operator without its webhook (it registers one
@@ -124,28 +130,72 @@ func startKubeRay(dir string, t tools) error {
 	})
 }
 
-// startLWS: the LeaderWorkerSet controller with its webhooks, served on
-// 127.0.0.1 with a certificate of the cluster's CA, the API server calling
-// them by URL. They are not optional: its defaulting webhook fills in the
-// rollout strategy, without which its reconciler panics (a nil
-// rollingUpdateConfiguration; tried with ENABLE_WEBHOOKS=false on
-// 2026-12-07: no pod was made), and its pod webhook gives a group's leader
-// the group-index and group-key labels and each worker its worker-index
-// and LWS_* variables. Its own certificate management (a Secret and a
-// Service in the cluster) is off.
-func startLWS(dir string, t tools) error {
-	certDir := filepath.Join(dir, "pki", "lws-webhook")
+// A controller-runtime controller whose webhooks the API server must call:
+// served on 127.0.0.1 with a certificate of the cluster's CA, registered by
+// URL instead of through a Service, its own certificate management (a
+// Secret and a Service in the cluster) off.
+type webhookController struct {
+	kind      string // its --kinds name, and its configurations' prefix
+	configAPI string // its Configuration file's apiVersion
+	webhooks  []webhook
+}
+
+// One webhook of a controller's release, mutating and validating.
+type webhook struct {
+	name      string // "leaderworkerset.kb.io": m and v prefixed
+	path      string // "leaderworkerset-x-k8s-io-v1-leaderworkerset": after mutate- or validate-
+	group     string
+	version   string
+	resource  string
+	mutate    []string // the operations the mutating webhook takes; none: no mutating one
+	validate  []string // the operations the validating webhook takes; none: no validating one
+	podsOfKey string   // for pod webhooks: only pods carrying this label
+}
+
+// lwsController: the LeaderWorkerSet controller. Its webhooks are not
+// optional: its defaulting webhook fills in the rollout strategy, without
+// which its reconciler panics (a nil rollingUpdateConfiguration; tried with
+// ENABLE_WEBHOOKS=false on 2026-12-07: no pod was made), and its pod
+// webhook gives a group's leader the group-index and group-key labels and
+// each worker its worker-index and LWS_* variables.
+var lwsController = webhookController{kind: "lws", configAPI: "config.lws.x-k8s.io/v1alpha1",
+	webhooks: []webhook{
+		{"leaderworkerset.kb.io", "leaderworkerset-x-k8s-io-v1-leaderworkerset", "leaderworkerset.x-k8s.io", "v1",
+			"leaderworkersets", []string{"CREATE", "UPDATE"}, []string{"CREATE", "UPDATE"}, ""},
+		{"pod.kb.io", "-v1-pod", "", "v1", "pods", []string{"CREATE", "UPDATE"}, []string{"CREATE", "UPDATE"},
+			"leaderworkerset.sigs.k8s.io/name"},
+	}}
+
+// jobsetController: the JobSet controller (config/components/webhook of its
+// release, with its patches). Its defaulting webhook fills in the success
+// and failure policies and the network settings its reconciler reads; its
+// validating one refuses an update that changes a replicated job's
+// template but for what may change while it is suspended (labels,
+// annotations, nodeSelector, tolerations, schedulingGates); its pod
+// webhooks place a job's followers beside its leader for exclusive
+// placement.
+var jobsetController = webhookController{kind: "jobset", configAPI: "config.jobset.x-k8s.io/v1alpha1",
+	webhooks: []webhook{
+		{"jobset.kb.io", "jobset-x-k8s-io-v1alpha2-jobset", "jobset.x-k8s.io", "v1alpha2", "jobsets",
+			[]string{"CREATE"}, []string{"CREATE", "UPDATE"}, ""},
+		{"pod.kb.io", "-v1-pod", "", "v1", "pods", []string{"CREATE"}, []string{"CREATE"},
+			"jobset.sigs.k8s.io/jobset-name"},
+	}}
+
+// startWebhookController starts c with its webhooks and registers them.
+func startWebhookController(dir string, c webhookController, t tools) error {
+	certDir := filepath.Join(dir, "pki", c.kind+"-webhook")
 	if _, err := os.Stat(filepath.Join(certDir, "tls.crt")); err != nil {
-		if err := generateWebhookCertificate(filepath.Join(dir, "pki"), certDir); err != nil {
-			return fmt.Errorf("cannot make LWS's webhook certificate: %v", err)
+		if err := generateWebhookCertificate(filepath.Join(dir, "pki"), certDir, c.kind+"-webhook"); err != nil {
+			return fmt.Errorf("cannot make %s's webhook certificate: %v", c.kind, err)
 		}
 	}
-	config := filepath.Join(dir, "lws.config.yaml")
+	config := filepath.Join(dir, c.kind+".config.yaml")
 	var webhookPort int
-	err := startController(dir, "lws", nil, 3, func(ports []int) ([]string, error) {
+	err := startController(dir, c.kind, nil, 3, func(ports []int) ([]string, error) {
 		webhookPort = ports[2]
-		return []string{t.kindBinary("lws"), "--kubeconfig", filepath.Join(dir, "kubeconfig"),
-			"--config", config, "--leader-elect=false"}, os.WriteFile(config, []byte(lwsConfiguration(ports, certDir)), 0o644)
+		return []string{t.kindBinary(c.kind), "--kubeconfig", filepath.Join(dir, "kubeconfig"),
+			"--config", config, "--leader-elect=false"}, os.WriteFile(config, []byte(c.configuration(ports, certDir)), 0o644)
 	}, func(ports []int) bool {
 		return httpOK(plainHTTP, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1])) && tlsAnswers(ports[2])
 	})
@@ -156,17 +206,17 @@ func startLWS(dir string, t tools) error {
 	if err != nil {
 		return err
 	}
-	webhooks := filepath.Join(dir, "lws.webhooks.yaml")
-	if err := os.WriteFile(webhooks, []byte(lwsWebhooks(webhookPort, ca)), 0o644); err != nil {
+	webhooks := filepath.Join(dir, c.kind+".webhooks.yaml")
+	if err := os.WriteFile(webhooks, []byte(c.webhookConfigurations(webhookPort, ca)), 0o644); err != nil {
 		return err
 	}
-	return runLogged(dir, "lws-crds", filepath.Join(t.k8sBin, "kubectl"), "--kubeconfig",
+	return runLogged(dir, c.kind+"-crds", filepath.Join(t.k8sBin, "kubectl"), "--kubeconfig",
 		filepath.Join(dir, "kubeconfig"), "apply", "--server-side", "--force-conflicts", "-f", webhooks)
 }
 
-// lwsConfiguration: metrics, health and webhooks on ports[0], [1] and [2].
-func lwsConfiguration(ports []int, certDir string) string {
-	return fmt.Sprintf(`apiVersion: config.lws.x-k8s.io/v1alpha1
+// configuration: metrics, health and webhooks on ports[0], [1] and [2].
+func (c webhookController) configuration(ports []int, certDir string) string {
+	return fmt.Sprintf(`apiVersion: %s
 kind: Configuration
 leaderElection:
   leaderElect: false
@@ -180,25 +230,28 @@ webhook:
   host: 127.0.0.1
   port: %d
   certDir: %s
-`, ports[0], ports[1], ports[2], certDir)
+`, c.configAPI, ports[0], ports[1], ports[2], certDir)
 }
 
-// lwsWebhooks: LWS's webhook configurations as its release deploys them
-// (config/webhook with its patches: the pod webhooks only for pods of a
-// LeaderWorkerSet), each by URL on port instead of through a Service.
-func lwsWebhooks(port int, caPEM []byte) string {
+// webhookConfigurations: the controller's webhook configurations as its
+// release deploys them, each by URL on port instead of through a Service.
+func (c webhookController) webhookConfigurations(port int, caPEM []byte) string {
 	var b strings.Builder
-	for _, c := range []struct{ kind, verb string }{{"Mutating", "mutate"}, {"Validating", "validate"}} {
+	for _, kind := range []struct{ name, verb string }{{"Mutating", "mutate"}, {"Validating", "validate"}} {
 		fmt.Fprintf(&b, "---\napiVersion: admissionregistration.k8s.io/v1\nkind: %sWebhookConfiguration\n"+
-			"metadata:\n  name: lws-%s-webhook-configuration\nwebhooks:\n", c.kind, strings.ToLower(c.kind))
-		for _, w := range []struct{ name, path, group, resource, selector string }{
-			{"leaderworkerset.kb.io", "leaderworkerset-x-k8s-io-v1-leaderworkerset",
-				"leaderworkerset.x-k8s.io", "leaderworkersets", ""},
-			{"pod.kb.io", "-v1-pod", `""`, "pods", `
-  objectSelector:
-    matchExpressions:
-    - {key: leaderworkerset.sigs.k8s.io/name, operator: Exists}`},
-		} {
+			"metadata:\n  name: %s-%s-webhook-configuration\nwebhooks:\n", kind.name, c.kind, strings.ToLower(kind.name))
+		for _, w := range c.webhooks {
+			operations := w.mutate
+			if kind.verb == "validate" {
+				operations = w.validate
+			}
+			if len(operations) == 0 {
+				continue
+			}
+			selector := ""
+			if w.podsOfKey != "" {
+				selector = fmt.Sprintf("\n  objectSelector:\n    matchExpressions:\n    - {key: %s, operator: Exists}", w.podsOfKey)
+			}
 			fmt.Fprintf(&b, `- name: %s%s
   admissionReviewVersions: [v1]
   clientConfig:
@@ -207,12 +260,12 @@ func lwsWebhooks(port int, caPEM []byte) string {
   failurePolicy: Fail
   sideEffects: None%s
   rules:
-  - apiGroups: [%s]
-    apiVersions: [v1]
-    operations: [CREATE, UPDATE]
+  - apiGroups: ["%s"]
+    apiVersions: [%s]
+    operations: [%s]
     resources: [%s]
-`, c.verb[:1], w.name, port, c.verb, w.path, base64.StdEncoding.EncodeToString(caPEM), w.selector,
-				w.group, w.resource)
+`, kind.verb[:1], w.name, port, kind.verb, w.path, base64.StdEncoding.EncodeToString(caPEM), selector,
+				w.group, w.version, strings.Join(operations, ", "), w.resource)
 		}
 	}
 	return b.String()
@@ -221,7 +274,7 @@ func lwsWebhooks(port int, caPEM []byte) string {
 // generateWebhookCertificate: a serving certificate for 127.0.0.1 signed by
 // the control plane's CA (in pki), as certDir/tls.crt and tls.key, the
 // names controller-runtime's webhook server reads.
-func generateWebhookCertificate(pki, certDir string) error {
+func generateWebhookCertificate(pki, certDir, commonName string) error {
 	ca, err := loadAuthority(pki)
 	if err != nil {
 		return err
@@ -229,7 +282,7 @@ func generateWebhookCertificate(pki, certDir string) error {
 	if err := os.MkdirAll(certDir, 0o755); err != nil {
 		return err
 	}
-	return issue(certDir, "tls", &x509.Certificate{Subject: pkix.Name{CommonName: "lws-webhook"},
+	return issue(certDir, "tls", &x509.Certificate{Subject: pkix.Name{CommonName: commonName},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}, ca)
 }

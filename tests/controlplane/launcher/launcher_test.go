@@ -81,10 +81,11 @@ func TestParseStartRefusesWhatDoesNotGoTogether(t *testing.T) {
 		{[]string{"DIR", "--kubernetes", "1.33"}, "--kubernetes: 1.33 is not a line this project tests"},
 		{[]string{"DIR", "--kubernetes", "1.34", "--cluster"}, "not --cluster"},
 		{[]string{"DIR", "--kinds", "kuberay"}, "--kinds runs controllers in the simulated cluster: add --cluster"},
-		{[]string{"DIR", "--cluster", "--kinds"}, "--kinds needs a list of kinds (kuberay,lws)"},
-		{[]string{"DIR", "--cluster", "--kinds", "kuberay,jobset"}, `--kinds: "jobset" is not a kind`},
+		{[]string{"DIR", "--cluster", "--kinds"}, "--kinds needs a list of kinds (kuberay,lws,jobset)"},
+		{[]string{"DIR", "--cluster", "--kinds", "kuberay,trainjob"}, `--kinds: "trainjob" is not a kind`},
 		{[]string{"DIR", "--cluster", "--kinds", "lws,"}, `--kinds: "" is not a kind`},
 		{[]string{"DIR", "--cluster", "--no-rollouts", "--kinds", "lws"}, "--kinds lws needs the StatefulSet controller"},
+		{[]string{"DIR", "--cluster", "--no-rollouts", "--kinds", "jobset"}, "--kinds jobset needs the Job controller"},
 	} {
 		_, err := parseStart(c.args, testTools)
 		switch {
@@ -104,6 +105,7 @@ func TestParseStartReadsKinds(t *testing.T) {
 		"lws":                  {"lws"},
 		"lws,kuberay":          {"kuberay", "lws"},
 		"kuberay, lws,kuberay": {"kuberay", "lws"},
+		"jobset,lws,kuberay":   {"kuberay", "lws", "jobset"},
 	} {
 		o, err := parseStart([]string{"DIR", "--cluster", "--kinds", list}, testTools)
 		if err != nil {
@@ -354,7 +356,7 @@ func TestLWSWebhooksAreServedOnLocalhostWithTheClusterCA(t *testing.T) {
 		t.Fatal(err)
 	}
 	certDir := filepath.Join(dir, "lws-webhook")
-	if err := generateWebhookCertificate(dir, certDir); err != nil {
+	if err := generateWebhookCertificate(dir, certDir, "lws-webhook"); err != nil {
 		t.Fatal(err)
 	}
 	roots := x509.NewCertPool()
@@ -367,7 +369,7 @@ func TestLWSWebhooksAreServedOnLocalhostWithTheClusterCA(t *testing.T) {
 		t.Error(err)
 	}
 	ca, _ := os.ReadFile(filepath.Join(dir, "ca.crt"))
-	text := lwsWebhooks(9443, ca)
+	text := lwsController.webhookConfigurations(9443, ca)
 	for _, want := range []string{
 		"url: https://127.0.0.1:9443/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset\n",
 		"url: https://127.0.0.1:9443/mutate--v1-pod\n",
@@ -382,5 +384,37 @@ func TestLWSWebhooksAreServedOnLocalhostWithTheClusterCA(t *testing.T) {
 	}
 	if got := strings.Count(text, "- {key: leaderworkerset.sigs.k8s.io/name, operator: Exists}"); got != 2 {
 		t.Errorf("%d pod webhooks select a LeaderWorkerSet's pods, want 2", got)
+	}
+	if got := strings.Count(text, "operations: [CREATE, UPDATE]"); got != 4 {
+		t.Errorf("%d of LWS's webhooks take creates and updates, want 4", got)
+	}
+}
+
+// JobSet's webhooks as its release (with its patches) registers them: the
+// defaulting one on create only, the validating one on create and update
+// (it refuses template changes but while suspended), its pod webhooks only
+// for a JobSet's pods, and names of their own beside LWS's.
+func TestJobSetWebhooksAreItsReleases(t *testing.T) {
+	text := jobsetController.webhookConfigurations(9444, []byte("ca"))
+	for _, want := range []string{
+		"  name: jobset-mutating-webhook-configuration\n",
+		"  name: jobset-validating-webhook-configuration\n",
+		"- name: mjobset.kb.io\n  admissionReviewVersions: [v1]\n  clientConfig:\n" +
+			"    url: https://127.0.0.1:9444/mutate-jobset-x-k8s-io-v1alpha2-jobset\n",
+		"url: https://127.0.0.1:9444/validate-jobset-x-k8s-io-v1alpha2-jobset\n",
+		"  - apiGroups: [\"jobset.x-k8s.io\"]\n    apiVersions: [v1alpha2]\n    operations: [CREATE]\n",
+		"  - apiGroups: [\"jobset.x-k8s.io\"]\n    apiVersions: [v1alpha2]\n    operations: [CREATE, UPDATE]\n",
+		"  - apiGroups: [\"\"]\n    apiVersions: [v1]\n    operations: [CREATE]\n    resources: [pods]\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the webhook configurations lack %q:\n%s", want, text)
+		}
+	}
+	if got := strings.Count(text, "- {key: jobset.sigs.k8s.io/jobset-name, operator: Exists}"); got != 2 {
+		t.Errorf("%d pod webhooks select a JobSet's pods, want 2", got)
+	}
+	if config := jobsetController.configuration([]int{1, 2, 3}, "/c"); !strings.HasPrefix(config,
+		"apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Configuration\n") {
+		t.Errorf("configuration: %q", config)
 	}
 }

@@ -41,9 +41,10 @@ const usage = `scripts/controlplane start DIR [--owner-pid PID] [--audit]
     With --kinds, the real controllers of those kinds, each with its CRDs
     (Established before it starts), as processes of this machine beside the
     cluster: kuberay, KubeRay's operator (RayCluster, RayService, RayJob;
-    no webhook); lws, the LeaderWorkerSet controller (its webhooks served
-    on 127.0.0.1, registered by URL; not with --no-rollouts, it makes
-    StatefulSets). Their logs are DIR/logs/KIND.log.
+    no webhook); lws, the LeaderWorkerSet controller, and jobset, the JobSet
+    controller (their webhooks served on 127.0.0.1, registered by URL; not
+    with --no-rollouts: they make StatefulSets and Jobs). Their logs are
+    DIR/logs/KIND.log.
     With --kubernetes 1.34, the kube-apiserver of the previous supported line
     (tests/controlplane/k8s-1.34) instead of the pinned release; not with
     --cluster.

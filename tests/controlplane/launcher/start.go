@@ -123,6 +123,8 @@ func parseStart(args []string, t tools) (startOptions, error) {
 		return o, fail("--kinds runs controllers in the simulated cluster: add --cluster")
 	case slices.Contains(o.kinds, "lws") && o.noRollouts:
 		return o, fail("--kinds lws needs the StatefulSet controller that --no-rollouts leaves out")
+	case slices.Contains(o.kinds, "jobset") && o.noRollouts:
+		return o, fail("--kinds jobset needs the Job controller that --no-rollouts leaves out")
 	}
 	if o.pools == "" && o.cluster {
 		o.pools = filepath.Join(t.repoRoot, "config", "sim", "default.yaml")
@@ -228,7 +230,7 @@ func clearPrevious(dir string) error {
 	names := []string{"etcd", "pki", "logs", "kubeconfig", "endpoint", "cluster.pools", "cluster.kinds",
 		"karpenter-instance-types.json", "audit-policy.yaml"}
 	for _, pattern := range []string{"*.pid", "kube-apiserver.*", "kube-scheduler.*",
-		"kube-controller-manager.*", "kwok.*", "karpenter.*", "karpenter-prices.*", "kuberay.*", "lws.*"} {
+		"kube-controller-manager.*", "kwok.*", "karpenter.*", "karpenter-prices.*", "kuberay.*", "lws.*", "jobset.*"} {
 		matches, _ := filepath.Glob(filepath.Join(dir, pattern))
 		for _, match := range matches {
 			names = append(names, filepath.Base(match))
