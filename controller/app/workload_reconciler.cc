@@ -39,7 +39,8 @@ std::optional<core::TargetOutcome> refused(const kube::ApiError& error,
 // Kubernetes 1.36, or one with KEP-5440's gate off.
 bool resourcesRefused(const kube::ApiError& error, const core::TargetState& state,
                       const core::PatchPlan& plan) {
-  return error.status == 422 && core::traitsOf(state.kind).resourcesFixedBefore136 &&
+  return error.status == 422 &&
+         core::traitsOf(state.kind).resources == core::ResourcesWritable::From136 &&
          plan.resourcesChanged && error.describe().find("spec.template") != std::string::npos &&
          error.describe().find("immutable") != std::string::npos;
 }

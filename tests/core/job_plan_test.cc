@@ -337,6 +337,93 @@ TEST_CASE("a Job: placed and resumed once, held once started, its run priced") {
   }
 }
 
+// A JobSet, created suspended for the GpuWorkload "w", whose workers ask
+// for `gpus` NVIDIA GPUs each (none: its manifest asks for no devices).
+TargetState trainingJobSet(int gpus) {
+  json workers = {{"metadata", {{"labels", {{"app", "train"}}}}},
+                  {"spec", {{"containers", {{{"name", "train"}}}}}}};
+  if (gpus > 0) {
+    workers["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/gpu", gpus}}},
+                                                     {"requests", {{"nvidia.com/gpu", gpus}}}};
+  }
+  const json object = {{"metadata",
+                        {{"name", "chat"},
+                         {"uid", "u-js"},
+                         {"generation", 1},
+                         {"labels", {{"gpuplacement.io/workload", "w"}}}}},
+                       {"spec",
+                        {{"suspend", true},
+                         {"replicatedJobs",
+                          {{{"name", "workers"},
+                            {"replicas", 1},
+                            {"template", {{"spec", {{"template", workers}}}}}}}}}}};
+  return targetFromJson(TargetKind::JobSet, object);
+}
+
+TEST_CASE("a JobSet: placed and resumed while suspended; its resources stay as created") {
+  const auto jobSetWorld = [](int gpus) {
+    World world = jobWorld();
+    world.spec["targetRef"] = {{"kind", "JobSet"}, {"name", "chat"}};
+    world.target = trainingJobSet(gpus);
+    return world;
+  };
+  SUBCASE("its manifest asks for the devices: scheduling written and resumed in one JSON patch") {
+    World world = jobSetWorld(1);
+    const auto result = planning::reconcile(world);
+    REQUIRE(result.plan.write.has_value());
+    const auto& patch = result.plan.write->patch;
+    CHECK_FALSE(patch.resourcesChanged);
+    REQUIRE(patch.patch.has_value());
+    REQUIRE(patch.patch->is_array());  // RFC 6902: a custom resource
+    bool resumes = false;
+    bool selects = false;
+    for (const auto& op : *patch.patch) {
+      const auto path = op.value("path", "");
+      resumes = resumes || (path == "/spec/suspend" && op["value"] == false);
+      selects =
+          selects ||
+          path.rfind("/spec/replicatedJobs/0/template/spec/template/spec/nodeSelector", 0) == 0;
+    }
+    CHECK(resumes);
+    CHECK(selects);
+    CHECK(conditionsOf(result.record).at("Applied") == "True/Applied");
+  }
+  SUBCASE("its manifest asks for four GPUs a worker: placed on four, though one would hold it") {
+    World world = jobSetWorld(4);
+    const auto result = planning::reconcile(world);
+    REQUIRE(result.plan.write.has_value());
+    CHECK_FALSE(result.plan.write->patch.resourcesChanged);
+    CHECK(result.plan.wanted.acceleratorCount == 4);
+    CHECK(conditionsOf(result.record).at("Applied") == "True/Applied");
+  }
+  SUBCASE("its manifest asks for none: nothing written, the condition says what to write") {
+    World world = jobSetWorld(0);
+    const auto result = planning::reconcile(world);
+    CHECK_FALSE(result.plan.write.has_value());
+    CHECK(conditionsOf(result.record).at("Applied") == "False/ResourcesFixed");
+    const auto message = conditionMessage(result.record, "Applied");
+    for (const char* part :
+         {"JobSet chat", "containers[train].resources", "nvidia.com/gpu=1",
+          "pod template of workers", "stays suspended and unchanged", "create it again"}) {
+      CAPTURE(part);
+      CHECK(message.find(part) != std::string::npos);
+    }
+    CHECK_FALSE(result.record.status->contains("applied"));
+  }
+  SUBCASE("queued by Kueue: placed, its resume left to Kueue") {
+    World world = jobSetWorld(1);
+    world.target->job.queuedElsewhere = true;
+    const auto result = planning::reconcile(world);
+    REQUIRE(result.plan.write.has_value());
+    for (const auto& op : *result.plan.write->patch.patch) {
+      CHECK(op.value("path", "") != "/spec/suspend");
+    }
+    CHECK(conditionsOf(result.record).at("Ready") == "False/JobSuspended");
+    CHECK(conditionMessage(result.record, "Ready").find("JobSet chat carries the placement") !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("a completed Job's run is recorded once, never repriced, and costs nothing from then") {
   World world = jobWorld();
   placedAndStarted(world);

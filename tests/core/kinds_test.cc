@@ -34,6 +34,23 @@ json rayClusterSpec(int workerGroups) {
   return spec;
 }
 
+// A JobSet of a driver (one Job of one pod) and `workers` Jobs of
+// `parallelism` pods each, asking for `gpus` GPUs a worker.
+json jobSet(int workers, int parallelism, int gpus) {
+  json spec = {
+      {"replicatedJobs",
+       {{{"name", "driver"}, {"template", {{"spec", {{"template", podTemplate("driver", 0)}}}}}},
+        {{"name", "workers"},
+         {"replicas", workers},
+         {"template",
+          {{"spec",
+            {{"parallelism", parallelism},
+             {"completions", parallelism},
+             {"template", podTemplate("trainer", gpus)}}}}}}}}};
+  return {{"metadata", {{"name", "train"}, {"creationTimestamp", "2026-12-07T10:00:00Z"}}},
+          {"spec", spec}};
+}
+
 TEST_CASE("each kind's pod sets: name, role, placed by default, pods, template") {
   struct Row {
     const char* label;
@@ -94,6 +111,13 @@ TEST_CASE("each kind's pod sets: name, role, placed by default, pods, template")
        {{"worker", "leader and worker", true, 6, "/spec/leaderWorkerTemplate/workerTemplate"}},
        6,
        "vllm"},
+      {"a JobSet: each replicated job, its Jobs times their pods",
+       TargetKind::JobSet,
+       jobSet(3, 2, 8),
+       {{"driver", "job", true, 1, "/spec/replicatedJobs/0/template/spec/template"},
+        {"workers", "job", true, 6, "/spec/replicatedJobs/1/template/spec/template"}},
+       7,
+       "driver"},
   };
   for (const auto& row : rows) {
     CAPTURE(row.label);
@@ -203,6 +227,75 @@ TEST_CASE("how far a custom kind has got") {
   }
 }
 
+TEST_CASE("a JobSet's run: placed while it waits suspended, fixed once it started, priced") {
+  struct Row {
+    const char* label;
+    json suspend;  // spec.suspend; null: absent
+    json status;
+    bool mutableTemplate;
+    std::string startTime;
+    JobProgress::End end;
+    std::string endTime;
+  };
+  const json resumed = {{"type", "Suspended"},
+                        {"status", "False"},
+                        {"reason", "ResumeJobs"},
+                        {"lastTransitionTime", "2026-12-07T10:05:00Z"}};
+  const json completed = {
+      {"type", "Completed"}, {"status", "True"}, {"lastTransitionTime", "2026-12-07T11:05:00Z"}};
+  const json activeWorkers = {
+      {"replicatedJobsStatus",
+       {{{"name", "workers"}, {"active", 3}, {"ready", 0}}, {{"name", "driver"}, {"active", 1}}}}};
+  const Row rows[] = {
+      {"created suspended: its Jobs made, none active",
+       true,
+       {{"replicatedJobsStatus", {{{"name", "workers"}, {"suspended", 3}}}},
+        {"conditions", {{{"type", "Suspended"}, {"status", "True"}}}}},
+       true,
+       "",
+       JobProgress::End::Running,
+       ""},
+      {"resumed: started when the Suspended condition turned False",
+       false,
+       {{"conditions", json::array({resumed})}},
+       false,
+       "2026-12-07T10:05:00Z",
+       JobProgress::End::Running,
+       ""},
+      {"created running: started at its creation once a Job is active", json(), activeWorkers,
+       false, "2026-12-07T10:00:00Z", JobProgress::End::Running, ""},
+      {"completed: the run ends at the Completed condition",
+       false,
+       {{"conditions", json::array({resumed, completed})}, {"terminalState", "Completed"}},
+       false,
+       "2026-12-07T10:05:00Z",
+       JobProgress::End::Complete,
+       "2026-12-07T11:05:00Z"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.label);
+    auto object = jobSet(2, 1, 1);
+    if (!row.suspend.is_null()) {
+      object["spec"]["suspend"] = row.suspend;
+    }
+    object["status"] = row.status;
+    const auto state = targetFromJson(TargetKind::JobSet, object);
+    CHECK(state.templateMutable() == row.mutableTemplate);
+    CHECK(state.job.startTime == row.startTime);
+    CHECK(state.job.end == row.end);
+    CHECK(state.job.endTime == row.endTime);
+    CHECK(state.rolledOut() == !row.startTime.empty());
+  }
+  // Kueue's label, or another controller in spec.managedBy, queues it.
+  auto queued = jobSet(1, 1, 1);
+  queued["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue";
+  CHECK(targetFromJson(TargetKind::JobSet, queued).job.queuedElsewhere);
+  queued["spec"]["managedBy"] = "jobset.sigs.k8s.io/jobset-controller";
+  CHECK_FALSE(targetFromJson(TargetKind::JobSet, queued).job.queuedElsewhere);
+  queued["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "training";
+  CHECK(targetFromJson(TargetKind::JobSet, queued).job.queuedElsewhere);
+}
+
 TEST_CASE("which pods are whose: the kind that made them, through its adapter") {
   struct Row {
     const char* label;
@@ -255,6 +348,14 @@ TEST_CASE("which pods are whose: the kind that made them, through its adapter") 
        TargetKind::LeaderWorkerSet,
        "llama",
        PodOwner{"llama", "worker"}},
+      {"a JobSet's: the set's, not its child Job's",
+       {{"ownerReferences", owned("Job", "train-workers-1")},
+        {"labels",
+         {{"jobset.sigs.k8s.io/jobset-name", "train"},
+          {"jobset.sigs.k8s.io/replicatedjob-name", "workers"}}}},
+       TargetKind::JobSet,
+       "train",
+       PodOwner{"train", "workers"}},
   };
   for (const auto& row : rows) {
     CAPTURE(row.label);
@@ -267,12 +368,14 @@ TEST_CASE("which pods are whose: the kind that made them, through its adapter") 
 }
 
 TEST_CASE("a custom kind's object of the wrong shape reads as empty, never throws") {
-  for (const auto kind :
-       {TargetKind::RayCluster, TargetKind::RayService, TargetKind::LeaderWorkerSet}) {
+  for (const auto kind : {TargetKind::RayCluster, TargetKind::RayService,
+                          TargetKind::LeaderWorkerSet, TargetKind::JobSet}) {
     CAPTURE(base::nameOf(kind));
     for (const auto& object : {json::parse(R"({"spec": "nope", "status": []})"),
                                json::parse(R"({"spec": {"workerGroupSpecs": [3, {"template": 1}],
-                                   "rayClusterConfig": [], "leaderWorkerTemplate": {"size": -4}}})"),
+                                   "rayClusterConfig": [], "leaderWorkerTemplate": {"size": -4},
+                                   "replicatedJobs": [7, {"replicas": -2, "template": []}]},
+                                   "status": {"replicatedJobsStatus": 5, "conditions": {}}})"),
                                json()}) {
       const auto state = targetFromJson(kind, object);
       CHECK(state.replicas >= 0);

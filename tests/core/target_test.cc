@@ -184,7 +184,8 @@ TEST_CASE("the kinds, as the API names them") {
   CHECK(resourceOf(TargetKind::StatefulSet) == "statefulsets");
   CHECK(supportedTargets() ==
         "apps/v1 Deployment, apps/v1 StatefulSet, batch/v1 Job, ray.io/v1 RayCluster, ray.io/v1 "
-        "RayService and leaderworkerset.x-k8s.io/v1 LeaderWorkerSet");
+        "RayService, leaderworkerset.x-k8s.io/v1 LeaderWorkerSet and jobset.x-k8s.io/v1alpha2 "
+        "JobSet");
   CHECK(targetKindNamed("LeaderWorkerSet") == TargetKind::LeaderWorkerSet);
   CHECK(describeTarget(TargetKind::Job, "llama-training") == "Job llama-training");
 }
@@ -197,23 +198,28 @@ TEST_CASE("what each kind does: one row each, in the enum's order") {
     bool runsOnce;
     bool rollsOut;
     bool resumedByPlacement;
-    bool resourcesFixedBefore136;
+    ResourcesWritable resources;
     const char* crd = "";
     WriteMethod write = WriteMethod::StrategicMerge;
     const char* podRevisionLabel = "";
   };
   const Row rows[] = {
-      {TargetKind::Deployment, "apps/v1", "deployments", false, true, false, false, "",
-       WriteMethod::StrategicMerge, "pod-template-hash"},
-      {TargetKind::StatefulSet, "apps/v1", "statefulsets", false, true, false, false},
-      {TargetKind::Job, "batch/v1", "jobs", true, false, true, true},
+      {TargetKind::Deployment, "apps/v1", "deployments", false, true, false,
+       ResourcesWritable::Always, "", WriteMethod::StrategicMerge, "pod-template-hash"},
+      {TargetKind::StatefulSet, "apps/v1", "statefulsets", false, true, false,
+       ResourcesWritable::Always},
+      {TargetKind::Job, "batch/v1", "jobs", true, false, true, ResourcesWritable::From136},
       // Custom resources: written by JSON patch, served only with their CRD.
-      {TargetKind::RayCluster, "ray.io/v1", "rayclusters", false, true, true, false,
-       "rayclusters.ray.io", WriteMethod::JsonPatch},
-      {TargetKind::RayService, "ray.io/v1", "rayservices", false, true, false, false,
-       "rayservices.ray.io", WriteMethod::JsonPatch},
+      {TargetKind::RayCluster, "ray.io/v1", "rayclusters", false, true, true,
+       ResourcesWritable::Always, "rayclusters.ray.io", WriteMethod::JsonPatch},
+      {TargetKind::RayService, "ray.io/v1", "rayservices", false, true, false,
+       ResourcesWritable::Always, "rayservices.ray.io", WriteMethod::JsonPatch},
       {TargetKind::LeaderWorkerSet, "leaderworkerset.x-k8s.io/v1", "leaderworkersets", false, true,
-       false, false, "leaderworkersets.leaderworkerset.x-k8s.io", WriteMethod::JsonPatch},
+       false, ResourcesWritable::Always, "leaderworkersets.leaderworkerset.x-k8s.io",
+       WriteMethod::JsonPatch},
+      // Run once like a Job, its resources fixed by its webhook.
+      {TargetKind::JobSet, "jobset.x-k8s.io/v1alpha2", "jobsets", true, false, true,
+       ResourcesWritable::Never, "jobsets.jobset.x-k8s.io", WriteMethod::JsonPatch},
   };
   REQUIRE(std::size(rows) == kTargetKinds.size());
   for (const auto& row : rows) {
@@ -224,7 +230,7 @@ TEST_CASE("what each kind does: one row each, in the enum's order") {
     CHECK(traits.runsOnce == row.runsOnce);
     CHECK(traits.rollsOut == row.rollsOut);
     CHECK(traits.resumedByPlacement == row.resumedByPlacement);
-    CHECK(traits.resourcesFixedBefore136 == row.resourcesFixedBefore136);
+    CHECK(traits.resources == row.resources);
     CHECK(traits.crd == row.crd);
     CHECK(traits.write == row.write);
     CHECK(traits.podRevisionLabel == row.podRevisionLabel);

@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/hash.h"
+#include "core/kinds/ownership.h"
 #include "core/kinds/pod_scheduling.h"
+#include "core/kinds/pod_template_read.h"
 #include "core/kinds/target.h"
 #include "core/plan/template_patch.h"
 
@@ -27,10 +29,55 @@ inline core::PatchPlan planPatch(const core::TargetState& live, const core::Sche
   return core::planTemplatePatch(live, request);
 }
 
+// What the API server does with a JSON patch (a custom kind's write): the
+// ops applied to the pod sets' templates as stored, spec.suspend and the
+// annotations, each template read again.
+inline core::TargetState applyJsonPatch(core::TargetState state, const nlohmann::json& patch) {
+  using json = nlohmann::json;
+  json object = {{"metadata", {{"resourceVersion", ""}}}};
+  if (state.annotated) {
+    object["metadata"]["annotations"] = json::object();
+    if (state.ownership.form == core::OwnershipRecord::Form::Readable) {
+      object["metadata"]["annotations"][core::kOwnedFieldsAnnotation] =
+          core::serializeOwnedFields(state.ownership.fields);
+    }
+  }
+  const auto suspend = core::traitsOf(state.kind).suspendPointer;
+  if (!suspend.empty()) {
+    object[json::json_pointer(std::string(suspend))] = state.job.suspended;
+  }
+  for (std::size_t i = 0; i < state.podSets.size(); ++i) {
+    object[json::json_pointer(state.podSets[i].templatePointer)] = state.podSetTemplates[i].raw;
+  }
+  object = object.patch(patch);
+  bool own = false;
+  for (std::size_t i = 0; i < state.podSets.size(); ++i) {
+    state.podSetTemplates[i] = core::kinds::podTemplateFrom(
+        object.at(json::json_pointer(state.podSets[i].templatePointer)), true);
+    if (state.podSets[i].placedByDefault && !own) {
+      static_cast<core::PodTemplateState&>(state) = state.podSetTemplates[i];
+      own = true;
+    }
+  }
+  if (!suspend.empty()) {
+    state.job.suspended = object.at(json::json_pointer(std::string(suspend))) == true;
+  }
+  const auto& annotations = object["metadata"].value("annotations", json::object());
+  state.annotated = object["metadata"].contains("annotations");
+  const auto record = annotations.value(core::kOwnedFieldsAnnotation, json());
+  state.ownership = core::readOwnership(
+      record.is_string() ? std::optional<std::string>(record.get<std::string>()) : std::nullopt);
+  ++state.generation;
+  return state;
+}
+
 // What the API server does with our patch, for the fields we patch.
 inline core::TargetState applyPatch(core::TargetState state, const nlohmann::json& patch) {
   using json = nlohmann::json;
   using core::Toleration;
+  if (patch.is_array()) {
+    return applyJsonPatch(std::move(state), patch);
+  }
   const auto& spec = patch.value("spec", json::object());
   const auto podSpec =
       spec.contains("template") ? spec["template"].value("spec", json::object()) : json::object();

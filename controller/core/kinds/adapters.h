@@ -12,6 +12,7 @@ const KindAdapter& jobAdapter();
 const KindAdapter& rayClusterAdapter();
 const KindAdapter& rayServiceAdapter();
 const KindAdapter& leaderWorkerSetAdapter();
+const KindAdapter& jobSetAdapter();
 
 // The one pod set "main" of the apps kinds and Job, of `replicas` pods: the
 // pod template at spec.template, its pods' labels from spec.selector's

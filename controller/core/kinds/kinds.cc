@@ -14,6 +14,8 @@ const KindAdapter& adapterOf(TargetKind kind) {
       return kinds::rayServiceAdapter();
     case TargetKind::LeaderWorkerSet:
       return kinds::leaderWorkerSetAdapter();
+    case TargetKind::JobSet:
+      return kinds::jobSetAdapter();
     case TargetKind::Deployment:
       break;
   }

@@ -30,6 +30,15 @@ PlacedPodSets placedPodSets(const TargetState& target, const std::vector<std::st
   return placed;
 }
 
+std::vector<std::string> placedPodSetNames(const TargetState& target,
+                                           const std::vector<std::string>& names) {
+  std::vector<std::string> placed;
+  for (const auto index : placedPodSets(target, names).indexes) {
+    placed.push_back(target.podSets[index].name);
+  }
+  return placed;
+}
+
 std::int32_t placedReplicas(const TargetState& target, const PlacedPodSets& placed) {
   std::int64_t pods = 0;
   for (const auto index : placed.indexes) {

@@ -21,6 +21,11 @@ struct PlacedPodSets {
 };
 PlacedPodSets placedPodSets(const TargetState& target, const std::vector<std::string>& names);
 
+// The names of the pod sets placed (none when `names` names one the
+// target does not have).
+std::vector<std::string> placedPodSetNames(const TargetState& target,
+                                           const std::vector<std::string>& names);
+
 // The pods the placed pod sets run at once.
 std::int32_t placedReplicas(const TargetState& target, const PlacedPodSets& placed);
 

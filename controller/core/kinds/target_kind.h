@@ -19,11 +19,12 @@ enum class TargetKind : std::uint8_t {
   Job,
   RayCluster,
   RayService,
-  LeaderWorkerSet
+  LeaderWorkerSet,
+  JobSet
 };
-inline constexpr std::array kTargetKinds = {TargetKind::Deployment, TargetKind::StatefulSet,
-                                            TargetKind::Job,        TargetKind::RayCluster,
-                                            TargetKind::RayService, TargetKind::LeaderWorkerSet};
+inline constexpr std::array kTargetKinds = {
+    TargetKind::Deployment, TargetKind::StatefulSet,     TargetKind::Job,   TargetKind::RayCluster,
+    TargetKind::RayService, TargetKind::LeaderWorkerSet, TargetKind::JobSet};
 
 }  // namespace gpuplacement::core
 
@@ -31,8 +32,9 @@ namespace gpuplacement::base {
 template <>
 struct EnumNames<core::TargetKind> {
   static constexpr std::string_view what = "target kind";
-  static constexpr auto names = std::to_array<std::string_view>(
-      {"Deployment", "StatefulSet", "Job", "RayCluster", "RayService", "LeaderWorkerSet"});
+  static constexpr auto names =
+      std::to_array<std::string_view>({"Deployment", "StatefulSet", "Job", "RayCluster",
+                                       "RayService", "LeaderWorkerSet", "JobSet"});
 };
 }  // namespace gpuplacement::base
 
@@ -45,6 +47,16 @@ namespace gpuplacement::core {
 // for custom resources, which refuse a strategic merge patch and replace
 // lists whole under a JSON merge patch.
 enum class WriteMethod : std::uint8_t { StrategicMerge, JsonPatch };
+
+// When its pods' resources (device counts, memory) may be written.
+enum class ResourcesWritable : std::uint8_t {
+  Always,
+  // Only while it is suspended, and only on a server that allows it
+  // (KEP-5440, Kubernetes 1.36).
+  From136,
+  // Never after it is created (its controller's webhook refuses them).
+  Never,
+};
 
 struct TargetKindTraits {
   std::string_view apiVersion;  // "apps/v1"
@@ -66,9 +78,7 @@ struct TargetKindTraits {
   // Waits suspended for its placement: the patch that places it resumes it
   // (unless another controller queues it).
   bool resumedByPlacement = false;
-  // Its pods' resources may change only while it is suspended, and only on
-  // a server that allows it (KEP-5440, Kubernetes 1.36).
-  bool resourcesFixedBefore136 = false;
+  ResourcesWritable resources = ResourcesWritable::Always;
   // Its pod template cannot gain spec.resourceClaims once created (the API
   // server keeps a suspended Job's template immutable but for scheduling
   // directives and container resources): its devices on DRA nodes are
@@ -81,21 +91,26 @@ struct TargetKindTraits {
 };
 
 using enum WriteMethod;
+using enum ResourcesWritable;
 // In the order of TargetKind.
 inline constexpr std::array<TargetKindTraits, kTargetKinds.size()> kTargetKindTraits = {{
-    {"apps/v1", "deployments", "", StrategicMerge, "", false, true, false, false, false,
+    {"apps/v1", "deployments", "", StrategicMerge, "", false, true, false, Always, false,
      "pod-template-hash"},
-    {"apps/v1", "statefulsets", "", StrategicMerge, "", false, true, false, false, false},
-    {"batch/v1", "jobs", "", StrategicMerge, "/spec/suspend", true, false, true, true, true},
+    {"apps/v1", "statefulsets", "", StrategicMerge, "", false, true, false, Always, false},
+    {"batch/v1", "jobs", "", StrategicMerge, "/spec/suspend", true, false, true, From136, true},
     // KubeRay makes no pod of a suspended RayCluster, and deletes them all
     // when one is suspended; it leaves running pods as they are when a
     // template changes, so a RayCluster is placed while it waits suspended.
     {"ray.io/v1", "rayclusters", "rayclusters.ray.io", JsonPatch, "/spec/suspend", false, true,
-     true, false, false},
-    {"ray.io/v1", "rayservices", "rayservices.ray.io", JsonPatch, "", false, true, false, false,
+     true, Always, false},
+    {"ray.io/v1", "rayservices", "rayservices.ray.io", JsonPatch, "", false, true, false, Always,
      false},
     {"leaderworkerset.x-k8s.io/v1", "leaderworkersets", "leaderworkersets.leaderworkerset.x-k8s.io",
-     JsonPatch, "", false, true, false, false, false},
+     JsonPatch, "", false, true, false, Always, false},
+    // Its webhook lets a suspended JobSet's templates change only their
+    // labels, annotations, nodeSelector, tolerations and schedulingGates.
+    {"jobset.x-k8s.io/v1alpha2", "jobsets", "jobsets.jobset.x-k8s.io", JsonPatch, "/spec/suspend",
+     true, false, true, Never, true},
 }};
 
 inline const TargetKindTraits& traitsOf(TargetKind kind) {

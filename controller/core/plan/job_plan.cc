@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "base/decimal.h"
+#include "base/enum_names.h"
 #include "core/plan/job_steps.h"
 
 namespace gpuplacement::core {
@@ -16,31 +17,35 @@ JobStep jobStep(const TargetState& job, bool placedHere) {
 }
 
 std::string heldJobNote(const TargetState& job, const std::string& name) {
-  return "Job " + name + " started" +
+  const std::string kind(base::nameOf(job.kind));
+  return kind + " " + name + " started" +
          (job.job.startTime.empty() ? std::string() : " at " + job.job.startTime) +
-         " on the placement in force: a running Job is never moved; its next run (a new Job) "
-         "gets this placement";
+         " on the placement in force: a running " + kind + " is never moved; its next run (a new " +
+         kind + ") gets this placement";
 }
 
-std::string startedUnplacedMessage(const std::string& job, const std::string& workload,
-                                   bool queued) {
+std::string startedUnplacedMessage(TargetKind kind, const std::string& job,
+                                   const std::string& workload, bool queued) {
+  const std::string name(base::nameOf(kind));
   if (queued) {
-    return "Job " + job +
+    return name + " " + job +
            " was started by its queue (Kueue, or the controller its spec.managedBy names) before "
-           "the operator placed it, and a started Job's pod template cannot change: create the "
-           "GpuWorkload before the Job, so that it is placed while it waits to be admitted";
+           "the operator placed it, and a started " +
+           name + "'s pod template cannot change: create the GpuWorkload before the " + name +
+           ", so that it is placed while it waits to be admitted";
   }
-  return "Job " + job +
-         " started before the operator placed it, and a started Job's pod template cannot "
-         "change. Create Jobs suspended: label the Job gpuplacement.io/workload=" +
-         workload +
+  return name + " " + job + " started before the operator placed it, and a started " + name +
+         "'s pod template cannot change. Create " + name + "s suspended: label the " + name +
+         " gpuplacement.io/workload=" + workload +
          " (the chart's admission policy then creates it with spec.suspend: true) or set "
          "spec.suspend: true yourself; the operator places it and resumes it in one write";
 }
 
-std::string resourcesImmutableMessage(const std::string& job, const std::string& serverVersion,
-                                      const std::string& container, const Scheduling& scheduling,
-                                      const std::string& serverWords) {
+namespace {
+
+// "nvidia.com/gpu=1, memory=16Gi (request only)": the resources a
+// placement writes.
+std::string resourcesNeeded(const Scheduling& scheduling) {
   std::string needs;
   for (const auto& [name, value] : scheduling.resources) {
     needs += (needs.empty() ? "" : ", ") + name + "=" + value;
@@ -48,6 +53,15 @@ std::string resourcesImmutableMessage(const std::string& job, const std::string&
   for (const auto& [name, value] : scheduling.requestsOnly) {
     needs += (needs.empty() ? "" : ", ") + name + "=" + value + " (request only)";
   }
+  return needs;
+}
+
+}  // namespace
+
+std::string resourcesImmutableMessage(const std::string& job, const std::string& serverVersion,
+                                      const std::string& container, const Scheduling& scheduling,
+                                      const std::string& serverWords) {
+  const auto needs = resourcesNeeded(scheduling);
   // A 1.36 server that refuses has the gate turned off; an older one has
   // no such gate on by default.
   unsigned major = 0;
@@ -68,27 +82,48 @@ std::string resourcesImmutableMessage(const std::string& job, const std::string&
          (serverWords.empty() ? std::string() : " (the server said: " + serverWords + ")");
 }
 
+std::string resourcesFixedMessage(TargetKind kind, const std::string& name,
+                                  const std::vector<std::string>& podSets,
+                                  const std::string& container, const Scheduling& scheduling) {
+  std::string sets;
+  for (std::size_t i = 0; i < podSets.size(); ++i) {
+    sets += (i == 0 ? "" : i + 1 == podSets.size() ? " and " : ", ") + podSets[i];
+  }
+  const auto target = describeTarget(kind, name);
+  return "the controller of " + target +
+         " keeps its pods' resources as they were created (while it waits suspended, only their "
+         "labels, annotations, nodeSelector, tolerations and scheduling gates may change), and "
+         "the placement needs containers[" +
+         container + "].resources " + resourcesNeeded(scheduling) +
+         " (requests and limits unless said) in the pod template" +
+         (podSets.size() == 1 ? " of " : "s of ") + sets + ", which " + target +
+         " does not ask for. It stays suspended and unchanged: set these in its manifest and "
+         "create it again";
+}
+
 Readiness jobReadiness(const TargetState& job, const std::string& name, const std::string& workload,
                        const std::string& instanceType, int pendingPods,
                        const std::string& pendingMessage) {
   const auto& progress = job.job;
+  const std::string kind(base::nameOf(job.kind));
   switch (progress.end) {
     case JobProgress::End::Complete:
-      return {"True", "JobComplete", "Job " + name + " completed on " + instanceType};
+      return {"True", "JobComplete", kind + " " + name + " completed on " + instanceType};
     case JobProgress::End::Failed:
       return {"False", "JobFailed",
-              "Job " + name + " failed on " + instanceType +
+              kind + " " + name + " failed on " + instanceType +
                   (progress.endReason.empty() ? std::string() : ": " + progress.endReason)};
     case JobProgress::End::Running:
       break;
   }
   if (pendingPods > 0) {
     return {"False", "Unschedulable",
-            std::to_string(pendingPods) + (pendingPods == 1 ? " pod" : " pods") + " of Job " +
-                name + " cannot be scheduled on " + instanceType + ": " + pendingMessage +
+            std::to_string(pendingPods) + (pendingPods == 1 ? " pod" : " pods") + " of " + kind +
+                " " + name + " cannot be scheduled on " + instanceType + ": " + pendingMessage +
                 (progress.started()
-                     ? "; a started Job is not moved: to place it anew, delete it and create it "
-                       "again, suspended"
+                     ? "; a started " + kind +
+                           " is not moved: to place it anew, delete it and create it again, "
+                           "suspended"
                      : "")};
   }
   if (progress.suspended) {
@@ -104,13 +139,13 @@ Readiness jobReadiness(const TargetState& job, const std::string& name, const st
             " for this GpuWorkload, so whoever suspended it resumes it";
     }
     return {"False", "JobSuspended",
-            "Job " + name + " carries the placement and is suspended: " + why};
+            kind + " " + name + " carries the placement and is suspended: " + why};
   }
   if (progress.active > 0) {
     // No pod count: each change of it would be one more status write.
-    return {"True", "JobRunning", "Job " + name + " runs on " + instanceType};
+    return {"True", "JobRunning", kind + " " + name + " runs on " + instanceType};
   }
-  return {"False", "JobStarting", "Job " + name + " is starting on " + instanceType};
+  return {"False", "JobStarting", kind + " " + name + " is starting on " + instanceType};
 }
 
 std::optional<JobRunRecord> jobRun(const TargetState& job, const std::string& name,
@@ -169,7 +204,7 @@ void holdJob(const WorkloadInput& input, const WorkloadIntent& intent,
   if (const auto* said = findCondition(plan.conditions, "Applied");
       !said || said->status != "True") {
     draft.set("Applied", "True", "Applied",
-              "Job " + applied.targetName + " carries the placement (generation " +
+              describeTarget(job.kind, applied.targetName) + " carries the placement (generation " +
                   std::to_string(applied.targetGeneration) + ")");
   }
   const auto ready = jobReadiness(job, applied.targetName, input.name, applied.instanceType,
@@ -187,7 +222,7 @@ void holdJob(const WorkloadInput& input, const WorkloadIntent& intent,
     const bool complete = run->outcome == "Complete";
     plan.events.push_back(
         {complete ? "Normal" : "Warning", "JobEnded",
-         "Job " + run->job + (complete ? " completed" : " failed") + " after " +
+         describeTarget(job.kind, run->job) + (complete ? " completed" : " failed") + " after " +
              base::formatDuration(std::chrono::seconds(run->durationSeconds)) + " on " +
              run->instanceType + ": $" + run->cost + " at $" + run->hourlyCost + "/h" +
              (complete || job.job.endReason.empty() ? "" : " (" + job.job.endReason + ")")});
@@ -210,8 +245,8 @@ bool jobCannotMove(const WorkloadInput& input, const WorkloadIntent& intent,
     case JobStep::StartedUnplaced:
       plan.view.placement = plan.decision->placement;
       draft.notApplied("JobStartedUnplaced",
-                       startedUnplacedMessage(input.workload->targetName, input.name,
-                                              input.target->job.queuedElsewhere));
+                       startedUnplacedMessage(input.target->kind, input.workload->targetName,
+                                              input.name, input.target->job.queuedElsewhere));
       return true;
   }
   return false;

@@ -29,8 +29,8 @@ std::string heldJobNote(const TargetState& job, const std::string& name);
 
 // Applied=False, reason JobStartedUnplaced. `queued`: its queue (Kueue,
 // spec.managedBy) started it.
-std::string startedUnplacedMessage(const std::string& job, const std::string& workload,
-                                   bool queued);
+std::string startedUnplacedMessage(TargetKind kind, const std::string& job,
+                                   const std::string& workload, bool queued);
 
 // Applied=False, reason JobResourcesImmutable: the server will not take
 // the resources the placement needs; names the server version, the field,
@@ -39,6 +39,14 @@ std::string startedUnplacedMessage(const std::string& job, const std::string& wo
 std::string resourcesImmutableMessage(const std::string& job, const std::string& serverVersion,
                                       const std::string& container, const Scheduling& scheduling,
                                       const std::string& serverWords);
+
+// Applied=False, reason ResourcesFixed: the kind's controller keeps its
+// pods' resources as created (a JobSet's webhook), and the placement needs
+// others in the pod sets it places (`podSets`, by name); names the field
+// and what the user can do.
+std::string resourcesFixedMessage(TargetKind kind, const std::string& name,
+                                  const std::vector<std::string>& podSets,
+                                  const std::string& container, const Scheduling& scheduling);
 
 // Ready for a Job: pending, running, complete (True) or failed. `pending`:
 // its pods the scheduler cannot place, and the scheduler's message;

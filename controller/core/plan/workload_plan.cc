@@ -5,6 +5,7 @@
 #include "base/decimal.h"
 #include "core/cluster/region.h"
 #include "core/explain/explainer.h"
+#include "core/kinds/pod_sets.h"
 #include "core/plan/fallback.h"
 #include "core/plan/job_plan.h"
 #include "core/plan/job_steps.h"
@@ -174,7 +175,9 @@ void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
           ? renderScheduling(plan.wanted, engine.catalog(), engine.policy(), input.cluster->labels)
           : renderScheduling(plan.wanted, engine.catalog(), engine.policy());
   const auto& kind = traitsOf(input.target->kind);
-  const bool resourcesFixed = kind.resourcesFixedBefore136 && !input.jobResourcesMutable;
+  const bool resourcesFixed =
+      kind.resources == ResourcesWritable::Never ||
+      (kind.resources == ResourcesWritable::From136 && !input.jobResourcesMutable);
   if (resourcesFixed) {
     // Such a server refuses the whole write when a suspended Job's
     // resources change: the devices are worth it, the host memory default
@@ -195,14 +198,20 @@ void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
   plan.write = std::move(write);
   const auto& patch = plan.write->patch;
   if (resourcesFixed && patch.resourcesChanged && !patch.blocked()) {
-    // Refused whole by such a server: nothing is sent, the Job stays as it is.
-    const auto message = resourcesImmutableMessage(spec.targetRef.name, input.serverVersion,
-                                                   deviceContainer(*input.target, spec.containers),
-                                                   plan.write->scheduling, "");
+    // Refused whole by such a server, or by the kind's webhook: nothing is
+    // sent, the target stays as it is.
+    const auto container = deviceContainer(*input.target, spec.containers);
+    const bool never = kind.resources == ResourcesWritable::Never;
+    const auto message = never
+                             ? resourcesFixedMessage(input.target->kind, spec.targetRef.name,
+                                                     placedPodSetNames(*input.target, spec.podSets),
+                                                     container, plan.write->scheduling)
+                             : resourcesImmutableMessage(spec.targetRef.name, input.serverVersion,
+                                                         container, plan.write->scheduling, "");
     plan.write.reset();
     plan.view.applied.reset();
     plan.view.placement = plan.wanted;
-    draft.notApplied("JobResourcesImmutable", message);
+    draft.notApplied(never ? "ResourcesFixed" : "JobResourcesImmutable", message);
   }
 }
 

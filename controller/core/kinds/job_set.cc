@@ -1,0 +1,129 @@
+#include <algorithm>
+
+#include "base/json_access.h"
+#include "core/kinds/adapters.h"
+#include "core/kinds/pod_template_read.h"
+
+// JobSet (jobset.x-k8s.io/v1alpha2): replicated jobs, each `replicas` Jobs
+// of one template, run once together (a trainer's workers, a driver beside
+// them). The JobSet controller makes the child Jobs, and while the JobSet
+// is suspended its webhook lets a template change only its labels,
+// annotations, nodeSelector, tolerations and schedulingGates: placed while
+// it waits suspended, its resources as its manifest asks.
+namespace gpuplacement::core::kinds {
+namespace {
+
+using json = nlohmann::json;
+using base::integerOf;
+using base::memberOf;
+using base::stringMember;
+
+// The labels the JobSet controller puts on every pod of its Jobs.
+constexpr const char* kJobSetNameLabel = "jobset.sigs.k8s.io/jobset-name";
+constexpr const char* kReplicatedJobLabel = "jobset.sigs.k8s.io/replicatedjob-name";
+// The controller that runs a JobSet by default; any other spec.managedBy
+// (MultiKueue, say) runs it elsewhere.
+constexpr std::string_view kJobSetController = "jobset.sigs.k8s.io/jobset-controller";
+
+// The pods one replicated job runs at once: its Jobs times each Job's
+// parallelism (no more than its completions).
+std::int64_t podsOf(const json& replicatedJob) {
+  const auto& jobSpec = memberOf(memberOf(replicatedJob, "template"), "spec");
+  std::int64_t perJob = integerOf(memberOf(jobSpec, "parallelism"), 1);
+  if (const auto& completions = memberOf(jobSpec, "completions"); completions.is_number_integer()) {
+    perJob = std::min(perJob, completions.get<std::int64_t>());
+  }
+  return std::max<std::int64_t>(integerOf(memberOf(replicatedJob, "replicas"), 1), 0) *
+         std::max<std::int64_t>(perJob, 0);
+}
+
+// Its run: started once it was resumed (the Suspended condition turned
+// False) or, created running, once a Job of it is active; ended by its
+// Completed or Failed condition.
+void readRun(const json& object, JobProgress& job) {
+  const auto& status = memberOf(object, "status");
+  std::int64_t jobs = 0;
+  for (const auto& replicated : memberOf(status, "replicatedJobsStatus")) {
+    jobs += integerOf(memberOf(replicated, "active")) + integerOf(memberOf(replicated, "ready")) +
+            integerOf(memberOf(replicated, "succeeded")) +
+            integerOf(memberOf(replicated, "failed"));
+  }
+  job.active = static_cast<std::int32_t>(std::min<std::int64_t>(jobs, INT32_MAX));
+  for (const auto& condition : memberOf(status, "conditions")) {
+    if (stringMember(condition, "type") == "Suspended" &&
+        stringMember(condition, "status") == "False") {
+      job.startTime = stringMember(condition, "lastTransitionTime");
+    }
+  }
+  if (job.startTime.empty() && !job.suspended && jobs > 0) {
+    job.startTime = stringMember(memberOf(object, "metadata"), "creationTimestamp");
+  }
+  if (const auto* completed = trueCondition(status, "Completed")) {
+    job.end = JobProgress::End::Complete;
+    job.endTime = stringMember(*completed, "lastTransitionTime");
+  } else if (const auto* failed = trueCondition(status, "Failed")) {
+    job.end = JobProgress::End::Failed;
+    job.endTime = stringMember(*failed, "lastTransitionTime");
+    job.endReason = stringMember(*failed, "reason");
+    if (const auto message = stringMember(*failed, "message"); !message.empty()) {
+      job.endReason += (job.endReason.empty() ? "" : ": ") + message;
+    }
+  }
+}
+
+class JobSetAdapter final : public KindAdapter {
+ public:
+  void read(const json& object, TargetState& state) const override {
+    const auto& spec = memberOf(object, "spec");
+    const auto& replicatedJobs = memberOf(spec, "replicatedJobs");
+    std::int64_t pods = 0;
+    if (replicatedJobs.is_array()) {
+      for (std::size_t i = 0; i < replicatedJobs.size(); ++i) {
+        const auto& replicated = replicatedJobs[i];
+        const auto count = podsOf(replicated);
+        state.podSets.push_back(
+            {stringMember(replicated, "name"), "job", true,
+             static_cast<std::int32_t>(std::min<std::int64_t>(count, INT32_MAX)),
+             "/spec/replicatedJobs/" + std::to_string(i) + "/template/spec/template"});
+        state.podSetTemplates.push_back(podTemplateFrom(
+            memberOf(memberOf(memberOf(replicated, "template"), "spec"), "template"), true));
+        pods += count;
+      }
+    }
+    if (!state.podSetTemplates.empty()) {
+      static_cast<PodTemplateState&>(state) = state.podSetTemplates.front();
+    }
+    state.replicas = static_cast<std::int32_t>(std::min<std::int64_t>(pods, INT32_MAX));
+    auto& job = state.job;
+    readSuspension(object, job);
+    const auto managedBy = stringMember(spec, "managedBy");
+    job.queuedElsewhere =
+        job.queuedElsewhere || (!managedBy.empty() && managedBy != kJobSetController);
+    readRun(object, job);
+  }
+
+  bool rolledOut(const TargetState& state) const override { return state.job.started(); }
+
+  bool templateMutable(const TargetState& state) const override {
+    return state.job.suspended && !state.job.started();
+  }
+
+  // Its pods are its Jobs' (whose adapter claims them first): the labels
+  // name the JobSet and the replicated job.
+  std::optional<PodOwner> ownerOf(const json& pod) const override {
+    auto name = podLabel(pod, kJobSetNameLabel);
+    if (!name || name->empty()) {
+      return std::nullopt;
+    }
+    return PodOwner{std::move(*name), podLabel(pod, kReplicatedJobLabel).value_or("")};
+  }
+};
+
+}  // namespace
+
+const KindAdapter& jobSetAdapter() {
+  static const JobSetAdapter adapter;
+  return adapter;
+}
+
+}  // namespace gpuplacement::core::kinds
