@@ -146,6 +146,17 @@ TEST_CASE("on nodes whose devices come through DRA, a placement asks by a claim"
   CHECK_FALSE(jobScheduling.claim);
   CHECK(jobScheduling.resources == std::map<std::string, std::string>{
                                        {"deviceclass.resource.kubernetes.io/gpu.nvidia.com", "1"}});
+  // A JobSet keeps its pods' devices as created: one that asks for
+  // nvidia.com/gpu is not placed where they come through DRA only, one that
+  // asks by the class's extended resource is.
+  auto jobSet = job;
+  jobSet.fixedDevices = {"nvidia.com/gpu", 1, "workers", "trainer"};
+  CHECK_FALSE(decideOn(l40s, jobSet).placement);
+  jobSet.fixedDevices = {"deviceclass.resource.kubernetes.io/gpu.nvidia.com", 1, "workers",
+                         "trainer"};
+  const auto byClass = decideOn(l40s, jobSet);
+  REQUIRE(byClass.placement);
+  CHECK(byClass.placement->claimByResource);
   // ... but a class cannot name a MIG profile: the slices are passed over,
   // and the reason says why.
   auto speech = serving("1.55B").only({"p4d.24xlarge"}).intent;

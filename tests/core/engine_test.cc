@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 
 #include "base/io/yaml_json.h"
+#include "core/decide/render.h"
 #include "core/explain/decision_json.h"
 #include "core/explain/explainer.h"
 #include "support/engine_fixture.h"
@@ -780,6 +781,62 @@ TEST_CASE("an empty catalog or rule set is refused") {
       PlacementEngine::create(testing::shippedCatalog(), std::make_shared<RuleSet>(), {});
   REQUIRE_FALSE(noRules.ok());
   CHECK(noRules.error().field == "rules");
+}
+
+TEST_CASE("devices a kind keeps as created: the placement is of that shape, or none") {
+  const auto engine = shippedEngine();
+  const auto render = [&engine](const Placement& placement) {
+    auto resources = renderScheduling(placement, engine->catalog(), engine->policy()).resources;
+    resources.erase("cpu");
+    resources.erase("memory");
+    return resources;
+  };
+  struct Row {
+    const char* label;
+    std::vector<Tier> tiers;
+    FixedDevices fixed;
+    std::map<std::string, std::string> written;  // empty: cannot place
+  };
+  const Row rows[] = {
+      {"a worker of four GPUs: four on one node, though one would hold it",
+       {Tier::NVIDIA},
+       {"nvidia.com/gpu", 4, "workers", "trainer"},
+       {{"nvidia.com/gpu", "4"}}},
+      {"one Trainium chip",
+       {Tier::Trainium},
+       {"aws.amazon.com/neuron", 1, "workers", "trainer"},
+       {{"aws.amazon.com/neuron", "1"}}},
+      {"three GPUs: no type has a placement of three",
+       {Tier::NVIDIA},
+       {"nvidia.com/gpu", 3, "workers", "trainer"},
+       {}},
+      {"GPUs, where only Neuron devices are allowed",
+       {Tier::Trainium},
+       {"nvidia.com/gpu", 1, "workers", "trainer"},
+       {}},
+  };
+  const auto free = decide(*engine, IntentBuilder(K::FineTuning, "7B").precision(P::BF16));
+  REQUIRE(free.placement);
+  CHECK(free.placement->acceleratorCount == 1);
+  for (const auto& row : rows) {
+    CAPTURE(std::string(row.label));
+    auto intent = IntentBuilder(K::FineTuning, "7B").precision(P::BF16).tiers(row.tiers).intent;
+    intent.fixedDevices = row.fixed;
+    const auto decision = decide(*engine, intent);
+    if (row.written.empty()) {
+      CHECK_FALSE(decision.placement);
+      CHECK_MESSAGE(
+          decision.cannotPlace.find("the pod set workers asks for " + row.fixed.resource + ": " +
+                                    std::to_string(row.fixed.count) +
+                                    " in containers[trainer].resources") != std::string::npos,
+          decision.cannotPlace);
+      continue;
+    }
+    REQUIRE_MESSAGE(decision.placement, decision.cannotPlace);
+    CHECK(render(*decision.placement) == row.written);
+    CHECK(decision.reason.find("only placements asked for with " + row.fixed.resource) !=
+          std::string::npos);
+  }
 }
 
 }  // namespace gpuplacement::core

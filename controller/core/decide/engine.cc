@@ -8,6 +8,7 @@
 
 #include "base/time_format.h"
 #include "core/catalog/quantity.h"
+#include "core/decide/render.h"
 
 namespace gpuplacement::core {
 namespace {
@@ -451,6 +452,10 @@ void PlacementEngine::addOptions(int index, const Fit& fit, const Request& reque
       evaluation.claimsUnwritable = true;
       continue;
     }
+    if (!keepsFixedDevices(index, fit, capacity, request)) {
+      evaluation.devicesFixedOut = true;
+      continue;
+    }
     const auto nodeHourly = price(index, capacity);
     if (!nodeHourly) {
       continue;
@@ -476,6 +481,40 @@ void PlacementEngine::addOptions(int index, const Fit& fit, const Request& reque
       feasible.pop_back();
     }
   }
+}
+
+bool PlacementEngine::keepsFixedDevices(int index, const Fit& fit, CapacityType capacity,
+                                        const Request& request) const {
+  const auto& fixed = request.intent.fixedDevices;
+  if (fixed.resource.empty()) {
+    return true;
+  }
+  // The shape as it would be written: render is what writes it.
+  const auto& instance = catalog_->instances[static_cast<std::size_t>(index)];
+  const auto* accelerator = catalog_->acceleratorOf(instance);
+  Placement shape;
+  shape.tier = instance.tier;
+  shape.instanceType = instance.type;
+  shape.acceleratorCount = fit.devices;
+  if (accelerator && fit.migProfile >= 0) {
+    shape.migProfile = accelerator->migProfiles[static_cast<std::size_t>(fit.migProfile)].name;
+  }
+  shape.timeSlices = fit.timeSlices;
+  shape.claim = accelerator && request.capacity && request.capacity->offersClaims(index, capacity);
+  shape.claimByResource = shape.claim && !request.intent.claimsWritable;
+  shape.capacityType = capacity;
+  const auto scheduling = renderScheduling(shape, *catalog_, policy_);
+  bool asked = false;
+  for (const auto& [name, value] : scheduling.resources) {
+    if (name == "cpu" || name == "memory") {
+      continue;
+    }
+    if (name != fixed.resource || value != std::to_string(fixed.count)) {
+      return false;
+    }
+    asked = true;
+  }
+  return asked && !scheduling.claim;
 }
 
 // Reserved nodes of the type exist, and the workload may run there: where

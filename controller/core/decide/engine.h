@@ -98,6 +98,10 @@ class PlacementEngine {
                      const Request& request, std::vector<const OwnPod*>& ownOnType) const;
   // Whether the workload may take the type's reserved nodes.
   bool reservedOffered(int index, const Request& request) const;
+  // The devices a replica of this shape is asked for with are those the
+  // intent's fixedDevices names (always, where it names none).
+  bool keepsFixedDevices(int index, const Fit& fit, CapacityType capacity,
+                         const Request& request) const;
   // Why the type's reserved nodes are passed over (they may end before the
   // workload's deadline, or be taken back); nullopt when they are not.
   std::optional<std::string> reservationPassedOver(int index, const Request& request) const;

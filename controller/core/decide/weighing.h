@@ -120,6 +120,9 @@ struct Evaluation {
   // Nodes that offer their devices only through DRA passed over: the
   // target's pod template cannot gain a claim (a Job's).
   bool claimsUnwritable = false;
+  // Options passed over for asking other devices than the team's template,
+  // which its kind keeps as created (WorkloadIntent::fixedDevices).
+  bool devicesFixedOut = false;
   // Reserved nodes passed over, and why: their reservation ends before the
   // workload's deadline, or may (a Capacity Block whose end is not known),
   // or may be taken back and the work did not consent to that.

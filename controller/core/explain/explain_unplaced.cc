@@ -342,6 +342,14 @@ std::string Explainer::bindingConstraint(const Request& request, const Evaluatio
            "Allocation: a Job's pod template cannot gain spec.resourceClaims once created, and "
            "a DeviceClass's extended resource cannot name a profile";
   }
+  if (overall.devicesFixedOut && overall.unoffered.empty()) {
+    const auto& fixed = request.intent.fixedDevices;
+    return "the pod set " + fixed.podSet + " asks for " + fixed.resource + ": " +
+           std::to_string(fixed.count) + " in containers[" + fixed.container +
+           "].resources, which its kind keeps as created, and no eligible placement is asked "
+           "for that way: write the devices a placement needs there (or none, and the operator "
+           "says which) and create it again";
+  }
   if (!overall.unoffered.empty()) {
     return unofferedConstraint(request, overall);
   }

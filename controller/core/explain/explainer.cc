@@ -113,6 +113,12 @@ void Explainer::choose(const Weighing& weighing, Decision& decision) const {
         "Job's pod template cannot gain spec.resourceClaims once created, and a DeviceClass's "
         "extended resource cannot name a profile";
   }
+  if (evaluation.devicesFixedOut) {
+    const auto& fixed = request.intent.fixedDevices;
+    decision.reason += "; only placements asked for with " + fixed.resource + ": " +
+                       std::to_string(fixed.count) + " considered, as the pod set " + fixed.podSet +
+                       " asks and its kind keeps";
+  }
   if (evaluation.spotWithheld) {
     decision.reason +=
         "; spot not considered: online serving on spot needs the policy's consent "

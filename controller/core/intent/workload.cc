@@ -1,6 +1,7 @@
 #include "core/intent/workload.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "base/json_reader.h"
 #include "base/time_format.h"
@@ -462,6 +463,42 @@ Status checkServingLoad(const ServingLoad& load, const ServingFieldNames& names)
   return Ok{};
 }
 
+namespace {
+
+// An extended resource that names devices as the device plugins and DRA
+// advertise them (what core/decide/render.cc writes).
+bool isDeviceResource(const std::string& name) {
+  return name == "nvidia.com/gpu" || name == "nvidia.com/gpu.shared" ||
+         name.rfind("nvidia.com/mig-", 0) == 0 || name == "aws.amazon.com/neuron" ||
+         name.rfind("deviceclass.resource.kubernetes.io/", 0) == 0;
+}
+
+// The first device request in the placed pod sets' templates (the
+// containers `containers` names, or any), by its limit or else its request.
+FixedDevices devicesAskedFor(const TargetState& target, const GpuWorkloadSpec& spec) {
+  for (const auto index : placedPodSets(target, spec.podSets).indexes) {
+    const auto view = podSetView(target, index);
+    for (const auto& container : view.containers) {
+      if (!spec.containers.empty() && std::find(spec.containers.begin(), spec.containers.end(),
+                                                container.name) == spec.containers.end()) {
+        continue;
+      }
+      for (const auto* list : {&container.limits, &container.requests}) {
+        for (const auto& [name, value] : *list) {
+          int count = 0;
+          if (isDeviceResource(name) && std::sscanf(value.c_str(), "%d", &count) == 1 &&
+              count > 0) {
+            return {name, count, target.podSets[index].name, container.name};
+          }
+        }
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const TargetState* target) {
   WorkloadIntent intent = spec.intent;
   intent.replicas = target ? target->replicas : 1;
@@ -470,6 +507,12 @@ WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const TargetState* target) 
   }
   intent.surge = target ? target->surge : 0;
   intent.claimsWritable = !target || !traitsOf(target->kind).claimsFixed;
+  if (target && traitsOf(target->kind).resources == ResourcesWritable::Never) {
+    // Its pods ask for what they ask for: a placement of another shape
+    // could not be written. One asking for none is placed freely and told
+    // what to write (core/plan/job_plan.h: resourcesFixedMessage).
+    intent.fixedDevices = devicesAskedFor(*target, spec);
+  }
   if (target) {
     const auto pod = teamPodRequests(*target);
     intent.podCpu = pod.cpu;

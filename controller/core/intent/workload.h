@@ -69,6 +69,19 @@ struct ServingFieldNames {
 // means a request rate needs, and mean lengths that fit the context.
 Status checkServingLoad(const ServingLoad& load, const ServingFieldNames& names);
 
+// The devices a replica's pod template asks for, where its kind keeps its
+// pods' resources as created (a JobSet: core/kinds/target_kind.h): one
+// extended resource and its count ("nvidia.com/gpu", 1). Empty resource:
+// the placement writes the devices itself.
+struct FixedDevices {
+  std::string resource;
+  int count = 0;
+  std::string podSet;     // the pod set whose template asks for them
+  std::string container;  // and its container
+
+  bool operator==(const FixedDevices&) const = default;
+};
+
 // What the engine decides from: the workload's intent.
 struct WorkloadIntent {
   WorkloadKind kind = WorkloadKind::Inference;
@@ -90,6 +103,8 @@ struct WorkloadIntent {
   // instead, and MIG devices so offered are not candidates (the class cannot
   // name a profile).
   bool claimsWritable = true;
+  // A placement keeps to these (the team's, fixed by its kind) or is none.
+  FixedDevices fixedDevices;
   // What the target's pod template already requests per replica (the
   // team's own cpu and memory, summed over its containers; not what the
   // operator set). A node must hold it next to the devices, or the
