@@ -1,11 +1,13 @@
 // The kinds GPU work runs as on EKS, each with its real controller beside
 // the simulated cluster with Karpenter (scripts/controlplane start --kinds
-// kuberay,lws: KubeRay v1.5.0, LeaderWorkerSet v0.7.0): the samples of
-// config/samples/rayservices.yaml and leaderworkerset.yaml, and a
-// RayCluster waiting suspended, are placed pod set by pod set and their
-// pods run on nodes of the type each GpuWorkload's status names; the pod
-// sets that carry no model run where the team's template lets them.
+// kuberay,lws,jobset: KubeRay v1.5.0, LeaderWorkerSet v0.7.0, JobSet
+// v0.10.1): the samples of config/samples/rayservices.yaml,
+// leaderworkerset.yaml and jobset.yaml, and a RayCluster waiting
+// suspended, are placed pod set by pod set and their pods run on nodes of
+// the type each GpuWorkload's status names; the pod sets that carry no
+// model run where the team's template lets them.
 #include <chrono>
+#include <cstdlib>
 
 #include <doctest/doctest.h>
 
@@ -31,7 +33,7 @@ const bool kConfigured = [] {
   options.pools = "config/sim/demo.yaml";
   options.karpenter = true;
   options.prices = "config/samples/placementpolicy.yaml";
-  options.kinds = {"kuberay", "lws"};
+  options.kinds = {"kuberay", "lws", "jobset"};
   ControlPlane::configure(options);
   return true;
 }();
@@ -67,9 +69,10 @@ struct PodOnNode {
   bool terminating = false;
 };
 
-std::vector<PodOnNode> podsSelected(const std::string& selector) {
+std::vector<PodOnNode> podsSelected(const std::string& selector,
+                                    const std::string& ns = kNamespace) {
   std::vector<PodOnNode> pods;
-  auto list = cluster().get("/api/v1/namespaces/" + kNamespace + "/pods?labelSelector=" + selector);
+  auto list = cluster().get("/api/v1/namespaces/" + ns + "/pods?labelSelector=" + selector);
   if (!list) {
     return pods;
   }
@@ -94,8 +97,9 @@ std::vector<PodOnNode> podsSelected(const std::string& selector) {
 // Why the pods the selector picks are not `count`, Running, on nodes of
 // `instanceType` (or, empty, on nodes of the pool `pool`); empty once they are.
 std::string notRunningOn(const std::string& selector, std::size_t count,
-                         const std::string& instanceType, const std::string& pool = "") {
-  const auto pods = podsSelected(selector);
+                         const std::string& instanceType, const std::string& pool = "",
+                         const std::string& ns = kNamespace) {
+  const auto pods = podsSelected(selector, ns);
   std::string why;
   std::size_t live = 0;
   for (const auto& pod : pods) {
@@ -120,8 +124,8 @@ std::string notRunningOn(const std::string& selector, std::size_t count,
 
 // The instance type a GpuWorkload placed its target on, once it says
 // Placed and Applied; empty before.
-std::string placedType(const std::string& name) {
-  const auto path = workloadPath(kNamespace, name);
+std::string placedType(const std::string& name, const std::string& ns = kNamespace) {
+  const auto path = workloadPath(ns, name);
   if (cluster().conditionOf(path, "Placed") != "True/Placed" ||
       cluster().conditionOf(path, "Applied").rfind("True/", 0) != 0) {
     return "";
@@ -131,8 +135,8 @@ std::string placedType(const std::string& name) {
                             "instanceType");
 }
 
-std::string conditions(const std::string& name) {
-  const auto path = workloadPath(kNamespace, name);
+std::string conditions(const std::string& name, const std::string& ns = kNamespace) {
+  const auto path = workloadPath(ns, name);
   return "Placed " + cluster().conditionOf(path, "Placed") + ": " +
          cluster().conditionMessageOf(path, "Placed") + "; Applied " +
          cluster().conditionOf(path, "Applied") + ": " +
@@ -243,8 +247,6 @@ spec:
   constraints: {tiers: [NVIDIA]}
 )";
   c.apply(manifest);
-  // KubeRay makes no pod of it while it is suspended.
-  CHECK(podsSelected("ray.io%2Fcluster%3Dbatch-embed").empty());
   std::string type;
   REQUIRE_MESSAGE(
       c.waitFor([&] { return !(type = placedType("batch-embed")).empty(); }, 120s, 250ms),
@@ -255,6 +257,20 @@ spec:
   const auto head = podTemplateAt(ray, "/spec/headGroupSpec/template");
   CHECK_FALSE(head["spec"].contains("nodeSelector"));
   CHECK_FALSE(head["spec"]["containers"][0]["resources"]["limits"].contains("nvidia.com/gpu"));
+  // KubeRay made no pod while it waited suspended: every worker it made
+  // carries the placement's node selector.
+  const auto placedSelector =
+      podTemplateAt(ray, "/spec/workerGroupSpecs/0/template")["spec"]["nodeSelector"];
+  REQUIRE(placedSelector.is_object());
+  const auto workers = c.get("/api/v1/namespaces/" + kNamespace +
+                             "/pods?labelSelector=ray.io%2Fcluster%3Dbatch-embed,ray.io%2Fnode-"
+                             "type%3Dworker");
+  REQUIRE(workers);
+  for (const auto& pod : (*workers)["items"]) {
+    for (const auto& [key, value] : placedSelector.items()) {
+      CHECK(base::memberOf(pod["spec"], "nodeSelector").value(key, json()) == value);
+    }
+  }
 
   std::string why;
   CHECK_MESSAGE(c.waitFor(
@@ -345,6 +361,136 @@ TEST_CASE(
         conditions(service.name));
     MESSAGE(service.name << ": worker group " << service.group << " on " << service.type);
   }
+  op.stop();
+}
+
+TEST_CASE("a JobSet waiting suspended: its workers placed and resumed in one write, Running") {
+  auto& c = cluster();
+  prepare(c);
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE_MESSAGE(op.waitReady(60s), op.log());
+  // kwok completes a Job's pods as soon as they run, unless they say how
+  // long to run: 60 s here, to see both workers Running before the end.
+  auto manifest = readFile(kSamples + "/jobset.yaml");
+  const std::string labels = "metadata: {labels: {app: mistral-lora}}";
+  const auto at = manifest.find(labels);
+  REQUIRE(at != std::string::npos);
+  manifest.replace(at, labels.size(),
+                   "metadata: {labels: {app: mistral-lora}, annotations: "
+                   "{pod-complete.stage.kwok.x-k8s.io/delay: 60s}}");
+  c.apply(manifest);
+  const std::string ns = "research";
+  const std::string name = "mistral-lora";
+  const auto selector = "jobset.sigs.k8s.io%2Fjobset-name%3D" + name;
+  std::string type;
+  REQUIRE_MESSAGE(c.waitFor([&] { return !(type = placedType(name, ns)).empty(); }, 120s, 250ms),
+                  conditions(name, ns) << "\n"
+                                       << op.log());
+  const auto path = Cluster::pathOf("jobset.x-k8s.io/v1alpha2", "JobSet", ns, name);
+  const auto jobSet = c.mustGet(path);
+  CHECK(jobSet["spec"]["suspend"] == false);  // resumed by the write that placed it
+  const auto workers = podTemplateAt(jobSet, "/spec/replicatedJobs/0/template/spec/template");
+  CHECK(workers["spec"].contains("nodeSelector"));
+  // The devices are the team's, as its manifest wrote them (JobSet's
+  // defaulting webhook writes the quantity back as text).
+  CHECK(workers["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1");
+  const auto placement = c.mustGet(workloadPath(ns, name))["status"]["placement"];
+  CHECK(placement["replicas"] == 2);  // two Jobs of one pod
+  CHECK(placement["acceleratorCount"] == 1);
+
+  // The JobSet controller resumes its Jobs with the placement copied into
+  // them: both workers Running on the type placed.
+  // What was seen while its pods were there: they go once they complete.
+  std::string why;
+  std::string seen;
+  CHECK_MESSAGE(c.waitFor(
+                    [&] {
+                      why = notRunningOn(selector, 2, type, "", ns);
+                      if (why.rfind("0 pods", 0) != 0) {
+                        seen = why;
+                      }
+                      return why.empty();
+                    },
+                    240s, 500ms),
+                "on " << type << ": " << seen << " / " << why);
+  CHECK_MESSAGE(c.conditionOf(workloadPath(ns, name), "Applied").rfind("True/", 0) == 0,
+                conditions(name, ns));
+  CHECK_FALSE(c.mustGet(workloadPath(ns, name))["status"].contains("reverts"));
+  // Its workers complete, and so does the JobSet: the run is priced from
+  // its resume to its Completed condition, at the two pods' price.
+  json run;
+  CHECK_MESSAGE(c.waitFor(
+                    [&] {
+                      run = base::memberOf(c.mustGet(workloadPath(ns, name))["status"], "run");
+                      return base::stringMember(run, "outcome") == "Complete";
+                    },
+                    180s, 500ms),
+                conditions(name, ns) << "; run: " << run.dump());
+  CHECK(c.conditionOf(workloadPath(ns, name), "Ready") == "True/JobComplete");
+  CHECK(run["pods"] == 2);
+  CHECK(run["instanceType"] == type);
+  CHECK(run["durationSeconds"].get<std::int64_t>() >= 60);
+  CHECK(std::atof(base::stringMember(run, "cost").c_str()) > 0);
+  MESSAGE(name << ": both workers on " << type << ", the run " << run.dump());
+  op.stop();
+}
+
+TEST_CASE("bad input: a JobSet whose devices the placement must change is left as it is, said") {
+  auto& c = cluster();
+  prepare(c);
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE_MESSAGE(op.waitReady(60s), op.log());
+  // Its workers ask for no GPU, and its webhook would refuse the operator
+  // writing one: nothing is written, the JobSet stays suspended.
+  c.apply(R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: no-devices
+  namespace: ml-serving
+  labels: {gpuplacement.io/workload: no-devices}
+spec:
+  suspend: true
+  replicatedJobs:
+  - name: workers
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - {name: trainer, image: nvcr.io/nvidia/pytorch:24.10-py3}
+---
+apiVersion: gpuplacement.io/v1alpha1
+kind: GpuWorkload
+metadata: {name: no-devices, namespace: ml-serving}
+spec:
+  targetRef: {apiVersion: jobset.x-k8s.io/v1alpha2, kind: JobSet, name: no-devices}
+  workload: {kind: FineTuning}
+  model: {family: mistral-7b, precision: bf16, architecture: Transformer}
+  constraints: {tiers: [NVIDIA]}
+)");
+  const auto path = Cluster::pathOf("jobset.x-k8s.io/v1alpha2", "JobSet", kNamespace, "no-devices");
+  const auto before = c.mustGet(path);
+  std::string said;
+  CHECK_MESSAGE(c.waitFor(
+                    [&] {
+                      // Its reason and message, read whole (one GET each).
+                      said = conditions("no-devices");
+                      return said.find(
+                                 "Applied False/ResourcesFixed: the controller of JobSet "
+                                 "no-devices") != std::string::npos;
+                    },
+                    60s, 250ms),
+                said);
+  // What to write: the device the decision needs (on demand.yaml's nodes,
+  // the DRA DeviceClass's extended resource, or nvidia.com/gpu), where.
+  CHECK_MESSAGE(said.find("containers[trainer].resources ") != std::string::npos, said);
+  CHECK_MESSAGE(said.find("in the pod template of workers") != std::string::npos, said);
+  const auto after = c.mustGet(path);
+  CHECK(after["spec"] == before["spec"]);
+  CHECK(after["spec"]["suspend"] == true);
+  CHECK(podsSelected("jobset.sigs.k8s.io%2Fjobset-name%3Dno-devices").empty());
   op.stop();
 }
 
