@@ -84,7 +84,31 @@ class Cache final : public WatchedResource {
 
    private:
     friend class Cache;
+    void file(const K& filed, const std::string& key) { pairs_.add(filed, key); }
+    void unfile(const K& filed, const std::string& key) { pairs_.remove(filed, key); }
     KeyIndex<K, std::string> pairs_;
+  };
+
+  // How many objects an index would file under each key, without which:
+  // for a figure that names none of them, at a count a key instead of a
+  // pair an object.
+  template <typename K>
+  class Tally {
+   public:
+    std::size_t of(const K& key) const {
+      const auto found = counts_.find(key);
+      return found == counts_.end() ? 0 : found->second;
+    }
+
+   private:
+    friend class Cache;
+    void file(const K& filed, const std::string&) { ++counts_[filed]; }
+    void unfile(const K& filed, const std::string&) {
+      if (const auto found = counts_.find(filed); found != counts_.end() && --found->second == 0) {
+        counts_.erase(found);
+      }
+    }
+    std::unordered_map<K, std::size_t> counts_;
   };
 
   Cache(asio::any_io_executor executor, ListWatchClient& client, const InformerOptions& base,
@@ -151,10 +175,13 @@ class Cache final : public WatchedResource {
   // std::optional<K> or a std::vector<K>. Before the first event.
   template <typename K, typename KeysOf>
   const Index<K>& index(KeysOf keysOf) {
-    auto owned = std::make_unique<Filed<K, KeysOf>>(std::move(keysOf));
-    const auto& index = owned->index;
-    indexes_.push_back(std::move(owned));
-    return index;
+    return file<Index<K>, K>(std::move(keysOf));
+  }
+  // Counts the objects under what `keysOf` gives, as index() would file
+  // them (each key once per object). Before the first event.
+  template <typename K, typename KeysOf>
+  const Tally<K>& tally(KeysOf keysOf) {
+    return file<Tally<K>, K>(std::move(keysOf));
   }
 
   const ResourceSpec& spec() const override { return spec_; }
@@ -215,7 +242,8 @@ class Cache final : public WatchedResource {
     virtual ~AnyIndex() = default;
     virtual void update(const std::string& key, const T* previous, const T* current) = 0;
   };
-  template <typename K, typename KeysOf>
+  // Kept: an Index<K> or a Tally<K>.
+  template <typename Kept, typename K, typename KeysOf>
   struct Filed final : AnyIndex {
     explicit Filed(KeysOf keys) : keysOf(std::move(keys)) {}
     void update(const std::string& key, const T* previous, const T* current) override {
@@ -225,8 +253,8 @@ class Cache final : public WatchedResource {
       if (before == after) {
         return;
       }
-      forEachKey(before, [&](const K& filed) { index.pairs_.remove(filed, key); });
-      forEachKey(after, [&](const K& filed) { index.pairs_.add(filed, key); });
+      forEachKey(before, [&](const K& filed) { kept.unfile(filed, key); });
+      forEachKey(after, [&](const K& filed) { kept.file(filed, key); });
     }
     template <typename F>
     static void forEachKey(const std::optional<K>& keys, F&& visit) {
@@ -241,8 +269,16 @@ class Cache final : public WatchedResource {
       }
     }
     KeysOf keysOf;
-    Index<K> index;
+    Kept kept;
   };
+
+  template <typename Kept, typename K, typename KeysOf>
+  const Kept& file(KeysOf keysOf) {
+    auto owned = std::make_unique<Filed<Kept, K, KeysOf>>(std::move(keysOf));
+    const auto& kept = owned->kept;
+    indexes_.push_back(std::move(owned));
+    return kept;
+  }
 
   const Informer<T>* informerOf(const std::string& key) const {
     if (byNamespace_.empty()) {

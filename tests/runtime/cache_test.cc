@@ -164,6 +164,31 @@ TEST_CASE("an index files each object before any handler runs, and follows its c
   CHECK(divisors.size() == 2);  // a (4) under 1 and 2
 }
 
+TEST_CASE("a tally counts what an index would file under each key, and forgets a key at none") {
+  Harness h;
+  h.at("/things").streamingLists.push_back(
+      streamed({object("ns", "a", "1", 1), object("ns", "b", "2", 2), object("ns", "c", "3", 3)},
+               {event("MODIFIED", object("ns", "a", "11", 5)),  // odd, still
+                event("MODIFIED", object("ns", "b", "12", 7)),  // even to odd
+                event("DELETED", object("ns", "c", "13", 3))}));
+  auto& cache = h.caches.add<int>(things(), valueOf);
+  const auto& parity = cache.tally<std::string>([](const std::string&, int value) {
+    return std::optional<std::string>(value % 2 == 0 ? "even" : "odd");
+  });
+  std::vector<std::size_t> evenSeen;
+  cache.addHandler(
+      [&](const std::string&, const int*, const int*) { evenSeen.push_back(parity.of("even")); });
+  h.run();
+  // Counted before any handler runs; the list's order is the store's.
+  REQUIRE(evenSeen.size() == 6);
+  CHECK(evenSeen[2] == 1);
+  CHECK(std::vector<std::size_t>(evenSeen.begin() + 3, evenSeen.end()) ==
+        std::vector<std::size_t>{1, 0, 0});
+  CHECK(parity.of("odd") == 2);
+  CHECK(parity.of("even") == 0);
+  CHECK(parity.of("none") == 0);
+}
+
 TEST_CASE("a refused cache says why; an optional one refused does not hold up start-up") {
   Harness h;
   h.at("/things").streamingLists.push_back({ListWatchError{403, "forbidden"}, {}, std::nullopt});
