@@ -5,6 +5,15 @@
 namespace gpuplacement::app {
 namespace {
 
+// The target a GpuWorkload's spec names.
+std::optional<TargetKey> specTarget(const std::string& key, const CachedWorkload& workload) {
+  return TargetKey{workload.targetKind, {namespaceOf(key), workload.targetName}};
+}
+
+std::optional<std::string> policyName(const std::string&, const CachedWorkload& workload) {
+  return workload.policyName;
+}
+
 // The GpuWorkload a target's ownership record names, "ns/name".
 std::optional<std::string> recordedOwner(const std::string& target, const CachedTarget& cached) {
   if (cached.owner.empty()) {
@@ -46,18 +55,8 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
   workloads_ = &caches_.add<CachedWorkload>(
       {"gpuworkloads", workloadsPath},
       [&catalog](const nlohmann::json& object) { return packWorkload(object, catalog); });
-  byTarget_ = &workloads_->index<TargetKey>([](const std::string& key, const CachedWorkload& w) {
-    return std::optional<TargetKey>({w.targetKind, {namespaceOf(key), w.targetName}});
-  });
-  workloads_->addHandler(
-      [this](const std::string&, const CachedWorkload* previous, const CachedWorkload* current) {
-        if (previous && --workloadsOfPolicy_[previous->policyName] == 0) {
-          workloadsOfPolicy_.erase(previous->policyName);
-        }
-        if (current) {
-          ++workloadsOfPolicy_[current->policyName];
-        }
-      });
+  workloadsByTarget_ = &workloads_->index<TargetKey>(specTarget);
+  workloadsByPolicy_ = &workloads_->tally<std::string>(policyName);
   for (const auto kind : core::kTargetKinds) {
     addTargets(kind);
   }
@@ -76,7 +75,7 @@ void ObjectCaches::addTargets(core::TargetKind kind) {
                                 [kind](const nlohmann::json& object) {
                                   return packTarget(core::targetFromJson(kind, object));
                                 });
-  ownedBy_[static_cast<std::size_t>(kind)] = &targets.index<std::string>(recordedOwner);
+  targetsByOwner_[static_cast<std::size_t>(kind)] = &targets.index<std::string>(recordedOwner);
   targets.addHandler([this, kind](const std::string& key, const CachedTarget* previous,
                                   const CachedTarget* current) {
     targetChanges_.notify({kind, runtime::ObjectKey::parse(key)}, previous, current);
@@ -99,8 +98,8 @@ void ObjectCaches::addClusterView() {
   pods_ = &caches_.add<core::PodView>(
       {"pods", [](const std::string&) { return unfinishedPodsPath(); }, false, false},
       core::podFromJson);
-  pendingOf_ = &pods_->index<TargetKey>(pendingTarget);
-  boundOf_ = &pods_->index<TargetKey>(boundTarget);
+  pendingPodsByTarget_ = &pods_->index<TargetKey>(pendingTarget);
+  boundPodsByTarget_ = &pods_->index<TargetKey>(boundTarget);
   pods_->addHandler(
       [this](const std::string& key, const core::PodView* previous, const core::PodView* current) {
         const auto sharesKept = [this](const std::string& node) {
@@ -198,45 +197,6 @@ std::vector<core::NodeOverlay> ObjectCaches::nodeOverlays() const {
 asio::awaitable<void> ObjectCaches::run() {
   caches_.start();
   co_return;
-}
-
-std::size_t ObjectCaches::workloadsOfPolicy(const std::string& policy) const {
-  const auto it = workloadsOfPolicy_.find(policy);
-  return it == workloadsOfPolicy_.end() ? 0 : it->second;
-}
-
-std::string ObjectCaches::targetsUnreadable(core::TargetKind kind) const {
-  const auto& targets = targetCache(kind);
-  const auto problem = targets.unreadable();
-  if (problem.empty()) {
-    return "";
-  }
-  bool forbidden = false;
-  bool absent = false;
-  for (const auto& informer : targets.informers()) {
-    forbidden = forbidden || (!informer.synced && informer.lastFailure == 403u);
-    absent = absent || (!informer.synced && informer.lastFailure == 404u);
-  }
-  if (const auto crd = core::traitsOf(kind).crd; absent && !crd.empty()) {
-    return "the CustomResourceDefinition " + std::string(crd) +
-           " is not installed (the API server does not serve " +
-           std::string(core::resourceOf(kind)) + "); the operator waits for it and places the " +
-           std::string(base::nameOf(kind)) + " once it is";
-  }
-  return "the operator " + problem +
-         (forbidden ? ": give its ClusterRole get, list, watch and patch on " +
-                          std::string(core::resourceOf(kind)) + " (the chart's has them)"
-                    : std::string());
-}
-
-std::vector<core::TargetRef> ObjectCaches::targetsOwnedBy(const std::string& workloadKey) const {
-  std::vector<core::TargetRef> owned;
-  for (const auto kind : core::kTargetKinds) {
-    for (const auto& target : ownedBy_[static_cast<std::size_t>(kind)]->of(workloadKey)) {
-      owned.push_back({kind, runtime::ObjectKey::parse(target).name});
-    }
-  }
-  return owned;
 }
 
 void ObjectCaches::registerMetrics(MetricsRegistry& metrics) {

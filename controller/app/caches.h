@@ -26,6 +26,13 @@
 
 namespace gpuplacement::app {
 
+using PolicyCache = runtime::Cache<PolicyObject>;
+using WorkloadCache = runtime::Cache<CachedWorkload>;
+using TargetCache = runtime::Cache<CachedTarget>;
+using PodCache = runtime::Cache<core::PodView>;
+using NodeCache = runtime::Cache<core::NodeView>;
+using AutoscalerCache = runtime::Cache<core::AutoscalerView>;
+
 struct CacheOptions {
   std::vector<std::string> namespaces;  // empty: all
   std::chrono::seconds watchTimeout{300};
@@ -36,8 +43,11 @@ struct CacheOptions {
 // The operator's caches (runtime::Cache, one per watched resource, made
 // and judged together by a runtime::CacheSet) and the project's indexes
 // between them, shared read-only by the reconcilers: PlacementPolicies,
-// GpuWorkloads and their targets (Deployments, StatefulSets, Jobs). Keys
-// are "namespace/name" (policies: "name"), a target's a TargetKey.
+// GpuWorkloads and their targets (one cache per kind), Pods and
+// HorizontalPodAutoscalers. Keys are "namespace/name" (policies: "name");
+// an index over targets is keyed by TargetKey. A new query is an index
+// here, read through its cache: caches.workloadsByTarget().of(target),
+// then caches.workloads().get(key).
 //
 // Beside them, the cluster view: Nodes, Pods (only the devices they hold
 // and why they wait) and, when Karpenter is installed, NodePools, with the
@@ -46,10 +56,6 @@ struct CacheOptions {
 // at all.
 class ObjectCaches {
  public:
-  using WorkloadCache = runtime::Cache<CachedWorkload>;
-  using TargetCache = runtime::Cache<CachedTarget>;
-  using PolicyCache = runtime::Cache<PolicyObject>;
-  using PodCache = runtime::Cache<core::PodView>;
   // A target of any kind changed: (target, old, new) as a cache tells it.
   using TargetChanges =
       runtime::EventSource<const TargetKey&, const CachedTarget*, const CachedTarget*>;
@@ -58,12 +64,41 @@ class ObjectCaches {
                const core::Catalog& catalog, const core::RuleSet& rules, CacheOptions options,
                Logger& log, const runtime::Clock& clock);
 
-  // What a controller watches (ControllerBuilder's forKind and watches).
-  WorkloadCache& workloads() { return *workloads_; }
-  const WorkloadCache& workloads() const { return *workloads_; }
+  // The typed caches; the mutable ones are what a controller watches
+  // (ControllerBuilder's forKind and watches).
   PolicyCache& policies() { return *policies_; }
   const PolicyCache& policies() const { return *policies_; }
+  WorkloadCache& workloads() { return *workloads_; }
+  const WorkloadCache& workloads() const { return *workloads_; }
+  const TargetCache& targets(core::TargetKind kind) const {
+    return *targets_[static_cast<std::size_t>(kind)];
+  }
   PodCache& pods() { return *pods_; }
+  const PodCache& pods() const { return *pods_; }
+  const NodeCache& nodes() const { return *nodes_; }
+  const AutoscalerCache& autoscalers() const { return *autoscalers_; }
+
+  // The project's indexes: each gives the keys of the objects filed under
+  // a key, read through their cache.
+  // Target -> the GpuWorkloads whose spec targets it.
+  const WorkloadCache::Index<TargetKey>& workloadsByTarget() const { return *workloadsByTarget_; }
+  // PlacementPolicy -> how many GpuWorkloads name it (a tally: the
+  // policies' statuses only say how many).
+  const WorkloadCache::Tally<std::string>& workloadsByPolicy() const { return *workloadsByPolicy_; }
+  // GpuWorkload ("ns/name") -> the targets of the kind whose ownership
+  // record names it.
+  const TargetCache::Index<std::string>& targetsByOwner(core::TargetKind kind) const {
+    return *targetsByOwner_[static_cast<std::size_t>(kind)];
+  }
+  // Target -> its pods the scheduler cannot place.
+  const PodCache::Index<TargetKey>& pendingPodsByTarget() const { return *pendingPodsByTarget_; }
+  // Target -> its pods bound to a node, holding devices there.
+  const PodCache::Index<TargetKey>& boundPodsByTarget() const { return *boundPodsByTarget_; }
+  // Target -> the HorizontalPodAutoscalers that scale it.
+  const AutoscalerCache::Index<TargetKey>& autoscalersByTarget() const {
+    return *autoscalersByTarget_;
+  }
+
   TargetChanges& targetChanges() { return targetChanges_; }
   // The target whose pods the scheduler cannot place changed.
   runtime::EventSource<const TargetKey&>& pendingPodsChanged() { return pendingPodsChanged_; }
@@ -109,30 +144,6 @@ class ObjectCaches {
   bool healthy() const { return caches_.healthy(); }
   void registerMetrics(MetricsRegistry& metrics);
 
-  const CachedWorkload* workload(const std::string& key) const { return workloads_->get(key); }
-  std::string workloadResourceVersion(const std::string& key) const {
-    return workloads_->resourceVersion(key);
-  }
-  const CachedTarget* target(const TargetKey& target) const {
-    return targetCache(target.kind).get(target.object.str());
-  }
-  std::string targetResourceVersion(const TargetKey& target) const {
-    return targetCache(target.kind).resourceVersion(target.object.str());
-  }
-  const PolicyObject* policy(const std::string& name) const { return policies_->get(name); }
-  std::size_t policyCount() const { return policies_->size(); }
-
-  // The GpuWorkloads ("ns/name") whose spec targets this target.
-  std::vector<std::string> workloadsTargeting(const TargetKey& target) const {
-    return byTarget_->of(target);
-  }
-  // Why targets of this kind cannot be read (their informer refused or not
-  // synced); empty when they can.
-  std::string targetsUnreadable(core::TargetKind kind) const;
-  // The targets (same namespace) whose ownership record names a GpuWorkload.
-  std::vector<core::TargetRef> targetsOwnedBy(const std::string& workloadKey) const;
-  std::size_t workloadsOfPolicy(const std::string& policy) const;
-
   // The cluster view as it is now. Its pointers are into the caches: use
   // it before the next co_await.
   core::ClusterState clusterState() const;
@@ -163,28 +174,11 @@ class ObjectCaches {
   // Its pointer is into the caches: use it before the next co_await.
   std::optional<core::ClusterState::Node> clusterNode(const std::string& name) const;
   static constexpr std::size_t kRoomMovesKept = ClusterRoom::kMovesKept;
-  // The HorizontalPodAutoscaler that scales the target (the first by name
-  // where several do, as the HPA controller refuses them all); nullopt when
-  // none does or they cannot be read.
-  std::optional<core::Autoscaler> autoscalerOf(const TargetKey& target) const;
-  // The target's pods the scheduler cannot place.
-  core::PendingPods pendingPodsOf(const TargetKey& target) const;
-  // The target's pods bound to nodes, with the node's type and what they
-  // request there.
-  std::vector<core::OwnPod> boundPodsOf(const TargetKey& target) const;
-  // The pod, while it waits behind the operator's gate; null otherwise.
-  const core::GatedPod* gatedPod(const std::string& key) const;
-  // Pods can be read (listed and watched): placing at the pods is possible.
-  bool podsKnown() const { return pods_->synced(); }
 
  private:
-  using NodeCache = runtime::Cache<core::NodeView>;
   using NodePoolCache = runtime::Cache<core::NodePoolView>;
   using NodeOverlayCache = runtime::Cache<core::NodeOverlay>;
 
-  const TargetCache& targetCache(core::TargetKind kind) const {
-    return *targets_[static_cast<std::size_t>(kind)];
-  }
   void addTargets(core::TargetKind kind);
   void addClusterView();
   void addAutoscalers();
@@ -207,15 +201,14 @@ class ObjectCaches {
   // The devices DRA drivers publish for each node, and those claims hold.
   DraRoom draRoom_;
   void draMoved(const DraRoom::Moves& moves);
+  AutoscalerCache* autoscalers_ = nullptr;
   // The project's indexes.
-  const WorkloadCache::Index<TargetKey>* byTarget_ = nullptr;  // the GpuWorkloads that target it
-  // Per kind: GpuWorkload ("ns/name") -> the targets whose ownership
-  // record names it.
-  std::array<const TargetCache::Index<std::string>*, core::kTargetKinds.size()> ownedBy_{};
-  const PodCache::Index<TargetKey>* pendingOf_ = nullptr;  // its pods the scheduler cannot place
-  const PodCache::Index<TargetKey>* boundOf_ = nullptr;    // its pods bound to a node
-  runtime::Cache<core::AutoscalerView>* autoscalers_ = nullptr;
-  const runtime::Cache<core::AutoscalerView>::Index<TargetKey>* scaledBy_ = nullptr;
+  const WorkloadCache::Index<TargetKey>* workloadsByTarget_ = nullptr;
+  const WorkloadCache::Tally<std::string>* workloadsByPolicy_ = nullptr;
+  std::array<const TargetCache::Index<std::string>*, core::kTargetKinds.size()> targetsByOwner_{};
+  const PodCache::Index<TargetKey>* pendingPodsByTarget_ = nullptr;
+  const PodCache::Index<TargetKey>* boundPodsByTarget_ = nullptr;
+  const AutoscalerCache::Index<TargetKey>* autoscalersByTarget_ = nullptr;
   TargetChanges targetChanges_;
   runtime::EventSource<const TargetKey&> pendingPodsChanged_;
   runtime::EventSource<const TargetKey&> autoscalersChanged_;
@@ -227,8 +220,6 @@ class ObjectCaches {
   static bool holdsDevices(const core::Devices& devices);
   ClusterRoom room_;
   std::uint64_t clusterGeneration_ = 0;  // Nodes and NodePools the view reads
-  // A count, not an index: the policies' statuses only say how many.
-  std::unordered_map<std::string, std::size_t> workloadsOfPolicy_;
 };
 
 // "ns/name" -> "ns".

@@ -20,7 +20,7 @@ void ObjectCaches::addAutoscalers() {
   // Optional: without RBAC on them, the status says what spec.replicas carry.
   autoscalers_ = &caches_.add<core::AutoscalerView>(
       {"horizontalpodautoscalers", autoscalersPath, true, false}, core::autoscalerFromJson);
-  scaledBy_ = &autoscalers_->index<TargetKey>(scaledTarget);
+  autoscalersByTarget_ = &autoscalers_->index<TargetKey>(scaledTarget);
   autoscalers_->addHandler([this](const std::string& key, const core::AutoscalerView* previous,
                                   const core::AutoscalerView* current) {
     if (previous && current && *previous == *current) {
@@ -35,17 +35,6 @@ void ObjectCaches::addAutoscalers() {
       autoscalersChanged_.notify(*after);
     }
   });
-}
-
-std::optional<core::Autoscaler> ObjectCaches::autoscalerOf(const TargetKey& target) const {
-  std::optional<core::Autoscaler> first;
-  for (const auto& key : scaledBy_->of(target)) {
-    const auto* view = autoscalers_->get(key);
-    if (view && (!first || view->bounds.name < first->name)) {
-      first = view->bounds;
-    }
-  }
-  return first;
 }
 
 }  // namespace gpuplacement::app

@@ -55,46 +55,4 @@ core::ClusterState::Node ObjectCaches::clusterNodeOf(const std::string& name,
   return entry;
 }
 
-core::PendingPods ObjectCaches::pendingPodsOf(const TargetKey& target) const {
-  core::PendingPods pending;
-  for (const auto& key : pendingOf_->of(target)) {
-    const auto* pod = pods_->get(key);
-    if (!pod) {
-      continue;
-    }
-    ++pending.count;
-    const auto since = base::parseRfc3339(pod->unschedulableSince);
-    if (pending.message.empty() || (since && pending.since && *since < *pending.since)) {
-      pending.message = pod->unschedulable;
-      pending.since = since ? std::optional<base::Timestamp>(*since) : std::nullopt;
-    }
-  }
-  return pending;
-}
-
-std::vector<core::OwnPod> ObjectCaches::boundPodsOf(const TargetKey& target) const {
-  std::vector<core::OwnPod> bound;
-  for (const auto& key : boundOf_->of(target)) {
-    const auto* pod = pods_->get(key);
-    const auto* node = pod ? nodes_->get(pod->node) : nullptr;
-    if (node) {
-      const auto& devices = pod->devices;
-      const auto& mig = devices.mig;  // a replica holds one profile's instances
-      const bool shared = mig.empty() && devices.sharedGpus > 0;
-      bound.push_back({pod->node, node->instanceType, node->capacityType,
-                       !mig.empty() ? mig.front().second
-                       : shared     ? devices.sharedGpus
-                                    : devices.gpus + devices.neuronDevices,
-                       pod->milliCpu, pod->memoryBytes, mig.empty() ? "" : mig.front().first,
-                       shared});
-    }
-  }
-  return bound;
-}
-
-const core::GatedPod* ObjectCaches::gatedPod(const std::string& key) const {
-  const auto* pod = pods_->get(key);
-  return pod ? pod->gated.get() : nullptr;
-}
-
 }  // namespace gpuplacement::app

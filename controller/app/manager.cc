@@ -229,7 +229,7 @@ asio::awaitable<void> Manager::run() {
   co_await caches_.waitForSync();
   if (!stopped_) {
     returnFreedMemory();  // the list pages are gone; their pages need not stay resident
-    log_.info("caches synced", {{"policies", std::to_string(caches_.policyCount())}});
+    log_.info("caches synced", {{"policies", std::to_string(caches_.policies().size())}});
     asio::co_spawn(executor_, trimLoop(), asio::detached);  // a standby caches too
   }
   while (leaderOnly_ && !leader_ && !stopped_) {

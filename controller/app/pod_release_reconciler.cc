@@ -36,7 +36,8 @@ PodReleaseReconciler::PodReleaseReconciler(runtime::ControllerSet& controllers,
 }
 
 asio::awaitable<ReconcileResult> PodReleaseReconciler::reconcile(const runtime::ObjectKey& key) {
-  const auto* gated = caches_.gatedPod(key.str());
+  const auto* pod = caches_.pods().get(key.str());
+  const core::GatedPod* gated = pod ? pod->gated.get() : nullptr;
   if (!gated) {
     co_return ReconcileResult::done();  // released already, or gone
   }

@@ -114,7 +114,7 @@ asio::awaitable<std::vector<std::string>> PolicyReconciler::shareWithKarpenter(
 
 asio::awaitable<ReconcileResult> PolicyReconciler::reconcile(const runtime::ObjectKey& key) {
   const std::string name = key.name;
-  const auto* object = caches_.policy(name);
+  const auto* object = caches_.policies().get(name);
   if (!object) {
     // Its NodeOverlays go with it (their owner reference would have the
     // garbage collector delete them too, later).
@@ -129,7 +129,7 @@ asio::awaitable<ReconcileResult> PolicyReconciler::reconcile(const runtime::Obje
   std::string failed;
   const std::string uid = object->uid;
   auto taken = co_await shareWithKarpenter(name, uid, inForce, failed);
-  object = caches_.policy(name);  // the cache may have moved while writing
+  object = caches_.policies().get(name);  // the cache may have moved while writing
   if (!object || object->uid != uid) {
     co_return ReconcileResult::requeue(std::chrono::seconds(0));
   }
@@ -137,7 +137,7 @@ asio::awaitable<ReconcileResult> PolicyReconciler::reconcile(const runtime::Obje
   input.generation = object->generation;
   input.invalid = object->policy ? nullptr : &object->error;
   input.generationInForce = engines_.generationInForce(name);
-  input.workloads = caches_.workloadsOfPolicy(name);
+  input.workloads = caches_.workloadsByPolicy().of(name);
   input.conditions = object->conditions;
   input.now = clock_.systemNow();
   core::PriceSharingInput sharing;

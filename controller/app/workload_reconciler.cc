@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "app/target_reads.h"
 #include "core/plan/pod_sets_patch.h"
 #include "runtime/controller_builder.h"
 
@@ -102,11 +103,11 @@ WorkloadReconciler::WorkloadReconciler(runtime::ControllerSet& controllers, Obje
                                })
                       .watches(caches.pendingPodsChanged(),
                                [this](const TargetKey& target) {
-                                 return caches_.workloadsTargeting(target);
+                                 return caches_.workloadsByTarget().of(target);
                                })
                       .watches(caches.autoscalersChanged(),
                                [this](const TargetKey& target) {
-                                 return caches_.workloadsTargeting(target);
+                                 return caches_.workloadsByTarget().of(target);
                                })
                       // What the NodePools may launch decides what every workload
                       // may be placed on: a limit raised brings back a type passed
@@ -202,7 +203,7 @@ void WorkloadReconciler::recoverRollouts() {
       return;  // placed before it runs (a Job): nothing rolls out
     }
     const TargetKey targetKey{applied->targetKind, {namespaceOf(key), applied->targetName}};
-    const auto* target = caches_.target(targetKey);
+    const auto* target = caches_.targets(targetKey.kind).get(targetKey.object.str());
     if (!target) {
       return;
     }
@@ -255,7 +256,7 @@ asio::awaitable<ReconcileResult> WorkloadReconciler::reconcile(const runtime::Ob
 }
 
 std::optional<ReconcileResult> WorkloadReconciler::cacheLag(const std::string& key) {
-  const auto* cached = caches_.workload(key);
+  const auto* cached = caches_.workloads().get(key);
   if (!cached) {
     return std::nullopt;
   }
@@ -264,7 +265,7 @@ std::optional<ReconcileResult> WorkloadReconciler::cacheLag(const std::string& k
   }
   const TargetKey target{cached->targetKind, {namespaceOf(key), cached->targetName}};
   if (expectations_.awaitingStatus(key, *cached) ||
-      expectations_.awaitingTarget(target, caches_.target(target))) {
+      expectations_.awaitingTarget(target, caches_.targets(target.kind).get(target.object.str()))) {
     return ReconcileResult::requeue(kCacheLag);
   }
   return std::nullopt;
@@ -277,30 +278,33 @@ void WorkloadReconciler::read(const runtime::ObjectKey& key, Snapshot& snapshot)
   input.name = key.name;
   input.now = clock_.systemNow();
   input.useFinalizer = useFinalizer_;
-  input.podsPlaceable = caches_.podsKnown();
+  input.podsPlaceable = caches_.pods().synced();
   input.jobResourcesMutable = server_.jobResourcesMutable;
   input.serverVersion = server_.version;
-  const auto* cached = caches_.workload(id);
+  const auto* cached = caches_.workloads().get(id);
   if (!cached) {
-    input.orphans = caches_.targetsOwnedBy(id);
+    input.orphans = targetsOwnedBy(caches_, id);
     return;
   }
   snapshot.workload = cached->unpack();
-  snapshot.workloadResourceVersion = caches_.workloadResourceVersion(id);
+  snapshot.workloadResourceVersion = caches_.workloads().resourceVersion(id);
   input.workload = &*snapshot.workload;
   const TargetKey target{snapshot.workload->targetKind, {key.ns, snapshot.workload->targetName}};
-  if (const auto* cachedTarget = caches_.target(target)) {
+  const auto& targets = caches_.targets(target.kind);
+  if (const auto* cachedTarget = targets.get(target.object.str())) {
     snapshot.target = cachedTarget->unpack();
     input.target = &*snapshot.target;
-    input.targetResourceVersion = caches_.targetResourceVersion(target);
-    input.pending = caches_.pendingPodsOf(target);
-    input.ownPods = caches_.boundPodsOf(target);
-    input.autoscaler = caches_.autoscalerOf(target);
+    input.targetResourceVersion = targets.resourceVersion(target.object.str());
+    input.pending = pendingPodsOf(caches_.pods(), caches_.pendingPodsByTarget().of(target));
+    input.ownPods =
+        boundPodsOf(caches_.pods(), caches_.nodes(), caches_.boundPodsByTarget().of(target));
+    input.autoscaler =
+        autoscalerOf(caches_.autoscalers(), caches_.autoscalersByTarget().of(target));
   } else {
-    input.targetUnreadable = caches_.targetsUnreadable(target.kind);
+    input.targetUnreadable = targetsUnreadable(targets, target.kind);
   }
   const auto& policy = snapshot.workload->policyName;
-  input.policy = engines_.view(policy, caches_.policy(policy));
+  input.policy = engines_.view(policy, caches_.policies().get(policy));
   snapshot.engine = engines_.engine(policy);
   snapshot.cluster = engines_.clusterView(policy, input.policy, caches_);
   input.cluster = snapshot.cluster.get();
@@ -311,13 +315,14 @@ void WorkloadReconciler::read(const runtime::ObjectKey& key, Snapshot& snapshot)
 asio::awaitable<base::Result<base::Ok, std::string>> WorkloadReconciler::release(
     std::string ns, core::TargetRef target, std::string workload) {
   const TargetKey key{target.kind, {ns, target.name}};
-  const auto* cached = caches_.target(key);
+  const auto& targets = caches_.targets(key.kind);
+  const auto* cached = targets.get(key.object.str());
   if (!cached) {
     finishRollout(key);
     co_return base::Ok{};  // gone: nothing of ours is left on it
   }
   const auto state = cached->unpack();
-  const auto resourceVersion = caches_.targetResourceVersion(key);
+  const auto resourceVersion = targets.resourceVersion(key.object.str());
   const PatchPlanner remove = [workload](const core::TargetState& live,
                                          const std::string& version) {
     core::PatchRequest request;
@@ -610,10 +615,10 @@ std::vector<std::string> WorkloadReconciler::workloadsOfTarget(const TargetKey& 
   if (previous && current && *previous == *current) {
     return {};
   }
-  auto workloads = caches_.workloadsTargeting(target);
+  auto workloads = caches_.workloadsByTarget().of(target);
   if (current && !current->owner.empty()) {
     auto owner = runtime::ObjectKey{target.object.ns, current->owner}.str();
-    if (!caches_.workload(owner)) {
+    if (!caches_.workloads().get(owner)) {
       // Fields of a GpuWorkload that no longer exists (deleted while no
       // operator ran, or its finalizer removed by hand): take them back.
       workloads.push_back(std::move(owner));

@@ -1,0 +1,89 @@
+#include "app/target_reads.h"
+
+namespace gpuplacement::app {
+
+core::PendingPods pendingPodsOf(const PodCache& pods, const std::vector<std::string>& keys) {
+  core::PendingPods pending;
+  for (const auto& key : keys) {
+    const auto* pod = pods.get(key);
+    if (!pod) {
+      continue;
+    }
+    ++pending.count;
+    const auto since = base::parseRfc3339(pod->unschedulableSince);
+    if (pending.message.empty() || (since && pending.since && *since < *pending.since)) {
+      pending.message = pod->unschedulable;
+      pending.since = since ? std::optional<base::Timestamp>(*since) : std::nullopt;
+    }
+  }
+  return pending;
+}
+
+std::vector<core::OwnPod> boundPodsOf(const PodCache& pods, const NodeCache& nodes,
+                                      const std::vector<std::string>& keys) {
+  std::vector<core::OwnPod> bound;
+  for (const auto& key : keys) {
+    const auto* pod = pods.get(key);
+    const auto* node = pod ? nodes.get(pod->node) : nullptr;
+    if (node) {
+      const auto& devices = pod->devices;
+      const auto& mig = devices.mig;  // a replica holds one profile's instances
+      const bool shared = mig.empty() && devices.sharedGpus > 0;
+      bound.push_back({pod->node, node->instanceType, node->capacityType,
+                       !mig.empty() ? mig.front().second
+                       : shared     ? devices.sharedGpus
+                                    : devices.gpus + devices.neuronDevices,
+                       pod->milliCpu, pod->memoryBytes, mig.empty() ? "" : mig.front().first,
+                       shared});
+    }
+  }
+  return bound;
+}
+
+std::optional<core::Autoscaler> autoscalerOf(const AutoscalerCache& autoscalers,
+                                             const std::vector<std::string>& keys) {
+  std::optional<core::Autoscaler> first;
+  for (const auto& key : keys) {
+    const auto* view = autoscalers.get(key);
+    if (view && (!first || view->bounds.name < first->name)) {
+      first = view->bounds;
+    }
+  }
+  return first;
+}
+
+std::vector<core::TargetRef> targetsOwnedBy(const ObjectCaches& caches,
+                                            const std::string& workloadKey) {
+  std::vector<core::TargetRef> owned;
+  for (const auto kind : core::kTargetKinds) {
+    for (const auto& target : caches.targetsByOwner(kind).of(workloadKey)) {
+      owned.push_back({kind, runtime::ObjectKey::parse(target).name});
+    }
+  }
+  return owned;
+}
+
+std::string targetsUnreadable(const TargetCache& targets, core::TargetKind kind) {
+  const auto problem = targets.unreadable();
+  if (problem.empty()) {
+    return "";
+  }
+  bool forbidden = false;
+  bool absent = false;
+  for (const auto& informer : targets.informers()) {
+    forbidden = forbidden || (!informer.synced && informer.lastFailure == 403u);
+    absent = absent || (!informer.synced && informer.lastFailure == 404u);
+  }
+  if (const auto crd = core::traitsOf(kind).crd; absent && !crd.empty()) {
+    return "the CustomResourceDefinition " + std::string(crd) +
+           " is not installed (the API server does not serve " +
+           std::string(core::resourceOf(kind)) + "); the operator waits for it and places the " +
+           std::string(base::nameOf(kind)) + " once it is";
+  }
+  return "the operator " + problem +
+         (forbidden ? ": give its ClusterRole get, list, watch and patch on " +
+                          std::string(core::resourceOf(kind)) + " (the chart's has them)"
+                    : std::string());
+}
+
+}  // namespace gpuplacement::app
