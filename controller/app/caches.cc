@@ -5,6 +5,8 @@
 namespace gpuplacement::app {
 namespace {
 
+// What the indexes file each object under.
+
 // The target a GpuWorkload's spec names.
 std::optional<TargetKey> specTarget(const std::string& key, const CachedWorkload& workload) {
   return TargetKey{workload.targetKind, {namespaceOf(key), workload.targetName}};
@@ -38,6 +40,18 @@ std::optional<TargetKey> boundTarget(const std::string& pod, const core::PodView
   return TargetKey{view.ownerKind, {namespaceOf(pod), view.owner}};
 }
 
+// The target a HorizontalPodAutoscaler scales.
+std::optional<TargetKey> scaledTarget(const std::string& key, const core::AutoscalerView& view) {
+  if (!view.targetKind || view.targetName.empty()) {
+    return std::nullopt;
+  }
+  return TargetKey{*view.targetKind, {namespaceOf(key), view.targetName}};
+}
+
+runtime::ResourceSpec clusterScoped(std::string resource, std::string (*path)()) {
+  return {std::move(resource), [path](const std::string&) { return path(); }, false, false};
+}
+
 }  // namespace
 
 ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchClient& client,
@@ -46,73 +60,38 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
     : caches_(std::move(executor), client,
               {options.namespaces, options.watchTimeout, options.pageSize}, clock,
               [&log](const std::string& message) { log.warn(message); }),
-      regionFlag_(std::move(options.region)) {
-  policies_ = &caches_.add<PolicyObject>(
-      {"placementpolicies", [](const std::string&) { return policiesPath(); }, false},
-      [&catalog, &rules](const nlohmann::json& object) {
-        return projectPolicy(object, catalog, rules);
-      });
-  workloads_ = &caches_.add<CachedWorkload>(
-      {"gpuworkloads", workloadsPath},
-      [&catalog](const nlohmann::json& object) { return packWorkload(object, catalog); });
-  workloadsByTarget_ = &workloads_->index<TargetKey>(specTarget);
-  workloadsByPolicy_ = &workloads_->tally<std::string>(policyName);
+      policies_(caches_.add<PolicyObject>(
+          {"placementpolicies", [](const std::string&) { return policiesPath(); }, false},
+          [&catalog, &rules](const nlohmann::json& object) {
+            return projectPolicy(object, catalog, rules);
+          })),
+      workloads_(caches_.add<CachedWorkload>(
+          {"gpuworkloads", workloadsPath},
+          [&catalog](const nlohmann::json& object) { return packWorkload(object, catalog); })),
+      targets_(addTargets(caches_)),
+      nodes_(caches_.add<core::NodeView>(clusterScoped("nodes", nodesPath), core::nodeFromJson)),
+      pods_(
+          caches_.add<core::PodView>(clusterScoped("pods", unfinishedPodsPath), core::podFromJson)),
+      // Optional: without RBAC on them, the status says what spec.replicas
+      // carry.
+      autoscalers_(caches_.add<core::AutoscalerView>(
+          {"horizontalpodautoscalers", autoscalersPath, true, false}, core::autoscalerFromJson)),
+      workloadsByTarget_(workloads_.index<TargetKey>(specTarget)),
+      workloadsByPolicy_(workloads_.tally<std::string>(policyName)),
+      pendingPodsByTarget_(pods_.index<TargetKey>(pendingTarget)),
+      boundPodsByTarget_(pods_.index<TargetKey>(boundTarget)),
+      autoscalersByTarget_(autoscalers_.index<TargetKey>(scaledTarget)),
+      clusterView_(nodes_, pods_, std::move(options.region)) {
   for (const auto kind : core::kTargetKinds) {
-    addTargets(kind);
+    auto& targets = *targets_[static_cast<std::size_t>(kind)];
+    targetsByOwner_[static_cast<std::size_t>(kind)] = &targets.index<std::string>(recordedOwner);
+    targets.addHandler([this, kind](const std::string& key, const CachedTarget* previous,
+                                    const CachedTarget* current) {
+      targetChanges_.notify({kind, runtime::ObjectKey::parse(key)}, previous, current);
+    });
   }
-  addClusterView();
-  addAutoscalers();
-}
-
-void ObjectCaches::addTargets(core::TargetKind kind) {
-  // The operator cannot work without Deployments; the other kinds it places
-  // without, and says so (a ClusterRole from before them refuses them, a
-  // cluster without a custom kind's CRD does not serve it).
-  auto& targets =
-      caches_.add<CachedTarget>({std::string(core::resourceOf(kind)),
-                                 [kind](const std::string& ns) { return targetsPath(kind, ns); },
-                                 true, kind == core::TargetKind::Deployment},
-                                [kind](const nlohmann::json& object) {
-                                  return packTarget(core::targetFromJson(kind, object));
-                                });
-  targetsByOwner_[static_cast<std::size_t>(kind)] = &targets.index<std::string>(recordedOwner);
-  targets.addHandler([this, kind](const std::string& key, const CachedTarget* previous,
-                                  const CachedTarget* current) {
-    targetChanges_.notify({kind, runtime::ObjectKey::parse(key)}, previous, current);
-  });
-  targets_[static_cast<std::size_t>(kind)] = &targets;
-}
-
-void ObjectCaches::addClusterView() {
-  nodes_ = &caches_.add<core::NodeView>(
-      {"nodes", [](const std::string&) { return nodesPath(); }, false, false}, core::nodeFromJson);
-  nodes_->addHandler(
-      [this](const std::string&, const core::NodeView* previous, const core::NodeView* current) {
-        // What its pods hold stays until they go (the pod garbage collector
-        // deletes them after the node): their deletions subtract it.
-        if (previous && current && *previous == *current) {
-          return;  // a heartbeat or a field no decision reads
-        }
-        ++clusterGeneration_;
-      });
-  pods_ = &caches_.add<core::PodView>(
-      {"pods", [](const std::string&) { return unfinishedPodsPath(); }, false, false},
-      core::podFromJson);
-  pendingPodsByTarget_ = &pods_->index<TargetKey>(pendingTarget);
-  boundPodsByTarget_ = &pods_->index<TargetKey>(boundTarget);
-  pods_->addHandler(
+  pods_.addHandler(
       [this](const std::string& key, const core::PodView* previous, const core::PodView* current) {
-        const auto sharesKept = [this](const std::string& node) {
-          return !node.empty() && offersShares(node) && holdsDevices(room_.usedOn(node).devices);
-        };
-        const std::string node = current && !current->node.empty() ? current->node
-                                 : previous                        ? previous->node
-                                                                   : "";
-        const bool keptBefore = sharesKept(node);
-        room_.podChanged(previous, current);
-        if (keptBefore != sharesKept(node)) {
-          sharesKeptChanged_.notify();  // its idle shares now cost nothing more, or the node
-        }
         const auto before = previous ? pendingTarget(key, *previous) : std::nullopt;
         const auto after = current ? pendingTarget(key, *current) : std::nullopt;
         if (before == after && (!before || previous->unschedulable == current->unschedulable)) {
@@ -124,74 +103,60 @@ void ObjectCaches::addClusterView() {
           }
         }
       });
+  autoscalers_.addHandler([this](const std::string& key, const core::AutoscalerView* previous,
+                                 const core::AutoscalerView* current) {
+    if (previous && current && *previous == *current) {
+      return;  // its status: the replicas it wants now, which nothing here reads
+    }
+    const auto before = previous ? scaledTarget(key, *previous) : std::nullopt;
+    const auto after = current ? scaledTarget(key, *current) : std::nullopt;
+    if (before) {
+      autoscalersChanged_.notify(*before);
+    }
+    if (after && after != before) {
+      autoscalersChanged_.notify(*after);
+    }
+  });
 }
 
-bool ObjectCaches::offersShares(const std::string& name) const {
-  const core::NodeView* node = nodes_->get(name);
-  if (node && (!node->allocatable.mig.empty() || node->allocatable.sharedGpus > 0)) {
-    return true;
+ObjectCaches::TargetCaches ObjectCaches::addTargets(runtime::CacheSet& caches) {
+  TargetCaches targets{};
+  for (const auto kind : core::kTargetKinds) {
+    // The operator cannot work without Deployments; the other kinds it
+    // places without, and says so (a ClusterRole from before them refuses
+    // them, a cluster without a custom kind's CRD does not serve it).
+    targets[static_cast<std::size_t>(kind)] =
+        &caches.add<CachedTarget>({std::string(core::resourceOf(kind)),
+                                   [kind](const std::string& ns) { return targetsPath(kind, ns); },
+                                   true, kind == core::TargetKind::Deployment},
+                                  [kind](const nlohmann::json& object) {
+                                    return packTarget(core::targetFromJson(kind, object));
+                                  });
   }
-  const auto* dra = draRoom_.on(name);
-  return dra && !dra->offered.mig.empty();
-}
-
-bool ObjectCaches::holdsDevices(const core::Devices& devices) {
-  return devices.gpus > 0 || devices.neuronDevices > 0 || devices.sharedGpus > 0 ||
-         !devices.mig.empty();
+  return targets;
 }
 
 void ObjectCaches::enableNodePools() {
-  nodePools_ = &caches_.add<core::NodePoolView>(
-      {"nodepools", [](const std::string&) { return nodePoolsPath(); }, false, false},
-      core::nodePoolFromJson);
-  nodePools_->addHandler([this](const std::string&, const core::NodePoolView* previous,
-                                const core::NodePoolView* current) {
-    if (previous && current && *previous == *current) {
-      return;  // its status: nothing the cluster view reads
-    }
-    ++clusterGeneration_;
-    nodePoolsChanged_.notify();
-  });
+  clusterView_.readNodePools(caches_.add<core::NodePoolView>(
+      clusterScoped("nodepools", nodePoolsPath), core::nodePoolFromJson));
 }
 
 void ObjectCaches::enableNodeOverlays() {
-  nodeOverlays_ = &caches_.add<core::NodeOverlay>(
-      {"nodeoverlays", [](const std::string&) { return nodeOverlaysPath(); }, false, false},
-      core::nodeOverlayFromJson);
-  nodeOverlays_->addHandler([this](const std::string&, const core::NodeOverlay* previous,
-                                   const core::NodeOverlay* current) {
-    if (!previous || !current || !(*previous == *current)) {
-      nodeOverlaysChanged_.notify();
-    }
-  });
+  clusterView_.readNodeOverlays(caches_.add<core::NodeOverlay>(
+      clusterScoped("nodeoverlays", nodeOverlaysPath), core::nodeOverlayFromJson));
 }
 
 void ObjectCaches::enableEC2NodeClasses() {
-  nodeClasses_ = &caches_.add<core::ReservationEnds>(
-      {"ec2nodeclasses", [](const std::string&) { return ec2NodeClassesPath(); }, false, false},
-      core::reservationEndsFromJson);
-  nodeClasses_->addHandler([this](const std::string&, const core::ReservationEnds* previous,
-                                  const core::ReservationEnds* current) {
-    if (previous && current && *previous == *current) {
-      return;  // the rest of its status: nothing the cluster view reads
-    }
-    reservationEnds_.clear();
-    nodeClasses_->forEach([&](const std::string&, const core::ReservationEnds& reservations) {
-      for (const auto& [id, end] : reservations.ends) {
-        reservationEnds_[id] = end;
-      }
-    });
-    ++clusterGeneration_;
-  });
+  clusterView_.readReservations(caches_.add<core::ReservationEnds>(
+      clusterScoped("ec2nodeclasses", ec2NodeClassesPath), core::reservationEndsFromJson));
 }
 
-std::vector<core::NodeOverlay> ObjectCaches::nodeOverlays() const {
-  std::vector<core::NodeOverlay> overlays;
-  if (nodeOverlays_) {
-    nodeOverlays_->forEach(
-        [&](const std::string&, const core::NodeOverlay& overlay) { overlays.push_back(overlay); });
-  }
-  return overlays;
+void ObjectCaches::enableDynamicResources() {
+  auto& slices = caches_.add<core::ResourceSliceView>(
+      clusterScoped("resourceslices", resourceSlicesPath), core::resourceSliceFromJson);
+  auto& claims = caches_.add<core::ClaimAllocation>(
+      clusterScoped("resourceclaims", resourceClaimsPath), core::claimAllocationFromJson);
+  clusterView_.readDynamicResources(slices, claims);
 }
 
 asio::awaitable<void> ObjectCaches::run() {

@@ -57,7 +57,7 @@ Manager::Manager(asio::any_io_executor executor, kube::KubeClient& client,
                                                 metrics, clock);
     engines_.setKarpenterPrices(prices_->condition());
   }
-  caches_.nodeOverlaysChanged().addHandler([this] { nodeOverlaysChanged(); });
+  caches_.clusterView().nodeOverlaysChanged().addHandler([this] { nodeOverlaysChanged(); });
   caches_.registerMetrics(metrics);
   registerGauges(metrics);
   // Its count is the computations; at scale, the whole ones are the cost
@@ -194,7 +194,7 @@ void Manager::nodeOverlaysChanged() {
   // A list delivers every overlay as one event each: weigh them once.
   asio::post(executor_, [this] {
     overlaysPending_ = false;
-    auto overlays = caches_.nodeOverlays();
+    auto overlays = caches_.clusterView().nodeOverlays();
     std::sort(overlays.begin(), overlays.end(),
               [](const auto& a, const auto& b) { return a.name < b.name; });
     if (stopped_ || overlays == overlays_) {

@@ -83,12 +83,12 @@ core::PolicyView PolicyEngines::view(const std::string& name, const PolicyObject
 }
 
 std::shared_ptr<const core::ClusterView> PolicyEngines::clusterView(
-    const std::string& name, const core::PolicyView& view, const ObjectCaches& caches) const {
+    const std::string& name, const core::PolicyView& view, const ClusterViewCaches& cluster) const {
   if (!view.engine) {
     clusterViews_.erase(name);
     return nullptr;
   }
-  const auto stamp = caches.clusterStamp();
+  const auto stamp = cluster.stamp();
   auto& cached = clusterViews_[name];
   const bool sameEngine =
       cached.view && cached.engine == view.engine && cached.generation == view.generation;
@@ -103,13 +103,13 @@ std::shared_ptr<const core::ClusterView> PolicyEngines::clusterView(
     }
   };
   if (sameEngine && stamp.onlyRoomMovedSince(cached.stamp)) {
-    if (const auto moved = caches.nodesWithRoomMovedSince(cached.stamp.room)) {
+    if (const auto moved = cluster.nodesWithRoomMovedSince(cached.stamp.room)) {
       // A reconcile waiting on a write may hold the view: it keeps its own.
       if (cached.view.use_count() > 1) {
         cached.view = std::make_shared<core::ClusterView>(*cached.view);
       }
       for (const auto& node : *moved) {
-        const auto entry = caches.clusterNode(node);
+        const auto entry = cluster.node(node);
         cached.view->capacity.recount(
             node, entry ? core::shareOf(*entry, engine.catalog(), engine.policy()) : std::nullopt);
       }
@@ -118,7 +118,7 @@ std::shared_ptr<const core::ClusterView> PolicyEngines::clusterView(
       return cached.view;
     }
   }
-  auto state = caches.clusterState();
+  auto state = cluster.state();
   state.offerings = offerings_;
   state.karpenterPrices = karpenterPrices_;
   cached = {view.engine, view.generation, stamp,

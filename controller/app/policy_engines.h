@@ -8,7 +8,7 @@
 #include <string>
 
 #include "app/cached_objects.h"
-#include "app/caches.h"
+#include "app/cluster_view_caches.h"
 #include "core/catalog/offering_prices.h"
 #include "core/decide/cluster_cost.h"
 #include "core/decide/engine.h"
@@ -43,7 +43,7 @@ class PolicyEngines {
   // whole. Null without an engine.
   std::shared_ptr<const core::ClusterView> clusterView(const std::string& name,
                                                        const core::PolicyView& view,
-                                                       const ObjectCaches& caches) const;
+                                                       const ClusterViewCaches& cluster) const;
 
   // The engine view() points at, held by a reconcile while it waits on the
   // API server: a repricing replaces the engines in force meanwhile.
@@ -81,7 +81,7 @@ class PolicyEngines {
   struct ClusterViewOf {
     const core::PlacementEngine* engine = nullptr;
     std::int64_t generation = 0;
-    ObjectCaches::ClusterStamp stamp;
+    ClusterViewCaches::Stamp stamp;
     std::shared_ptr<core::ClusterView> view;  // recounted in place when no one else holds it
   };
 

@@ -80,10 +80,11 @@ void PolicyReconciler::policyChanged(const std::string& name, const PolicyObject
 asio::awaitable<std::vector<std::string>> PolicyReconciler::shareWithKarpenter(
     const std::string& name, const std::string& uid, const core::Policy* policy,
     std::string& failed) {
-  if (!caches_.nodeOverlaysKnown()) {
+  const auto& cluster = caches_.clusterView();
+  if (!cluster.nodeOverlaysKnown()) {
     co_return std::vector<std::string>{};
   }
-  auto writes = core::overlayWrites(name, uid, policy, caches_.nodeOverlays());
+  auto writes = core::overlayWrites(name, uid, policy, cluster.nodeOverlays());
   const auto note = [&](const char* verb, const std::string& overlay, const auto& result) {
     if (!result) {
       log_.warn("cannot write a NodeOverlay sharing a policy's prices",
@@ -143,9 +144,10 @@ asio::awaitable<ReconcileResult> PolicyReconciler::reconcile(const runtime::Obje
   core::PriceSharingInput sharing;
   sharing.policy = inForce;
   sharing.karpenter = engines_.catalog().get();
-  sharing.nodeOverlaysServed = caches_.nodeOverlaysKnown();
-  sharing.karpenterInstalled = caches_.clusterStamp().nodePoolsInstalled;
-  for (auto& overlay : caches_.nodeOverlays()) {
+  const auto& cluster = caches_.clusterView();
+  sharing.nodeOverlaysServed = cluster.nodeOverlaysKnown();
+  sharing.karpenterInstalled = cluster.stamp().nodePoolsInstalled;
+  for (auto& overlay : cluster.nodeOverlays()) {
     if (overlay.pricesOf == name) {
       sharing.shared.push_back(std::move(overlay));
     }
@@ -155,8 +157,8 @@ asio::awaitable<ReconcileResult> PolicyReconciler::reconcile(const runtime::Obje
   input.pricesShared = core::pricesSharedCondition(sharing);
   auto status = [&] {
     // Not held past this: a view no one holds is recounted in place.
-    const auto cluster = engines_.clusterView(name, engines_.view(name, object), caches_);
-    input.cluster = cluster.get();
+    const auto clusterView = engines_.clusterView(name, engines_.view(name, object), cluster);
+    input.cluster = clusterView.get();
     auto computed = core::policyStatus(input);
     input.cluster = nullptr;
     return computed;

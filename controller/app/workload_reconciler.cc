@@ -94,33 +94,35 @@ WorkloadReconciler::WorkloadReconciler(runtime::ControllerSet& controllers, Obje
       clock_(clock),
       useFinalizer_(options.finalizer),
       expectations_(clock),
-      controller_(runtime::ControllerBuilder(controllers, "gpuworkload")
-                      .forKind(caches.workloads(), specChanged)
-                      .watches(caches.targetChanges(),
-                               [this](const TargetKey& target, const CachedTarget* previous,
-                                      const CachedTarget* current) {
-                                 return workloadsOfTarget(target, previous, current);
-                               })
-                      .watches(caches.pendingPodsChanged(),
-                               [this](const TargetKey& target) {
-                                 return caches_.workloadsByTarget().of(target);
-                               })
-                      .watches(caches.autoscalersChanged(),
-                               [this](const TargetKey& target) {
-                                 return caches_.workloadsByTarget().of(target);
-                               })
-                      // What the NodePools may launch decides what every workload
-                      // may be placed on: a limit raised brings back a type passed
-                      // over at it.
-                      .watches(caches.nodePoolsChanged(), [this] { return allWorkloads(); })
-                      // So do the devices DRA drivers publish.
-                      .watches(caches.deviceSlicesChanged(), [this] { return allWorkloads(); })
-                      // And a shared node kept up, or let go: its idle slices
-                      // cost nothing more, or a whole node (rare: the first or
-                      // last pod holding devices on a node cut so).
-                      .watches(caches.sharesKeptChanged(), [this] { return allWorkloads(); })
-                      .workers(options.workers)
-                      .complete([this](const runtime::ObjectKey& key) { return reconcile(key); })),
+      controller_(
+          runtime::ControllerBuilder(controllers, "gpuworkload")
+              .forKind(caches.workloads(), specChanged)
+              .watches(caches.targetChanges(),
+                       [this](const TargetKey& target, const CachedTarget* previous,
+                              const CachedTarget* current) {
+                         return workloadsOfTarget(target, previous, current);
+                       })
+              .watches(caches.pendingPodsChanged(),
+                       [this](const TargetKey& target) {
+                         return caches_.workloadsByTarget().of(target);
+                       })
+              .watches(caches.autoscalersChanged(),
+                       [this](const TargetKey& target) {
+                         return caches_.workloadsByTarget().of(target);
+                       })
+              // What the NodePools may launch decides what every workload
+              // may be placed on: a limit raised brings back a type passed
+              // over at it.
+              .watches(caches.clusterView().nodePoolsChanged(), [this] { return allWorkloads(); })
+              // So do the devices DRA drivers publish.
+              .watches(caches.clusterView().deviceSlicesChanged(),
+                       [this] { return allWorkloads(); })
+              // And a shared node kept up, or let go: its idle slices
+              // cost nothing more, or a whole node (rare: the first or
+              // last pod holding devices on a node cut so).
+              .watches(caches.clusterView().sharesKeptChanged(), [this] { return allWorkloads(); })
+              .workers(options.workers)
+              .complete([this](const runtime::ObjectKey& key) { return reconcile(key); })),
       statuses_(writes, log, metrics, clock, options.statuses,
                 [this](const std::string& key, std::uint64_t writtenDigest,
                        const std::string& writtenText, const nlohmann::json& stored) {
@@ -306,7 +308,7 @@ void WorkloadReconciler::read(const runtime::ObjectKey& key, Snapshot& snapshot)
   const auto& policy = snapshot.workload->policyName;
   input.policy = engines_.view(policy, caches_.policies().get(policy));
   snapshot.engine = engines_.engine(policy);
-  snapshot.cluster = engines_.clusterView(policy, input.policy, caches_);
+  snapshot.cluster = engines_.clusterView(policy, input.policy, caches_.clusterView());
   input.cluster = snapshot.cluster.get();
   input.rollouts.holdsSlot = rollouts_.holds(target);
   input.rollouts.inFlight = rollouts_.inFlight(policy);

@@ -206,20 +206,21 @@ TEST_CASE("a node's heartbeat does not move the cluster view; a change it reads 
   app::Logger logger(app::LogLevel::Error, app::LogFormat::Json);
   app::ObjectCaches caches(context.get_executor(), listWatch, *testing::shippedCatalog(),
                            *testing::shippedRules(), app::CacheOptions{}, logger, clock);
+  const auto& cluster = caches.clusterView();
   asio::co_spawn(context, caches.run(), asio::detached);
   const auto until = [&](const std::function<bool()>& condition) {
     return runUntil(context, condition);
   };
-  REQUIRE(until([&] { return caches.clusterStamp().nodesKnown; }));
-  const auto before = caches.clusterStamp().generation;
+  REQUIRE(until([&] { return cluster.stamp().nodesKnown; }));
+  const auto before = cluster.stamp().generation;
 
   // An annotation (what a heartbeat or another controller writes), then a
   // label the view reads. Watch events arrive in order: once the label's
   // has moved the generation, the annotation's was read before it.
   patch(json{{"metadata", {{"annotations", {{"example.com/heartbeat", "1"}}}}}});
   patch(json{{"metadata", {{"labels", {{"node.kubernetes.io/instance-type", "m5.xlarge"}}}}}});
-  REQUIRE(until([&] { return caches.clusterStamp().generation != before; }));
-  CHECK(caches.clusterStamp().generation == before + 1);
+  REQUIRE(until([&] { return cluster.stamp().generation != before; }));
+  CHECK(cluster.stamp().generation == before + 1);
 
   auto removed = runtime::runSync(context, client->remove("/api/v1/nodes/" + node));
   CHECK_MESSAGE(removed.ok(), gpuplacement::testing::whyNot(removed));
@@ -283,6 +284,7 @@ TEST_CASE(
   app::Logger logger(app::LogLevel::Error, app::LogFormat::Json);
   app::ObjectCaches caches(context.get_executor(), listWatch, *testing::shippedCatalog(),
                            *testing::shippedRules(), app::CacheOptions{}, logger, clock);
+  const auto& cluster = caches.clusterView();
   app::PolicyEngines engines(testing::shippedCatalog(), testing::shippedRules());
   std::vector<app::PolicyEngines::ViewWork> work;
   engines.observeViews(
@@ -299,28 +301,28 @@ TEST_CASE(
   };
   // What a whole computation over the caches gives now.
   const auto whole = [&] {
-    return testing::offersText(core::clusterViewOf(caches.clusterState(), policy.engine->catalog(),
-                                                   policy.engine->policy())
-                                   .capacity);
+    return testing::offersText(
+        core::clusterViewOf(cluster.state(), policy.engine->catalog(), policy.engine->policy())
+            .capacity);
   };
   REQUIRE(until([&] {
-    return caches.clusterStamp().nodesKnown && caches.clusterNode(nodes[1]) &&
-           caches.clusterNode(nodes[1])->node->allocatable.gpus == 4;
+    return cluster.stamp().nodesKnown && cluster.node(nodes[1]) &&
+           cluster.node(nodes[1])->node->allocatable.gpus == 4;
   }));
-  const auto first = engines.clusterView("default", policy, caches);
+  const auto first = engines.clusterView("default", policy, cluster);
   REQUIRE(first != nullptr);
   CHECK(work == std::vector{app::PolicyEngines::ViewWork::Whole});
   const auto used = gpusUsed(*first);
 
   // A pod lands on a node: that node is recounted, and the view is what a
   // whole computation gives.
-  auto stamp = caches.clusterStamp();
+  auto stamp = cluster.stamp();
   pod("one", nodes[0], 1);
-  REQUIRE(until([&] { return caches.clusterStamp().room != stamp.room; }));
-  CHECK(caches.nodesWithRoomMovedSince(stamp.room) == std::vector<std::string>{nodes[0]});
+  REQUIRE(until([&] { return cluster.stamp().room != stamp.room; }));
+  CHECK(cluster.nodesWithRoomMovedSince(stamp.room) == std::vector<std::string>{nodes[0]});
   const auto firstText = testing::offersText(first->capacity);
   std::shared_ptr<const core::ClusterView> held = first;  // a reconcile still holds it
-  const auto second = engines.clusterView("default", policy, caches);
+  const auto second = engines.clusterView("default", policy, cluster);
   CHECK(work.back() == app::PolicyEngines::ViewWork::Recount);
   CHECK(gpusUsed(*second) == used + 1);
   CHECK(testing::offersText(second->capacity) == whole());
@@ -328,30 +330,30 @@ TEST_CASE(
   held.reset();
 
   // Pods on both nodes, one gone: each node once.
-  stamp = caches.clusterStamp();
+  stamp = cluster.stamp();
   pod("two", nodes[1], 2);
   pod("three", nodes[1], 1);
   // No kubelet confirms a graceful deletion here: at once.
   require(runtime::runSync(
       context, client->remove("/api/v1/namespaces/" + ns + "/pods/one?gracePeriodSeconds=0")));
-  REQUIRE(until([&] { return caches.clusterStamp().room >= stamp.room + 3; }));
-  auto moved = caches.nodesWithRoomMovedSince(stamp.room);
+  REQUIRE(until([&] { return cluster.stamp().room >= stamp.room + 3; }));
+  auto moved = cluster.nodesWithRoomMovedSince(stamp.room);
   REQUIRE(moved.has_value());
   std::sort(moved->begin(), moved->end());
   CHECK(*moved == nodes);
-  const auto third = engines.clusterView("default", policy, caches);
+  const auto third = engines.clusterView("default", policy, cluster);
   CHECK(work.back() == app::PolicyEngines::ViewWork::Recount);
   CHECK(gpusUsed(*third) == used + 3);
   CHECK(testing::offersText(third->capacity) == whole());
-  CHECK(engines.clusterView("default", policy, caches) == third);  // nothing moved: the same
+  CHECK(engines.clusterView("default", policy, cluster) == third);  // nothing moved: the same
 
   // A node cordoned: a change of the node, counted whole.
-  stamp = caches.clusterStamp();
+  stamp = cluster.stamp();
   require(runtime::runSync(
       context, client->patch("/api/v1/nodes/" + nodes[1], json{{"spec", {{"unschedulable", true}}}},
                              kube::PatchType::Merge)));
-  REQUIRE(until([&] { return caches.clusterStamp().generation != stamp.generation; }));
-  const auto fourth = engines.clusterView("default", policy, caches);
+  REQUIRE(until([&] { return cluster.stamp().generation != stamp.generation; }));
+  const auto fourth = engines.clusterView("default", policy, cluster);
   CHECK(work.back() == app::PolicyEngines::ViewWork::Whole);
   CHECK(gpusUsed(*fourth) == used);  // "two" and "three" hold no offered node's devices now
   CHECK(testing::offersText(fourth->capacity) == whole());
@@ -359,18 +361,18 @@ TEST_CASE(
   // The node deleted before its pods, as the pod garbage collector does
   // it, then a node of the same name: it starts empty.
   require(runtime::runSync(context, client->remove("/api/v1/nodes/" + nodes[1])));
-  REQUIRE(until([&] { return !caches.clusterNode(nodes[1]); }));
-  stamp = caches.clusterStamp();
+  REQUIRE(until([&] { return !cluster.node(nodes[1]); }));
+  stamp = cluster.stamp();
   for (const char* name : {"two", "three"}) {
     require(runtime::runSync(context, client->remove("/api/v1/namespaces/" + ns + "/pods/" + name +
                                                      "?gracePeriodSeconds=0")));
   }
-  REQUIRE(until([&] { return caches.clusterStamp().room >= stamp.room + 2; }));
+  REQUIRE(until([&] { return cluster.stamp().room >= stamp.room + 2; }));
   require(runtime::runSync(
       context, client->create("/api/v1/nodes", json{{"metadata", {{"name", nodes[1]}}}})));
-  REQUIRE(until([&] { return caches.clusterNode(nodes[1]).has_value(); }));
-  CHECK(caches.clusterNode(nodes[1])->used == core::Devices{});
-  CHECK(caches.clusterNode(nodes[1])->usedPods == 0);
+  REQUIRE(until([&] { return cluster.node(nodes[1]).has_value(); }));
+  CHECK(cluster.node(nodes[1])->used == core::Devices{});
+  CHECK(cluster.node(nodes[1])->usedPods == 0);
 
   for (const auto& name : nodes) {
     require(runtime::runSync(context, client->remove("/api/v1/nodes/" + name)));

@@ -177,7 +177,7 @@ const std::set<std::string> kCalls = {
     "patch gpuworkloads/status.gpuplacement.io", "patch placementpolicies/status.gpuplacement.io",
     "create events",
     "watch horizontalpodautoscalers.autoscaling",  // what a target may scale to
-    "list horizontalpodautoscalers.autoscaling",   //   (app/caches_autoscalers.cc)
+    "list horizontalpodautoscalers.autoscaling",   //   (app/caches.cc)
     "watch nodes",                                 // the cluster view (app/caches.cc), read only
     "watch pods",                                  //
     "watch nodepools.karpenter.sh",                // when the API server serves Karpenter's CRD
@@ -188,7 +188,8 @@ const std::set<std::string> kCalls = {
     "patch nodeoverlays.karpenter.sh", "delete nodeoverlays.karpenter.sh",
     "watch ec2nodeclasses.karpenter.k8s.aws",  // when reservations end (app/caches.cc)
     "list ec2nodeclasses.karpenter.k8s.aws",
-    "watch resourceslices.resource.k8s.io",  // the devices DRA drivers publish (app/caches_dra.cc)
+    "watch resourceslices.resource.k8s.io",  // the devices DRA drivers publish
+                                             // (app/cluster_view_dra.cc)
     "list resourceslices.resource.k8s.io",
     "watch resourceclaims.resource.k8s.io",  // and the ones claims hold
     "list resourceclaims.resource.k8s.io",
