@@ -118,9 +118,15 @@ func startKind(dir, kind string, t tools) error {
 
 // startKubeRay: KubeRay's operator without its webhook (it registers one
 // only when ENABLE_WEBHOOKS=true), so RayClusters are not validated on
-// admission, only by the controller itself.
+// admission, only by the controller itself. A RayCluster made again under
+// the name of one just deleted (a RayService's pending cluster) waits for
+// its pods' stale scale expectations to time out (30 s) and is then looked
+// at only on the periodic requeue, every 300 s by default: 15 s here, so
+// that its pods come within a minute (seen 2026-12-07: the demo waited
+// 240 s on such a cluster with no pod).
 func startKubeRay(dir string, t tools) error {
-	return startController(dir, "kuberay", nil, 2, func(ports []int) ([]string, error) {
+	env := []string{"RAYCLUSTER_DEFAULT_REQUEUE_SECONDS_ENV=15"}
+	return startController(dir, "kuberay", env, 2, func(ports []int) ([]string, error) {
 		return []string{t.kindBinary("kuberay"), "--kubeconfig", filepath.Join(dir, "kubeconfig"),
 			"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", ports[0]),
 			"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[1]),
