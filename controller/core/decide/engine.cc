@@ -490,19 +490,8 @@ bool PlacementEngine::keepsFixedDevices(int index, const Fit& fit, CapacityType 
     return true;
   }
   // The shape as it would be written: render is what writes it.
-  const auto& instance = catalog_->instances[static_cast<std::size_t>(index)];
-  const auto* accelerator = catalog_->acceleratorOf(instance);
-  Placement shape;
-  shape.tier = instance.tier;
-  shape.instanceType = instance.type;
-  shape.acceleratorCount = fit.devices;
-  if (accelerator && fit.migProfile >= 0) {
-    shape.migProfile = accelerator->migProfiles[static_cast<std::size_t>(fit.migProfile)].name;
-  }
-  shape.timeSlices = fit.timeSlices;
-  shape.claim = accelerator && request.capacity && request.capacity->offersClaims(index, capacity);
-  shape.claimByResource = shape.claim && !request.intent.claimsWritable;
-  shape.capacityType = capacity;
+  const auto shape = replicaShape(*catalog_, index, fit, capacity, request.capacity,
+                                  request.intent.claimsWritable);
   const auto scheduling = renderScheduling(shape, *catalog_, policy_);
   bool asked = false;
   for (const auto& [name, value] : scheduling.resources) {

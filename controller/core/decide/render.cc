@@ -36,6 +36,26 @@ void selectNodeShape(const Placement& placement, const InstanceType* instance,
 
 }  // namespace
 
+Placement replicaShape(const Catalog& catalog, int instance, const Fit& fit, CapacityType capacity,
+                       const Capacity* offered, bool claimsWritable) {
+  const auto& type = catalog.instances[static_cast<std::size_t>(instance)];
+  const auto* accelerator = catalog.acceleratorOf(type);
+  Placement placement;
+  placement.tier = type.tier;
+  placement.accelerator = accelerator ? accelerator->name : "";
+  placement.instanceType = type.type;
+  placement.acceleratorCount = fit.devices;
+  placement.acceleratorsPerInstance = type.acceleratorCount;
+  if (accelerator && fit.migProfile >= 0) {
+    placement.migProfile = accelerator->migProfiles[static_cast<std::size_t>(fit.migProfile)].name;
+  }
+  placement.timeSlices = fit.timeSlices;
+  placement.claim = accelerator && offered && offered->offersClaims(instance, capacity);
+  placement.claimByResource = placement.claim && !claimsWritable;
+  placement.capacityType = capacity;
+  return placement;
+}
+
 std::string memoryQuantity(double gib) {
   const auto mib = static_cast<long long>(std::ceil(gib * 1024 - 1e-6));
   // The API server writes quantities in canonical form; writing them so

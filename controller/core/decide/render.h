@@ -34,6 +34,14 @@ struct Scheduling {
   bool operator==(const Scheduling&) const = default;
 };
 
+// One replica of `fit` on the catalog's instance `instance` at `capacity`
+// as the devices it is asked for with: tier, type, accelerator and count,
+// MIG profile, time slices, and whether by a DRA claim (where `offered`
+// says the nodes give their devices so) or, where the template cannot take
+// a claim, by the DeviceClass's resource. The explainer fills in the rest.
+Placement replicaShape(const Catalog& catalog, int instance, const Fit& fit, CapacityType capacity,
+                       const Capacity* offered, bool claimsWritable);
+
 // Canonical Kubernetes quantities, as the API server writes them back:
 // "17Gi", "1280Mi"; "2", "1500m".
 std::string memoryQuantity(double gib);

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/catalog/quantity.h"
+#include "core/decide/render.h"
 #include "core/explain/explainer_parts.h"
 
 namespace gpuplacement::core {
@@ -131,23 +132,10 @@ void Explainer::choose(const Weighing& weighing, Decision& decision) const {
 
 Placement Explainer::placementOf(const Option& option, const Request& request) const {
   const auto& instance = catalog_->instances[option.instance];
-  const auto* accelerator = catalog_->acceleratorOf(instance);
   const auto& fit = option.fit;
-  Placement placement;
+  Placement placement = replicaShape(*catalog_, option.instance, fit, option.capacity,
+                                     request.capacity, request.intent.claimsWritable);
   placement.latencyUnit = latencyUnitOf(request.intent.architecture);
-  placement.tier = instance.tier;
-  placement.accelerator = accelerator ? accelerator->name : "";
-  placement.instanceType = instance.type;
-  placement.acceleratorCount = fit.devices;
-  placement.acceleratorsPerInstance = instance.acceleratorCount;
-  if (accelerator && fit.migProfile >= 0) {
-    placement.migProfile = accelerator->migProfiles[static_cast<std::size_t>(fit.migProfile)].name;
-  }
-  placement.timeSlices = fit.timeSlices;
-  placement.claim = accelerator && request.capacity &&
-                    request.capacity->offersClaims(option.instance, option.capacity);
-  placement.claimByResource = placement.claim && !request.intent.claimsWritable;
-  placement.capacityType = option.capacity;
   placement.hourlyCost = option.cost.perReplicaHourly;
   placement.monthlyCost = placement.hourlyCost * policy_.hoursPerMonth;
   placement.replicas = request.intent.replicas;

@@ -18,23 +18,6 @@ using base::stringMember;
 // (MultiKueue, say) runs it elsewhere.
 constexpr std::string_view kJobController = "kubernetes.io/job-controller";
 
-void readEnd(const json& status, JobProgress& job) {
-  if (const auto* complete = trueCondition(status, "Complete")) {
-    job.end = JobProgress::End::Complete;
-    job.endTime = stringMember(status, "completionTime");
-    if (job.endTime.empty()) {
-      job.endTime = stringMember(*complete, "lastTransitionTime");
-    }
-  } else if (const auto* failed = trueCondition(status, "Failed")) {
-    job.end = JobProgress::End::Failed;
-    job.endTime = stringMember(*failed, "lastTransitionTime");
-    job.endReason = stringMember(*failed, "reason");
-    if (const auto message = stringMember(*failed, "message"); !message.empty()) {
-      job.endReason += (job.endReason.empty() ? "" : ": ") + message;
-    }
-  }
-}
-
 class JobAdapter final : public KindAdapter {
  public:
   void read(const json& object, TargetState& state) const override {
@@ -56,7 +39,13 @@ class JobAdapter final : public KindAdapter {
     readRolloutCounts(status, state);
     job.startTime = stringMember(status, "startTime");
     job.active = countOf(memberOf(status, "active"));
-    readEnd(status, job);
+    readEnd(status, "Complete", job);
+    // Its completionTime where the status has it; the condition's time
+    // otherwise.
+    if (const auto completed = stringMember(status, "completionTime");
+        job.end == JobProgress::End::Complete && !completed.empty()) {
+      job.endTime = completed;
+    }
   }
 
   bool rolledOut(const TargetState& state) const override { return state.job.started(); }

@@ -58,17 +58,7 @@ void readRun(const json& object, JobProgress& job) {
   if (job.startTime.empty() && !job.suspended && jobs > 0) {
     job.startTime = stringMember(memberOf(object, "metadata"), "creationTimestamp");
   }
-  if (const auto* completed = trueCondition(status, "Completed")) {
-    job.end = JobProgress::End::Complete;
-    job.endTime = stringMember(*completed, "lastTransitionTime");
-  } else if (const auto* failed = trueCondition(status, "Failed")) {
-    job.end = JobProgress::End::Failed;
-    job.endTime = stringMember(*failed, "lastTransitionTime");
-    job.endReason = stringMember(*failed, "reason");
-    if (const auto message = stringMember(*failed, "message"); !message.empty()) {
-      job.endReason += (job.endReason.empty() ? "" : ": ") + message;
-    }
-  }
+  readEnd(status, "Completed", job);
 }
 
 class JobSetAdapter final : public KindAdapter {

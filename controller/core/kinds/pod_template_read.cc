@@ -162,6 +162,20 @@ void readSuspension(const json& object, JobProgress& progress) {
   progress.waitsFor = stringMember(memberOf(metadata, "labels"), kWorkloadLabel);
 }
 
+void readEnd(const json& status, std::string_view completeType, JobProgress& progress) {
+  if (const auto* complete = trueCondition(status, completeType)) {
+    progress.end = JobProgress::End::Complete;
+    progress.endTime = stringMember(*complete, "lastTransitionTime");
+  } else if (const auto* failed = trueCondition(status, "Failed")) {
+    progress.end = JobProgress::End::Failed;
+    progress.endTime = stringMember(*failed, "lastTransitionTime");
+    progress.endReason = stringMember(*failed, "reason");
+    if (const auto message = stringMember(*failed, "message"); !message.empty()) {
+      progress.endReason += (progress.endReason.empty() ? "" : ": ") + message;
+    }
+  }
+}
+
 void readRolloutCounts(const json& status, TargetState& state) {
   state.observedGeneration = base::integerOf(memberOf(status, "observedGeneration"));
   state.updatedReplicas = countOf(memberOf(status, "updatedReplicas"));

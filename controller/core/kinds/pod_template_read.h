@@ -36,6 +36,11 @@ std::optional<std::string> podLabel(const nlohmann::json& pod, std::string_view 
 // it runs, and the operator leaves spec.suspend alone.
 void readSuspension(const nlohmann::json& object, JobProgress& progress);
 
+// How a run ended, from its status's conditions: `completeType` True (a
+// Job's Complete, a JobSet's Completed) at its time, or Failed True at its
+// time with its reason and message; Running while neither is.
+void readEnd(const nlohmann::json& status, std::string_view completeType, JobProgress& progress);
+
 // The observedGeneration, updatedReplicas and replicas of a status, which
 // the apps kinds and most custom kinds write alike.
 void readRolloutCounts(const nlohmann::json& status, TargetState& state);
