@@ -374,7 +374,11 @@ TEST_CASE("a custom kind's object of the wrong shape reads as empty, never throw
     for (const auto& object : {json::parse(R"({"spec": "nope", "status": []})"),
                                json::parse(R"({"spec": {"workerGroupSpecs": [3, {"template": 1}],
                                    "rayClusterConfig": [], "leaderWorkerTemplate": {"size": -4},
-                                   "replicatedJobs": [7, {"replicas": -2, "template": []}]},
+                                   "replicatedJobs": [7, {"replicas": -2, "template": []},
+                                     {"replicas": 4611686018427387904, "template": {"spec":
+                                       {"parallelism": 4611686018427387904}}},
+                                     {"replicas": 4611686018427387904, "template": {"spec":
+                                       {"parallelism": 4611686018427387904}}}]},
                                    "status": {"replicatedJobsStatus": 5, "conditions": {}}})"),
                                json()}) {
       const auto state = targetFromJson(kind, object);

@@ -14,7 +14,6 @@ namespace gpuplacement::core::kinds {
 namespace {
 
 using json = nlohmann::json;
-using base::integerOf;
 using base::memberOf;
 using base::stringMember;
 
@@ -29,12 +28,12 @@ constexpr std::string_view kJobSetController = "jobset.sigs.k8s.io/jobset-contro
 // parallelism (no more than its completions).
 std::int64_t podsOf(const json& replicatedJob) {
   const auto& jobSpec = memberOf(memberOf(replicatedJob, "template"), "spec");
-  std::int64_t perJob = integerOf(memberOf(jobSpec, "parallelism"), 1);
+  // Each factor a count (0 to INT32_MAX): their product cannot overflow.
+  std::int64_t perJob = countOf(memberOf(jobSpec, "parallelism"), 1);
   if (const auto& completions = memberOf(jobSpec, "completions"); completions.is_number_integer()) {
-    perJob = std::min(perJob, completions.get<std::int64_t>());
+    perJob = std::min<std::int64_t>(perJob, countOf(completions));
   }
-  return std::max<std::int64_t>(integerOf(memberOf(replicatedJob, "replicas"), 1), 0) *
-         std::max<std::int64_t>(perJob, 0);
+  return std::int64_t{countOf(memberOf(replicatedJob, "replicas"), 1)} * perJob;
 }
 
 // Its run: started once it was resumed (the Suspended condition turned
@@ -44,9 +43,9 @@ void readRun(const json& object, JobProgress& job) {
   const auto& status = memberOf(object, "status");
   std::int64_t jobs = 0;
   for (const auto& replicated : memberOf(status, "replicatedJobsStatus")) {
-    jobs += integerOf(memberOf(replicated, "active")) + integerOf(memberOf(replicated, "ready")) +
-            integerOf(memberOf(replicated, "succeeded")) +
-            integerOf(memberOf(replicated, "failed"));
+    jobs += std::int64_t{countOf(memberOf(replicated, "active"))} +
+            countOf(memberOf(replicated, "ready")) + countOf(memberOf(replicated, "succeeded")) +
+            countOf(memberOf(replicated, "failed"));
   }
   job.active = static_cast<std::int32_t>(std::min<std::int64_t>(jobs, INT32_MAX));
   for (const auto& condition : memberOf(status, "conditions")) {
@@ -70,10 +69,10 @@ class JobSetAdapter final : public KindAdapter {
     if (replicatedJobs.is_array()) {
       for (std::size_t i = 0; i < replicatedJobs.size(); ++i) {
         const auto& replicated = replicatedJobs[i];
-        const auto count = podsOf(replicated);
+        const auto count =
+            static_cast<std::int32_t>(std::min<std::int64_t>(podsOf(replicated), INT32_MAX));
         state.podSets.push_back(
-            {stringMember(replicated, "name"), "job", true,
-             static_cast<std::int32_t>(std::min<std::int64_t>(count, INT32_MAX)),
+            {stringMember(replicated, "name"), "job", true, count,
              "/spec/replicatedJobs/" + std::to_string(i) + "/template/spec/template"});
         state.podSetTemplates.push_back(podTemplateFrom(
             memberOf(memberOf(memberOf(replicated, "template"), "spec"), "template"), true));
