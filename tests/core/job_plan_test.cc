@@ -25,6 +25,7 @@ TargetState trainingJob() {
   state.job.suspended = true;
   state.job.waitsFor = "w";  // labelled gpuplacement.io/workload=w, the GpuWorkload of the world
   state.containers = {{"train", {}, {}}};
+  state.podSets = {{"main", "main", true, 1, "/spec/template"}};  // as the Job's adapter reads it
   return state;
 }
 
@@ -119,6 +120,32 @@ const JobRow kJobRows[] = {
        CHECK_FALSE(r.plan.write->patch.resourcesChanged);
        CHECK((*r.plan.write->patch.patch)["spec"]["suspend"] == false);
      }},
+    {"a 1.34 server, the Job asks for four GPUs: placed on four, as it asks, not refused",
+     [](World& w) {
+       w.jobResourcesMutable = false;
+       w.serverVersion = "v1.34.10";
+       w.target->containers = {{"train", {{"nvidia.com/gpu", "4"}}, {{"nvidia.com/gpu", "4"}}}};
+     },
+     {},
+     true,
+     {{"Applied", "True/Applied"}},
+     {"Placed"},
+     [](const Reconciled& r) {
+       CHECK_FALSE(r.plan.write->patch.resourcesChanged);
+       CHECK(r.plan.wanted.acceleratorCount == 4);
+       CHECK(conditionMessage(r.record, "Placed")
+                 .find("only placements asked for with nvidia.com/gpu: 4 considered, as the pod "
+                       "set main asks") != std::string::npos);
+     }},
+    {"the same Job on a 1.36 server: decided freely, and the team's own count stands in the way",
+     [](World& w) {
+       w.target->containers = {{"train", {{"nvidia.com/gpu", "4"}}, {{"nvidia.com/gpu", "4"}}}};
+     },
+     {},
+     true,
+     {{"Applied", "False/Conflict"}},
+     {"Conflict"},
+     [](const Reconciled& r) { CHECK(r.plan.wanted.acceleratorCount == 1); }},
     {"the server refuses the resources (a 1.36 with the gate off): said, with its words",
      [](World&) {},
      TargetOutcome::Kind::JobResourcesImmutable,

@@ -121,7 +121,7 @@ struct Evaluation {
   // target's pod template cannot gain a claim (a Job's).
   bool claimsUnwritable = false;
   // Options passed over for asking other devices than the team's template,
-  // which its kind keeps as created (WorkloadIntent::fixedDevices).
+  // which cannot change once created (WorkloadIntent::fixedDevices).
   bool devicesFixedOut = false;
   // Reserved nodes passed over, and why: their reservation ends before the
   // workload's deadline, or may (a Capacity Block whose end is not known),

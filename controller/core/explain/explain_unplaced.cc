@@ -346,9 +346,9 @@ std::string Explainer::bindingConstraint(const Request& request, const Evaluatio
     const auto& fixed = request.intent.fixedDevices;
     return "the pod set " + fixed.podSet + " asks for " + fixed.resource + ": " +
            std::to_string(fixed.count) + " in containers[" + fixed.container +
-           "].resources, which its kind keeps as created, and no eligible placement is asked "
-           "for that way: write the devices a placement needs there (or none, and the operator "
-           "says which) and create it again";
+           "].resources, which cannot change once it is created, and no eligible placement is "
+           "asked for that way: write the devices a placement needs there (or none, and the "
+           "operator says which) and create it again";
   }
   if (!overall.unoffered.empty()) {
     return unofferedConstraint(request, overall);

@@ -118,7 +118,7 @@ void Explainer::choose(const Weighing& weighing, Decision& decision) const {
     const auto& fixed = request.intent.fixedDevices;
     decision.reason += "; only placements asked for with " + fixed.resource + ": " +
                        std::to_string(fixed.count) + " considered, as the pod set " + fixed.podSet +
-                       " asks and its kind keeps";
+                       " asks, which cannot change once it is created";
   }
   if (evaluation.spotWithheld) {
     decision.reason +=

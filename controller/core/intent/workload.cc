@@ -499,7 +499,8 @@ FixedDevices devicesAskedFor(const TargetState& target, const GpuWorkloadSpec& s
 
 }  // namespace
 
-WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const TargetState* target) {
+WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const TargetState* target,
+                        bool resourcesFrom136) {
   WorkloadIntent intent = spec.intent;
   intent.replicas = target ? target->replicas : 1;
   if (target && !spec.podSets.empty()) {
@@ -507,10 +508,12 @@ WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const TargetState* target) 
   }
   intent.surge = target ? target->surge : 0;
   intent.claimsWritable = !target || !traitsOf(target->kind).claimsFixed;
-  if (target && traitsOf(target->kind).resources == ResourcesWritable::Never) {
+  const auto writable = target ? traitsOf(target->kind).resources : ResourcesWritable::Always;
+  if (writable == ResourcesWritable::Never ||
+      (writable == ResourcesWritable::From136 && !resourcesFrom136)) {
     // Its pods ask for what they ask for: a placement of another shape
     // could not be written. One asking for none is placed freely and told
-    // what to write (core/plan/job_plan.h: resourcesFixedMessage).
+    // what to write (core/plan/job_plan.h).
     intent.fixedDevices = devicesAskedFor(*target, spec);
   }
   if (target) {

@@ -69,10 +69,11 @@ struct ServingFieldNames {
 // means a request rate needs, and mean lengths that fit the context.
 Status checkServingLoad(const ServingLoad& load, const ServingFieldNames& names);
 
-// The devices a replica's pod template asks for, where its kind keeps its
-// pods' resources as created (a JobSet: core/kinds/target_kind.h): one
-// extended resource and its count ("nvidia.com/gpu", 1). Empty resource:
-// the placement writes the devices itself.
+// The devices a replica's pod template asks for, where its pods' resources
+// cannot change once it is created (a JobSet; a suspended Job on a server
+// before Kubernetes 1.36: core/kinds/target_kind.h): one extended resource
+// and its count ("nvidia.com/gpu", 1). Empty resource: the placement writes
+// the devices itself.
 struct FixedDevices {
   std::string resource;
   int count = 0;
@@ -163,9 +164,13 @@ struct GpuWorkloadSpec {
 Result<GpuWorkloadSpec> parseGpuWorkloadSpec(const nlohmann::json& spec, const Catalog& catalog);
 
 // The spec's intent with what only the target knows: its replicas, its
-// rollout's surge and the CPU and memory its pods already request (a fit
-// constraint). The operator and the command line both decide from this.
-WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const TargetState* target);
+// rollout's surge, the CPU and memory its pods already request (a fit
+// constraint) and, where its pods' resources cannot be written, the devices
+// they ask for. `resourcesFrom136`: the API server lets a suspended Job's
+// pod resources change (KEP-5440; the command line assumes it does). The
+// operator and the command line both decide from this.
+WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const TargetState* target,
+                        bool resourcesFrom136 = true);
 
 // Checks an intent built by other means (the command line's flags) the same
 // way.

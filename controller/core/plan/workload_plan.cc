@@ -414,7 +414,7 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
     plan.view.applied.reset();
   }
   forgetAnotherJob(input, plan);
-  WorkloadIntent intent = intentOf(spec, input.target);
+  WorkloadIntent intent = intentOf(spec, input.target, input.jobResourcesMutable);
   // A Job that has started keeps its placement whatever the capacity: no
   // type is left for another while its pods wait.
   const bool jobPinned = input.target && traitsOf(input.target->kind).runsOnce &&
