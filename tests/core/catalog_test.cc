@@ -246,6 +246,23 @@ TEST_CASE("a malformed catalog is rejected, naming the entry and the field") {
          c["instances"][1]["allowedAcceleratorCounts"] = {1, 32};
        },
        "instances[trn1.32xlarge].allowedAcceleratorCounts", "between 1 and acceleratorCount"},
+      {"EFA without interfaces",
+       [](json& c) {
+         c["instances"][1]["efa"] = {{"networkGbps", 800}};
+       },
+       "instances[trn1.32xlarge].efa.interfaces", "required"},
+      {"EFA without bandwidth",
+       [](json& c) {
+         c["instances"][1]["efa"] = {{"interfaces", 8}};
+       },
+       "instances[trn1.32xlarge].efa.networkGbps", "required"},
+      {"EFA of a misspelt field",
+       [](json& c) {
+         c["instances"][1]["efa"] = {{"interfaces", 8}, {"gbps", 800}};
+       },
+       "instances[trn1.32xlarge].efa.gbps", "unknown field"},
+      {"EFA not an object", [](json& c) { c["instances"][1]["efa"] = 8; },
+       "instances[trn1.32xlarge].efa", "must be an object"},
       {"CPU with an accelerator", [](json& c) { c["instances"][2]["accelerator"] = "A10G"; },
        "instances[m5.xlarge].accelerator", "no accelerator"},
       {"CPU without estimates", [](json& c) { c["instances"][2].erase("fp16Tflops"); },

@@ -268,6 +268,31 @@ Status parseShape(const ObjectReader& entry, const std::string& type, InstanceTy
   return Ok{};
 }
 
+// efa: {interfaces, networkGbps}: absent, the type has none.
+Status parseEfa(const ObjectReader& entry, InstanceType& instance) {
+  if (!entry.has("efa")) {
+    return Ok{};
+  }
+  const ObjectReader efa = entry.child("efa");
+  if (auto ok = efa.requireObject(); !ok) {
+    return ok.error();
+  }
+  if (auto ok = efa.onlyKeys({"interfaces", "networkGbps"}); !ok) {
+    return ok.error();
+  }
+  auto interfaces = efa.optionalInteger("interfaces", 1, 64);
+  if (!interfaces || !*interfaces) {
+    return interfaces ? Error{efa.fieldPath("interfaces"), "required"} : interfaces.error();
+  }
+  auto gbps = efa.number("networkGbps", 1, 1e5);
+  if (!gbps) {
+    return gbps.error();
+  }
+  instance.efaInterfaces = static_cast<int>(**interfaces);
+  instance.networkGbps = *gbps;
+  return Ok{};
+}
+
 Result<InstanceType> parseInstance(const json& value, std::size_t index, const Catalog& catalog) {
   ObjectReader reader(value, "instances[" + std::to_string(index) + "]");
   if (auto ok = reader.requireObject(); !ok) {
@@ -278,9 +303,10 @@ Result<InstanceType> parseInstance(const json& value, std::size_t index, const C
     return type.error();
   }
   ObjectReader entry(value, "instances[" + *type + "]");
-  if (auto ok = entry.onlyKeys({"type", "tier", "accelerator", "acceleratorCount",
-                                "allowedAcceleratorCounts", "interconnect", "vcpus", "memoryGiB",
-                                "onDemand", "spot", "fp16Tflops", "memoryBandwidthGBs", "sources"});
+  if (auto ok =
+          entry.onlyKeys({"type", "tier", "accelerator", "acceleratorCount",
+                          "allowedAcceleratorCounts", "interconnect", "efa", "vcpus", "memoryGiB",
+                          "onDemand", "spot", "fp16Tflops", "memoryBandwidthGBs", "sources"});
       !ok) {
     return ok.error();
   }
@@ -303,6 +329,9 @@ Result<InstanceType> parseInstance(const json& value, std::size_t index, const C
   }
   instance.interconnect =
       link->value_or(instance.acceleratorCount > 1 ? Interconnect::PCIe : Interconnect::None);
+  if (auto efa = parseEfa(entry, instance); !efa) {
+    return efa.error();
+  }
   return instance;
 }
 

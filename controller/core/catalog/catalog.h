@@ -114,6 +114,12 @@ struct InstanceType {
   // for Neuron; powers of two up to acceleratorCount when not given.
   std::vector<int> allowedAcceleratorCounts;
   Interconnect interconnect = Interconnect::None;  // between this type's devices
+  // Between nodes: the Elastic Fabric Adapters the type takes (EC2's
+  // MaximumEfaInterfaces, which Karpenter advertises as the node resource
+  // vpc.amazonaws.com/efa) and its network bandwidth. 0 interfaces: no EFA,
+  // so a replica never spans two of its nodes.
+  int efaInterfaces = 0;
+  double networkGbps = 0;
   int vcpus = 0;
   double memoryGiB = 0;
   // What pods can request on a node of this type (EKS reservations taken
