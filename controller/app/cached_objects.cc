@@ -685,6 +685,10 @@ CachedTarget packTarget(const core::TargetState& state) {
   out.integer(state.surge);
   out.integer(state.unavailable);
   out.boolean(state.recreate);
+  // The groups its pods form (a few bytes; none for most kinds).
+  out.integer(state.groups.groups);
+  out.integer(state.groups.size);
+  out.word(state.groups.sizeField);
   cached.packed = out.take();
   cached.packed.shrink_to_fit();
   return cached;
@@ -730,6 +734,9 @@ core::TargetState CachedTarget::unpack() const {
   state.surge = static_cast<std::int32_t>(in.integer());
   state.unavailable = static_cast<std::int32_t>(in.integer());
   state.recreate = in.boolean();
+  state.groups.groups = static_cast<std::int32_t>(in.integer());
+  state.groups.size = static_cast<std::int32_t>(in.integer());
+  state.groups.sizeField = in.word();
   return state;
 }
 

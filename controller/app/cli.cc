@@ -50,6 +50,7 @@ struct WorkloadOptions {
   WorkloadFlags flags;
   double latencyMs = 0;
   double maxHourlyCost = 0;
+  int groupSize = 0;
   std::map<std::string, CLI::Option*> options;  // by flag name, to ask which were given
 
   // `sizing`: --capacity and --replicas, which analyze sets its own way.
@@ -106,6 +107,11 @@ struct WorkloadOptions {
       add("--capacity", flags.capacity, "OnDemand, Spot, Any or Mixed (half spot, half on-demand)")
           ->capture_default_str();
       add("--replicas", flags.replicas, "Replicas, for total cost")->capture_default_str();
+      add("--group-size", groupSize,
+          "The target's pods form groups of N that run one replica together, across nodes "
+          "where no node holds the model (a LeaderWorkerSet's size, a JobSet's pods, a Ray "
+          "worker group's replicas); 0: the placement says the size. Without it each pod is a "
+          "replica (a Deployment, StatefulSet or Job); --replicas counts groups");
     }
   }
 
@@ -121,6 +127,9 @@ struct WorkloadOptions {
     }
     if (given("--max-hourly-cost")) {
       result.maxHourlyCost = maxHourlyCost;
+    }
+    if (given("--group-size")) {
+      result.groupSize = groupSize;
     }
     return result;
   }

@@ -83,6 +83,11 @@ void printPlacement(const core::Placement& placement, double hoursPerMonth, std:
   if (placement.acceleratorsPerInstance > 0) {
     out << " of " << placement.acceleratorsPerInstance << " per node";
   }
+  if (placement.nodesPerReplica > 1) {
+    out << " on each of " << placement.nodesPerReplica << " nodes a replica, joined by EFA ("
+        << placement.efaInterfaces << " interfaces, "
+        << base::formatCount(std::llround(placement.networkGbps)) << " Gbps a node)";
+  }
   out << ", " << capacityText(placement.capacityType) << "\n";
   out << "MEMORY USE   " << base::formatGiB(placement.requiredMemoryGiB) << " of "
       << base::formatGiB(placement.availableMemoryGiB) << " GiB ("

@@ -2,6 +2,7 @@
 
 #include "base/decimal.h"
 #include "core/catalog/quantity.h"
+#include "core/decide/performance_model.h"
 
 namespace gpuplacement::app {
 namespace {
@@ -159,6 +160,15 @@ base::Result<core::WorkloadIntent> WorkloadFlags::toIntent(const core::Catalog& 
     return Error{"--replicas", "must be at least 1 (a target scaled to zero needs no placement)"};
   }
   intent.replicas = replicas;
+  if (groupSize) {
+    if (*groupSize < 0 || *groupSize > core::kMaxNodesPerReplica) {
+      return Error{"--group-size", "must be from 0 (the placement says the size) to " +
+                                       std::to_string(core::kMaxNodesPerReplica)};
+    }
+    // The replicas are groups, each of groupSize pods.
+    intent.groups = {replicas, *groupSize, "--group-size"};
+    intent.replicas = replicas * std::max(*groupSize, 1);
+  }
   if (contextTokens > 0 && !intent.shape.known() &&
       intent.architecture == core::Architecture::Transformer) {
     // Said in the flags' words: the spec's would name spec.model.family.

@@ -33,6 +33,10 @@ struct WorkloadFlags {
   std::string capacity = "OnDemand";
   std::string sharing = "Auto";
   int replicas = 1;
+  // The target's pods form groups of this many, each running one replica
+  // across nodes (a LeaderWorkerSet, JobSet or Ray cluster); 0: groups whose
+  // size the placement says. Unset: each pod is a replica.
+  std::optional<int> groupSize;
   std::vector<std::string> instanceTypes;
   std::vector<std::string> excludedInstanceTypes;
 

@@ -379,8 +379,10 @@ TEST_CASE("cannot place names the binding constraint") {
       // 350B x 2 B x 9 = 5,868 GiB; eight B200s hold 8 x 179.06 x 90% = 1,290.
       {"too big for any node", IntentBuilder(K::Training, "350B").precision(P::BF16),
        "cannot place on one node: needs 5,868 GiB; the largest eligible node, "
-       "p6-b200.48xlarge, offers 1,290 GiB within the 90% fill limit (8x B200 of 179.06 GiB): "
-       "it takes 5 nodes of p6-b200.48xlarge"},
+       "p6-b200.48xlarge, offers 1,290 GiB within the 90% fill limit (8x B200 of 179.06 GiB); "
+       "5 nodes of p6-b200.48xlarge joined by EFA would hold one replica, and the target's pods "
+       "are each a replica (a Deployment, StatefulSet or Job): run it as a kind whose pods form "
+       "a group"},
       {"budget", IntentBuilder(K::Inference, "7B").maxHourlyCost(0.3),
        "the cheapest placement that fits, inf2.xlarge (1x Inferentia2) on-demand, costs "
        "$0.7582/h per replica, above maxHourlyCost $0.30/h"},
@@ -390,7 +392,7 @@ TEST_CASE("cannot place names the binding constraint") {
        IntentBuilder(K::Training, "70B").precision(P::BF16).only({"trn2.48xlarge"}),
        "no eligible instance type has an on-demand price"},
       {"tier outside the rules", IntentBuilder(K::Inference, "7B").tiers({Tier::Trainium}),
-       "Trainium is for training; Inference goes elsewhere"},
+       "Trainium is for training, and serves only a model no Inferentia2 node holds"},
       {"Neuron framework",
        IntentBuilder(K::Inference, "7B").framework(F::JAX).tiers({Tier::Inferentia}),
        "Inferentia: the Neuron SDK does not support framework JAX"},
@@ -398,7 +400,8 @@ TEST_CASE("cannot place names the binding constraint") {
       {"Trainium topology",
        IntentBuilder(K::Training, "40B").precision(P::BF16).only({"trn1.32xlarge"}),
        "needs 671 GiB; the largest eligible node, trn1.32xlarge, offers 461 GiB within the 90% "
-       "fill limit (16x Trainium of 32 GiB): it takes 2 nodes"},
+       "fill limit (16x Trainium of 32 GiB); 2 nodes of trn1.32xlarge joined by EFA would hold "
+       "one replica"},
       {"precision", IntentBuilder(K::Inference, "3B").precision(P::FP8).only({"p4de.24xlarge"}),
        "no eligible accelerator runs the precision: A100-80GB (Ampere) does not run fp8 natively"},
       {"int4 on Neuron",

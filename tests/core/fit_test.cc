@@ -138,8 +138,12 @@ TEST_CASE("training that cannot fit one node says how many nodes it needs") {
   const int nodes = static_cast<int>(std::ceil(needed / perNode));
   CHECK(nodes == 3);
   CHECK(decision.cannotPlace.find("cannot place on one node: needs 2,934 GiB") == 0);
-  CHECK(decision.cannotPlace.find("it takes " + std::to_string(nodes) +
-                                  " nodes of p6-b200.48xlarge") != std::string::npos);
+  // The fewest nodes of any type, the first of the catalog's order: eight
+  // H200s hold 8 x 140.4 x 90% = 1,011 GiB a node, three of them as many as
+  // three of B200.
+  CHECK(decision.cannotPlace.find(std::to_string(nodes) +
+                                  " nodes of p5en.48xlarge joined by EFA would hold one "
+                                  "replica") != std::string::npos);
 }
 
 TEST_CASE("device counts: the fewest that hold the model, split as the hardware allows") {

@@ -59,6 +59,7 @@ TEST_CASE("each kind's pod sets: name, role, placed by default, pods, template")
     std::vector<PodSet> podSets;
     std::int32_t replicas;  // the pods of the pod sets placed by default
     std::string container;  // the target's own template: the first placed pod set's
+    PodGroups groups{};     // the groups a replica may span nodes in
   };
   json lws = {{"spec",
                {{"replicas", 2},
@@ -76,7 +77,8 @@ TEST_CASE("each kind's pod sets: name, role, placed by default, pods, template")
        {{"spec", {{"replicas", 3}, {"template", podTemplate("vllm", 1)}}}},
        {{"main", "main", true, 3, "/spec/template"}},
        3,
-       "vllm"},
+       "vllm",
+       {}},
       {"a RayCluster: the head left as written, each worker group placed",
        TargetKind::RayCluster,
        {{"spec", rayClusterSpec(2)}},
@@ -84,46 +86,56 @@ TEST_CASE("each kind's pod sets: name, role, placed by default, pods, template")
         {"gpu-0", "worker", true, 1, "/spec/workerGroupSpecs/0/template"},
         {"gpu-1", "worker", true, 2, "/spec/workerGroupSpecs/1/template"}},
        3,
-       "ray-worker"},
+       "ray-worker",
+       {1, 2, "spec.workerGroupSpecs[1].replicas"}},
       {"a RayCluster of a head alone: the head runs the model",
        TargetKind::RayCluster,
        {{"spec", rayClusterSpec(0)}},
        {{"head", "head", true, 1, "/spec/headGroupSpec/template"}},
        1,
-       "ray-head"},
+       "ray-head",
+       {}},
       {"a RayService: its cluster's spec under rayClusterConfig",
        TargetKind::RayService,
        {{"spec", {{"rayClusterConfig", rayClusterSpec(1)}}}},
        {{"head", "head", false, 1, "/spec/rayClusterConfig/headGroupSpec/template"},
         {"gpu-0", "worker", true, 1, "/spec/rayClusterConfig/workerGroupSpecs/0/template"}},
        1,
-       "ray-worker"},
+       "ray-worker",
+       {1, 1, "spec.rayClusterConfig.workerGroupSpecs[0].replicas"}},
       {"a LeaderWorkerSet: leaders and workers, groups of the team's size",
        TargetKind::LeaderWorkerSet,
        lws,
        {{"leader", "leader", true, 2, "/spec/leaderWorkerTemplate/leaderTemplate"},
         {"worker", "worker", true, 6, "/spec/leaderWorkerTemplate/workerTemplate"}},
        8,
-       "leader"},
+       "leader",
+       {2, 4, "spec.leaderWorkerTemplate.size"}},
       {"a LeaderWorkerSet of one template: leaders run the workers'",
        TargetKind::LeaderWorkerSet,
        lwsOneTemplate,
        {{"worker", "leader and worker", true, 6, "/spec/leaderWorkerTemplate/workerTemplate"}},
        6,
-       "vllm"},
+       "vllm",
+       {3, 2, "spec.leaderWorkerTemplate.size"}},
       {"a JobSet: each replicated job, its Jobs times their pods",
        TargetKind::JobSet,
        jobSet(3, 2, 8),
        {{"driver", "job", true, 1, "/spec/replicatedJobs/0/template/spec/template"},
         {"workers", "job", true, 6, "/spec/replicatedJobs/1/template/spec/template"}},
        7,
-       "driver"},
+       "driver",
+       {1, 6, "spec.replicatedJobs[1].template.spec.parallelism"}},
   };
   for (const auto& row : rows) {
     CAPTURE(row.label);
     const auto state = targetFromJson(row.kind, row.object);
     CHECK(state.podSets == row.podSets);
     CHECK(state.replicas == row.replicas);
+    CAPTURE(state.groups.sizeField);
+    CHECK(state.groups.groups == row.groups.groups);
+    CHECK(state.groups.size == row.groups.size);
+    CHECK(state.groups.sizeField == row.groups.sizeField);
     REQUIRE(state.containers.size() == 1);
     CHECK(state.containers.front().name == row.container);
     // A kind written by JSON patch keeps each template as it is stored.

@@ -107,6 +107,13 @@ struct IntentBuilder {
     intent.replicas = value;
     return *this;
   }
+  // The target's pods form `groups` groups of `size` (0: the placement says).
+  IntentBuilder& groups(int groups, int size,
+                        std::string field = "spec.leaderWorkerTemplate.size") {
+    intent.groups = {groups, size, std::move(field)};
+    intent.replicas = groups * std::max(size, 1);
+    return *this;
+  }
   operator core::WorkloadIntent() const { return intent; }
 };
 

@@ -121,8 +121,11 @@ CostQuote ClusterCost::quote(const CostInput& input) const {
   quote.cluster = true;
   quote.newNodes = quote.nodes;
   const Offer* offer = capacity_.offer(input.instance, input.capacity);
-  if (input.devices <= 0 || !offer) {
-    return quote;  // CPU, or no view of this type: whole new nodes
+  // CPU, no view of this type, or a replica across a group of nodes (its
+  // pods take a node each, never devices idle beside other pods): whole new
+  // nodes.
+  if (input.devices <= 0 || !offer || input.nodesPerReplica > 1) {
+    return quote;
   }
   OwnDevices own = own_;
   if (own.capacity == CapacityType::Mixed) {

@@ -8,7 +8,7 @@ namespace {
 
 int nodesFor(const CostInput& input) {
   const int perNode = std::max(input.replicasPerNode, 1);
-  return (std::max(input.replicas, 1) + perNode - 1) / perNode;
+  return (std::max(input.replicas, 1) + perNode - 1) / perNode * std::max(input.nodesPerReplica, 1);
 }
 
 }  // namespace
@@ -50,7 +50,8 @@ CostQuote AcceleratorShareCost::quote(const CostInput& input) const {
   CostQuote quote;
   quote.basis = CostModel::AcceleratorShare;
   quote.nodes = nodesFor(input);
-  quote.perReplicaHourly = input.nodeHourly * std::min(input.replicaShare, 1.0);
+  quote.perReplicaHourly =
+      input.nodeHourly * std::min(input.replicaShare, 1.0) * std::max(input.nodesPerReplica, 1);
   quote.totalHourly = quote.perReplicaHourly * std::max(input.replicas, 1);
   quote.marginalHourly = quote.perReplicaHourly;
   return quote;

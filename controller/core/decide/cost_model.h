@@ -21,6 +21,9 @@ struct CostInput {
   // A MIG slice per replica ("1g.10gb"): devices is 1 instance of it.
   std::string_view migProfile{};
   bool shared = false;  // replicas of a time-sliced GPU: devices of them per replica
+  // A replica that spans a group of nodes (core/decide/fit.h): that many
+  // nodes each, one pod on each.
+  int nodesPerReplica = 1;
 };
 
 // What the candidate costs, and on what basis.

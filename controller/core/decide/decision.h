@@ -19,6 +19,12 @@ struct Placement {
   std::string instanceType;
   int acceleratorCount = 0;  // per replica; 0 for CPU
   int acceleratorsPerInstance = 0;
+  // A replica no node holds spans this many nodes, a group whose pods take
+  // acceleratorCount devices each and talk over EFA (efaInterfaces a pod,
+  // the node's networkGbps); 1: one pod on one node.
+  int nodesPerReplica = 1;
+  int efaInterfaces = 0;
+  double networkGbps = 0;
   // A MIG slice of one GPU per replica ("1g.10gb", requested as
   // nvidia.com/mig-1g.10gb); acceleratorCount is then 1. Empty: whole devices.
   std::string migProfile;
@@ -49,7 +55,7 @@ struct Placement {
   std::optional<double> clusterHourlyCost;
   double paidByCluster() const { return clusterHourlyCost.value_or(hourlyCost); }
   double monthlyCost = 0;  // per replica
-  int replicas = 1;
+  int replicas = 1;        // groups, where a replica spans nodes
   double totalHourlyCost = 0;
   double totalMonthlyCost = 0;
   double requiredMemoryGiB = 0;

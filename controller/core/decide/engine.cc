@@ -176,6 +176,12 @@ Result<std::shared_ptr<const PlacementEngine>> PlacementEngine::create(
       engine->acceleratorsOfTier_[static_cast<std::size_t>(instance.tier)] |=
           1ULL << instance.accelerator;
     }
+    if (instance.tier == Tier::Inferentia) {
+      const auto* spec = engine->catalog_->acceleratorOf(instance);
+      engine->inferentiaHoldsGiB_ =
+          std::max(engine->inferentiaHoldsGiB_,
+                   spec->memoryGiB * instance.acceleratorCount * effective.memoryFillLimit);
+    }
   }
   const auto labels = nodeLabelsFor(effective, nullptr);
   engine->defaultScheme_ = labels.scheme;
@@ -205,14 +211,15 @@ void PlacementEngine::quote(Option& option, const Request& request) const {
   const auto one = [&](CapacityType capacity, double nodeHourly, int replicas) {
     return request.costs.quote({option.instance, &instance, capacity, nodeHourly, replicas,
                                 fit.replicasPerNode, fit.share, fit.devices, slice,
-                                fit.timeSlices > 0});
+                                fit.timeSlices > 0, fit.nodes});
   };
+  const int replicas = replicasOf(fit, request);
   if (option.capacity != CapacityType::Mixed) {
-    option.cost = one(option.capacity, option.nodeHourly, request.replicas);
+    option.cost = one(option.capacity, option.nodeHourly, replicas);
     return;
   }
   option.spotNodeHourly = price(option.instance, CapacityType::Spot).value_or(0);
-  const auto split = mixedSplit(request.replicas);
+  const auto split = mixedSplit(replicas);
   option.cost = one(CapacityType::OnDemand, option.nodeHourly, split.onDemand);
   if (split.spot > 0) {
     option.cost =
@@ -282,6 +289,8 @@ Request PlacementEngine::requestFor(const WorkloadIntent& intent, const MemoryEs
   need.podCpu = intent.podCpu;
   need.podMemoryGiB = intent.podMemoryGiB;
   request.replicas = std::max(intent.replicas, 1);
+  request.groups = intent.groups.groups;
+  request.groupNodes = intent.groups.size > 1 ? intent.groups.size : 0;
   request.capacityLabeled =
       view ? !view->labels.capacityLabel.key.empty() : defaultCapacityLabeled_;
   request.spotWithheld = intent.kind == WorkloadKind::Inference &&
@@ -294,7 +303,9 @@ Request PlacementEngine::requestFor(const WorkloadIntent& intent, const MemoryEs
       std::find(architectures.begin(), architectures.end(), intent.architecture) !=
           architectures.end();
   // What neuronIneligibility() explains, decided without building its words.
-  if (!neuronSoftware || !need.training) {
+  // Trainium trains; it serves only a model no Inferentia2 node holds,
+  // across a group of its nodes (as ai-on-eks serves Llama-3.1-405B).
+  if (!neuronSoftware || (!need.training && need.requiredGiB <= inferentiaHoldsGiB_)) {
     request.neuronBlocked |= tierBit(Tier::Trainium);
   }
   if (!neuronSoftware || need.training) {
@@ -413,6 +424,9 @@ void PlacementEngine::evaluateInstance(int index, const Request& request,
     evaluation.largestFits = fit.fits();
     evaluation.largestMisfit = fit.misfit;
   }
+  if (fit.misfit == Misfit::Memory && instance.accelerator >= 0) {
+    evaluateAcrossNodes(index, request, evaluation);
+  }
   if (!fit.fits()) {
     return;
   }
@@ -420,6 +434,34 @@ void PlacementEngine::evaluateInstance(int index, const Request& request,
   for (int i = 0; i < choices; ++i) {
     addOptions(index, fits[i], request, evaluation);
   }
+}
+
+// No node of the type holds a replica: a group of its nodes may, joined by
+// EFA, where the target's pods form groups. Otherwise what it would take is
+// kept for the explanation.
+void PlacementEngine::evaluateAcrossNodes(int index, const Request& request,
+                                          Evaluation& evaluation) const {
+  const auto& instance = catalog_->instances[index];
+  const Fit group = fitAcrossNodes(*catalog_, instance, request.need, request.groupNodes);
+  if (!group.fits()) {
+    return;
+  }
+  // Kept: the type with the fewest nodes, the first of the catalog's order.
+  const auto keep = [&](AcrossNodes& kept) {
+    if (kept.instance < 0 || group.nodes < kept.nodes) {
+      kept = {index, group.nodes};
+    }
+  };
+  if (instance.efaInterfaces == 0) {
+    keep(evaluation.acrossNodesWithoutEfa);
+    return;
+  }
+  if (request.groups <= 0) {
+    keep(evaluation.acrossNodesUnformed);
+    return;
+  }
+  evaluation.anyFits = true;
+  addOptions(index, group, request, evaluation);
 }
 
 // Prices a fitting replica shape at each capacity type asked for.
@@ -495,7 +537,9 @@ bool PlacementEngine::keepsFixedDevices(int index, const Fit& fit, CapacityType 
   const auto scheduling = renderScheduling(shape, *catalog_, policy_);
   bool asked = false;
   for (const auto& [name, value] : scheduling.resources) {
-    if (name == "cpu" || name == "memory") {
+    // The team's own EFA request is its kind's to keep as well; a group
+    // the manifest did not ask it for is reported by the plan.
+    if (name == "cpu" || name == "memory" || name == kEfaResource) {
       continue;
     }
     if (name != fixed.resource || value != std::to_string(fixed.count)) {
@@ -618,10 +662,11 @@ std::optional<Shortfall> PlacementEngine::shortfallOf(const Option& option, cons
     CapacityType capacity;
     int replicas;
   };
-  std::array<Part, 2> parts{{{option.capacity, request.replicas}, {}}};
+  const int all = replicasOf(option.fit, request);
+  std::array<Part, 2> parts{{{option.capacity, all}, {}}};
   std::size_t count = 1;
   if (option.capacity == CapacityType::Mixed) {
-    const auto split = mixedSplit(request.replicas);
+    const auto split = mixedSplit(all);
     parts = {{{CapacityType::OnDemand, split.onDemand}, {CapacityType::Spot, split.spot}}};
     count = 2;
   }
@@ -649,7 +694,8 @@ std::optional<Shortfall> PlacementEngine::shortfallOf(const Option& option, cons
       continue;
     }
     std::vector<const OwnPod*> own;
-    const int needed = replicasNeeded(option, part, replicas, request, own);
+    // A group's pods, one on each of its nodes.
+    const int needed = replicasNeeded(option, part, replicas, request, own) * option.fit.nodes;
     const int room = offer->replicasWithRoom(replicaRequests(option, request), needed, own);
     if (room < needed) {
       return Shortfall{part, true, std::max(replicas, 1), needed, room};
@@ -752,9 +798,11 @@ int PlacementEngine::idleDevicesOf(const Option& option, const Request& request)
   }
   if (cost.cluster) {
     return std::max(0, (cost.newNodes + cost.ownNodes) * perNode -
-                           (request.replicas - cost.replicasOnIdle) * option.fit.devices);
+                           (replicasOf(option.fit, request) - cost.replicasOnIdle) *
+                               option.fit.nodes * option.fit.devices);
   }
-  return std::max(0, cost.nodes * perNode - request.replicas * option.fit.devices);
+  return std::max(0, cost.nodes * perNode -
+                         replicasOf(option.fit, request) * option.fit.nodes * option.fit.devices);
 }
 
 // Whole nodes with the cluster's idle devices when the view has capacity

@@ -120,6 +120,7 @@ class PlacementEngine {
   void evaluateRule(const Rule& rule, const Request& request, Evaluation& evaluation) const;
   void evaluateInstance(int index, const Request& request, Evaluation& evaluation) const;
   void addOptions(int index, const Fit& fit, const Request& request, Evaluation& evaluation) const;
+  void evaluateAcrossNodes(int index, const Request& request, Evaluation& evaluation) const;
   // Quotes `option` (priced at nodeHourly): the cost model's, in two parts
   // when Mixed, whose spot node price it fills in.
   void quote(Option& option, const Request& request) const;
@@ -150,7 +151,10 @@ class PlacementEngine {
   std::vector<std::vector<int>> candidatesOf_;  // per rule: the instance types its mask admits
   std::vector<int> everyInstance_;              // the workload's own tiers' candidates
   Rule userTiersRule_;
-  std::array<std::uint64_t, 4> acceleratorsOfTier_{};      // bit per accelerator, by Tier
+  std::array<std::uint64_t, 4> acceleratorsOfTier_{};  // bit per accelerator, by Tier
+  // The most memory one Inferentia2 node offers a replica, under the
+  // policy's fill limit: Trainium serves only what it does not hold.
+  double inferentiaHoldsGiB_ = 0;
   LabelScheme defaultScheme_ = LabelScheme::InstanceType;  // without a cluster view
   bool defaultCapacityLabeled_ = true;                     // without a cluster view
 };

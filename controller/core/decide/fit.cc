@@ -451,6 +451,63 @@ double hostMemoryRequestGiB(const Requirement& need) {
   return host > 0 ? std::ceil(host * 4 - kEpsilon) / 4 : 0;
 }
 
+Fit fitAcrossNodes(const Catalog& catalog, const InstanceType& instance, const Requirement& need,
+                   int nodes) {
+  Fit fit;
+  const auto* spec = catalog.acceleratorOf(instance);
+  if (!spec) {
+    fit.misfit = Misfit::Memory;
+    return fit;
+  }
+  const auto& allowed = instance.allowedAcceleratorCounts;
+  const double perDevice = spec->memoryGiB * need.fillLimit;
+  const auto holds = [&](int groupNodes, int devices) {
+    return groupNodes * devices * perDevice + kEpsilon >= requiredOn(need, groupNodes * devices);
+  };
+  int groupNodes = nodes;
+  if (groupNodes <= 0) {
+    groupNodes = 2;
+    while (groupNodes < kMaxNodesPerReplica && !holds(groupNodes, allowed.back())) {
+      ++groupNodes;
+    }
+  }
+  fit.offeredGiB = perDevice * allowed.back() * groupNodes;
+  if (fit.misfit = unusable(*spec, need); !fit.fits()) {
+    return fit;
+  }
+  const auto devices = std::find_if(allowed.begin(), allowed.end(),
+                                    [&](int count) { return holds(groupNodes, count); });
+  if (groupNodes < 2 || devices == allowed.end()) {
+    fit.misfit = Misfit::Memory;
+    return fit;
+  }
+  Speed speed;
+  const double tflops = denseTflops(*spec, need.precision);
+  if (need.training || need.batch) {
+    speed.performance =
+        trainingTflopsAcrossNodes(tflops, *devices, instance.interconnect, groupNodes);
+  }
+  if (need.inference) {
+    speed.roofline = rooflineAcrossNodes(
+        need.work, tflops, spec->memoryBandwidthGBs * need.bandwidthShareOn(instance.tier),
+        *devices, instance.interconnect, groupNodes);
+    speed.latencyMs = speed.roofline.ms();
+    if (!need.batch) {
+      speed.performance = servingTokensPerSecond(speed.roofline, speed.latencyMs, need);
+    }
+    speed.meetsLatency = !need.latencyTargetMs || speed.latencyMs <= *need.latencyTargetMs;
+  }
+  describeDevices(*spec, instance, need, *devices, speed, fit);
+  // One pod of the group on each node, whatever devices it leaves.
+  fit.nodes = groupNodes;
+  fit.replicasPerNode = 1;
+  fit.share = 1;
+  fit.availableGiB *= groupNodes;
+  fit.neededDevices = *devices * groupNodes;
+  limitByPodRequests(instance, need, fit);
+  return fit;
+}
+
 Fit fitReplica(const Catalog& catalog, const InstanceType& instance, const Requirement& need) {
   FitChoices choices;
   const int count = fitChoices(catalog, instance, need, choices);

@@ -89,7 +89,10 @@ struct Fit {
   // Time-sliced: the ways the GPU is sliced; devices is the replicas of
   // it taken, in proportion to the memory needed. 0: not time-sliced.
   int timeSlices = 0;
-  int replicasPerNode = 0;      // replicas one node holds
+  int replicasPerNode = 0;  // replicas one node holds
+  // Nodes one replica spans (a group: one pod on each, `devices` each);
+  // 1: the replica is one pod on one node.
+  int nodes = 1;
   double share = 0;             // the fraction of the node one replica uses
   double availableGiB = 0;      // device memory (CPU: memory request) the replica gets
   double offeredGiB = 0;        // the most one replica could fill here, after the fill limit
@@ -136,6 +139,14 @@ inline constexpr double kWorthwhileGain = 1.10;
 // already in force.
 Fit fitWithDevices(const Catalog& catalog, const InstanceType& instance, const Requirement& need,
                    int devices, int migProfile = -1, int timeSlices = 0);
+
+// A replica no node holds, across a group of nodes of the type: each node
+// one pod with the fewest allowed devices that, on every node of the
+// group, hold the model (core/decide/performance_model.h for its speed).
+// `nodes` per group, or 0: the fewest, up to kMaxNodesPerReplica. Misfit
+// Memory when they do not hold it.
+Fit fitAcrossNodes(const Catalog& catalog, const InstanceType& instance, const Requirement& need,
+                   int nodes);
 
 // A unit of work can be no shorter than reading every weight once: weight
 // bytes / aggregate memory bandwidth (the memory side of the roofline).

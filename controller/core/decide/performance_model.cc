@@ -142,4 +142,19 @@ double trainingTflops(double tflopsPerDevice, int devices, Interconnect link) {
   return n * tflopsPerDevice * kComputeUtilization * scalingEfficiency(n, link);
 }
 
+Roofline rooflineAcrossNodes(const Work& work, double tflopsPerDevice, double bandwidthGBsPerDevice,
+                             int devicesPerNode, Interconnect link, int nodes) {
+  Roofline roofline =
+      rooflineOf(work, tflopsPerDevice, bandwidthGBsPerDevice, devicesPerNode, link);
+  roofline.communicationMs += std::max(nodes - 1, 0) * kCrossNodeHopMicroseconds / 1000;
+  return roofline;
+}
+
+double trainingTflopsAcrossNodes(double tflopsPerDevice, int devicesPerNode, Interconnect link,
+                                 int nodes) {
+  const int n = std::max(nodes, 1);
+  return n * trainingTflops(tflopsPerDevice, devicesPerNode, link) *
+         std::pow(kCrossNodeScalingPerDoubling, std::log2(static_cast<double>(n)));
+}
+
 }  // namespace gpuplacement::core

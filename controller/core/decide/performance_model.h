@@ -72,4 +72,24 @@ Roofline rooflineOf(const Work& work, double tflopsPerDevice, double bandwidthGB
 // Sustained training throughput of one replica across `devices`.
 double trainingTflops(double tflopsPerDevice, int devices, Interconnect link);
 
+// A replica across a group of nodes, over EFA. Serving runs tensor parallel
+// within a node and pipeline parallel across nodes (vLLM's advice for
+// serving across nodes), so a unit passes through every node in turn: each
+// reads and computes its share of the layers on its devices, then hands
+// the activations to the next node. The sum is one node's roofline over the
+// whole model, plus a hop between nodes: no faster than one node could be,
+// only larger. Pipelining more batches through the stages carries more
+// tokens a second; that is not counted (the lower side). Training runs
+// data parallel across nodes with sharded states (FSDP, ZeRO-3), keeping
+// kCrossNodeScalingPerDoubling of linear speed-up per doubling of nodes:
+// gradients cross EFA, slower than the links inside a node.
+inline constexpr double kCrossNodeHopMicroseconds = 30;
+inline constexpr double kCrossNodeScalingPerDoubling = 0.9;
+// The most nodes one replica is spread over.
+inline constexpr int kMaxNodesPerReplica = 32;
+Roofline rooflineAcrossNodes(const Work& work, double tflopsPerDevice, double bandwidthGBsPerDevice,
+                             int devicesPerNode, Interconnect link, int nodes);
+double trainingTflopsAcrossNodes(double tflopsPerDevice, int devicesPerNode, Interconnect link,
+                                 int nodes);
+
 }  // namespace gpuplacement::core

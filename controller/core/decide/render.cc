@@ -50,6 +50,11 @@ Placement replicaShape(const Catalog& catalog, int instance, const Fit& fit, Cap
     placement.migProfile = accelerator->migProfiles[static_cast<std::size_t>(fit.migProfile)].name;
   }
   placement.timeSlices = fit.timeSlices;
+  if (fit.nodes > 1) {
+    placement.nodesPerReplica = fit.nodes;
+    placement.efaInterfaces = type.efaInterfaces;
+    placement.networkGbps = type.networkGbps;
+  }
   placement.claim = accelerator && offered && offered->offersClaims(instance, capacity);
   placement.claimByResource = placement.claim && !claimsWritable;
   placement.capacityType = capacity;
@@ -113,6 +118,11 @@ Scheduling renderScheduling(const Placement& placement, const Catalog& catalog,
         std::to_string(placement.acceleratorCount);
   } else if (!tier.resourceName.empty() && placement.acceleratorCount > 0) {
     scheduling.resources[tier.resourceName] = std::to_string(placement.acceleratorCount);
+  }
+  // A group's pods talk over every EFA interface of their nodes: the EFA
+  // device plugin advertises them as this resource (one pod a node).
+  if (placement.nodesPerReplica > 1 && placement.efaInterfaces > 0) {
+    scheduling.resources[kEfaResource] = std::to_string(placement.efaInterfaces);
   }
   if (placement.tier == Tier::CPU && placement.cpuRequest > 0) {
     scheduling.resources["cpu"] = cpuQuantity(placement.cpuRequest);

@@ -12,6 +12,9 @@
 
 namespace gpuplacement::core {
 
+// The EFA device plugin's resource: a node's Elastic Fabric Adapters.
+inline constexpr const char* kEfaResource = "vpc.amazonaws.com/efa";
+
 // The pod-template fields a placement asks for, as data. `resources` are
 // requested and limited alike: Kubernetes requires it of extended resources,
 // and a CPU placement's cpu and memory are what it was sized and priced for.

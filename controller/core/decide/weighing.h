@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -104,6 +105,12 @@ struct Unoffered {
   Shortfall shortfall;
 };
 
+// A replica across a group of nodes of one type, passed over.
+struct AcrossNodes {
+  int instance = -1;  // catalog index; -1: none
+  int nodes = 0;
+};
+
 // Everything learned while trying a rule's candidates: the options that
 // work, and enough about the others to explain a failure. No strings are
 // built here; that waits until the few that are reported are known.
@@ -123,6 +130,12 @@ struct Evaluation {
   // Options passed over for asking other devices than the team's template,
   // which cannot change once created (WorkloadIntent::fixedDevices).
   bool devicesFixedOut = false;
+  // No node of a type holds a replica, and a group of its nodes would: the
+  // type with the fewest such nodes, where the target's pods form no groups
+  // (acrossNodesUnformed) or the type has no EFA to join them
+  // (acrossNodesWithoutEfa). Never candidates.
+  AcrossNodes acrossNodesUnformed;
+  AcrossNodes acrossNodesWithoutEfa;
   // Reserved nodes passed over, and why: their reservation ends before the
   // workload's deadline, or may (a Capacity Block whose end is not known),
   // or may be taken back and the work did not consent to that.
@@ -182,7 +195,19 @@ struct Request {
   std::string_view ownMigProfile{};
   bool ownShared = false;
   const std::vector<OwnPod>* ownPods = nullptr;
+  // The target's pods form groups (WorkloadIntent::groups): its replicas
+  // for pricing a replica that spans nodes, and the nodes such a replica
+  // has (the team's group size where it is more than one; 0: the fewest
+  // that hold it).
+  int groups = 0;
+  int groupNodes = 0;
 };
+
+// The replicas an option prices: groups where a replica spans nodes, the
+// target's replicas (its pods) otherwise.
+inline int replicasOf(const Fit& fit, const Request& request) {
+  return fit.nodes > 1 ? std::max(request.groups, 1) : request.replicas;
+}
 
 // The replicas of this option a throughput target (a serving load's
 // tokensPerSecond) takes: that over one replica's tokens a second; 0

@@ -122,6 +122,13 @@ std::string Explainer::costNote(const Option& option, const Placement& placement
                 placement.accelerator
           : std::to_string(placement.acceleratorCount) + " of " +
                 std::to_string(instance.acceleratorCount) + " " + placement.accelerator;
+  if (placement.nodesPerReplica > 1) {
+    const int groups = std::max(placement.replicas, 1);
+    return split + shape + " on each of " + std::to_string(placement.nodesPerReplica) + " " +
+           instance.type + " nodes a replica" +
+           (groups > 1 ? ", " + std::to_string(groups) + " replicas" : "") + ", at " + price +
+           " a node";
+  }
   if (placement.costModel == CostModel::AcceleratorShare) {
     return split + shape + ": " + shareText(option) + " of a " + instance.type + " at " + price +
            ", assuming other workloads pay for the rest (AcceleratorShare)";

@@ -65,7 +65,8 @@ std::string Explainer::neuronIneligibility(Tier tier, const WorkloadIntent& inte
   }
   const std::string name(nameOf(tier));
   if (tier == Tier::Trainium && !isTraining(intent.kind)) {
-    return name + " is for training; " + std::string(nameOf(intent.kind)) + " goes elsewhere";
+    return name + " is for training, and serves only a model no Inferentia2 node holds; " +
+           std::string(nameOf(intent.kind)) + " of this one goes elsewhere";
   }
   if (tier == Tier::Inferentia && isTraining(intent.kind)) {
     return name + " serves models; it does not train them";
@@ -114,7 +115,13 @@ void Explainer::listRuledOut(const Request& request, const Evaluation& evaluatio
         *evaluation.cheapestOverBudget,
         "over maxHourlyCost " + formatMoney(*request.intent.constraints.maxHourlyCost) + "/h"));
   }
-  if (evaluation.largestInstance >= 0 && !evaluation.largestFits) {
+  const auto placedOn = [&](int instance) {
+    return std::any_of(evaluation.feasible.begin(), evaluation.feasible.end(),
+                       [&](const Option& option) { return option.instance == instance; });
+  };
+  // Not where a group of its nodes holds it.
+  if (evaluation.largestInstance >= 0 && !evaluation.largestFits &&
+      !placedOn(evaluation.largestInstance)) {
     const auto& largest = catalog_->instances[evaluation.largestInstance];
     const auto* accelerator = catalog_->acceleratorOf(largest);
     alternatives.push_back(Alternative{largest.type, accelerator ? accelerator->name : "",
@@ -193,12 +200,33 @@ std::string Explainer::tooSmall(const Request& request, const Evaluation& overal
                                        accelerator->name + " of " +
                                        base::decimalString(accelerator->memoryGiB, 2) + " GiB"
                                  : formatGiB(largest.allocatableMemoryGiB) + " GiB allocatable";
+  const std::string onOneNode = "cannot place on one node: needs " +
+                                formatGiB(request.need.requiredGiB) +
+                                " GiB; the largest eligible node, " + largest.type + ", offers " +
+                                formatGiB(overall.largestGiB) + " GiB within the " +
+                                fillLimitText() + " fill limit (" + detail + ")";
+  if (const auto& unformed = overall.acrossNodesUnformed; unformed.instance >= 0) {
+    return onOneNode + "; " + std::to_string(unformed.nodes) + " nodes of " +
+           catalog_->instances[unformed.instance].type +
+           " joined by EFA would hold one replica, and the target's pods are each a replica "
+           "(a Deployment, StatefulSet or Job): run it as a kind whose pods form a group, a "
+           "LeaderWorkerSet, JobSet or Ray cluster";
+  }
+  if (const auto& noEfa = overall.acrossNodesWithoutEfa; noEfa.instance >= 0) {
+    const auto& type = catalog_->instances[noEfa.instance].type;
+    return onOneNode + "; " + std::to_string(noEfa.nodes) + " nodes of " + type +
+           " would hold one replica, and " + type +
+           " has no EFA (Elastic Fabric Adapter) to join its nodes";
+  }
+  if (request.groups > 0 && request.groupNodes > 0) {
+    return onOneNode + "; nor does a group of " + std::to_string(request.groupNodes) +
+           " nodes, as " + request.intent.groups.sizeField + " gives (" +
+           std::to_string(request.groupNodes) + " x " + formatGiB(overall.largestGiB) +
+           " GiB): a larger group would";
+  }
   const int nodes =
       static_cast<int>(std::ceil(request.need.requiredGiB / std::max(overall.largestGiB, 1e-9)));
-  return "cannot place on one node: needs " + formatGiB(request.need.requiredGiB) +
-         " GiB; the largest eligible node, " + largest.type + ", offers " +
-         formatGiB(overall.largestGiB) + " GiB within the " + fillLimitText() + " fill limit (" +
-         detail + "): it takes " + std::to_string(nodes) + " nodes of " + largest.type;
+  return onOneNode + ": it takes " + std::to_string(nodes) + " nodes of " + largest.type;
 }
 
 // Nothing fits under any rule tried: the engine weighed the union of their

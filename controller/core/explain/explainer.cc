@@ -138,14 +138,16 @@ Placement Explainer::placementOf(const Option& option, const Request& request) c
   placement.latencyUnit = latencyUnitOf(request.intent.architecture);
   placement.hourlyCost = option.cost.perReplicaHourly;
   placement.monthlyCost = placement.hourlyCost * policy_.hoursPerMonth;
-  placement.replicas = request.intent.replicas;
-  placement.totalHourlyCost = placement.hourlyCost * request.intent.replicas;
-  placement.totalMonthlyCost = placement.monthlyCost * request.intent.replicas;
+  // A replica across nodes is a group of them: the groups are the replicas.
+  placement.replicas = fit.nodes > 1 ? replicasOf(fit, request) : request.intent.replicas;
+  placement.totalHourlyCost = placement.hourlyCost * placement.replicas;
+  placement.totalMonthlyCost = placement.monthlyCost * placement.replicas;
   // A share is one device's worth; whole devices need each one's reserve,
   // and KV heads copied past their count.
-  placement.requiredMemoryGiB = fit.migProfile >= 0 || fit.timeSlices > 0
-                                    ? request.need.requiredGiB
-                                    : requiredOn(request.need, std::max(fit.devices, 1));
+  placement.requiredMemoryGiB =
+      fit.migProfile >= 0 || fit.timeSlices > 0
+          ? request.need.requiredGiB
+          : requiredOn(request.need, std::max(fit.devices, 1) * std::max(fit.nodes, 1));
   placement.availableMemoryGiB = fit.availableGiB;
   placement.memoryFillLimit = request.need.fillLimit;
   placement.performance = fit.performance;
@@ -157,7 +159,7 @@ Placement Explainer::placementOf(const Option& option, const Request& request) c
   placement.costModel = option.cost.basis;
   placement.nodeHourlyCost = option.nodeHourly;
   if (option.capacity == CapacityType::Mixed) {
-    const auto split = mixedSplit(request.replicas);
+    const auto split = mixedSplit(replicasOf(fit, request));
     placement.onDemandReplicas = split.onDemand;
     placement.spotReplicas = split.spot;
     placement.spotNodeHourlyCost = option.spotNodeHourly;
@@ -196,6 +198,33 @@ Placement Explainer::placementOf(const Option& option, const Request& request) c
   return placement;
 }
 
+// "no single node holds it: 4 trn1.32xlarge nodes, 16 Trainium each, 64 in
+// all, tensor parallel within a node over NeuronLink and pipeline parallel
+// across nodes over EFA (8 interfaces, 800 Gbps a node); a group of 4 pods,
+// one a node, in one zone".
+std::string Explainer::acrossNodesText(const Placement& placement, const Request& request) const {
+  const auto* instance = catalog_->find(placement.instanceType);
+  const std::string link(instance ? nameOf(instance->interconnect) : "its links");
+  const int nodes = placement.nodesPerReplica;
+  std::string text = "no single node holds it: " + std::to_string(nodes) + " " +
+                     placement.instanceType + " nodes, " +
+                     std::to_string(placement.acceleratorCount) + " " + placement.accelerator +
+                     " each, " + std::to_string(placement.acceleratorCount * nodes) + " in all, ";
+  text += request.need.training
+              ? "data parallel across nodes with sharded optimizer states, gradients over EFA"
+              : "tensor parallel within a node over " + link +
+                    " and pipeline parallel across nodes over EFA";
+  text += " (" + std::to_string(placement.efaInterfaces) + " interfaces, " +
+          base::formatCount(std::llround(placement.networkGbps)) + " Gbps a node)";
+  const auto& groups = request.intent.groups;
+  if (groups.size > 0 && groups.size != nodes) {
+    text += "; a group needs " + std::to_string(nodes) + " pods, one a node, and " +
+            groups.sizeField + " gives " + std::to_string(groups.size) + ": set it to " +
+            std::to_string(nodes);
+  }
+  return text;
+}
+
 void Explainer::explainChoice(const Rule& rule, const Option& best, const Request& request,
                               Decision& decision) const {
   const auto& instance = catalog_->instances[best.instance];
@@ -232,8 +261,10 @@ void Explainer::explainChoice(const Rule& rule, const Option& best, const Reques
                     ", " + capacityLabel(best.capacity) + ", is " + superlative + " that holds " +
                     formatGiB(placement.requiredMemoryGiB) + " GiB at " +
                     formatMoney(best.cost.perReplicaHourly) + "/h per replica";
-  if (request.need.training && placement.acceleratorCount > placement.neededAccelerators &&
-      placement.neededAccelerators > 0) {
+  if (placement.nodesPerReplica > 1) {
+    decision.reason += "; " + acrossNodesText(placement, request);
+  } else if (request.need.training && placement.acceleratorCount > placement.neededAccelerators &&
+             placement.neededAccelerators > 0) {
     decision.reason += "; data-parallel across all " + std::to_string(placement.acceleratorCount) +
                        " " + placement.accelerator + " (the model needs " +
                        std::to_string(placement.neededAccelerators) +

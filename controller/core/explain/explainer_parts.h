@@ -122,6 +122,7 @@ class Explainer {
   std::string precisionBlocked(const Request& request, const Evaluation& evaluation,
                                std::optional<Tier> tier = std::nullopt) const;
   std::string tooSmall(const Request& request, const Evaluation& overall) const;
+  std::string acrossNodesText(const Placement& placement, const Request& request) const;
   void explainFailure(const Weighing& weighing, Decision& decision) const;
   std::string unofferedConstraint(const Request& request, const Evaluation& overall) const;
   // Why an unoffered option cannot be had: its nodes are full, its

@@ -95,6 +95,13 @@ json placementToJson(const Placement& placement, PlacementView view) {
   fields.put("instanceType", placement.instanceType);
   fields.put("acceleratorCount", placement.acceleratorCount);
   fields.put("acceleratorsPerNode", placement.acceleratorsPerInstance);
+  if (placement.nodesPerReplica > 1) {
+    Fields group(view);
+    group.put("nodes", placement.nodesPerReplica);
+    group.put("efaInterfaces", placement.efaInterfaces);
+    group.figure("networkGbps", placement.networkGbps, 0);
+    fields.put("acrossNodes", group.take());
+  }
   fields.put("capacityType", nameOf(placement.capacityType));
   fields.figure("hourlyCost", placement.hourlyCost, 4);
   fields.figure("monthlyCost", placement.monthlyCost, 2);

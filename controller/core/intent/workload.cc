@@ -517,6 +517,7 @@ WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const TargetState* target,
     intent.fixedDevices = devicesAskedFor(*target, spec);
   }
   if (target) {
+    intent.groups = target->groups;
     const auto pod = teamPodRequests(*target);
     intent.podCpu = pod.cpu;
     intent.podMemoryGiB = pod.memoryGiB;

@@ -106,6 +106,9 @@ struct WorkloadIntent {
   bool claimsWritable = true;
   // A placement keeps to these (the team's, fixed by its kind) or is none.
   FixedDevices fixedDevices;
+  // The groups the target's pods form: only then may a replica no node
+  // holds span nodes (core/decide/fit.h's fitAcrossNodes).
+  PodGroups groups;
   // What the target's pod template already requests per replica (the
   // team's own cpu and memory, summed over its containers; not what the
   // operator set). A node must hold it next to the devices, or the

@@ -77,6 +77,12 @@ class JobSetAdapter final : public KindAdapter {
         state.podSetTemplates.push_back(podTemplateFrom(
             memberOf(memberOf(memberOf(replicated, "template"), "spec"), "template"), true));
         pods += count;
+        // The group a model spans nodes in: the replicated job of the most
+        // pods (its workers, beside a driver or a launcher).
+        if (!state.groups.formed() || count > state.groups.size) {
+          state.groups = {
+              1, count, "spec.replicatedJobs[" + std::to_string(i) + "].template.spec.parallelism"};
+        }
       }
     }
     if (!state.podSetTemplates.empty()) {

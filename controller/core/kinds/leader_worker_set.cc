@@ -42,6 +42,7 @@ class LeaderWorkerSetAdapter final : public KindAdapter {
     state.podSetTemplates.push_back(podTemplateFrom(memberOf(templates, "workerTemplate"), true));
     static_cast<PodTemplateState&>(state) = state.podSetTemplates.front();
     state.replicas = pods(groups * size);
+    state.groups = {pods(groups), pods(size), "spec.leaderWorkerTemplate.size"};
     // Its status counts groups: read as pods, as the other kinds count.
     const auto& status = memberOf(object, "status");
     state.statusReplicas = pods(countOf(memberOf(status, "replicas")) * size);

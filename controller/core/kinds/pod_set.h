@@ -23,6 +23,21 @@ struct PodSet {
   bool operator==(const PodSet&) const = default;
 };
 
+// Pods that run one replica of the model together, one per node where no
+// node holds it: a LeaderWorkerSet's groups, a JobSet's replicated job, a
+// Ray cluster's worker group. Kinds whose pods are each a replica (a
+// Deployment's, a StatefulSet's, a Job's) form none.
+struct PodGroups {
+  std::int32_t groups = 0;  // replicas of the model, each a group; 0: the kind forms none
+  std::int32_t size = 1;    // pods a group has, as the team wrote it
+  // Where the size is written, for what the status asks the team to set
+  // ("spec.leaderWorkerTemplate.size").
+  std::string sizeField;
+
+  bool formed() const { return groups > 0; }
+  bool operator==(const PodGroups&) const = default;
+};
+
 // The target and pod set a pod was made for.
 struct PodOwner {
   std::string target;

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "base/json_access.h"
 #include "core/kinds/adapters.h"
 #include "core/kinds/pod_template_read.h"
@@ -22,6 +24,13 @@ constexpr const char* kNodeTypeLabel = "ray.io/node-type";
 constexpr const char* kServeLabel = "ray.io/serve";
 constexpr const char* kHeadPodSet = "head";
 
+// "spec.rayClusterConfig" of "/spec/rayClusterConfig".
+std::string fieldOf(const std::string& pointer) {
+  std::string field = pointer.substr(1);
+  std::replace(field.begin(), field.end(), '/', '.');
+  return field;
+}
+
 // The pod sets of a RayCluster spec found at `pointer`: the head group,
 // placed only when there are no worker groups (a Ray cluster of one
 // node runs the model on its head), and each worker group by its name.
@@ -42,6 +51,11 @@ void readClusterSpec(const json& clusterSpec, const std::string& pointer, Target
                                pointer + "/workerGroupSpecs/" + std::to_string(i) + "/template"});
       state.podSetTemplates.push_back(podTemplateFrom(memberOf(group, "template"), true));
       placed += replicas;
+      // The group a model spans nodes in: the worker group of the most pods.
+      if (!state.groups.formed() || replicas > state.groups.size) {
+        state.groups = {1, replicas,
+                        fieldOf(pointer) + ".workerGroupSpecs[" + std::to_string(i) + "].replicas"};
+      }
     }
   }
   state.replicas = static_cast<std::int32_t>(std::min<std::int64_t>(placed, INT32_MAX));

@@ -124,6 +124,9 @@ struct TargetState : PodTemplateState {
   // only; a kind of several keeps each one's in podSetTemplates.
   std::vector<PodSet> podSets;
   std::vector<PodTemplateState> podSetTemplates;
+  // The groups its placed pods form (core/kinds/pod_set.h); none for kinds
+  // whose pods are each a replica.
+  PodGroups groups;
   // metadata.annotations is present (a JSON patch adds to it, or makes it).
   bool annotated = false;
   OwnershipRecord ownership;

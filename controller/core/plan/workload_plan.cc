@@ -168,6 +168,21 @@ void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
   if (!placeAt) {
     return;
   }
+  // A replica across nodes runs as a group of one pod a node: devices
+  // written into groups of another size would split the model over pods
+  // that cannot hold it. The size is the team's (GitOps re-applies it).
+  const auto& groups = input.target->groups;
+  if (const int nodes = plan.wanted.nodesPerReplica; nodes > 1 && groups.size != nodes) {
+    plan.view.applied.reset();
+    plan.view.placement = plan.wanted;
+    draft.notApplied("GroupSizeNeeded",
+                     "no single node holds a replica: it needs groups of " + std::to_string(nodes) +
+                         " pods, one on each of " + std::to_string(nodes) + " " +
+                         plan.wanted.instanceType + " nodes, and " + groups.sizeField + " is " +
+                         std::to_string(groups.size) + ": set it to " + std::to_string(nodes) +
+                         " and the placement is written; nothing is written until then");
+    return;
+  }
   TargetWrite write;
   write.target = spec.targetRef;
   write.scheduling =

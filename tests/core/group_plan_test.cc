@@ -1,0 +1,63 @@
+// A placement whose replica spans nodes, written only into groups of the
+// size it needs (core/plan/workload_plan.cc's planWrite).
+#include <doctest/doctest.h>
+
+#include "support/workload_world.h"
+
+namespace gpuplacement::core {
+namespace {
+
+using namespace planning;
+using json = nlohmann::json;
+
+// A LeaderWorkerSet of one group of `size` pods, one template, serving
+// Llama-3.1-405B at fp16 on p5.48xlarge: no node holds it, two do.
+World servingGroupWorld(int size) {
+  World world;
+  world.spec["targetRef"] = {{"kind", "LeaderWorkerSet"}, {"name", "chat"}};
+  world.spec["model"] = {{"parameters", "405B"}, {"precision", "fp16"}};
+  world.spec["constraints"] = {{"instanceTypes", {"p5.48xlarge"}}};
+  const json pod = {{"metadata", {{"labels", {{"app", "chat"}}}}},
+                    {"spec", {{"containers", {{{"name", "vllm"}}}}}}};
+  world.target = targetFromJson(
+      TargetKind::LeaderWorkerSet,
+      {{"metadata", {{"name", "chat"}, {"uid", "u-lws"}, {"generation", 1}}},
+       {"spec",
+        {{"replicas", 1}, {"leaderWorkerTemplate", {{"size", size}, {"workerTemplate", pod}}}}}});
+  return world;
+}
+
+TEST_CASE("a group of the size the placement needs is written; another size is named, untouched") {
+  SUBCASE("size 2: each pod gets its node's eight H100s and every EFA interface") {
+    World world = servingGroupWorld(2);
+    const auto result = reconcile(world);
+    CHECK(result.plan.wanted.nodesPerReplica == 2);
+    REQUIRE(result.plan.write.has_value());
+    const auto& scheduling = result.plan.write->scheduling;
+    CHECK(scheduling.resources.at("nvidia.com/gpu") == "8");
+    CHECK(scheduling.resources.at("vpc.amazonaws.com/efa") == "32");
+    CHECK(conditionsOf(result.record).at("Applied") == "True/Applied");
+    const auto& placement = result.record.status->at("placement");
+    CHECK(placement.at("acrossNodes").at("nodes") == 2);
+    CHECK(placement.at("acrossNodes").at("efaInterfaces") == 32);
+    CHECK(placement.at("nodes") == 2);
+  }
+  SUBCASE("size 1, as a LeaderWorkerSet defaults: nothing written, the field and the size said") {
+    World world = servingGroupWorld(1);
+    const auto result = reconcile(world);
+    CHECK_FALSE(result.plan.write.has_value());
+    CHECK(conditionsOf(result.record).at("Placed") == "True/Placed");
+    CHECK(conditionsOf(result.record).at("Applied") == "False/GroupSizeNeeded");
+    const auto message = conditionMessage(result.record, "Applied");
+    for (const char* part :
+         {"groups of 2 pods", "2 p5.48xlarge nodes",
+          "spec.leaderWorkerTemplate.size is 1: set it to 2", "nothing is written"}) {
+      CAPTURE(part);
+      CHECK(message.find(part) != std::string::npos);
+    }
+    CHECK_FALSE(result.record.status->contains("applied"));
+  }
+}
+
+}  // namespace
+}  // namespace gpuplacement::core
