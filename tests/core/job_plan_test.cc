@@ -451,6 +451,98 @@ TEST_CASE("a JobSet: placed and resumed while suspended; its resources stay as c
   }
 }
 
+// A RayJob for the GpuWorkload "w", created suspended, whose one worker
+// group asks for no device: KubeRay takes the placement's resources.
+TargetState fineTuneRayJob(bool selectsCluster) {
+  const json head = {{"spec", {{"containers", {{{"name", "ray-head"}}}}}}};
+  const json worker = {{"spec", {{"containers", {{{"name", "ray-worker"}}}}}}};
+  json spec = {
+      {"entrypoint", "python tune.py"},
+      {"shutdownAfterJobFinishes", true},
+      {"suspend", true},
+      {"rayClusterSpec",
+       {{"headGroupSpec", {{"template", head}}},
+        {"workerGroupSpecs", {{{"groupName", "gpu"}, {"replicas", 2}, {"template", worker}}}}}}};
+  if (selectsCluster) {
+    spec.erase("suspend");
+    spec.erase("rayClusterSpec");
+    spec["clusterSelector"] = {{"ray.io/cluster", "shared"}};
+  }
+  const json object = {{"metadata",
+                        {{"name", "chat"},
+                         {"uid", "u-rj"},
+                         {"generation", 1},
+                         {"labels", {{"gpuplacement.io/workload", "w"}}}}},
+                       {"spec", spec},
+                       {"status", {{"jobDeploymentStatus", "Suspended"}}}};
+  return targetFromJson(TargetKind::RayJob, object);
+}
+
+TEST_CASE("a RayJob: placed and resumed in one write while suspended, its resources with it") {
+  const auto rayJobWorld = [](bool selectsCluster) {
+    World world = jobWorld();
+    world.spec["targetRef"] = {{"kind", "RayJob"}, {"name", "chat"}};
+    world.target = fineTuneRayJob(selectsCluster);
+    return world;
+  };
+  SUBCASE("its worker group's template placed, devices too, and the resume, in one JSON patch") {
+    World world = rayJobWorld(false);
+    const auto result = planning::reconcile(world);
+    REQUIRE(result.plan.write.has_value());
+    const auto& patch = result.plan.write->patch;
+    CHECK(patch.resourcesChanged);  // KubeRay takes them: no ResourcesFixed
+    REQUIRE(patch.patch.has_value());
+    REQUIRE(patch.patch->is_array());
+    bool resumes = false;
+    bool selects = false;
+    bool headTouched = false;
+    for (const auto& op : *patch.patch) {
+      const auto path = op.value("path", "");
+      resumes = resumes || (path == "/spec/suspend" && op["value"] == false);
+      selects =
+          selects ||
+          path.rfind("/spec/rayClusterSpec/workerGroupSpecs/0/template/spec/nodeSelector", 0) == 0;
+      headTouched = headTouched || path.rfind("/spec/rayClusterSpec/headGroupSpec", 0) == 0;
+    }
+    CHECK(resumes);
+    CHECK(selects);
+    CHECK_FALSE(headTouched);  // the head runs Ray's control processes on CPU
+    CHECK(conditionsOf(result.record).at("Applied") == "True/Applied");
+    CHECK(result.plan.wanted.replicas == 2);
+  }
+  SUBCASE("started by KubeRay on the placement: held, and its run priced when it ends") {
+    World world = rayJobWorld(false);
+    placedAndStarted(world);
+    world.target->job.active = 0;
+    world.target->job.end = JobProgress::End::Failed;
+    world.target->job.endTime = "2026-11-22T11:30:00Z";
+    world.target->job.endReason = "JobDeploymentStatusTransitionGracePeriodExceeded";
+    const auto ended = planning::reconcile(world);
+    CHECK_FALSE(ended.plan.write.has_value());
+    CHECK(conditionsOf(ended.record).at("Ready") == "False/JobFailed");
+    REQUIRE(ended.record.status.has_value());
+    const auto& run = (*ended.record.status)["run"];
+    CHECK(run["outcome"] == "Failed");
+    CHECK(run["durationSeconds"] == 1800);
+    CHECK(conditionMessage(ended.record, "Ready").find("RayJob chat failed on") !=
+          std::string::npos);
+  }
+  SUBCASE("selecting a running RayCluster: nothing written, the condition names the cluster") {
+    World world = rayJobWorld(true);
+    const auto result = planning::reconcile(world);
+    CHECK_FALSE(result.plan.write.has_value());
+    CHECK(conditionsOf(result.record).at("Applied") == "False/PlacedThrough");
+    CHECK(conditionsOf(result.record).at("Placed") == "True/Placed");
+    const auto message = conditionMessage(result.record, "Applied");
+    for (const char* part : {"RayJob chat runs on RayCluster shared", "spec.clusterSelector",
+                             "spec.targetRef kind: RayCluster, name: shared"}) {
+      CAPTURE(part);
+      CHECK(message.find(part) != std::string::npos);
+    }
+    CHECK_FALSE(result.record.status->contains("applied"));
+  }
+}
+
 TEST_CASE("a completed Job's run is recorded once, never repriced, and costs nothing from then") {
   World world = jobWorld();
   placedAndStarted(world);

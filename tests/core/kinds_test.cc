@@ -51,6 +51,17 @@ json jobSet(int workers, int parallelism, int gpus) {
           {"spec", spec}};
 }
 
+// A RayJob that brings its own cluster spec of `workerGroups` worker groups,
+// waiting suspended for its placement.
+json rayJob(int workerGroups) {
+  return {{"metadata", {{"name", "tune"}, {"creationTimestamp", "2026-12-07T10:00:00Z"}}},
+          {"spec",
+           {{"entrypoint", "python tune.py"},
+            {"shutdownAfterJobFinishes", true},
+            {"suspend", true},
+            {"rayClusterSpec", rayClusterSpec(workerGroups)}}}};
+}
+
 TEST_CASE("each kind's pod sets: name, role, placed by default, pods, template") {
   struct Row {
     const char* label;
@@ -126,6 +137,15 @@ TEST_CASE("each kind's pod sets: name, role, placed by default, pods, template")
        7,
        "driver",
        {1, 6, "spec.replicatedJobs[1].template.spec.parallelism"}},
+      {"a RayJob: its cluster spec's groups; the submitter is no pod set",
+       TargetKind::RayJob,
+       rayJob(2),
+       {{"head", "head", false, 1, "/spec/rayClusterSpec/headGroupSpec/template"},
+        {"gpu-0", "worker", true, 1, "/spec/rayClusterSpec/workerGroupSpecs/0/template"},
+        {"gpu-1", "worker", true, 2, "/spec/rayClusterSpec/workerGroupSpecs/1/template"}},
+       3,
+       "ray-worker",
+       {1, 2, "spec.rayClusterSpec.workerGroupSpecs[1].replicas"}},
   };
   for (const auto& row : rows) {
     CAPTURE(row.label);
@@ -308,6 +328,189 @@ TEST_CASE("a JobSet's run: placed while it waits suspended, fixed once it starte
   CHECK(targetFromJson(TargetKind::JobSet, queued).job.queuedElsewhere);
 }
 
+TEST_CASE("a RayJob's run: placed while it waits suspended, fixed once KubeRay starts it") {
+  struct Row {
+    const char* label;
+    bool suspend;
+    json status;
+    bool mutableTemplate;
+    std::string startTime;
+    std::int32_t active;
+    JobProgress::End end;
+    std::string endTime;
+    std::string endReason;
+  };
+  const Row rows[] = {
+      // KubeRay passes a suspended RayJob through Initializing, which sets
+      // status.startTime, on its way to Suspended: it keeps that time.
+      {"created suspended: Suspended, with the startTime Initializing left",
+       true,
+       {{"jobDeploymentStatus", "Suspended"}, {"startTime", "2026-12-07T10:00:01Z"}},
+       true,
+       "",
+       0,
+       JobProgress::End::Running,
+       "",
+       ""},
+      {"still Initializing on its way to Suspended",
+       true,
+       {{"jobDeploymentStatus", "Initializing"}, {"startTime", "2026-12-07T10:00:01Z"}},
+       true,
+       "",
+       0,
+       JobProgress::End::Running,
+       "",
+       ""},
+      {"resumed, not yet seen by KubeRay: not started, and no longer suspended",
+       false,
+       {{"jobDeploymentStatus", "Suspended"}, {"startTime", "2026-12-07T10:00:01Z"}},
+       false,
+       "",
+       0,
+       JobProgress::End::Running,
+       "",
+       ""},
+      {"resumed: started when it turned Initializing again",
+       false,
+       {{"jobDeploymentStatus", "Initializing"},
+        {"startTime", "2026-12-07T10:05:00Z"},
+        {"rayClusterName", "tune-x2b9k"}},
+       false,
+       "2026-12-07T10:05:00Z",
+       0,
+       JobProgress::End::Running,
+       "",
+       ""},
+      {"its job submitted: running",
+       false,
+       {{"jobDeploymentStatus", "Running"}, {"startTime", "2026-12-07T10:05:00Z"}},
+       false,
+       "2026-12-07T10:05:00Z",
+       1,
+       JobProgress::End::Running,
+       "",
+       ""},
+      {"complete: the run ends at status.endTime",
+       false,
+       {{"jobDeploymentStatus", "Complete"},
+        {"jobStatus", "SUCCEEDED"},
+        {"startTime", "2026-12-07T10:05:00Z"},
+        {"endTime", "2026-12-07T11:05:00Z"}},
+       false,
+       "2026-12-07T10:05:00Z",
+       0,
+       JobProgress::End::Complete,
+       "2026-12-07T11:05:00Z",
+       ""},
+      {"failed: KubeRay's reason and message",
+       false,
+       {{"jobDeploymentStatus", "Failed"},
+        {"reason", "JobDeploymentStatusTransitionGracePeriodExceeded"},
+        {"message", "The RayJob submitter finished"},
+        {"startTime", "2026-12-07T10:05:00Z"},
+        {"endTime", "2026-12-07T10:06:40Z"}},
+       false,
+       "2026-12-07T10:05:00Z",
+       0,
+       JobProgress::End::Failed,
+       "2026-12-07T10:06:40Z",
+       "JobDeploymentStatusTransitionGracePeriodExceeded: The RayJob submitter finished"},
+      {"refused by KubeRay's validation: failed, and no run to price",
+       false,
+       {{"jobDeploymentStatus", "ValidationFailed"},
+        {"message", "one of RayClusterSpec or ClusterSelector must be set"},
+        {"startTime", "2026-12-07T10:00:01Z"}},
+       false,
+       "",
+       0,
+       JobProgress::End::Failed,
+       "",
+       "ValidationFailed: one of RayClusterSpec or ClusterSelector must be set"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.label);
+    auto object = rayJob(1);
+    object["spec"]["suspend"] = row.suspend;
+    object["status"] = row.status;
+    const auto state = targetFromJson(TargetKind::RayJob, object);
+    CHECK(state.templateMutable() == row.mutableTemplate);
+    CHECK(state.job.startTime == row.startTime);
+    CHECK(state.job.active == row.active);
+    CHECK(state.job.end == row.end);
+    CHECK(state.job.endTime == row.endTime);
+    CHECK(state.job.endReason == row.endReason);
+    CHECK(state.rolledOut() == !row.startTime.empty());
+    CHECK(state.placedThrough.empty());
+  }
+  // Its pods are found through the cluster KubeRay made for the run.
+  auto running = rayJob(1);
+  running["status"] = {{"jobDeploymentStatus", "Running"}, {"rayClusterName", "tune-x2b9k"}};
+  CHECK(targetFromJson(TargetKind::RayJob, running).job.runsOn == "tune-x2b9k");
+  // Kueue's label, or MultiKueue in spec.managedBy, queues it.
+  auto queued = rayJob(1);
+  queued["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue";
+  CHECK(targetFromJson(TargetKind::RayJob, queued).job.queuedElsewhere);
+  queued["spec"]["managedBy"] = "ray.io/kuberay-operator";
+  CHECK_FALSE(targetFromJson(TargetKind::RayJob, queued).job.queuedElsewhere);
+  queued["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "training";
+  CHECK(targetFromJson(TargetKind::RayJob, queued).job.queuedElsewhere);
+}
+
+TEST_CASE("placed through another object: a RayJob on a selected cluster, a cluster KubeRay made") {
+  struct Row {
+    const char* label;
+    TargetKind kind;
+    json object;
+    std::vector<std::string> said;  // in placedThrough; none: placed as itself
+    bool recordKept;                // the ownership record it carries is the operator's
+  };
+  const auto record = R"({"workload":"tune","podSets":["gpu-0"]})";
+  json onCluster = {
+      {"metadata", {{"name", "tune"}}},
+      {"spec",
+       {{"entrypoint", "python tune.py"}, {"clusterSelector", {{"ray.io/cluster", "shared"}}}}}};
+  json made = {{"metadata",
+                {{"name", "tune-x2b9k"},
+                 {"labels",
+                  {{"ray.io/originated-from-crd", "RayJob"},
+                   {"ray.io/originated-from-cr-name", "tune"},
+                   {"gpuplacement.io/workload", "tune"}}},
+                 {"annotations", {{"gpuplacement.io/owned-fields", record}}}}},
+               {"spec", rayClusterSpec(1)}};
+  json own = made;
+  own["metadata"]["labels"].erase("ray.io/originated-from-crd");
+  const Row rows[] = {
+      {"a RayJob selecting a running RayCluster: place that cluster",
+       TargetKind::RayJob,
+       onCluster,
+       {"RayJob tune runs on RayCluster shared", "spec.clusterSelector ray.io/cluster: shared",
+        "spec.targetRef kind: RayCluster, name: shared"},
+       true},
+      {"a RayCluster a RayJob made: its copied record dropped, the RayJob named",
+       TargetKind::RayCluster,
+       made,
+       {"RayCluster tune-x2b9k", "RayJob tune", "ray.io/originated-from-crd: RayJob",
+        "spec.targetRef kind: RayJob, name: tune"},
+       false},
+      {"a RayCluster of the team's own: placed as itself, its record read",
+       TargetKind::RayCluster,
+       own,
+       {},
+       true},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.label);
+    const auto state = targetFromJson(row.kind, row.object);
+    CHECK(state.placedThrough.empty() == row.said.empty());
+    for (const auto& part : row.said) {
+      CAPTURE(part);
+      CHECK(state.placedThrough.find(part) != std::string::npos);
+    }
+    const bool annotated = row.object["metadata"].contains("annotations");
+    CHECK((annotated && row.recordKept) == (state.ownership.fields.workload == "tune"));
+  }
+}
+
 TEST_CASE("which pods are whose: the kind that made them, through its adapter") {
   struct Row {
     const char* label;
@@ -368,6 +571,14 @@ TEST_CASE("which pods are whose: the kind that made them, through its adapter") 
        TargetKind::JobSet,
        "train",
        PodOwner{"train", "workers"}},
+      // No label on it names the RayJob: the RayJob finds its pods through
+      // status.rayClusterName (app/target_reads.cc, podsKeyOf).
+      {"a RayJob's worker: its RayCluster's, by its ownerReference",
+       {{"ownerReferences", owned("RayCluster", "tune-x2b9k")},
+        {"labels", {{"ray.io/group", "gpu-0"}, {"ray.io/node-type", "worker"}}}},
+       TargetKind::RayCluster,
+       "tune-x2b9k",
+       PodOwner{"tune-x2b9k", "gpu-0"}},
   };
   for (const auto& row : rows) {
     CAPTURE(row.label);
@@ -381,11 +592,13 @@ TEST_CASE("which pods are whose: the kind that made them, through its adapter") 
 
 TEST_CASE("a custom kind's object of the wrong shape reads as empty, never throws") {
   for (const auto kind : {TargetKind::RayCluster, TargetKind::RayService,
-                          TargetKind::LeaderWorkerSet, TargetKind::JobSet}) {
+                          TargetKind::LeaderWorkerSet, TargetKind::JobSet, TargetKind::RayJob}) {
     CAPTURE(base::nameOf(kind));
     for (const auto& object : {json::parse(R"({"spec": "nope", "status": []})"),
                                json::parse(R"({"spec": {"workerGroupSpecs": [3, {"template": 1}],
-                                   "rayClusterConfig": [], "leaderWorkerTemplate": {"size": -4},
+                                   "rayClusterConfig": [], "rayClusterSpec": {"workerGroupSpecs":
+                                     [{"replicas": -3}]}, "clusterSelector": 2,
+                                   "leaderWorkerTemplate": {"size": -4},
                                    "replicatedJobs": [7, {"replicas": -2, "template": []},
                                      {"replicas": 4611686018427387904, "template": {"spec":
                                        {"parallelism": 4611686018427387904}}},

@@ -184,8 +184,9 @@ TEST_CASE("the kinds, as the API names them") {
   CHECK(resourceOf(TargetKind::StatefulSet) == "statefulsets");
   CHECK(supportedTargets() ==
         "apps/v1 Deployment, apps/v1 StatefulSet, batch/v1 Job, ray.io/v1 RayCluster, ray.io/v1 "
-        "RayService, leaderworkerset.x-k8s.io/v1 LeaderWorkerSet and jobset.x-k8s.io/v1alpha2 "
-        "JobSet");
+        "RayService, leaderworkerset.x-k8s.io/v1 LeaderWorkerSet, jobset.x-k8s.io/v1alpha2 "
+        "JobSet and ray.io/v1 RayJob");
+  CHECK(targetKindNamed("RayJob") == TargetKind::RayJob);
   CHECK(targetKindNamed("LeaderWorkerSet") == TargetKind::LeaderWorkerSet);
   CHECK(describeTarget(TargetKind::Job, "llama-training") == "Job llama-training");
 }
@@ -220,6 +221,10 @@ TEST_CASE("what each kind does: one row each, in the enum's order") {
       // Run once like a Job, its resources fixed by its webhook.
       {TargetKind::JobSet, "jobset.x-k8s.io/v1alpha2", "jobsets", true, false, true,
        ResourcesWritable::Never, "jobsets.jobset.x-k8s.io", WriteMethod::JsonPatch},
+      // Run once like a Job; KubeRay takes any rayClusterSpec while it is
+      // suspended, resources too.
+      {TargetKind::RayJob, "ray.io/v1", "rayjobs", true, false, true, ResourcesWritable::Always,
+       "rayjobs.ray.io", WriteMethod::JsonPatch},
   };
   REQUIRE(std::size(rows) == kTargetKinds.size());
   for (const auto& row : rows) {

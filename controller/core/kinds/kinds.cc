@@ -16,6 +16,8 @@ const KindAdapter& adapterOf(TargetKind kind) {
       return kinds::leaderWorkerSetAdapter();
     case TargetKind::JobSet:
       return kinds::jobSetAdapter();
+    case TargetKind::RayJob:
+      return kinds::rayJobAdapter();
     case TargetKind::Deployment:
       break;
   }

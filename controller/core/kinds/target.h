@@ -52,6 +52,10 @@ struct JobProgress {
   End end = End::Running;
   std::string endTime;    // Complete: status.completionTime; Failed: the condition's time
   std::string endReason;  // Failed: the Failed condition's reason and message
+  // The object whose pods are the run's, when the kind runs through
+  // another it makes: a RayJob's RayCluster (status.rayClusterName), by
+  // which its pods are found; empty: its pods are its own.
+  std::string runsOn;
 
   bool started() const { return !startTime.empty() || active > 0; }
   bool operator==(const JobProgress&) const = default;
@@ -147,6 +151,11 @@ struct TargetState : PodTemplateState {
   bool onDelete = false;
   std::int32_t partition = 0;
   JobProgress job;  // a kind with a suspendPointer only
+  // Why it is placed through another object, not itself (a RayJob that
+  // selects a running RayCluster; a RayCluster a RayJob or RayService made
+  // from its own spec): a sentence naming the field and the object to
+  // place instead. Empty for a target placed as itself.
+  std::string placedThrough;
 
   bool operator==(const TargetState&) const = default;
 

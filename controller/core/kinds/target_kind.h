@@ -20,11 +20,12 @@ enum class TargetKind : std::uint8_t {
   RayCluster,
   RayService,
   LeaderWorkerSet,
-  JobSet
+  JobSet,
+  RayJob
 };
 inline constexpr std::array kTargetKinds = {
-    TargetKind::Deployment, TargetKind::StatefulSet,     TargetKind::Job,   TargetKind::RayCluster,
-    TargetKind::RayService, TargetKind::LeaderWorkerSet, TargetKind::JobSet};
+    TargetKind::Deployment, TargetKind::StatefulSet,     TargetKind::Job,    TargetKind::RayCluster,
+    TargetKind::RayService, TargetKind::LeaderWorkerSet, TargetKind::JobSet, TargetKind::RayJob};
 
 }  // namespace gpuplacement::core
 
@@ -34,7 +35,7 @@ struct EnumNames<core::TargetKind> {
   static constexpr std::string_view what = "target kind";
   static constexpr auto names =
       std::to_array<std::string_view>({"Deployment", "StatefulSet", "Job", "RayCluster",
-                                       "RayService", "LeaderWorkerSet", "JobSet"});
+                                       "RayService", "LeaderWorkerSet", "JobSet", "RayJob"});
 };
 }  // namespace gpuplacement::base
 
@@ -111,6 +112,12 @@ inline constexpr std::array<TargetKindTraits, kTargetKinds.size()> kTargetKindTr
     // labels, annotations, nodeSelector, tolerations and schedulingGates.
     {"jobset.x-k8s.io/v1alpha2", "jobsets", "jobsets.jobset.x-k8s.io", JsonPatch, "/spec/suspend",
      true, false, true, Never, true},
+    // KubeRay makes the RayCluster from spec.rayClusterSpec, and the
+    // submitter Job, only when it is resumed, and takes no later change of
+    // that spec: placed while it waits suspended, its resources with it
+    // (no webhook of KubeRay's checks more than its name).
+    {"ray.io/v1", "rayjobs", "rayjobs.ray.io", JsonPatch, "/spec/suspend", true, false, true,
+     Always, false},
 }};
 
 inline const TargetKindTraits& traitsOf(TargetKind kind) {

@@ -501,6 +501,13 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
                                            "; it is placed as soon as it appears");
     return;
   }
+  if (!input.target->placedThrough.empty()) {
+    // Placed through another object: nothing is written here.
+    plan.view.applied.reset();
+    plan.view.placement = decision.placement;
+    draft.notApplied("PlacedThrough", input.target->placedThrough);
+    return;
+  }
   if (jobCannotMove(input, intent, engine, current, draft, plan)) {
     return;
   }
