@@ -574,6 +574,7 @@ void packJob(Packer& out, const core::JobProgress& job) {
   out.timestamp(job.endTime);
   out.string(job.endReason);
   out.word(job.waitsFor);
+  out.word(job.runsOn);
 }
 
 core::JobProgress unpackJob(Unpacker& in) {
@@ -586,6 +587,7 @@ core::JobProgress unpackJob(Unpacker& in) {
   job.endTime = in.timestamp();
   job.endReason = in.string();
   job.waitsFor = in.word();
+  job.runsOn = in.word();
   return job;
 }
 
@@ -689,6 +691,7 @@ CachedTarget packTarget(const core::TargetState& state) {
   out.integer(state.groups.groups);
   out.integer(state.groups.size);
   out.word(state.groups.sizeField);
+  out.string(state.placedThrough);
   cached.packed = out.take();
   cached.packed.shrink_to_fit();
   return cached;
@@ -737,6 +740,7 @@ core::TargetState CachedTarget::unpack() const {
   state.groups.groups = static_cast<std::int32_t>(in.integer());
   state.groups.size = static_cast<std::int32_t>(in.integer());
   state.groups.sizeField = in.word();
+  state.placedThrough = in.string();
   return state;
 }
 

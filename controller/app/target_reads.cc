@@ -52,6 +52,29 @@ std::optional<core::Autoscaler> autoscalerOf(const AutoscalerCache& autoscalers,
   return first;
 }
 
+TargetKey podsKeyOf(const TargetKey& target, const core::TargetState& state) {
+  if (target.kind == core::TargetKind::RayJob && !state.job.runsOn.empty()) {
+    return TargetKey{core::TargetKind::RayCluster, {target.object.ns, state.job.runsOn}};
+  }
+  return target;
+}
+
+std::optional<TargetKey> runOfPods(const ObjectCaches& caches, const TargetKey& podsOwner) {
+  // utils.GenerateRayClusterName: the RayJob's name, "-" and five characters.
+  const auto& name = podsOwner.object.name;
+  if (podsOwner.kind != core::TargetKind::RayCluster || name.size() < 7 ||
+      name[name.size() - 6] != '-') {
+    return std::nullopt;
+  }
+  const TargetKey job{core::TargetKind::RayJob,
+                      {podsOwner.object.ns, name.substr(0, name.size() - 6)}};
+  const auto* cached = caches.targets(job.kind).get(job.object.str());
+  if (!cached || cached->unpack().job.runsOn != name) {
+    return std::nullopt;
+  }
+  return job;
+}
+
 std::vector<core::TargetRef> targetsOwnedBy(const ObjectCaches& caches,
                                             const std::string& workloadKey) {
   std::vector<core::TargetRef> owned;

@@ -31,6 +31,16 @@ std::vector<core::OwnPod> boundPodsOf(const PodCache& pods, const NodeCache& nod
 std::optional<core::Autoscaler> autoscalerOf(const AutoscalerCache& autoscalers,
                                              const std::vector<std::string>& keys);
 
+// The key a target's pods are filed under (pendingPodsByTarget,
+// boundPodsByTarget): its own, or for a RayJob the RayCluster KubeRay made
+// for its run (status.rayClusterName), whose pods name only that cluster.
+TargetKey podsKeyOf(const TargetKey& target, const core::TargetState& state);
+
+// The RayJob whose run the pods of `podsOwner` are, when it is a RayCluster
+// KubeRay made for one (named "<rayjob>-xxxxx" and the RayJob's
+// status.rayClusterName); nullopt otherwise.
+std::optional<TargetKey> runOfPods(const ObjectCaches& caches, const TargetKey& podsOwner);
+
 // The targets of every kind (in its namespace) whose ownership record names
 // the GpuWorkload "ns/name".
 std::vector<core::TargetRef> targetsOwnedBy(const ObjectCaches& caches,

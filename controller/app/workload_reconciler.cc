@@ -104,7 +104,12 @@ WorkloadReconciler::WorkloadReconciler(runtime::ControllerSet& controllers, Obje
                        })
               .watches(caches.pendingPodsChanged(),
                        [this](const TargetKey& target) {
-                         return caches_.workloadsByTarget().of(target);
+                         auto workloads = caches_.workloadsByTarget().of(target);
+                         if (const auto run = runOfPods(caches_, target)) {
+                           const auto more = caches_.workloadsByTarget().of(*run);
+                           workloads.insert(workloads.end(), more.begin(), more.end());
+                         }
+                         return workloads;
                        })
               .watches(caches.autoscalersChanged(),
                        [this](const TargetKey& target) {
@@ -297,9 +302,10 @@ void WorkloadReconciler::read(const runtime::ObjectKey& key, Snapshot& snapshot)
     snapshot.target = cachedTarget->unpack();
     input.target = &*snapshot.target;
     input.targetResourceVersion = targets.resourceVersion(target.object.str());
-    input.pending = pendingPodsOf(caches_.pods(), caches_.pendingPodsByTarget().of(target));
+    const auto pods = podsKeyOf(target, *snapshot.target);
+    input.pending = pendingPodsOf(caches_.pods(), caches_.pendingPodsByTarget().of(pods));
     input.ownPods =
-        boundPodsOf(caches_.pods(), caches_.nodes(), caches_.boundPodsByTarget().of(target));
+        boundPodsOf(caches_.pods(), caches_.nodes(), caches_.boundPodsByTarget().of(pods));
     input.autoscaler =
         autoscalerOf(caches_.autoscalers(), caches_.autoscalersByTarget().of(target));
   } else {

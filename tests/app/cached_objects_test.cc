@@ -247,6 +247,34 @@ TEST_CASE("a packed custom kind unpacks whole: its pod sets, their templates, it
   CHECK(unpacked == state);
 }
 
+TEST_CASE("a packed RayJob keeps the cluster its run is on, and why it is placed elsewhere") {
+  // Running: its pods are found through status.rayClusterName.
+  const auto running = json::parse(R"({
+    "metadata": {"uid": "u2", "name": "tune", "generation": 2},
+    "spec": {"entrypoint": "python tune.py", "shutdownAfterJobFinishes": true,
+      "rayClusterSpec": {"headGroupSpec": {"template": {"spec": {"containers": [{"name": "h"}]}}},
+        "workerGroupSpecs": [{"groupName": "gpu", "replicas": 2,
+          "template": {"spec": {"containers": [{"name": "w"}]}}}]}},
+    "status": {"jobDeploymentStatus": "Running", "startTime": "2026-12-07T10:05:00Z",
+      "rayClusterName": "tune-x2b9k"}})");
+  // Selecting a running RayCluster: placed through it.
+  const auto selecting = json::parse(R"({
+    "metadata": {"uid": "u3", "name": "query", "generation": 1},
+    "spec": {"entrypoint": "python q.py", "clusterSelector": {"ray.io/cluster": "shared"}}})");
+  for (const auto& object : {running, selecting}) {
+    const auto state = core::targetFromJson(core::TargetKind::RayJob, object);
+    const auto unpacked = packTarget(state).unpack();
+    CHECK(unpacked.job.runsOn == state.job.runsOn);
+    CHECK(unpacked.placedThrough == state.placedThrough);
+    CHECK(unpacked == state);
+  }
+  CHECK(packTarget(core::targetFromJson(core::TargetKind::RayJob, running)).unpack().job.runsOn ==
+        "tune-x2b9k");
+  CHECK_FALSE(packTarget(core::targetFromJson(core::TargetKind::RayJob, selecting))
+                  .unpack()
+                  .placedThrough.empty());
+}
+
 TEST_CASE("a packed Deployment unpacks to its projection, and compares as it does") {
   const json placed = fixture("deployment.json");
   json plain = placed;
