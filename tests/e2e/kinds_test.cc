@@ -2,7 +2,7 @@
 // the simulated cluster with Karpenter (scripts/controlplane start --kinds
 // kuberay,lws,jobset: KubeRay v1.5.0, LeaderWorkerSet v0.7.0, JobSet
 // v0.10.1): the samples of config/samples/rayservices.yaml,
-// leaderworkerset.yaml and jobset.yaml, and a RayCluster waiting
+// leaderworkerset.yaml, jobset.yaml and rayjob.yaml, and a RayCluster waiting
 // suspended, are placed pod set by pod set and their pods run on nodes of
 // the type each GpuWorkload's status names; the pod sets that carry no
 // model run where the team's template lets them.
@@ -432,6 +432,100 @@ TEST_CASE("a JobSet waiting suspended: its workers placed and resumed in one wri
   CHECK(run["durationSeconds"].get<std::int64_t>() >= 60);
   CHECK(std::atof(base::stringMember(run, "cost").c_str()) > 0);
   MESSAGE(name << ": both workers on " << type << ", the run " << run.dump());
+  op.stop();
+}
+
+TEST_CASE("a RayJob waiting suspended: placed and resumed, its cluster's workers Running, priced") {
+  auto& c = cluster();
+  prepare(c);
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE_MESSAGE(op.waitReady(60s), op.log());
+  const auto start = std::chrono::steady_clock::now();
+  c.apply(readFile(kSamples + "/rayjob.yaml"));
+  const std::string ns = "research";
+  const std::string name = "llama-qlora";
+  std::string type;
+  REQUIRE_MESSAGE(c.waitFor([&] { return !(type = placedType(name, ns)).empty(); }, 120s, 250ms),
+                  conditions(name, ns) << "\n"
+                                       << op.log());
+  const auto path = Cluster::pathOf("ray.io/v1", "RayJob", ns, name);
+  const auto rayJob = c.mustGet(path);
+  CHECK(rayJob["spec"]["suspend"] == false);  // resumed by the write that placed it
+  const auto head = podTemplateAt(rayJob, "/spec/rayClusterSpec/headGroupSpec/template");
+  CHECK_FALSE(head["spec"].contains("nodeSelector"));
+  // The manifest asks for no GPU: the count is the intent's, written with
+  // the node selector while it waited suspended (KubeRay takes it).
+  const auto workers =
+      podTemplateAt(rayJob, "/spec/rayClusterSpec/workerGroupSpecs/0/template")["spec"];
+  REQUIRE(workers["nodeSelector"].is_object());
+  const auto placement = c.mustGet(workloadPath(ns, name))["status"]["placement"];
+  CHECK(placement["replicas"] == 2);
+  const auto gpus = placement["acceleratorCount"].get<std::int64_t>();
+  CHECK(gpus >= 1);
+  CHECK(workers["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == std::to_string(gpus));
+
+  // KubeRay makes the cluster from the placed spec on resume: the pods
+  // name only the cluster (ray.io/cluster), which the RayJob's status names.
+  std::string clusterName;
+  REQUIRE_MESSAGE(c.waitFor(
+                      [&] {
+                        clusterName = base::stringMember(base::memberOf(c.mustGet(path), "status"),
+                                                         "rayClusterName");
+                        return !clusterName.empty();
+                      },
+                      60s, 250ms),
+                  c.mustGet(path).dump());
+  const auto bySelector = "ray.io%2Fcluster%3D" + clusterName;
+  std::string why;
+  std::string seen;
+  CHECK_MESSAGE(
+      c.waitFor(
+          [&] {
+            why = notRunningOn(bySelector + ",ray.io%2Fnode-type%3Dworker", 2, type, "", ns) +
+                  notRunningOn(bySelector + ",ray.io%2Fnode-type%3Dhead", 1, "", "cpu", ns);
+            if (why.find(" is ") != std::string::npos) {
+              seen = why;
+            }
+            return why.empty();
+          },
+          240s, 500ms),
+      "on " << type << ": " << seen << " / " << why);
+  const auto running = std::chrono::steady_clock::now() - start;
+  // The cluster carries the RayJob's labels and annotations, the ownership
+  // record among them, copied by KubeRay: the operator never writes it.
+  const auto made = c.mustGet(Cluster::pathOf("ray.io/v1", "RayCluster", ns, clusterName));
+  CHECK(base::stringMember(made["metadata"]["labels"], "ray.io/originated-from-crd") == "RayJob");
+  CHECK(made["metadata"]["annotations"].contains("gpuplacement.io/owned-fields"));
+  for (const auto& entry : made["metadata"]["managedFields"]) {
+    CHECK(base::stringMember(entry, "manager") != "gpu-placement-operator");
+  }
+
+  // KubeRay submits the Ray job with its submitter Job once the cluster is
+  // ready; no Ray runs in a kwok pod, so what ends the run is whatever
+  // KubeRay makes of that: the run is priced from its start to its end.
+  json run;
+  CHECK_MESSAGE(c.waitFor(
+                    [&] {
+                      run = base::memberOf(c.mustGet(workloadPath(ns, name))["status"], "run");
+                      return !base::stringMember(run, "outcome").empty();
+                    },
+                    180s, 500ms),
+                conditions(name, ns) << "; RayJob status: " << c.mustGet(path)["status"].dump());
+  const auto status = c.mustGet(path)["status"];
+  CHECK(run["pods"] == 2);
+  CHECK(run["instanceType"] == type);
+  CHECK(run["durationSeconds"].get<std::int64_t>() >= 0);
+  CHECK(std::atof(base::stringMember(run, "cost").c_str()) >= 0);
+  CHECK(base::stringMember(run, "startTime") == base::stringMember(status, "startTime"));
+  CHECK(base::stringMember(run, "endTime") == base::stringMember(status, "endTime"));
+  MESSAGE(name << ": workers on " << type << " " << gpus << " GPU(s) each, Running "
+               << std::chrono::duration_cast<std::chrono::milliseconds>(running).count()
+               << " ms after the apply; KubeRay ended it "
+               << base::stringMember(status, "jobDeploymentStatus") << " ("
+               << base::stringMember(status, "reason") << ": "
+               << base::stringMember(status, "message") << "); the run " << run.dump() << "; Ready "
+               << c.conditionOf(workloadPath(ns, name), "Ready") << ": "
+               << c.conditionMessageOf(workloadPath(ns, name), "Ready"));
   op.stop();
 }
 
