@@ -8,6 +8,7 @@
 // model run where the team's template lets them.
 #include <chrono>
 #include <cstdlib>
+#include <set>
 
 #include <doctest/doctest.h>
 
@@ -196,6 +197,77 @@ TEST_CASE("a LeaderWorkerSet's leader and workers are placed and its group rolls
       conditions("llama-70b-group"));
   CHECK_FALSE(c.mustGet(workloadPath(kNamespace, "llama-70b-group"))["status"].contains("reverts"));
   MESSAGE("llama-70b-group: leader and worker on " << type);
+  op.stop();
+}
+
+TEST_CASE("a model no node holds: a LeaderWorkerSet group across two Trainium nodes, EFA asked") {
+  auto& c = cluster();
+  prepare(c);
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE_MESSAGE(op.waitReady(60s), op.log());
+  const std::string name = "llama-405b-trainium";
+  c.apply(readFile(kSamples + "/leaderworkerset-405b-trainium.yaml"));
+
+  std::string type;
+  REQUIRE_MESSAGE(c.waitFor([&] { return !(type = placedType(name)).empty(); }, 120s, 250ms),
+                  conditions(name) << "\n"
+                                   << op.log());
+  CHECK(type == "trn1.32xlarge");
+  const auto placement = c.mustGet(workloadPath(kNamespace, name))["status"]["placement"];
+  CHECK(placement["acrossNodes"]["nodes"] == 2);
+  CHECK(placement["acrossNodes"]["efaInterfaces"] == 8);
+  CHECK(placement["acceleratorCount"] == 16);
+  CHECK(placement["nodes"] == 2);
+  const auto templ =
+      podTemplateAt(c.mustGet(lwsPath(name)), "/spec/leaderWorkerTemplate/workerTemplate");
+  const auto& limits = templ["spec"]["containers"][0]["resources"]["limits"];
+  CHECK(limits["aws.amazon.com/neuron"] == "16");
+  CHECK(limits["vpc.amazonaws.com/efa"] == "8");
+
+  // Karpenter launches a node for each pod of the group; both Running.
+  std::string why;
+  CHECK_MESSAGE(c.waitFor(
+                    [&] {
+                      why = notRunningOn("leaderworkerset.sigs.k8s.io%2Fname%3D" + name, 2, type);
+                      return why.empty();
+                    },
+                    240s, 500ms),
+                "on " << type << ": " << why);
+  std::set<std::string> nodes;
+  auto pods = c.get("/api/v1/namespaces/" + kNamespace +
+                    "/pods?labelSelector=leaderworkerset.sigs.k8s.io%2Fname%3D" + name);
+  REQUIRE(pods);
+  for (const auto& pod : (*pods)["items"]) {
+    nodes.insert(base::stringMember(pod["spec"], "nodeName"));
+  }
+  CHECK(nodes.size() == 2);  // one pod on each node of the group
+  MESSAGE(name << ": a group of two pods Running on two " << type << " nodes");
+
+  // Bad input: a group of one pod, as a LeaderWorkerSet defaults. Nothing
+  // is written, and the status names the field and the size it needs.
+  const std::string single = "llama-405b-single";
+  auto manifest = readFile(kSamples + "/leaderworkerset-405b-trainium.yaml");
+  for (std::size_t at = 0; (at = manifest.find(name, at)) != std::string::npos;) {
+    manifest.replace(at, name.size(), single);
+    at += single.size();
+  }
+  manifest.replace(manifest.find("size: 2"), 7, "size: 1");
+  c.apply(manifest);
+  const auto singlePath = workloadPath(kNamespace, single);
+  REQUIRE_MESSAGE(
+      c.waitFor([&] { return c.conditionOf(singlePath, "Applied") == "False/GroupSizeNeeded"; },
+                120s, 250ms),
+      conditions(single) << "\n"
+                         << op.log());
+  CHECK(c.conditionMessageOf(singlePath, "Applied")
+            .find("spec.leaderWorkerTemplate.size is 1: set it to 2") != std::string::npos);
+  const auto untouched =
+      podTemplateAt(c.mustGet(lwsPath(single)), "/spec/leaderWorkerTemplate/workerTemplate");
+  CHECK_FALSE(untouched["spec"].contains("nodeSelector"));
+  CHECK_FALSE(
+      untouched["spec"]["containers"][0]["resources"]["limits"].contains("aws.amazon.com/neuron"));
+  (void)c.remove(lwsPath(name));
+  (void)c.remove(lwsPath(single));
   op.stop();
 }
 
@@ -450,7 +522,9 @@ TEST_CASE("a RayJob waiting suspended: placed and resumed, its cluster's workers
                                        << op.log());
   const auto path = Cluster::pathOf("ray.io/v1", "RayJob", ns, name);
   const auto rayJob = c.mustGet(path);
-  CHECK(rayJob["spec"]["suspend"] == false);  // resumed by the write that placed it
+  // Resumed by the write that placed it. KubeRay's own writes of the RayJob
+  // drop a false suspend (omitempty): absent is false.
+  CHECK(rayJob["spec"].value("suspend", true) == false);
   const auto head = podTemplateAt(rayJob, "/spec/rayClusterSpec/headGroupSpec/template");
   CHECK_FALSE(head["spec"].contains("nodeSelector"));
   // The manifest asks for no GPU: the count is the intent's, written with

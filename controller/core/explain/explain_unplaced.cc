@@ -64,13 +64,6 @@ std::string Explainer::neuronIneligibility(Tier tier, const WorkloadIntent& inte
     return "";
   }
   const std::string name(nameOf(tier));
-  if (tier == Tier::Trainium && !isTraining(intent.kind)) {
-    return name + " is for training, and serves only a model no Inferentia2 node holds; " +
-           std::string(nameOf(intent.kind)) + " of this one goes elsewhere";
-  }
-  if (tier == Tier::Inferentia && isTraining(intent.kind)) {
-    return name + " serves models; it does not train them";
-  }
   const auto& frameworks = knobs_.neuronFrameworks;
   if (std::find(frameworks.begin(), frameworks.end(), intent.framework) == frameworks.end()) {
     return name + ": the Neuron SDK does not support framework " +
@@ -81,6 +74,14 @@ std::string Explainer::neuronIneligibility(Tier tier, const WorkloadIntent& inte
       architectures.end()) {
     return name + ": Neuron is not used for " + std::string(nameOf(intent.architecture)) +
            " models";
+  }
+  // What the software runs first: the tier's own use holds only then.
+  if (tier == Tier::Trainium && !isTraining(intent.kind)) {
+    return name + " is for training, and serves only a model no Inferentia2 node holds; " +
+           std::string(nameOf(intent.kind)) + " of this one goes elsewhere";
+  }
+  if (tier == Tier::Inferentia && isTraining(intent.kind)) {
+    return name + " serves models; it does not train them";
   }
   return "";
 }

@@ -56,6 +56,11 @@ type instance struct {
 	MemoryGiB        float64 `json:"memoryGiB"`
 	OnDemand         float64 `json:"onDemand"` // USD per hour
 	Spot             float64 `json:"spot"`     // 0: no spot offering
+	// The Elastic Fabric Adapters its nodes advertise (the EFA device
+	// plugin's vpc.amazonaws.com/efa); nil: none.
+	Efa *struct {
+		Interfaces int `json:"interfaces"`
+	} `json:"efa"`
 }
 
 func loadCatalog(path string) (*catalog, error) {

@@ -411,6 +411,10 @@ func (b *builder) resources(p *pool, in *instance) (corev1.ResourceList, corev1.
 			capacity["aws.amazon.com/neuron"] = *resource.NewQuantity(count, resource.DecimalSI)
 			capacity["aws.amazon.com/neuroncore"] = *resource.NewQuantity(count*cores, resource.DecimalSI)
 		}
+		// The EFA device plugin: every interface the type takes.
+		if in.Efa != nil && in.Efa.Interfaces > 0 {
+			capacity["vpc.amazonaws.com/efa"] = *resource.NewQuantity(int64(in.Efa.Interfaces), resource.DecimalSI)
+		}
 		for r, q := range capacity {
 			if strings.Contains(string(r), "/") {
 				allocatable[r] = q.DeepCopy() // extended resources: the devices

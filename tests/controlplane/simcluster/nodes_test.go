@@ -66,3 +66,56 @@ func TestAnInterruptibleCapacityBlockIsRefused(t *testing.T) {
 		t.Fatal("an interruptible Capacity Block was accepted")
 	}
 }
+
+// A node of a type with EFA advertises every interface as the EFA device
+// plugin does, and so does Karpenter's description of the type; a type
+// without EFA advertises none.
+func TestNodesAdvertiseTheirTypesEFA(t *testing.T) {
+	c := testCatalog(t)
+	path := filepath.Join(t.TempDir(), "pools.yaml")
+	os.WriteFile(path, []byte(`pools:
+  - name: trainium
+    instanceType: trn1.32xlarge
+    nodes: 1
+    provisioner: managedNodeGroup
+  - name: l4
+    instanceType: g6.xlarge
+    nodes: 1
+    provisioner: managedNodeGroup
+`), 0o644)
+	file, err := loadPools(path, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &builder{cat: c, file: file, kubeletVersion: "v1.36.3"}
+	gen, err := b.build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	efa := func(i int) string {
+		q := gen.nodes[i].Status.Allocatable["vpc.amazonaws.com/efa"]
+		return q.String()
+	}
+	if got := efa(0); got != "8" {
+		t.Errorf("trn1.32xlarge node: vpc.amazonaws.com/efa = %s, want 8", got)
+	}
+	if got := efa(1); got != "0" {
+		t.Errorf("g6.xlarge node: vpc.amazonaws.com/efa = %s, want none", got)
+	}
+	types, err := b.instanceTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, it := range types {
+		if it.Name == "trn1.32xlarge" {
+			found = true
+			if it.Resources["vpc.amazonaws.com/efa"] != "8" {
+				t.Errorf("Karpenter's trn1.32xlarge: vpc.amazonaws.com/efa = %q, want 8", it.Resources["vpc.amazonaws.com/efa"])
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no trn1.32xlarge among Karpenter's instance types")
+	}
+}
