@@ -215,7 +215,13 @@ func startController(dir, name string, env []string, nports int, command func(po
 			return err
 		}
 		if waitFor(name+" /readyz", readyTimeout, dir, name, func() bool { return ready(ports) }) == nil {
-			return nil
+			// Ready, and still running a moment later: a controller manager
+			// binds its metrics port beside its health port, and exits when
+			// that one was taken.
+			time.Sleep(time.Second)
+			if _, running := livePid(dir, name); running {
+				return nil
+			}
 		}
 		if attempt == 3 || !logSays(dir, name, "address already in use") {
 			return fmt.Errorf("%s did not start", name)

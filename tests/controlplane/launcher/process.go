@@ -274,17 +274,57 @@ func parseListening(table string) map[int]bool {
 	return ports
 }
 
-// pickPorts: n distinct ports in 20000-59999 nobody listens on. A port can
-// still be taken meanwhile (say as some client's ephemeral port): callers
-// retry elsewhere.
+// pickPorts: n distinct ports nobody uses, below the kernel's ephemeral
+// range (10000 up to ip_local_port_range's first port), so that no client's
+// outgoing connection takes one between the pick and the bind: a
+// controller's metrics port picked inside that range was once taken so
+// after its health port answered, and the controller exited. A port can
+// still be taken meanwhile: callers retry elsewhere.
 func pickPorts(n int) []int {
-	taken := listeningPorts()
+	taken := usedPorts()
+	low, high := portRange()
 	var ports []int
 	for len(ports) < n {
-		port := 20000 + rand.IntN(40000)
+		port := low + rand.IntN(high-low)
 		if !taken[port] {
 			taken[port] = true
 			ports = append(ports, port)
+		}
+	}
+	return ports
+}
+
+// portRange: [10000, the first ephemeral port), or 20000-59999 where the
+// ephemeral range leaves too little below it.
+func portRange() (int, int) {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err == nil {
+		if fields := strings.Fields(string(data)); len(fields) == 2 {
+			if first, err := strconv.Atoi(fields[0]); err == nil && first >= 20000 {
+				return 10000, first
+			}
+		}
+	}
+	return 20000, 60000
+}
+
+// usedPorts: every local TCP port in /proc, listening or connected.
+func usedPorts() map[int]bool {
+	ports := map[int]bool{}
+	for _, path := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			fields := strings.Fields(line)
+			if len(fields) < 4 {
+				continue
+			}
+			colon := strings.LastIndexByte(fields[1], ':')
+			if port, err := strconv.ParseInt(fields[1][colon+1:], 16, 32); colon >= 0 && err == nil {
+				ports[int(port)] = true
+			}
 		}
 	}
 	return ports
