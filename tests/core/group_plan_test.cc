@@ -2,6 +2,7 @@
 // size it needs (core/plan/workload_plan.cc's planWrite).
 #include <doctest/doctest.h>
 
+#include "core/plan/job_plan.h"
 #include "support/workload_world.h"
 
 namespace gpuplacement::core {
@@ -56,6 +57,47 @@ TEST_CASE("a group of the size the placement needs is written; another size is n
       CHECK(message.find(part) != std::string::npos);
     }
     CHECK_FALSE(result.record.status->contains("applied"));
+  }
+}
+
+TEST_CASE("a run across a group of nodes: every pod counted, every node paid") {
+  TargetState job;
+  job.kind = TargetKind::JobSet;
+  job.job.startTime = "2026-12-07T10:00:00Z";
+  job.job.endTime = "2026-12-07T11:30:00Z";
+  job.job.end = JobProgress::End::Complete;
+  Placement placement;
+  placement.instanceType = "trn1.32xlarge";
+  placement.replicas = 1;
+  placement.nodesPerReplica = 3;
+  placement.hourlyCost = 64.5;
+  placement.totalHourlyCost = 64.5;
+  const auto run = jobRun(job, "llama-70b-full", placement);
+  REQUIRE(run);
+  CHECK(run->pods == 3);
+  CHECK(run->hourlyCost == "64.5");
+  CHECK(run->cost == "96.75");  // 1.5 h of three nodes at $21.50/h
+}
+
+TEST_CASE("the pod sets of a group across nodes: a pod is one node of it") {
+  World world = servingGroupWorld(2);
+  const json pod = {{"spec", {{"containers", {{{"name", "vllm"}}}}}}};
+  const json lws = {{"metadata", {{"name", "chat"}, {"uid", "u-lws"}, {"generation", 1}}},
+                    {"spec",
+                     {{"replicas", 1},
+                      {"leaderWorkerTemplate",
+                       {{"size", 2}, {"leaderTemplate", pod}, {"workerTemplate", pod}}}}}};
+  world.target = targetFromJson(TargetKind::LeaderWorkerSet, lws);
+  const auto result = reconcile(world);
+  REQUIRE(result.plan.wanted.nodesPerReplica == 2);
+  const auto& podSets = result.record.status->at("podSets");
+  REQUIRE(podSets.size() == 2);
+  // A replica is two p5.48xlarge at $55.04/h: the leader and the worker
+  // each one of them.
+  for (const auto& podSet : podSets) {
+    CAPTURE(podSet.dump());
+    CHECK(podSet.at("pods") == 1);
+    CHECK(podSet.at("hourlyCost") == "55.04");
   }
 }
 

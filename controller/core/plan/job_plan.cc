@@ -168,7 +168,7 @@ std::optional<JobRunRecord> jobRun(const TargetState& job, const std::string& na
   run.outcome = progress.end == JobProgress::End::Complete ? "Complete" : "Failed";
   run.instanceType = inForce.instanceType;
   run.capacityType = inForce.capacityType;
-  run.pods = inForce.replicas;
+  run.pods = inForce.replicas * std::max(inForce.nodesPerReplica, 1);  // a group's pods too
   run.hourlyCost = base::decimalString(inForce.totalHourlyCost, 4);
   run.cost = base::decimalString(inForce.totalHourlyCost * static_cast<double>(seconds) / 3600, 4);
   return run;

@@ -242,8 +242,10 @@ WorkloadRecord recordWorkload(const WorkloadInput& input, WorkloadPlan plan,
     plan.view.throughput =
         adviseThroughput(*plan.view.placement, workload.spec->intent.serving, input.target->kind,
                          workload.spec->targetRef.name, input.target->replicas, input.autoscaler);
-    plan.view.podSets =
-        podSetCosts(*input.target, workload.spec->podSets, plan.view.placement->hourlyCost);
+    plan.view.podSets = podSetCosts(
+        *input.target, workload.spec->podSets,
+        // A pod of a group across nodes takes one of its nodes.
+        plan.view.placement->hourlyCost / std::max(plan.view.placement->nodesPerReplica, 1));
   }
   auto status = statusToJson(plan.view);
   if (const auto digest = statusDigest(status); digest != workload.statusHash) {
