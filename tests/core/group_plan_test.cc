@@ -60,6 +60,34 @@ TEST_CASE("a group of the size the placement needs is written; another size is n
   }
 }
 
+TEST_CASE("a group in force stays: the next reconcile keeps it and writes nothing") {
+  World world = servingGroupWorld(2);
+  const auto first = reconcile(world);
+  REQUIRE(first.outcome.has_value());
+  REQUIRE(first.outcome->kind == TargetOutcome::Kind::Written);
+  world.target = first.outcome->state;
+  world.status = workloadStatusFromJson(*first.record.status);
+  const auto second = reconcile(world);
+  CAPTURE(second.record.status->dump());
+  CHECK(second.plan.wanted.nodesPerReplica == 2);
+  CHECK(conditionsOf(second.record).at("Applied") == "True/Applied");
+  CHECK(conditionsOf(second.record).at("Placed") == "True/Placed");
+  const bool writes = second.plan.write && second.plan.write->patch.patch.has_value();
+  CHECK_FALSE(writes);
+  CHECK(second.record.status->at("placement").at("acrossNodes").at("nodes") == 2);
+  // Weighed in force as the group it is, not as one node that cannot hold
+  // it: it may stay, at its group's price.
+  std::optional<ClusterCost> costs;
+  const auto intent =
+      intentOf(*parseGpuWorkloadSpec(world.spec, *testing::shippedCatalog()), &*world.target);
+  const auto inForce = world.engine->weighInForce(intent, "p5.48xlarge", 8, {},
+                                                  CapacityType::OnDemand, nullptr, costs);
+  CHECK(inForce.verdict == InForceVerdict::Keeps);
+  REQUIRE(inForce.option);
+  CHECK(inForce.option->fit.nodes == 2);
+  CHECK(inForce.option->cost.perReplicaHourly == doctest::Approx(2 * 55.04));
+}
+
 TEST_CASE("a run across a group of nodes: every pod counted, every node paid") {
   TargetState job;
   job.kind = TargetKind::JobSet;

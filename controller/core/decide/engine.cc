@@ -1047,6 +1047,15 @@ Option PlacementEngine::inForce(int index, int count, int migProfile, int timeSl
                                 CapacityType capacity, const Request& request) const {
   const auto& instance = catalog_->instances[index];
   Fit fit = fitWithDevices(*catalog_, instance, request.need, count, migProfile, timeSlices);
+  if (fit.misfit == Misfit::Memory && migProfile < 0 && timeSlices <= 1 && request.groups > 0 &&
+      instance.efaInterfaces > 0) {
+    // A group across nodes, as weigh() would place it there: the same
+    // devices a pod.
+    if (Fit group = fitAcrossNodes(*catalog_, instance, request.need, request.groupNodes);
+        group.fits() && group.devices == count) {
+      fit = group;
+    }
+  }
   if (!fit.fits() && timeSlices > 1) {
     // Priced as the replicas it holds.
     const Misfit misfit = fit.misfit;
