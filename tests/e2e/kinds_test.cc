@@ -507,6 +507,62 @@ TEST_CASE("a JobSet waiting suspended: its workers placed and resumed in one wri
   op.stop();
 }
 
+TEST_CASE("a 70B model trained in full: a JobSet across three Trainium nodes, its run priced") {
+  auto& c = cluster();
+  prepare(c);
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE_MESSAGE(op.waitReady(60s), op.log());
+  auto manifest = readFile(kSamples + "/jobset-trainium-70b.yaml");
+  const std::string labels = "metadata: {labels: {app: llama-70b-full}}";
+  const auto at = manifest.find(labels);
+  REQUIRE(at != std::string::npos);
+  manifest.replace(at, labels.size(),
+                   "metadata: {labels: {app: llama-70b-full}, annotations: "
+                   "{pod-complete.stage.kwok.x-k8s.io/delay: 30s}}");
+  c.apply(manifest);
+  const std::string ns = "research";
+  const std::string name = "llama-70b-full";
+  std::string type;
+  REQUIRE_MESSAGE(c.waitFor([&] { return !(type = placedType(name, ns)).empty(); }, 120s, 250ms),
+                  conditions(name, ns) << "\n"
+                                       << op.log());
+  CHECK(type == "trn1.32xlarge");
+  const auto placement = c.mustGet(workloadPath(ns, name))["status"]["placement"];
+  CHECK(placement["acrossNodes"]["nodes"] == 3);
+  CHECK(placement["acceleratorCount"] == 16);
+  CHECK(placement["replicas"] == 1);  // one replica of the model: a group of three pods
+  // Three pods, one on each of three nodes of the type.
+  const auto selector = "jobset.sigs.k8s.io%2Fjobset-name%3D" + name;
+  std::string why;
+  std::string seen;
+  CHECK_MESSAGE(c.waitFor(
+                    [&] {
+                      why = notRunningOn(selector, 3, type, "", ns);
+                      if (why.rfind("0 pods", 0) != 0) {
+                        seen = why;
+                      }
+                      return why.empty();
+                    },
+                    240s, 500ms),
+                "on " << type << ": " << seen << " / " << why);
+  // The run: three nodes at $21.50/h for as long as it ran.
+  json run;
+  CHECK_MESSAGE(c.waitFor(
+                    [&] {
+                      run = base::memberOf(c.mustGet(workloadPath(ns, name))["status"], "run");
+                      return base::stringMember(run, "outcome") == "Complete";
+                    },
+                    180s, 500ms),
+                conditions(name, ns) << "; run: " << run.dump());
+  CHECK(run["pods"] == 3);
+  CHECK(run["hourlyCost"] == "64.5");
+  const auto seconds = run["durationSeconds"].get<std::int64_t>();
+  CHECK(std::atof(base::stringMember(run, "cost").c_str()) ==
+        doctest::Approx(64.5 * static_cast<double>(seconds) / 3600).epsilon(0.001));
+  MESSAGE(name << ": three workers on three " << type << " nodes, the run " << run.dump());
+  op.stop();
+}
+
 TEST_CASE("a RayJob waiting suspended: placed and resumed, its cluster's workers Running, priced") {
   auto& c = cluster();
   prepare(c);
