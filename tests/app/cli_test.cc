@@ -104,6 +104,26 @@ TEST_CASE("cannot place exits 1 with placement null and the reason") {
         std::string::npos);
 }
 
+TEST_CASE("a model no node holds: with --group-size, a group across nodes in the answer") {
+  // 350B x 2 B x 9 = 5,868 GiB: five p6-b200.48xlarge hold it.
+  const auto result = runJson(
+      "recommend --kind Training --params 350B --precision bf16 --group-size 0 "
+      "--instance-types p6-b200.48xlarge -o json");
+  const auto& placement = result.at("placement");
+  CHECK(placement.at("instanceType") == "p6-b200.48xlarge");
+  CHECK(placement.at("acrossNodes").at("nodes") == 5);
+  CHECK(placement.at("acrossNodes").at("efaInterfaces") == 8);
+  CHECK(placement.at("nodes") == 5);
+  CHECK(placement.at("hourlyCost").get<double>() ==
+        doctest::Approx(5 * placement.at("nodeHourlyCost").get<double>()));
+  const auto table = runCommand(binary() +
+                                " recommend --kind Training --params 350B --precision bf16 "
+                                "--group-size 0 --instance-types p6-b200.48xlarge");
+  CHECK(table.exitCode == 0);
+  CHECK(table.out.find("on each of 5 nodes a replica, joined by EFA (8 interfaces, 3,200 Gbps a "
+                       "node)") != std::string::npos);
+}
+
 TEST_CASE("bad input exits 2 naming the field and the allowed values") {
   struct Case {
     const char* arguments;
@@ -147,6 +167,8 @@ TEST_CASE("bad input exits 2 naming the field and the allowed values") {
       {"analyze --kind Inference --params 7B --current g9.xlarge", "current.instanceType"},
       {"analyze --kind Inference --params 7B", "--current: required"},
       {"recommend --kind Inference --params 7B --replicas 0", "--replicas: must be at least 1"},
+      {"recommend --kind Inference --params 405B --group-size -1",
+       "--group-size: must be from 0 (the placement says the size) to 32"},
       {"analyze --kind Inference --params 7B --current g4dn.xlarge --current-accelerators 8",
        "g4dn.xlarge has 1 accelerators; use --current-instances"},
       {"analyze --kind Inference --params 7B --current p5e.48xlarge --current-hourly-cost 0",
