@@ -148,6 +148,37 @@ json podTemplateAt(const json& object, const std::string& pointer) {
   return object.value(json::json_pointer(pointer), json::object());
 }
 
+// Waits up to 240 s for `count` pods the selector picks in `ns` Running on
+// nodes of `type`; empty once they are, else what was seen while any were
+// there (a Job's pods go once they complete) and what is seen last.
+std::string awaitRunningOn(Cluster& c, const std::string& selector, std::size_t count,
+                           const std::string& type, const std::string& ns) {
+  std::string why;
+  std::string seen;
+  const bool running = c.waitFor(
+      [&] {
+        why = notRunningOn(selector, count, type, "", ns);
+        if (why.rfind("0 pods", 0) != 0) {
+          seen = why;
+        }
+        return why.empty();
+      },
+      240s, 500ms);
+  return running ? "" : "on " + type + ": " + seen + " / " + why;
+}
+
+// Waits up to 180 s for a run to end Complete; its status.run as last read.
+json awaitRunComplete(Cluster& c, const std::string& name, const std::string& ns) {
+  json run;
+  (void)c.waitFor(
+      [&] {
+        run = base::memberOf(c.mustGet(workloadPath(ns, name))["status"], "run");
+        return base::stringMember(run, "outcome") == "Complete";
+      },
+      180s, 500ms);
+  return run;
+}
+
 TEST_CASE("a LeaderWorkerSet's leader and workers are placed and its group rolls onto the type") {
   auto& c = cluster();
   prepare(c);
@@ -472,32 +503,16 @@ TEST_CASE("a JobSet waiting suspended: its workers placed and resumed in one wri
 
   // The JobSet controller resumes its Jobs with the placement copied into
   // them: both workers Running on the type placed.
-  // What was seen while its pods were there: they go once they complete.
-  std::string why;
-  std::string seen;
-  CHECK_MESSAGE(c.waitFor(
-                    [&] {
-                      why = notRunningOn(selector, 2, type, "", ns);
-                      if (why.rfind("0 pods", 0) != 0) {
-                        seen = why;
-                      }
-                      return why.empty();
-                    },
-                    240s, 500ms),
-                "on " << type << ": " << seen << " / " << why);
+  const auto why = awaitRunningOn(c, selector, 2, type, ns);
+  CHECK_MESSAGE(why.empty(), why);
   CHECK_MESSAGE(c.conditionOf(workloadPath(ns, name), "Applied").rfind("True/", 0) == 0,
                 conditions(name, ns));
   CHECK_FALSE(c.mustGet(workloadPath(ns, name))["status"].contains("reverts"));
   // Its workers complete, and so does the JobSet: the run is priced from
   // its resume to its Completed condition, at the two pods' price.
-  json run;
-  CHECK_MESSAGE(c.waitFor(
-                    [&] {
-                      run = base::memberOf(c.mustGet(workloadPath(ns, name))["status"], "run");
-                      return base::stringMember(run, "outcome") == "Complete";
-                    },
-                    180s, 500ms),
-                conditions(name, ns) << "; run: " << run.dump());
+  const auto run = awaitRunComplete(c, name, ns);
+  CHECK_MESSAGE(base::stringMember(run, "outcome") == "Complete", conditions(name, ns)
+                                                                      << "; run: " << run.dump());
   CHECK(c.conditionOf(workloadPath(ns, name), "Ready") == "True/JobComplete");
   CHECK(run["pods"] == 2);
   CHECK(run["instanceType"] == type);
@@ -532,28 +547,12 @@ TEST_CASE("a 70B model trained in full: a JobSet across three Trainium nodes, it
   CHECK(placement["acceleratorCount"] == 16);
   CHECK(placement["replicas"] == 1);  // one replica of the model: a group of three pods
   // Three pods, one on each of three nodes of the type.
-  const auto selector = "jobset.sigs.k8s.io%2Fjobset-name%3D" + name;
-  std::string why;
-  std::string seen;
-  CHECK_MESSAGE(c.waitFor(
-                    [&] {
-                      why = notRunningOn(selector, 3, type, "", ns);
-                      if (why.rfind("0 pods", 0) != 0) {
-                        seen = why;
-                      }
-                      return why.empty();
-                    },
-                    240s, 500ms),
-                "on " << type << ": " << seen << " / " << why);
+  const auto why = awaitRunningOn(c, "jobset.sigs.k8s.io%2Fjobset-name%3D" + name, 3, type, ns);
+  CHECK_MESSAGE(why.empty(), why);
   // The run: three nodes at $21.50/h for as long as it ran.
-  json run;
-  CHECK_MESSAGE(c.waitFor(
-                    [&] {
-                      run = base::memberOf(c.mustGet(workloadPath(ns, name))["status"], "run");
-                      return base::stringMember(run, "outcome") == "Complete";
-                    },
-                    180s, 500ms),
-                conditions(name, ns) << "; run: " << run.dump());
+  const auto run = awaitRunComplete(c, name, ns);
+  CHECK_MESSAGE(base::stringMember(run, "outcome") == "Complete", conditions(name, ns)
+                                                                      << "; run: " << run.dump());
   CHECK(run["pods"] == 3);
   CHECK(run["hourlyCost"] == "64.5");
   const auto seconds = run["durationSeconds"].get<std::int64_t>();
