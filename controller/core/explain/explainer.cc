@@ -198,10 +198,10 @@ Placement Explainer::placementOf(const Option& option, const Request& request) c
   return placement;
 }
 
-// "no single node holds it: 4 trn1.32xlarge nodes, 16 Trainium each, 64 in
+// "no single node holds it: 2 trn1.32xlarge nodes, 16 Trainium each, 32 in
 // all, tensor parallel within a node over NeuronLink and pipeline parallel
-// across nodes over EFA (8 interfaces, 800 Gbps a node); a group of 4 pods,
-// one a node, in one zone".
+// across nodes over EFA (8 interfaces, 800 Gbps a node)", and the group
+// size to set where the target's is another.
 std::string Explainer::acrossNodesText(const Placement& placement, const Request& request) const {
   const auto* instance = catalog_->find(placement.instanceType);
   const std::string link(instance ? nameOf(instance->interconnect) : "its links");
