@@ -140,8 +140,10 @@ void printPlacement(const core::Placement& placement, double hoursPerMonth, std:
            "requests adds to it)\n";
   }
   if (placement.memoryRequestGiB > 0 && placement.tier != core::Tier::CPU) {
+    // A pod's: a group's pods each ask for it on their own node.
     out << "HOST MEMORY  " << base::formatGiB(placement.memoryRequestGiB)
-        << " GiB per replica (the runtime and one checkpoint shard to load through), "
+        << (placement.nodesPerReplica > 1 ? " GiB per pod" : " GiB per replica")
+        << " (the runtime and one checkpoint shard to load through), "
            "counted against the node's allocatable\n";
   }
 }

@@ -122,6 +122,7 @@ TEST_CASE("a model no node holds: with --group-size, a group across nodes in the
   CHECK(table.exitCode == 0);
   CHECK(table.out.find("on each of 5 nodes a replica, joined by EFA (8 interfaces, 3,200 Gbps a "
                        "node)") != std::string::npos);
+  CHECK(table.out.find("GiB per pod (the runtime") != std::string::npos);
 }
 
 TEST_CASE("bad input exits 2 naming the field and the allowed values") {

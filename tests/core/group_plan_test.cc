@@ -88,6 +88,62 @@ TEST_CASE("a group in force stays: the next reconcile keeps it and writes nothin
   CHECK(inForce.option->cost.perReplicaHourly == doctest::Approx(2 * 55.04));
 }
 
+TEST_CASE("a JobSet across nodes whose manifest lacks the EFA interfaces: said, not written") {
+  // Llama-3-70B trained in full on three trn1.32xlarge, as
+  // config/samples/jobset-trainium-70b.yaml, its workers asking for 16
+  // Trainium and no EFA: its webhook would refuse a changed resource.
+  const auto jobSet = [](bool efa) {
+    json resources = {{"aws.amazon.com/neuron", 16}};
+    if (efa) {
+      resources["vpc.amazonaws.com/efa"] = 8;
+    }
+    const json workers = {
+        {"spec",
+         {{"containers",
+           {{{"name", "trainer"},
+             {"resources", {{"requests", resources}, {"limits", resources}}}}}}}}};
+    World world;
+    world.spec["targetRef"] = {{"kind", "JobSet"}, {"name", "chat"}};
+    world.spec["workload"] = {{"kind", "Training"}};
+    world.spec["model"] = {{"parameters", "70.6B"}, {"precision", "bf16"}};
+    world.spec["constraints"] = {{"tiers", {"Trainium"}}};
+    const json object = {
+        {"metadata",
+         {{"name", "chat"},
+          {"uid", "u-js"},
+          {"generation", 1},
+          {"labels", {{"gpuplacement.io/workload", "w"}}}}},
+        {"spec",
+         {{"suspend", true},
+          {"replicatedJobs",
+           {{{"name", "workers"},
+             {"replicas", 1},
+             {"template",
+              {{"spec", {{"parallelism", 3}, {"completions", 3}, {"template", workers}}}}}}}}}}};
+    world.target = targetFromJson(TargetKind::JobSet, object);
+    return world;
+  };
+  SUBCASE("the manifest asks for a node's devices and EFA: placed and resumed") {
+    World world = jobSet(true);
+    const auto result = reconcile(world);
+    CHECK(result.plan.wanted.nodesPerReplica == 3);
+    REQUIRE(result.plan.write.has_value());
+    CHECK_FALSE(result.plan.write->patch.resourcesChanged);
+    CHECK(conditionsOf(result.record).at("Applied") == "True/Applied");
+  }
+  SUBCASE("no EFA in the manifest: nothing written, the condition names what to write") {
+    World world = jobSet(false);
+    const auto result = reconcile(world);
+    CHECK(result.plan.wanted.nodesPerReplica == 3);
+    CHECK_FALSE(result.plan.write.has_value());
+    CHECK(conditionsOf(result.record).at("Applied") == "False/ResourcesFixed");
+    const auto message = conditionMessage(result.record, "Applied");
+    CAPTURE(message);
+    CHECK(message.find("vpc.amazonaws.com/efa=8") != std::string::npos);
+    CHECK(message.find("create it again") != std::string::npos);
+  }
+}
+
 TEST_CASE("a run across a group of nodes: every pod counted, every node paid") {
   TargetState job;
   job.kind = TargetKind::JobSet;
