@@ -107,20 +107,7 @@ TEST_CASE("a JobSet across nodes whose manifest lacks the EFA interfaces: said, 
     world.spec["workload"] = {{"kind", "Training"}};
     world.spec["model"] = {{"parameters", "70.6B"}, {"precision", "bf16"}};
     world.spec["constraints"] = {{"tiers", {"Trainium"}}};
-    const json object = {
-        {"metadata",
-         {{"name", "chat"},
-          {"uid", "u-js"},
-          {"generation", 1},
-          {"labels", {{"gpuplacement.io/workload", "w"}}}}},
-        {"spec",
-         {{"suspend", true},
-          {"replicatedJobs",
-           {{{"name", "workers"},
-             {"replicas", 1},
-             {"template",
-              {{"spec", {{"parallelism", 3}, {"completions", 3}, {"template", workers}}}}}}}}}}};
-    world.target = targetFromJson(TargetKind::JobSet, object);
+    world.target = suspendedJobSet(workers, 3);
     return world;
   };
   SUBCASE("the manifest asks for a node's devices and EFA: placed and resumed") {

@@ -373,18 +373,7 @@ TargetState trainingJobSet(int gpus) {
     workers["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/gpu", gpus}}},
                                                      {"requests", {{"nvidia.com/gpu", gpus}}}};
   }
-  const json object = {{"metadata",
-                        {{"name", "chat"},
-                         {"uid", "u-js"},
-                         {"generation", 1},
-                         {"labels", {{"gpuplacement.io/workload", "w"}}}}},
-                       {"spec",
-                        {{"suspend", true},
-                         {"replicatedJobs",
-                          {{{"name", "workers"},
-                            {"replicas", 1},
-                            {"template", {{"spec", {{"template", workers}}}}}}}}}}};
-  return targetFromJson(TargetKind::JobSet, object);
+  return suspendedJobSet(workers);
 }
 
 TEST_CASE("a JobSet: placed and resumed while suspended; its resources stay as created") {

@@ -32,6 +32,28 @@ inline json specJson() {
           {"constraints", {{"tiers", {"NVIDIA"}}}}};
 }
 
+// A JobSet "chat", created suspended for the GpuWorkload "w": one
+// replicated job "workers" of one Job running `workerTemplate`, `parallelism`
+// pods at once (0: the Job's default).
+inline TargetState suspendedJobSet(const json& workerTemplate, int parallelism = 0) {
+  json jobSpec = {{"template", workerTemplate}};
+  if (parallelism > 0) {
+    jobSpec["parallelism"] = parallelism;
+    jobSpec["completions"] = parallelism;
+  }
+  const json object = {
+      {"metadata",
+       {{"name", "chat"},
+        {"uid", "u-js"},
+        {"generation", 1},
+        {"labels", {{"gpuplacement.io/workload", "w"}}}}},
+      {"spec",
+       {{"suspend", true},
+        {"replicatedJobs",
+         {{{"name", "workers"}, {"replicas", 1}, {"template", {{"spec", jobSpec}}}}}}}}};
+  return targetFromJson(TargetKind::JobSet, object);
+}
+
 inline TargetState chatDeployment() {
   TargetState state;
   state.uid = "u-chat";
