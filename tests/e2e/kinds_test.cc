@@ -579,7 +579,7 @@ TEST_CASE("a RayJob waiting suspended: placed and resumed, its cluster's workers
   const auto rayJob = c.mustGet(path);
   // Resumed by the write that placed it. KubeRay's own writes of the RayJob
   // drop a false suspend (omitempty): absent is false.
-  CHECK(rayJob["spec"].value("suspend", true) == false);
+  CHECK(rayJob["spec"].value("suspend", false) == false);
   const auto head = podTemplateAt(rayJob, "/spec/rayClusterSpec/headGroupSpec/template");
   CHECK_FALSE(head["spec"].contains("nodeSelector"));
   // The manifest asks for no GPU: the count is the intent's, written with
