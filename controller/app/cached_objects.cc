@@ -691,6 +691,9 @@ CachedTarget packTarget(const core::TargetState& state) {
   out.integer(state.groups.groups);
   out.integer(state.groups.size);
   out.word(state.groups.sizeField);
+  out.word(state.groups.labels.member);
+  out.word(state.groups.labels.group);
+  out.integer(state.groups.affinityFixed ? 1 : 0);
   out.string(state.placedThrough);
   cached.packed = out.take();
   cached.packed.shrink_to_fit();
@@ -740,6 +743,9 @@ core::TargetState CachedTarget::unpack() const {
   state.groups.groups = static_cast<std::int32_t>(in.integer());
   state.groups.size = static_cast<std::int32_t>(in.integer());
   state.groups.sizeField = in.word();
+  state.groups.labels.member = in.word();
+  state.groups.labels.group = in.word();
+  state.groups.affinityFixed = in.integer() != 0;
   state.placedThrough = in.string();
   return state;
 }

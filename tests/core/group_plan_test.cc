@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "core/plan/job_plan.h"
+#include "core/plan/pod_sets_patch.h"
 #include "support/workload_world.h"
 
 namespace gpuplacement::core {
@@ -13,13 +14,16 @@ using json = nlohmann::json;
 
 // A LeaderWorkerSet of one group of `size` pods, one template, serving
 // Llama-3.1-405B at fp16 on p5.48xlarge: no node holds it, two do.
-World servingGroupWorld(int size) {
+World servingGroupWorld(int size, json affinity = nullptr) {
   World world;
   world.spec["targetRef"] = {{"kind", "LeaderWorkerSet"}, {"name", "chat"}};
   world.spec["model"] = {{"parameters", "405B"}, {"precision", "fp16"}};
   world.spec["constraints"] = {{"instanceTypes", {"p5.48xlarge"}}};
-  const json pod = {{"metadata", {{"labels", {{"app", "chat"}}}}},
-                    {"spec", {{"containers", {{{"name", "vllm"}}}}}}};
+  json pod = {{"metadata", {{"labels", {{"app", "chat"}}}}},
+              {"spec", {{"containers", {{{"name", "vllm"}}}}}}};
+  if (!affinity.is_null()) {
+    pod["spec"]["affinity"] = std::move(affinity);
+  }
   world.target = targetFromJson(
       TargetKind::LeaderWorkerSet,
       {{"metadata", {{"name", "chat"}, {"uid", "u-lws"}, {"generation", 1}}},
@@ -170,6 +174,119 @@ TEST_CASE("the pod sets of a group across nodes: a pod is one node of it") {
     CHECK(podSet.at("pods") == 1);
     CHECK(podSet.at("hourlyCost") == "55.04");
   }
+}
+
+// The pod template's required pod affinity terms, as stored.
+json requiredTerms(const TargetState& state) {
+  const auto& spec = state.podSetTemplates.front().raw.at("spec");
+  if (!spec.contains("affinity")) {
+    return nullptr;
+  }
+  return spec.at("affinity")
+      .at("podAffinity")
+      .value("requiredDuringSchedulingIgnoredDuringExecution", json());
+}
+
+TEST_CASE("each group is kept in one zone: the team's affinity stands, and only ours goes back") {
+  // The team keeps each pod beside its cache: their term, and their node
+  // affinity, are carried over untouched.
+  const json cache = {{"labelSelector", {{"matchLabels", {{"app", "cache"}}}}},
+                      {"topologyKey", "kubernetes.io/hostname"}};
+  const json nodeAffinity = {
+      {"requiredDuringSchedulingIgnoredDuringExecution",
+       {{"nodeSelectorTerms",
+         {{{"matchExpressions",
+            {{{"key", "kubernetes.io/arch"}, {"operator", "In"}, {"values", {"amd64"}}}}}}}}}}};
+  const json teams = {
+      {"nodeAffinity", nodeAffinity},
+      {"podAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", {cache}}}}};
+  const json zone = {{"labelSelector",
+                      {{"matchExpressions",
+                        {{{"key", "leaderworkerset.sigs.k8s.io/name"}, {"operator", "Exists"}}}}}},
+                     {"matchLabelKeys", {"leaderworkerset.sigs.k8s.io/group-key"}},
+                     {"topologyKey", "topology.kubernetes.io/zone"}};
+  for (const bool team : {false, true}) {
+    CAPTURE(team);
+    World world = servingGroupWorld(2, team ? teams : json());
+    const auto placed = reconcile(world);
+    REQUIRE(placed.plan.write.has_value());
+    CHECK(placed.plan.write->scheduling.zoneGroup ==
+          GroupLabels{"leaderworkerset.sigs.k8s.io/name", "leaderworkerset.sigs.k8s.io/group-key"});
+    REQUIRE(placed.outcome.has_value());
+    const auto& state = placed.outcome->state;
+    CHECK(requiredTerms(state) == (team ? json{cache, zone} : json{zone}));
+    CHECK(state.ownership.fields.zoneGroup == placed.plan.write->scheduling.zoneGroup);
+    if (team) {
+      CHECK(state.podSetTemplates.front().raw.at("spec").at("affinity").at("nodeAffinity") ==
+            nodeAffinity);
+    }
+    const auto reason = conditionMessage(placed.record, "Placed");
+    CAPTURE(reason);
+    CHECK(reason.find("each group kept in one zone (a required pod affinity on "
+                      "topology.kubernetes.io/zone by leaderworkerset.sigs.k8s.io/group-key)") !=
+          std::string::npos);
+
+    // Released (the GpuWorkload deleted): our term goes, the template is
+    // as the team wrote it.
+    PatchRequest release;
+    release.resourceVersion = "41";
+    // Another GpuWorkload's release leaves the record and the term alone.
+    release.workload = "another";
+    const auto others = planPodSetsPatch(state, release);
+    CHECK_FALSE(others.patch.has_value());
+    CHECK(others.error.empty());
+    release.workload = "w";
+    const auto plan = planPodSetsPatch(state, release);
+    REQUIRE(plan.patch.has_value());
+    const auto released = testing::applyPatch(state, *plan.patch);
+    const auto& spec = released.podSetTemplates.front().raw.at("spec");
+    if (team) {
+      CHECK(spec.at("affinity") == teams);
+    } else {
+      CHECK_FALSE(spec.contains("affinity"));
+    }
+    CHECK(released.ownership.form == OwnershipRecord::Form::Absent);
+  }
+}
+
+TEST_CASE(
+    "a group whose template cannot take the affinity: nothing of it written, the reason says") {
+  // A JobSet's webhook lets a suspended one change its nodeSelector and
+  // tolerations, not its affinity.
+  const json resources = {{"aws.amazon.com/neuron", 16}, {"vpc.amazonaws.com/efa", 8}};
+  const json workers = {{"spec",
+                         {{"containers",
+                           {{{"name", "trainer"},
+                             {"resources", {{"requests", resources}, {"limits", resources}}}}}}}}};
+  World world;
+  world.spec["targetRef"] = {{"kind", "JobSet"}, {"name", "chat"}};
+  world.spec["workload"] = {{"kind", "Training"}};
+  world.spec["model"] = {{"parameters", "70.6B"}, {"precision", "bf16"}};
+  world.spec["constraints"] = {{"tiers", {"Trainium"}}};
+  world.target = suspendedJobSet(workers, 3);
+  const auto result = reconcile(world);
+  REQUIRE(result.plan.write.has_value());
+  CHECK(result.plan.write->scheduling.zoneGroup.empty());
+  REQUIRE(result.outcome.has_value());
+  CHECK_FALSE(result.outcome->state.podSetTemplates.front().raw.at("spec").contains("affinity"));
+  const auto reason = conditionMessage(result.record, "Placed");
+  CAPTURE(reason);
+  CHECK(reason.find("its template's affinity cannot change once it is created, so a group stays "
+                    "in one zone only where the team keeps it there") != std::string::npos);
+}
+
+TEST_CASE("a Ray cluster's group follows its head into one zone") {
+  const json worker = {{"spec", {{"containers", {{{"name", "ray-worker"}}}}}}};
+  const json head = {{"spec", {{"containers", {{{"name", "ray-head"}}}}}}};
+  const json spec = {
+      {"headGroupSpec", {{"template", head}}},
+      {"workerGroupSpecs",
+       json::array({{{"groupName", "gpu"}, {"replicas", 2}, {"template", worker}}})}};
+  const auto cluster = targetFromJson(
+      TargetKind::RayCluster,
+      {{"metadata", {{"name", "chat"}, {"uid", "u-ray"}, {"generation", 1}}}, {"spec", spec}});
+  CHECK(cluster.groups.labels == GroupLabels{"ray.io/node-type", "ray.io/cluster"});
+  CHECK_FALSE(cluster.groups.affinityFixed);
 }
 
 }  // namespace

@@ -254,6 +254,14 @@ TEST_CASE("a model no node holds: a LeaderWorkerSet group across two Trainium no
   const auto& limits = templ["spec"]["containers"][0]["resources"]["limits"];
   CHECK(limits["aws.amazon.com/neuron"] == "16");
   CHECK(limits["vpc.amazonaws.com/efa"] == "8");
+  // The group kept in one zone, by its own group key.
+  const auto terms =
+      base::memberOf(base::memberOf(base::memberOf(templ["spec"], "affinity"), "podAffinity"),
+                     "requiredDuringSchedulingIgnoredDuringExecution");
+  REQUIRE_MESSAGE(terms.is_array(), templ.dump());
+  REQUIRE(terms.size() == 1);
+  CHECK(terms[0]["topologyKey"] == "topology.kubernetes.io/zone");
+  CHECK(terms[0]["matchLabelKeys"] == json{"leaderworkerset.sigs.k8s.io/group-key"});
 
   // Karpenter launches a node for each pod of the group; both Running.
   std::string why;
@@ -265,14 +273,26 @@ TEST_CASE("a model no node holds: a LeaderWorkerSet group across two Trainium no
                     240s, 500ms),
                 "on " << type << ": " << why);
   std::set<std::string> nodes;
+  std::set<std::string> zones;
   auto pods = c.get("/api/v1/namespaces/" + kNamespace +
                     "/pods?labelSelector=leaderworkerset.sigs.k8s.io%2Fname%3D" + name);
   REQUIRE(pods);
   for (const auto& pod : (*pods)["items"]) {
-    nodes.insert(base::stringMember(pod["spec"], "nodeName"));
+    const auto node = base::stringMember(pod["spec"], "nodeName");
+    nodes.insert(node);
+    const auto labels = c.mustGet("/api/v1/nodes/" + node)["metadata"]["labels"];
+    zones.insert(base::stringMember(labels, "topology.kubernetes.io/zone"));
+    // The API server made the group's key part of each pod's selector.
+    const auto key =
+        base::stringMember(pod["metadata"]["labels"], "leaderworkerset.sigs.k8s.io/group-key");
+    CHECK_FALSE(key.empty());
+    CHECK(pod["spec"]["affinity"].dump().find(key) != std::string::npos);
   }
   CHECK(nodes.size() == 2);  // one pod on each node of the group
-  MESSAGE(name << ": a group of two pods Running on two " << type << " nodes");
+  CHECK(zones.size() == 1);  // in one zone
+  CHECK_FALSE(zones.begin()->empty());
+  MESSAGE(name << ": a group of two pods Running on two " << type << " nodes in zone "
+               << *zones.begin());
 
   // Bad input: a group of one pod, as a LeaderWorkerSet defaults. Nothing
   // is written, and the status names the field and the size it needs.

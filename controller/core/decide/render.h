@@ -14,6 +14,8 @@ namespace gpuplacement::core {
 
 // The EFA device plugin's resource: a node's Elastic Fabric Adapters.
 inline constexpr const char* kEfaResource = "vpc.amazonaws.com/efa";
+// The well-known node label of a node's zone.
+inline constexpr const char* kZoneLabel = "topology.kubernetes.io/zone";
 
 // The pod-template fields a placement asks for, as data. `resources` are
 // requested and limited alike: Kubernetes requires it of extended resources,
@@ -30,6 +32,13 @@ struct Scheduling {
   // Mixed capacity: the node label the replicas spread evenly over (a
   // topology spread constraint, maxSkew 1); empty otherwise.
   std::string spreadKey;
+  // A replica across nodes: the labels of its kind's groups
+  // (PodGroups::labels), by which a required pod affinity on
+  // topology.kubernetes.io/zone keeps the group in one zone: EFA does not
+  // cross zones, and traffic between zones is slower and paid for. The
+  // scheduler and Karpenter pick the zone, with the first pod; empty
+  // otherwise.
+  GroupLabels zoneGroup;
   // On nodes that offer the devices through DRA: the claim they are asked
   // for by, in place of a device resource.
   std::optional<DeviceClaim> claim;

@@ -217,6 +217,16 @@ std::string Explainer::acrossNodesText(const Placement& placement, const Request
   text += " (" + std::to_string(placement.efaInterfaces) + " interfaces, " +
           base::formatCount(std::llround(placement.networkGbps)) + " Gbps a node)";
   const auto& groups = request.intent.groups;
+  if (!groups.labels.empty()) {
+    text += std::string(", each group kept in one zone (a required pod affinity on ") + kZoneLabel +
+            " by " + groups.labels.group + ")";
+  } else if (groups.affinityFixed) {
+    text += std::string(
+                "; its template's affinity cannot change once it is created, so a group "
+                "stays in one zone only where the team keeps it there (a required pod "
+                "affinity on ") +
+            kZoneLabel + " in the manifest, or NodePools of one zone)";
+  }
   if (groups.size > 0 && groups.size != nodes) {
     text += "; a group needs " + std::to_string(nodes) + " pods, one a node, and " +
             groups.sizeField + " gives " + std::to_string(groups.size) + ": set it to " +

@@ -42,7 +42,12 @@ class LeaderWorkerSetAdapter final : public KindAdapter {
     state.podSetTemplates.push_back(podTemplateFrom(memberOf(templates, "workerTemplate"), true));
     static_cast<PodTemplateState&>(state) = state.podSetTemplates.front();
     state.replicas = pods(groups * size);
-    state.groups = {pods(groups), pods(size), "spec.leaderWorkerTemplate.size"};
+    // Its pod webhook gives a group's leader a group key, and the
+    // controller its workers the same.
+    state.groups = {pods(groups),
+                    pods(size),
+                    "spec.leaderWorkerTemplate.size",
+                    {kNameLabel, "leaderworkerset.sigs.k8s.io/group-key"}};
     // Its status counts groups: read as pods, as the other kinds count.
     const auto& status = memberOf(object, "status");
     state.statusReplicas = pods(countOf(memberOf(status, "replicas")) * size);

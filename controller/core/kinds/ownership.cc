@@ -45,20 +45,17 @@ std::optional<OwnedFields> ownedFieldsFromJson(const json& document) {
       }
     }
   }
-  if (const auto& spread = memberOf(document, "spreadKey"); !spread.is_null()) {
-    if (!spread.is_string()) {
-      return std::nullopt;
-    }
-    owned.spreadKey = spread.get<std::string>();
-  }
   if (const auto& pods = memberOf(document, "pods"); !pods.is_null()) {
     owned.pods = parsePodScheduling(pods);
     if (!owned.pods) {
       return std::nullopt;
     }
   }
-  for (auto [key, into] : {std::pair{"claimTemplate", &owned.claimTemplate},
-                           std::pair{"claimContainer", &owned.claimContainer}}) {
+  for (auto [key, into] :
+       {std::pair{"spreadKey", &owned.spreadKey}, std::pair{"zoneMember", &owned.zoneGroup.member},
+        std::pair{"zoneGroup", &owned.zoneGroup.group},
+        std::pair{"claimTemplate", &owned.claimTemplate},
+        std::pair{"claimContainer", &owned.claimContainer}}) {
     if (const auto& value = memberOf(document, key); !value.is_null()) {
       if (!value.is_string()) {
         return std::nullopt;
@@ -113,6 +110,10 @@ std::string serializeOwnedFields(const OwnedFields& owned) {
   }
   if (!owned.spreadKey.empty()) {
     document["spreadKey"] = owned.spreadKey;
+  }
+  if (!owned.zoneGroup.empty()) {
+    document["zoneMember"] = owned.zoneGroup.member;
+    document["zoneGroup"] = owned.zoneGroup.group;
   }
   if (owned.pods) {
     document["pods"] = json::parse(serializePodScheduling(*owned.pods));

@@ -8,6 +8,7 @@
 
 #include "core/catalog/types.h"
 #include "core/kinds/pod_scheduling.h"
+#include "core/kinds/pod_set.h"
 
 namespace gpuplacement::core {
 
@@ -26,6 +27,9 @@ struct OwnedFields {
       resources;  // container -> name -> value
   // Mixed capacity: the topologyKey of the spread constraint we added.
   std::string spreadKey;
+  // A group across nodes: the labels of the required pod affinity on the
+  // zone we added (core/decide/render.h, Scheduling::zoneGroup).
+  GroupLabels zoneGroup;
   // Placed at the pods: the template carries the scheduling gate and the
   // annotation kPodSchedulingAnnotation holding these.
   std::optional<PodScheduling> pods;
@@ -41,7 +45,7 @@ struct OwnedFields {
 
   bool empty() const {
     return nodeSelector.empty() && tolerations.empty() && resources.empty() && spreadKey.empty() &&
-           !pods && claimTemplate.empty();
+           zoneGroup.empty() && !pods && claimTemplate.empty();
   }
   bool operator==(const OwnedFields&) const = default;
 };

@@ -23,6 +23,21 @@ struct PodSet {
   bool operator==(const PodSet&) const = default;
 };
 
+// The labels by which a required pod affinity on the zone keeps each
+// group of a kind's pods in one zone: the affinity selects the kind's pods
+// (`member`, which every pod of the kind carries) of the pod's own group
+// (`group`, whose value a group's pods share and no other group's: the
+// term's matchLabelKeys, which the API server turns into the value of each
+// pod it makes). The group key cannot be in the selector as well: the API
+// server refuses a pod whose selector names a matchLabelKeys key.
+struct GroupLabels {
+  std::string member;
+  std::string group;
+
+  bool empty() const { return group.empty(); }
+  bool operator==(const GroupLabels&) const = default;
+};
+
 // Pods that run one replica of the model together, one per node where no
 // node holds it: a LeaderWorkerSet's groups, a JobSet's replicated job, a
 // Ray cluster's worker group. Kinds whose pods are each a replica (a
@@ -33,6 +48,15 @@ struct PodGroups {
   // Where the size is written, for what the status asks the team to set
   // ("spec.leaderWorkerTemplate.size").
   std::string sizeField;
+  // What keeps each group in one zone; empty where the kind gives its
+  // groups no such label, or its template cannot take the affinity
+  // (`affinityFixed`).
+  GroupLabels labels{};
+  // The template's affinity cannot change once the object is created (a
+  // JobSet's webhook lets a suspended one change only labels, annotations,
+  // nodeSelector, tolerations and scheduling gates): its groups' zone is
+  // the team's to keep.
+  bool affinityFixed = false;
 
   bool formed() const { return groups > 0; }
   bool operator==(const PodGroups&) const = default;

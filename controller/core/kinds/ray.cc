@@ -151,8 +151,12 @@ void readRayClusterSpec(const json& clusterSpec, const std::string& pointer, Tar
       placed += replicas;
       // The group a model spans nodes in: the worker group of the most pods.
       if (!state.groups.formed() || replicas > state.groups.size) {
-        state.groups = {1, replicas,
-                        fieldOf(pointer) + ".workerGroupSpecs[" + std::to_string(i) + "].replicas"};
+        // KubeRay labels every pod of a cluster with its node type and the
+        // cluster's name: the group follows its head into one zone.
+        state.groups = {1,
+                        replicas,
+                        fieldOf(pointer) + ".workerGroupSpecs[" + std::to_string(i) + "].replicas",
+                        {"ray.io/node-type", "ray.io/cluster"}};
       }
     }
   }

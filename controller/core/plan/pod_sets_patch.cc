@@ -66,6 +66,9 @@ void fold(OwnedFields& into, const OwnedFields& from) {
   if (into.spreadKey.empty()) {
     into.spreadKey = from.spreadKey;
   }
+  if (into.zoneGroup.empty()) {
+    into.zoneGroup = from.zoneGroup;
+  }
   if (!into.pods) {
     into.pods = from.pods;
   }
@@ -123,6 +126,13 @@ PatchPlan planPodSetsPatch(const TargetState& live, const PatchRequest& request)
     return planTemplatePatch(live, request);
   }
   PatchPlan plan;
+  if (ownedByAnother(live.ownership.fields, request.workload)) {
+    if (request.desired) {
+      plan.error = "the " + std::string(base::nameOf(live.kind)) +
+                   " is already placed by GpuWorkload " + live.ownership.fields.workload;
+    }
+    return plan;  // another's record stays as it is
+  }
   const auto placed = placedPodSets(live, request.podSets);
   if (!placed.error.empty()) {
     plan.error = placed.error;

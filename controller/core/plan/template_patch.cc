@@ -172,6 +172,67 @@ std::optional<json> planSpread(const TargetState& live, const Scheduling* desire
   return list.empty() ? std::nullopt : std::optional<json>(std::move(list));
 }
 
+// The required pod affinity that keeps a group's pods in one zone. The
+// API server adds each pod's value of the group label to its selector
+// when the pod is made; the first pod of a group matches its own term,
+// so it may go to any zone.
+json zoneAffinityTerm(const GroupLabels& labels) {
+  return {{"labelSelector",
+           {{"matchExpressions", json::array({{{"key", labels.member}, {"operator", "Exists"}}})}}},
+          {"matchLabelKeys", json::array({labels.group})},
+          {"topologyKey", kZoneLabel}};
+}
+
+// A group across nodes kept in one zone: the required pod affinity terms,
+// an atomic list replaced whole, the team's terms carried over untouched
+// and in order. Only in the template (a pod's affinity cannot be added
+// once it is made), and only for kinds written by JSON patch, whose
+// template is kept as stored (the kinds that form groups). nullopt when
+// unchanged; null when nothing is left.
+std::optional<json> planZoneAffinity(const TargetState& live, const Scheduling* desired,
+                                     const OwnedFields& owned, PatchPlan& plan, bool atPods) {
+  const GroupLabels want = desired && !atPods ? desired->zoneGroup : GroupLabels{};
+  if (want.empty() && owned.zoneGroup.empty()) {
+    return std::nullopt;
+  }
+  const json& raw = live.raw.is_object() ? live.raw : json::object();
+  const json* terms = nullptr;
+  if (const auto spec = raw.find("spec"); spec != raw.end() && spec->is_object()) {
+    if (const auto affinity = spec->find("affinity"); affinity != spec->end()) {
+      if (const auto pod = affinity->find("podAffinity");
+          affinity->is_object() && pod != affinity->end() && pod->is_object()) {
+        if (const auto list = pod->find("requiredDuringSchedulingIgnoredDuringExecution");
+            list != pod->end() && list->is_array()) {
+          terms = &*list;
+        }
+      }
+    }
+  }
+  const json ours = owned.zoneGroup.empty() ? json() : zoneAffinityTerm(owned.zoneGroup);
+  json next = json::array();
+  bool present = false;
+  const json wanted = want.empty() ? json() : zoneAffinityTerm(want);
+  for (const auto& term : terms ? *terms : json::array()) {
+    if (!ours.is_null() && term == ours && term != wanted) {
+      continue;  // ours, no longer wanted
+    }
+    present = present || term == wanted;
+    next.push_back(term);
+  }
+  // A team's own identical term stays theirs, as a spread over the same
+  // key does: taking ours back later must not take it.
+  if (!want.empty() && (owned.zoneGroup == want || !present)) {
+    plan.owned.zoneGroup = want;
+    if (!present) {
+      next.push_back(wanted);
+    }
+  }
+  if (terms ? next == *terms : next.empty()) {
+    return std::nullopt;
+  }
+  return next.empty() ? json(nullptr) : next;
+}
+
 using ContainerPatches = std::map<std::string, json>;
 
 void setRequestAndLimit(ContainerPatches& patches, const std::string& container,
@@ -341,12 +402,6 @@ void addContainerClaims(json& podSpec, const std::string& container, json claims
   list.push_back({{"name", container}, {"resources", {{"claims", std::move(claims)}}}});
 }
 
-// Whether another GpuWorkload's record is on the target: an error
-// when we would place it, nothing to do when we would clear it.
-bool ownedByAnother(const OwnedFields& owned, const std::string& workload) {
-  return !owned.workload.empty() && owned.workload != workload && !owned.empty();
-}
-
 // The gate and the annotation that place the pods: present while the
 // placement is at the pods, gone otherwise. Adds to `podSpec` and `annotations`.
 void planPodGate(const TargetState& live, const OwnedFields& owned,
@@ -381,6 +436,10 @@ std::string deviceContainer(const TargetState& live, const std::vector<std::stri
     return containers.front();
   }
   return live.containers.empty() ? std::string() : live.containers.front().name;
+}
+
+bool ownedByAnother(const OwnedFields& owned, const std::string& workload) {
+  return !owned.workload.empty() && owned.workload != workload && !owned.empty();
 }
 
 PlaceAt resolvePlaceAt(PlaceAt setting, const TargetState& live) {
@@ -431,6 +490,10 @@ PatchPlan planTemplatePatch(const TargetState& live, const PatchRequest& request
     }
     if (auto spread = planSpread(live, desired, owned, plan)) {
       podSpec["topologySpreadConstraints"] = std::move(*spread);
+    }
+    if (auto terms = planZoneAffinity(live, desired, owned, plan, atPods != nullptr)) {
+      podSpec["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] =
+          std::move(*terms);
     }
     if (auto resources = planResources(live, desired, request.containers, owned, plan)) {
       podSpec["containers"] = std::move(*resources);

@@ -59,6 +59,10 @@ struct PatchRequest {
   std::vector<std::string> podSets;
 };
 
+// Whether another GpuWorkload's record is on the target: an error when
+// we would place it, nothing to do when we would clear it.
+bool ownedByAnother(const OwnedFields& owned, const std::string& workload);
+
 // The container that gets the devices: the first named, or the template's
 // first ("" when it has none).
 std::string deviceContainer(const TargetState& live, const std::vector<std::string>& containers);

@@ -189,6 +189,11 @@ void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
       input.cluster
           ? renderScheduling(plan.wanted, engine.catalog(), engine.policy(), input.cluster->labels)
           : renderScheduling(plan.wanted, engine.catalog(), engine.policy());
+  if (plan.wanted.nodesPerReplica > 1) {
+    // The kind names the label its groups' pods share (empty where its
+    // template cannot take the affinity; the reason says so).
+    write.scheduling.zoneGroup = groups.labels;
+  }
   const auto& kind = traitsOf(input.target->kind);
   const bool resourcesFixed =
       kind.resources == ResourcesWritable::Never ||
