@@ -179,6 +179,18 @@ json awaitRunComplete(Cluster& c, const std::string& name, const std::string& ns
   return run;
 }
 
+// The zones of the nodes the selected pods in `ns` are bound to.
+std::set<std::string> zonesOf(Cluster& c, const std::string& selector, const std::string& ns) {
+  std::set<std::string> zones;
+  const auto pods = c.mustGet("/api/v1/namespaces/" + ns + "/pods?labelSelector=" + selector);
+  for (const auto& pod : pods["items"]) {
+    const auto node = base::stringMember(pod["spec"], "nodeName");
+    const auto labels = c.mustGet("/api/v1/nodes/" + node)["metadata"]["labels"];
+    zones.insert(base::stringMember(labels, "topology.kubernetes.io/zone"));
+  }
+  return zones;
+}
+
 TEST_CASE("a LeaderWorkerSet's leader and workers are placed and its group rolls onto the type") {
   auto& c = cluster();
   prepare(c);
@@ -273,15 +285,11 @@ TEST_CASE("a model no node holds: a LeaderWorkerSet group across two Trainium no
                     240s, 500ms),
                 "on " << type << ": " << why);
   std::set<std::string> nodes;
-  std::set<std::string> zones;
   auto pods = c.get("/api/v1/namespaces/" + kNamespace +
                     "/pods?labelSelector=leaderworkerset.sigs.k8s.io%2Fname%3D" + name);
   REQUIRE(pods);
   for (const auto& pod : (*pods)["items"]) {
-    const auto node = base::stringMember(pod["spec"], "nodeName");
-    nodes.insert(node);
-    const auto labels = c.mustGet("/api/v1/nodes/" + node)["metadata"]["labels"];
-    zones.insert(base::stringMember(labels, "topology.kubernetes.io/zone"));
+    nodes.insert(base::stringMember(pod["spec"], "nodeName"));
     // The API server made the group's key part of each pod's selector.
     const auto key =
         base::stringMember(pod["metadata"]["labels"], "leaderworkerset.sigs.k8s.io/group-key");
@@ -289,7 +297,8 @@ TEST_CASE("a model no node holds: a LeaderWorkerSet group across two Trainium no
     CHECK(pod["spec"]["affinity"].dump().find(key) != std::string::npos);
   }
   CHECK(nodes.size() == 2);  // one pod on each node of the group
-  CHECK(zones.size() == 1);  // in one zone
+  const auto zones = zonesOf(c, "leaderworkerset.sigs.k8s.io%2Fname%3D" + name, kNamespace);
+  REQUIRE(zones.size() == 1);  // in one zone
   CHECK_FALSE(zones.begin()->empty());
   MESSAGE(name << ": a group of two pods Running on two " << type << " nodes in zone "
                << *zones.begin());
@@ -567,8 +576,13 @@ TEST_CASE("a 70B model trained in full: a JobSet across three Trainium nodes, it
   CHECK(placement["acceleratorCount"] == 16);
   CHECK(placement["replicas"] == 1);  // one replica of the model: a group of three pods
   // Three pods, one on each of three nodes of the type.
+  // The reason says the zone is the team's to keep: the sample keeps it.
+  CHECK(c.conditionMessageOf(workloadPath(ns, name), "Placed")
+            .find("a group stays in one zone only where the team keeps it there") !=
+        std::string::npos);
   const auto why = awaitRunningOn(c, "jobset.sigs.k8s.io%2Fjobset-name%3D" + name, 3, type, ns);
   CHECK_MESSAGE(why.empty(), why);
+  CHECK(zonesOf(c, "jobset.sigs.k8s.io%2Fjobset-name%3D" + name, ns).size() == 1);
   // The run: three nodes at $21.50/h for as long as it ran.
   const auto run = awaitRunComplete(c, name, ns);
   CHECK_MESSAGE(base::stringMember(run, "outcome") == "Complete", conditions(name, ns)
