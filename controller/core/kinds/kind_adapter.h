@@ -1,6 +1,9 @@
 #pragma once
 
+#include <cstddef>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +40,20 @@ class KindAdapter {
   // The target and pod set a pod was made for, when a target of this kind
   // made it (read from its ownerReferences and labels).
   virtual std::optional<PodOwner> ownerOf(const nlohmann::json& pod) const = 0;
+  // The JSON patch operations (RFC 6902) that turn pod set `index`'s
+  // template from `before` (its PodTemplateState::raw) into `after`,
+  // appended to `ops`: by default their diff, each under the pod set's
+  // templatePointer. A kind whose object holds no pod template (a TrainJob
+  // overrides its runtime's) writes its own fields instead; the error
+  // names a change it cannot carry, and nothing is appended then.
+  virtual std::string templateOps(const TargetState& live, std::size_t index,
+                                  const nlohmann::json& before, const nlohmann::json& after,
+                                  nlohmann::json& ops) const;
+  // The object's field that holds `field` of pod set `index`'s template
+  // ("spec.template.spec.tolerations", as the template patch names it), for
+  // messages: by default under the pod set's templatePointer.
+  virtual std::string fieldOf(const TargetState& live, std::size_t index,
+                              std::string_view field) const;
 };
 
 const KindAdapter& adapterOf(TargetKind kind);

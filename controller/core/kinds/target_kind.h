@@ -89,6 +89,14 @@ struct TargetKindTraits {
   // revision, by which a spread over capacity types counts only this
   // rollout's pods (matchLabelKeys); empty: none used.
   std::string_view podRevisionLabel = "";
+  // Resumed by a write of its own, after the one that places it: its
+  // controller's webhook refuses a change of the placed fields in the write
+  // that resumes it (a TrainJob's podSpecOverrides change only while the
+  // object written stays suspended).
+  bool resumedApart = false;
+  // Where the team sets its pods' resources, when that is not the pod
+  // template (a TrainJob's spec.trainer.resourcesPerNode); for messages.
+  std::string_view resourcesField = "";
 };
 
 using enum WriteMethod;

@@ -90,13 +90,20 @@ std::string resourcesFixedMessage(TargetKind kind, const std::string& name,
     sets += (i == 0 ? "" : i + 1 == podSets.size() ? " and " : ", ") + podSets[i];
   }
   const auto target = describeTarget(kind, name);
+  // A kind whose pods' resources the team sets elsewhere than a template
+  // (a TrainJob's spec.trainer.resourcesPerNode) is told that field.
+  const auto field = traitsOf(kind).resourcesField;
+  const std::string where =
+      field.empty() ? "containers[" + container + "].resources " + resourcesNeeded(scheduling) +
+                          " (requests and limits unless said) in the pod template" +
+                          (podSets.size() == 1 ? " of " : "s of ") + sets
+                    : std::string(field) + " " + resourcesNeeded(scheduling) +
+                          " (requests and limits unless said) for " + sets;
   return "the controller of " + target +
          " keeps its pods' resources as they were created (while it waits suspended, only their "
          "labels, annotations, nodeSelector, tolerations and scheduling gates may change), and "
-         "the placement needs containers[" +
-         container + "].resources " + resourcesNeeded(scheduling) +
-         " (requests and limits unless said) in the pod template" +
-         (podSets.size() == 1 ? " of " : "s of ") + sets + ", which " + target +
+         "the placement needs " +
+         where + ", which " + target +
          " does not ask for. It stays suspended and unchanged: set these in its manifest and "
          "create it again";
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/kinds/kind_adapter.h"
 #include "core/kinds/ownership.h"
 #include "core/kinds/pod_sets.h"
 #include "core/kinds/strategic_merge.h"
@@ -28,25 +29,6 @@ std::string escapePointer(const std::string& name) {
     }
   }
   return escaped;
-}
-
-// "/spec/workerGroupSpecs/0/template" as a field path:
-// "spec.workerGroupSpecs[0].template".
-std::string fieldPathOf(const std::string& pointer) {
-  std::string path;
-  std::size_t start = 1;
-  while (start <= pointer.size()) {
-    auto end = pointer.find('/', start);
-    if (end == std::string::npos) {
-      end = pointer.size();
-    }
-    const auto token = pointer.substr(start, end - start);
-    const bool index = !token.empty() && std::all_of(token.begin(), token.end(),
-                                                     [](char c) { return c >= '0' && c <= '9'; });
-    path += index ? "[" + token + "]" : (path.empty() ? "" : ".") + token;
-    start = end + 1;
-  }
-  return path;
 }
 
 // The owned fields of one pod set's plan folded into the record of all:
@@ -79,18 +61,20 @@ void fold(OwnedFields& into, const OwnedFields& from) {
 }
 
 // The JSON patch operations that turn one pod set's template into what its
-// strategic merge patch would make of it.
-void addTemplateOps(const PodTemplateState& live, const PodSet& podSet, const json& patch,
-                    json& ops) {
+// strategic merge patch would make of it, as its kind writes them; an
+// error when the kind cannot carry the change.
+std::string addTemplateOps(const TargetState& live, std::size_t index, const json& patch,
+                           json& ops) {
   const auto& fragment = patch.contains("spec") ? patch["spec"].value("template", json()) : json();
   if (!fragment.is_object() || fragment.empty()) {
-    return;
+    return "";
   }
-  const json before = live.raw.is_object() ? live.raw : json::object();
-  for (auto op : json::diff(before, mergePodTemplate(before, fragment))) {
-    op["path"] = podSet.templatePointer + op["path"].get<std::string>();
-    ops.push_back(std::move(op));
-  }
+  const auto& raw = live.podSetTemplates.size() == live.podSets.size()
+                        ? live.podSetTemplates[index].raw
+                        : live.raw;
+  const json before = raw.is_object() ? raw : json::object();
+  return adapterOf(live.kind).templateOps(live, index, before, mergePodTemplate(before, fragment),
+                                          ops);
 }
 
 // The ownership record's operation, when it changes.
@@ -160,10 +144,7 @@ PatchPlan planPodSetsPatch(const TargetState& live, const PatchRequest& request)
       plan.error = "pod set " + podSet.name + ": " + part.error;
     }
     for (const auto& field : part.fields) {
-      constexpr std::string_view kTemplate = "spec.template";
-      plan.fields.push_back(
-          fieldPathOf(podSet.templatePointer) +
-          (field.starts_with(kTemplate) ? field.substr(kTemplate.size()) : field));
+      plan.fields.push_back(adapterOf(live.kind).fieldOf(live, i, field));
     }
     plan.resourcesChanged = plan.resourcesChanged || part.resourcesChanged;
     if (place) {
@@ -171,8 +152,11 @@ PatchPlan planPodSetsPatch(const TargetState& live, const PatchRequest& request)
       anyPlaced = anyPlaced || !part.owned.empty();
       plan.owned.podSets.push_back(podSet.name);
     }
-    if (part.patch) {
-      addTemplateOps(view, podSet, *part.patch, ops);
+    if (part.patch && !part.blocked()) {
+      if (auto error = addTemplateOps(live, i, *part.patch, ops);
+          !error.empty() && plan.error.empty()) {
+        plan.error = "pod set " + podSet.name + ": " + error;
+      }
     }
   }
   if (plan.blocked()) {
@@ -186,11 +170,14 @@ PatchPlan planPodSetsPatch(const TargetState& live, const PatchRequest& request)
   const bool recorded = live.ownership.form != OwnershipRecord::Form::Absent;
   const bool recordChanged = plan.owned.empty() ? recorded : !(plan.owned == before) || !recorded;
   // Resumed in the same write that places it, as a Job is: its first pods
-  // are made from the placed templates.
-  const auto suspend = traitsOf(live.kind).suspendPointer;
-  const bool start =
-      request.start && request.desired && !suspend.empty() && live.job.suspended && !plan.blocked();
+  // are made from the placed templates. A kind resumed apart is resumed by
+  // the next write, once its templates carry the placement.
+  const auto& traits = traitsOf(live.kind);
+  const auto suspend = traits.suspendPointer;
+  const bool start = request.start && request.desired && !suspend.empty() && live.job.suspended &&
+                     !plan.blocked() && (!traits.resumedApart || ops.empty());
   if (start) {
+    plan.resumesOnly = ops.empty() && !recordChanged;
     ops.push_back({{"op", "replace"}, {"path", std::string(suspend)}, {"value", false}});
   }
   if (ops.empty() && !recordChanged) {

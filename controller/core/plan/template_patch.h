@@ -36,6 +36,10 @@ struct PatchPlan {
   // The patch changes containers' resources: what a suspended Job's
   // template allows only from Kubernetes 1.36 (KEP-5440).
   bool resourcesChanged = false;
+  // The patch only resumes the target, its templates and record as they
+  // are: the write of its own that resumes a kind resumed apart (a
+  // TrainJob), which puts nothing back.
+  bool resumesOnly = false;
   // Fields the user set that the placement would overwrite. When any, no
   // patch is planned: nothing is half-applied.
   std::vector<std::string> conflicts;

@@ -249,7 +249,7 @@ void planReverts(const WorkloadInput& input, const WorkloadObject& workload, Sta
   if (plan.write) {
     const auto& patch = plan.write->patch;
     reverts.takenBack = plan.view.applied && plan.gate.verdict != GateVerdict::Apply &&
-                        patch.patch.has_value() && !patch.blocked();
+                        patch.patch.has_value() && !patch.blocked() && !patch.resumesOnly;
     reverts.fields = patch.fields;
   }
   auto step = nextRevertStep(reverts);

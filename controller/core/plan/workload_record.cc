@@ -124,19 +124,25 @@ void recordApplied(const WorkloadInput& input, const TargetOutcome& outcome, Sta
                                             std::to_string(kStopAfterReverts) +
                                             " times before the operator stops"
                                       : "";
-    plan.events.push_back({"Normal", "Restored",
-                           "put back " + joined(plan.write->patch.fields) + " of " +
-                               describeTarget(target) + by + count});
+    if (!plan.write->patch.resumesOnly) {
+      plan.events.push_back({"Normal", "Restored",
+                             "put back " + joined(plan.write->patch.fields) + " of " +
+                                 describeTarget(target) + by + count});
+    }
   }
   applied->specGeneration = workload.generation;  // a new spec may want the same placement
   plan.view.placement = wanted;
   draft.set("Applied", "True", "Applied",
             describeTarget(target) + " carries the placement (generation " +
                 std::to_string(applied->targetGeneration) + ")" +
-                (plan.write->patch.patch && plan.write->patchRequest.start &&
-                         outcome.kind == TargetOutcome::Kind::Written
-                     ? " and was resumed in the same write"
-                     : ""));
+                (!plan.write->patch.patch || !plan.write->patchRequest.start ||
+                         outcome.kind != TargetOutcome::Kind::Written || state.job.suspended
+                     ? ""
+                 : plan.write->patch.resumesOnly
+                     ? " and was resumed by a write of its own, after the one that placed it "
+                       "(its controller takes no change of the placed fields in the write that "
+                       "resumes it)"
+                     : " and was resumed in the same write"));
   recordRollout(state, target.name, input.name, wanted, input.pending, draft);
   record.releaseSlot = state.rolledOut() || state.progressDeadlineExceeded;
 }
