@@ -56,12 +56,24 @@ TargetKey podsKeyOf(const TargetKey& target, const core::TargetState& state) {
   if (target.kind == core::TargetKind::RayJob && !state.job.runsOn.empty()) {
     return TargetKey{core::TargetKind::RayCluster, {target.object.ns, state.job.runsOn}};
   }
+  if (target.kind == core::TargetKind::TrainJob && !state.job.runsOn.empty()) {
+    return TargetKey{core::TargetKind::JobSet, {target.object.ns, state.job.runsOn}};
+  }
   return target;
 }
 
 std::optional<TargetKey> runOfPods(const ObjectCaches& caches, const TargetKey& podsOwner) {
-  // utils.GenerateRayClusterName: the RayJob's name, "-" and five characters.
   const auto& name = podsOwner.object.name;
+  if (podsOwner.kind == core::TargetKind::JobSet) {
+    // The Trainer names a TrainJob's JobSet as the TrainJob.
+    const TargetKey job{core::TargetKind::TrainJob, podsOwner.object};
+    const auto* cached = caches.targets(job.kind).get(job.object.str());
+    if (!cached || cached->unpack().job.runsOn != name) {
+      return std::nullopt;
+    }
+    return job;
+  }
+  // utils.GenerateRayClusterName: the RayJob's name, "-" and five characters.
   if (podsOwner.kind != core::TargetKind::RayCluster || name.size() < 7 ||
       name[name.size() - 6] != '-') {
     return std::nullopt;

@@ -33,12 +33,14 @@ std::optional<core::Autoscaler> autoscalerOf(const AutoscalerCache& autoscalers,
 
 // The key a target's pods are filed under (pendingPodsByTarget,
 // boundPodsByTarget): its own, or for a RayJob the RayCluster KubeRay made
-// for its run (status.rayClusterName), whose pods name only that cluster.
+// for its run (status.rayClusterName), whose pods name only that cluster,
+// and for a TrainJob the JobSet the Trainer made under its name.
 TargetKey podsKeyOf(const TargetKey& target, const core::TargetState& state);
 
 // The RayJob whose run the pods of `podsOwner` are, when it is a RayCluster
 // KubeRay made for one (named "<rayjob>-xxxxx" and the RayJob's
-// status.rayClusterName); nullopt otherwise.
+// status.rayClusterName), or the TrainJob, when it is a JobSet of a
+// TrainJob's name; nullopt otherwise.
 std::optional<TargetKey> runOfPods(const ObjectCaches& caches, const TargetKey& podsOwner);
 
 // The targets of every kind (in its namespace) whose ownership record names

@@ -198,7 +198,7 @@ TEST_CASE("no group: where the pods form none, the type has no EFA, or the team'
       {"a Deployment", IntentBuilder(K::Inference, "405B").only({"p5.48xlarge"}),
        "2 nodes of p5.48xlarge joined by EFA would hold one replica, and the target's pods are "
        "each a replica (a Deployment, StatefulSet or Job): run it as a kind whose pods form a "
-       "group, a LeaderWorkerSet, JobSet or Ray cluster"},
+       "group, a LeaderWorkerSet, JobSet, TrainJob or Ray cluster"},
       // 12 x 32 x 0.9 = 346 GiB an inf2.48xlarge: three would, without EFA.
       {"no EFA",
        IntentBuilder(K::Inference, "405B").framework(F::vLLM).only({"inf2.48xlarge"}).groups(1, 0),

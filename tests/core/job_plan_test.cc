@@ -440,6 +440,147 @@ TEST_CASE("a JobSet: placed and resumed while suspended; its resources stay as c
   }
 }
 
+// A TrainJob for the GpuWorkload "w" on the torch-distributed runtime,
+// created suspended, of `nodes` nodes each asking for `resources` (none:
+// no spec.trainer.resourcesPerNode).
+TargetState suspendedTrainJob(int nodes, const json& resources) {
+  json trainer = {{"numNodes", nodes}};
+  if (!resources.empty()) {
+    trainer["resourcesPerNode"] = {{"limits", resources}, {"requests", resources}};
+  }
+  const json object = {{"metadata",
+                        {{"name", "chat"},
+                         {"uid", "u-tj"},
+                         {"generation", 1},
+                         {"labels", {{"gpuplacement.io/workload", "w"}}}}},
+                       {"spec",
+                        {{"runtimeRef", {{"name", "torch-distributed"}}},
+                         {"trainer", trainer},
+                         {"suspend", true},
+                         {"managedBy", "trainer.kubeflow.org/trainjob-controller"}}},
+                       {"status", {{"conditions", {{{"type", "Suspended"}, {"status", "True"}}}}}}};
+  return targetFromJson(TargetKind::TrainJob, object);
+}
+
+TEST_CASE("a TrainJob: placed while suspended, resumed by a write of its own; resources fixed") {
+  const auto trainJobWorld = [](int nodes, const json& resources) {
+    World world = jobWorld();
+    world.spec["targetRef"] = {{"kind", "TrainJob"}, {"name", "chat"}};
+    world.target = suspendedTrainJob(nodes, resources);
+    return world;
+  };
+  const auto paths = [](const json& patch) {
+    std::vector<std::string> all;
+    for (const auto& op : patch) {
+      all.push_back(op.value("path", ""));
+    }
+    return all;
+  };
+  const json oneGpu = {{"nvidia.com/gpu", 1}};
+  SUBCASE("placed in its podSpecOverrides, left suspended; the next write only resumes it") {
+    World world = trainJobWorld(1, oneGpu);
+    const auto first = planning::reconcile(world);
+    REQUIRE(first.plan.write.has_value());
+    const auto& placing = first.plan.write->patch;
+    CHECK_FALSE(placing.resourcesChanged);
+    REQUIRE(placing.patch.has_value());
+    CAPTURE(placing.patch->dump());
+    // The Trainer's webhook refuses a change of podSpecOverrides in a write
+    // that resumes it: this one leaves spec.suspend alone.
+    CHECK(paths(*placing.patch) == std::vector<std::string>{"/metadata/resourceVersion",
+                                                            "/metadata/annotations",
+                                                            "/spec/podSpecOverrides"});
+    const auto& entry = placing.patch->back()["value"][0];
+    CHECK(entry["targetJobs"] == json::array({{{"name", "node"}}}));
+    CHECK(entry["nodeSelector"]["node.kubernetes.io/instance-type"] ==
+          first.plan.wanted.instanceType);
+    CHECK(entry["tolerations"].size() == 1);
+    CHECK(conditionsOf(first.record).at("Applied") == "True/Applied");
+    CHECK(conditionsOf(first.record).at("Ready") == "False/JobSuspended");
+    CHECK(conditionMessage(first.record, "Ready").find("the operator resumes it") !=
+          std::string::npos);
+    REQUIRE(first.outcome.has_value());
+    REQUIRE(first.outcome->kind == TargetOutcome::Kind::Written);
+    world.target = first.outcome->state;
+    world.status = workloadStatusFromJson(*first.record.status);
+    CHECK(world.target->job.suspended);
+    const auto second = planning::reconcile(world);
+    REQUIRE(second.plan.write.has_value());
+    REQUIRE(second.plan.write->patch.patch.has_value());
+    const auto& resuming = *second.plan.write->patch.patch;
+    CHECK(paths(resuming) ==
+          std::vector<std::string>{"/metadata/resourceVersion", "/spec/suspend"});
+    CHECK(resuming.back()["value"] == false);
+    CHECK(conditionsOf(second.record).at("Applied") == "True/Applied");
+    CHECK(conditionMessage(second.record, "Applied").find("resumed by a write of its own") !=
+          std::string::npos);
+    // The resume puts nothing back: no Restored, no taking back counted.
+    CHECK(eventReasons(second.record).empty());
+    CHECK_FALSE(second.record.status->contains("reverts"));
+    // Resumed, and seen by the Trainer: held on its placement.
+    world.target = second.outcome->state;
+    world.status = workloadStatusFromJson(*second.record.status);
+    world.target->job.startTime = "2026-11-22T11:00:00Z";
+    world.target->job.active = 1;
+    const auto third = planning::reconcile(world);
+    const bool writes = third.plan.write && third.plan.write->patch.patch.has_value();
+    CHECK_FALSE(writes);
+    CHECK(conditionsOf(third.record).at("Ready") == "True/JobRunning");
+  }
+  SUBCASE("its manifest asks for no device: nothing written, resourcesPerNode named") {
+    World world = trainJobWorld(1, json::object());
+    const auto result = planning::reconcile(world);
+    CHECK_FALSE(result.plan.write.has_value());
+    CHECK(conditionsOf(result.record).at("Applied") == "False/ResourcesFixed");
+    const auto message = conditionMessage(result.record, "Applied");
+    for (const char* part : {"TrainJob chat", "spec.trainer.resourcesPerNode nvidia.com/gpu=1",
+                             "for node", "stays suspended and unchanged", "create it again"}) {
+      CAPTURE(part);
+      CHECK(message.find(part) != std::string::npos);
+    }
+    CHECK_FALSE(result.record.status->contains("applied"));
+  }
+  SUBCASE("queued by Kueue: placed, its resume left to Kueue") {
+    World world = trainJobWorld(1, oneGpu);
+    world.target->job.queuedElsewhere = true;
+    const auto result = planning::reconcile(world);
+    REQUIRE(result.plan.write.has_value());
+    for (const auto& path : paths(*result.plan.write->patch.patch)) {
+      CHECK(path != "/spec/suspend");
+    }
+    CHECK(conditionsOf(result.record).at("Ready") == "False/JobSuspended");
+    CHECK(conditionMessage(result.record, "Ready").find("its queue") != std::string::npos);
+  }
+  SUBCASE("a model no node holds and numNodes of another size: numNodes named, nothing written") {
+    // Llama-3-70B trained in full on Trainium: three trn1.32xlarge.
+    const auto trainiumWorld = [](int nodes) {
+      World world;
+      world.spec["targetRef"] = {{"kind", "TrainJob"}, {"name", "chat"}};
+      world.target =
+          suspendedTrainJob(nodes, {{"aws.amazon.com/neuron", 16}, {"vpc.amazonaws.com/efa", 8}});
+      world.spec["workload"] = {{"kind", "Training"}};
+      world.spec["model"] = {{"parameters", "70.6B"}, {"precision", "bf16"}};
+      world.spec["constraints"] = {{"tiers", {"Trainium"}}};
+      return world;
+    };
+    World single = trainiumWorld(1);
+    const auto result = planning::reconcile(single);
+    CHECK(result.plan.wanted.nodesPerReplica == 3);
+    CHECK_FALSE(result.plan.write.has_value());
+    CHECK(conditionsOf(result.record).at("Applied") == "False/GroupSizeNeeded");
+    CHECK(conditionMessage(result.record, "Applied")
+              .find("spec.trainer.numNodes is 1: set it to 3") != std::string::npos);
+    // A group the team sized binds the placement: two nodes cannot hold it.
+    World pair = trainiumWorld(2);
+    const auto two = planning::reconcile(pair);
+    CHECK_FALSE(two.plan.write.has_value());
+    CHECK(conditionsOf(two.record).at("Placed") == "False/CannotPlace");
+    CHECK(conditionMessage(two.record, "Placed")
+              .find("nor does a group of 2 nodes, as spec.trainer.numNodes gives") !=
+          std::string::npos);
+  }
+}
+
 // A RayJob for the GpuWorkload "w", created suspended, whose one worker
 // group asks for no device: KubeRay takes the placement's resources.
 TargetState fineTuneRayJob(bool selectsCluster) {

@@ -62,6 +62,21 @@ json rayJob(int workerGroups) {
             {"rayClusterSpec", rayClusterSpec(workerGroups)}}}};
 }
 
+// A TrainJob on the torch-distributed runtime of `nodes` nodes, each asking
+// for `gpus` GPUs (none: no resourcesPerNode), waiting suspended.
+json trainJob(int nodes, int gpus) {
+  json trainer = {{"image", "pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime"}, {"numNodes", nodes}};
+  if (gpus > 0) {
+    trainer["resourcesPerNode"] = {{"limits", {{"nvidia.com/gpu", gpus}}}};
+  }
+  return {{"metadata", {{"name", "tune"}, {"creationTimestamp", "2026-12-07T10:00:00Z"}}},
+          {"spec",
+           {{"runtimeRef", {{"name", "torch-distributed"}}},
+            {"trainer", trainer},
+            {"suspend", true},
+            {"managedBy", "trainer.kubeflow.org/trainjob-controller"}}}};
+}
+
 TEST_CASE("each kind's pod sets: name, role, placed by default, pods, template") {
   struct Row {
     const char* label;
@@ -146,11 +161,27 @@ TEST_CASE("each kind's pod sets: name, role, placed by default, pods, template")
        3,
        "ray-worker",
        {1, 2, "spec.rayClusterSpec.workerGroupSpecs[1].replicas"}},
+      // Its runtime's template is not in it: the trainer's "node", as
+      // spec.trainer and the override entry for it state it (none yet).
+      {"a TrainJob: its runtime's trainer job, numNodes pods",
+       TargetKind::TrainJob,
+       trainJob(2, 1),
+       {{"node", "trainer", true, 2, "/spec/podSpecOverrides/0"}},
+       2,
+       "node",
+       {1, 2, "spec.trainer.numNodes"}},
   };
   for (const auto& row : rows) {
     CAPTURE(row.label);
     const auto state = targetFromJson(row.kind, row.object);
     CHECK(state.podSets == row.podSets);
+    if (row.kind == TargetKind::TrainJob) {
+      // No pod template in the object to keep (core/kinds/train_job.cc).
+      REQUIRE(state.podSetTemplates.size() == 1);
+      CHECK(state.containers.front().limits.at("nvidia.com/gpu") == "1");
+      CHECK(state.podLabels.at("jobset.sigs.k8s.io/jobset-name") == "tune");
+      continue;
+    }
     CHECK(state.replicas == row.replicas);
     CAPTURE(state.groups.sizeField);
     CHECK(state.groups.groups == row.groups.groups);
@@ -456,6 +487,219 @@ TEST_CASE("a RayJob's run: placed while it waits suspended, fixed once KubeRay s
   CHECK(targetFromJson(TargetKind::RayJob, queued).job.queuedElsewhere);
 }
 
+TEST_CASE("a TrainJob's run: placed while it waits suspended, fixed once resumed, priced") {
+  struct Row {
+    const char* label;
+    json suspend;  // spec.suspend; null: absent
+    json status;
+    bool mutableTemplate;
+    std::string startTime;
+    std::int32_t active;
+    JobProgress::End end;
+    std::string endTime;
+    std::string endReason;
+  };
+  const json suspended = {{"type", "Suspended"}, {"status", "True"}, {"reason", "Suspended"}};
+  const json resumed = {{"type", "Suspended"},
+                        {"status", "False"},
+                        {"reason", "Resumed"},
+                        {"lastTransitionTime", "2026-12-07T10:05:00Z"}};
+  const json complete = {{"type", "Complete"},
+                         {"status", "True"},
+                         {"reason", "AllJobsCompleted"},
+                         {"lastTransitionTime", "2026-12-07T11:05:00Z"}};
+  const json failed = {{"type", "Failed"},
+                       {"status", "True"},
+                       {"reason", "FailedJobs"},
+                       {"message", "jobset failed"},
+                       {"lastTransitionTime", "2026-12-07T10:35:00Z"}};
+  const Row rows[] = {
+      {"created suspended",
+       true,
+       {{"conditions", {suspended}}},
+       true,
+       "",
+       0,
+       JobProgress::End::Running,
+       "",
+       ""},
+      {"new, not yet seen by the Trainer", true, json::object(), true, "", 0,
+       JobProgress::End::Running, "", ""},
+      {"resumed: started when the Suspended condition turned False",
+       false,
+       {{"conditions", {resumed}}},
+       false,
+       "2026-12-07T10:05:00Z",
+       1,
+       JobProgress::End::Running,
+       "",
+       ""},
+      {"resumed, not yet seen by the Trainer: no longer mutable, not started",
+       false,
+       {{"conditions", {suspended}}},
+       false,
+       "",
+       0,
+       JobProgress::End::Running,
+       "",
+       ""},
+      {"created running: started at its creation", json(), json::object(), false,
+       "2026-12-07T10:00:00Z", 1, JobProgress::End::Running, "", ""},
+      {"complete: the Trainer's copy of its JobSet's Completed",
+       false,
+       {{"conditions", {resumed, complete}}},
+       false,
+       "2026-12-07T10:05:00Z",
+       0,
+       JobProgress::End::Complete,
+       "2026-12-07T11:05:00Z",
+       ""},
+      {"failed: its reason and message",
+       false,
+       {{"conditions", {resumed, failed}}},
+       false,
+       "2026-12-07T10:05:00Z",
+       0,
+       JobProgress::End::Failed,
+       "2026-12-07T10:35:00Z",
+       "FailedJobs: jobset failed"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.label);
+    auto object = trainJob(2, 1);
+    object["spec"].erase("suspend");
+    if (!row.suspend.is_null()) {
+      object["spec"]["suspend"] = row.suspend;
+    }
+    object["status"] = row.status;
+    const auto state = targetFromJson(TargetKind::TrainJob, object);
+    CHECK(state.templateMutable() == row.mutableTemplate);
+    CHECK(state.job.startTime == row.startTime);
+    CHECK(state.job.active == row.active);
+    CHECK(state.job.end == row.end);
+    CHECK(state.job.endTime == row.endTime);
+    CHECK(state.job.endReason == row.endReason);
+    CHECK(state.rolledOut() == !row.startTime.empty());
+    // Its pods are its JobSet's, which the Trainer names as the TrainJob.
+    CHECK(state.job.runsOn == "tune");
+  }
+  // Kueue's label, or MultiKueue in spec.managedBy, queues it; the
+  // Trainer's own default does not.
+  auto queued = trainJob(2, 1);
+  CHECK_FALSE(targetFromJson(TargetKind::TrainJob, queued).job.queuedElsewhere);
+  queued["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue";
+  CHECK(targetFromJson(TargetKind::TrainJob, queued).job.queuedElsewhere);
+  queued["spec"].erase("managedBy");
+  queued["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "training";
+  CHECK(targetFromJson(TargetKind::TrainJob, queued).job.queuedElsewhere);
+}
+
+TEST_CASE("a TrainJob's template is written into its podSpecOverrides and spec.trainer") {
+  // The placed template: two keys and a toleration more, and eight GPUs.
+  const auto placed = [](json templ) {
+    templ["spec"]["nodeSelector"]["karpenter.k8s.aws/instance-gpu-name"] = "l4";
+    templ["spec"]["tolerations"] = {
+        {{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}};
+    return templ;
+  };
+  struct Row {
+    const char* label;
+    json overrides;  // spec.podSpecOverrides; null: absent
+    bool devices;    // the placed template asks for other devices too
+    json ops;        // expected; null: an error
+    std::string error;
+  };
+  const json gpuToleration = {
+      {{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}};
+  const Row rows[] = {
+      {"no overrides: the list made, with an entry for node",
+       json(),
+       false,
+       {{{"op", "add"},
+         {"path", "/spec/podSpecOverrides"},
+         {"value",
+          {{{"targetJobs", {{{"name", "node"}}}},
+            {"nodeSelector", {{"karpenter.k8s.aws/instance-gpu-name", "l4"}}},
+            {"tolerations", gpuToleration}}}}}},
+       ""},
+      {"an entry for another job: one for node added after it",
+       {{{"targetJobs", {{{"name", "dataset-initializer"}}}}, {"serviceAccountName", "hf"}}},
+       false,
+       {{{"op", "add"},
+         {"path", "/spec/podSpecOverrides/-"},
+         {"value",
+          {{"targetJobs", {{{"name", "node"}}}},
+           {"nodeSelector", {{"karpenter.k8s.aws/instance-gpu-name", "l4"}}},
+           {"tolerations", gpuToleration}}}}},
+       ""},
+      {"node's own entry: its fields, each whole, the team's key kept",
+       {{{"targetJobs", {{{"name", "dataset-initializer"}}}}},
+        {{"targetJobs", {{{"name", "node"}}}}, {"nodeSelector", {{"team", "ml"}}}}},
+       false,
+       {{{"op", "add"},
+         {"path", "/spec/podSpecOverrides/1/nodeSelector"},
+         {"value", {{"karpenter.k8s.aws/instance-gpu-name", "l4"}, {"team", "ml"}}}},
+        {{"op", "add"},
+         {"path", "/spec/podSpecOverrides/1/tolerations"},
+         {"value", gpuToleration}}},
+       ""},
+      {"devices: into spec.trainer.resourcesPerNode",
+       {{{"targetJobs", {{{"name", "node"}}}}}},
+       true,
+       {{{"op", "add"},
+         {"path", "/spec/podSpecOverrides/0/nodeSelector"},
+         {"value", {{"karpenter.k8s.aws/instance-gpu-name", "l4"}}}},
+        {{"op", "add"}, {"path", "/spec/podSpecOverrides/0/tolerations"}, {"value", gpuToleration}},
+        {{"op", "add"},
+         {"path", "/spec/trainer/resourcesPerNode"},
+         {"value", {{"limits", {{"nvidia.com/gpu", 8}}}}}}},
+       ""},
+      {"node's entry targets the launcher too: said, nothing written",
+       {{{"targetJobs", {{{"name", "launcher"}}, {{"name", "node"}}}}}},
+       false,
+       json(),
+       "spec.podSpecOverrides[0] targets node together with other jobs, which the placement "
+       "would reach too: give node an entry of its own"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.label);
+    auto object = trainJob(2, 1);
+    if (!row.overrides.is_null()) {
+      object["spec"]["podSpecOverrides"] = row.overrides;
+    }
+    const auto state = targetFromJson(TargetKind::TrainJob, object);
+    const auto& before = state.podSetTemplates.at(0).raw;
+    auto after = placed(before);
+    if (row.devices) {
+      after["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/gpu", 8}}}};
+    }
+    json ops = json::array();
+    const auto error = adapterOf(TargetKind::TrainJob).templateOps(state, 0, before, after, ops);
+    CHECK(error == row.error);
+    if (row.ops.is_null()) {
+      CHECK(ops.empty());
+    } else {
+      CHECK(ops == row.ops);
+      // The operations apply to the object as it is.
+      CHECK_NOTHROW((void)object.patch(ops));
+    }
+  }
+  // What no override carries is said, not written.
+  const auto state = targetFromJson(TargetKind::TrainJob, trainJob(2, 1));
+  auto after = state.podSetTemplates.at(0).raw;
+  after["spec"]["topologySpreadConstraints"] = json::array({{{"topologyKey", "zone"}}});
+  json ops = json::array();
+  CHECK(adapterOf(TargetKind::TrainJob)
+            .templateOps(state, 0, state.podSetTemplates.at(0).raw, after, ops) ==
+        "a TrainJob's spec.podSpecOverrides carry no topologySpreadConstraints (only "
+        "nodeSelector, tolerations and schedulingGates)");
+  CHECK(ops.empty());
+  CHECK(adapterOf(TargetKind::TrainJob).fieldOf(state, 0, "spec.template.spec.tolerations") ==
+        "spec.podSpecOverrides[0].tolerations");
+  CHECK(adapterOf(TargetKind::TrainJob).fieldOf(state, 0, "spec.template.spec.containers") ==
+        "spec.trainer.resourcesPerNode");
+}
+
 TEST_CASE("placed through another object: a RayJob on a selected cluster, a cluster KubeRay made") {
   struct Row {
     const char* label;
@@ -496,6 +740,18 @@ TEST_CASE("placed through another object: a RayJob on a selected cluster, a clus
        TargetKind::RayCluster,
        own,
        {},
+       true},
+      {"a JobSet a TrainJob made: the TrainJob named",
+       TargetKind::JobSet,
+       {{"metadata",
+         {{"name", "tune"},
+          {"ownerReferences",
+           {{{"apiVersion", "trainer.kubeflow.org/v1alpha1"},
+             {"kind", "TrainJob"},
+             {"name", "tune"},
+             {"controller", true}}}}}},
+        {"spec", jobSet(1, 2, 1)["spec"]}},
+       {"JobSet tune for TrainJob tune", "spec.targetRef kind: TrainJob, name: tune"},
        true},
   };
   for (const auto& row : rows) {
@@ -579,6 +835,16 @@ TEST_CASE("which pods are whose: the kind that made them, through its adapter") 
        TargetKind::RayCluster,
        "tune-x2b9k",
        PodOwner{"tune-x2b9k", "gpu-0"}},
+      // Nor does any name the TrainJob: it finds its pods through the
+      // JobSet of its name (podsKeyOf).
+      {"a TrainJob's node: its JobSet's",
+       {{"ownerReferences", owned("Job", "tune-node-0")},
+        {"labels",
+         {{"jobset.sigs.k8s.io/jobset-name", "tune"},
+          {"jobset.sigs.k8s.io/replicatedjob-name", "node"}}}},
+       TargetKind::JobSet,
+       "tune",
+       PodOwner{"tune", "node"}},
   };
   for (const auto& row : rows) {
     CAPTURE(row.label);
@@ -591,14 +857,18 @@ TEST_CASE("which pods are whose: the kind that made them, through its adapter") 
 }
 
 TEST_CASE("a custom kind's object of the wrong shape reads as empty, never throws") {
-  for (const auto kind : {TargetKind::RayCluster, TargetKind::RayService,
-                          TargetKind::LeaderWorkerSet, TargetKind::JobSet, TargetKind::RayJob}) {
+  for (const auto kind :
+       {TargetKind::RayCluster, TargetKind::RayService, TargetKind::LeaderWorkerSet,
+        TargetKind::JobSet, TargetKind::RayJob, TargetKind::TrainJob}) {
     CAPTURE(base::nameOf(kind));
     for (const auto& object : {json::parse(R"({"spec": "nope", "status": []})"),
                                json::parse(R"({"spec": {"workerGroupSpecs": [3, {"template": 1}],
                                    "rayClusterConfig": [], "rayClusterSpec": {"workerGroupSpecs":
                                      [{"replicas": -3}]}, "clusterSelector": 2,
                                    "leaderWorkerTemplate": {"size": -4},
+                                   "trainer": {"numNodes": -2, "resourcesPerNode": 3},
+                                   "podSpecOverrides": [1, {"targetJobs": 2},
+                                     {"targetJobs": [{"name": "node"}], "nodeSelector": 5}],
                                    "replicatedJobs": [7, {"replicas": -2, "template": []},
                                      {"replicas": 4611686018427387904, "template": {"spec":
                                        {"parallelism": 4611686018427387904}}},

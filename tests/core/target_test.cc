@@ -185,8 +185,9 @@ TEST_CASE("the kinds, as the API names them") {
   CHECK(supportedTargets() ==
         "apps/v1 Deployment, apps/v1 StatefulSet, batch/v1 Job, ray.io/v1 RayCluster, ray.io/v1 "
         "RayService, leaderworkerset.x-k8s.io/v1 LeaderWorkerSet, jobset.x-k8s.io/v1alpha2 "
-        "JobSet and ray.io/v1 RayJob");
+        "JobSet, ray.io/v1 RayJob and trainer.kubeflow.org/v1alpha1 TrainJob");
   CHECK(targetKindNamed("RayJob") == TargetKind::RayJob);
+  CHECK(targetKindNamed("TrainJob") == TargetKind::TrainJob);
   CHECK(targetKindNamed("LeaderWorkerSet") == TargetKind::LeaderWorkerSet);
   CHECK(describeTarget(TargetKind::Job, "llama-training") == "Job llama-training");
 }
@@ -203,6 +204,8 @@ TEST_CASE("what each kind does: one row each, in the enum's order") {
     const char* crd = "";
     WriteMethod write = WriteMethod::StrategicMerge;
     const char* podRevisionLabel = "";
+    bool resumedApart = false;
+    const char* resourcesField = "";
   };
   const Row rows[] = {
       {TargetKind::Deployment, "apps/v1", "deployments", false, true, false,
@@ -225,6 +228,12 @@ TEST_CASE("what each kind does: one row each, in the enum's order") {
       // suspended, resources too.
       {TargetKind::RayJob, "ray.io/v1", "rayjobs", true, false, true, ResourcesWritable::Always,
        "rayjobs.ray.io", WriteMethod::JsonPatch},
+      // Run as a JobSet, its resources fixed as the JobSet's; the Trainer's
+      // webhook takes a change of podSpecOverrides only in a write that
+      // leaves it suspended: resumed by a write of its own.
+      {TargetKind::TrainJob, "trainer.kubeflow.org/v1alpha1", "trainjobs", true, false, true,
+       ResourcesWritable::Never, "trainjobs.trainer.kubeflow.org", WriteMethod::JsonPatch, "", true,
+       "spec.trainer.resourcesPerNode"},
   };
   REQUIRE(std::size(rows) == kTargetKinds.size());
   for (const auto& row : rows) {
@@ -239,6 +248,8 @@ TEST_CASE("what each kind does: one row each, in the enum's order") {
     CHECK(traits.crd == row.crd);
     CHECK(traits.write == row.write);
     CHECK(traits.podRevisionLabel == row.podRevisionLabel);
+    CHECK(traits.resumedApart == row.resumedApart);
+    CHECK(traits.resourcesField == row.resourcesField);
   }
   // A template that runs once is fixed once it starts; the others never are.
   TargetState job;

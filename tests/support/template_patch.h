@@ -29,12 +29,69 @@ inline core::PatchPlan planPatch(const core::TargetState& live, const core::Sche
   return core::planTemplatePatch(live, request);
 }
 
+// The TrainJob a TrainJob's state was read from, as far as the operator
+// writes it (core/kinds/train_job.cc): its override entries (the one for
+// its pod set with the fields read, the others targeting other jobs) and
+// spec.trainer.
+inline nlohmann::json trainJobSpecOf(const core::TargetState& state) {
+  using json = nlohmann::json;
+  const auto& raw = state.podSetTemplates.at(0).raw;
+  const auto& facts = raw.at("trainJob");
+  json spec = json::object();
+  if (const int count = facts.at("overrides"); count >= 0) {
+    spec["podSpecOverrides"] = json::array();
+    for (int i = 0; i < count; ++i) {
+      json entry = {{"targetJobs", {{{"name", "other-" + std::to_string(i)}}}}};
+      if (i == facts.at("override").get<int>()) {
+        entry["targetJobs"] = {{{"name", state.podSets.at(0).name}}};
+        if (facts.at("shared") == true) {
+          entry["targetJobs"].push_back({{"name", "launcher"}});
+        }
+        for (const auto& [field, value] : raw.at("spec").items()) {
+          if (field != "containers") {
+            entry[field] = value;
+          }
+        }
+      }
+      spec["podSpecOverrides"].push_back(std::move(entry));
+    }
+  }
+  if (facts.at("trainer") == true) {
+    spec["trainer"] = {{"numNodes", state.podSets.at(0).replicas}};
+    const auto& container = raw.at("spec").at("containers").at(0);
+    if (container.contains("resources")) {
+      spec["trainer"]["resourcesPerNode"] = container.at("resources");
+    }
+  }
+  return spec;
+}
+
 // What the API server does with a JSON patch (a custom kind's write): the
 // ops applied to the pod sets' templates as stored, spec.suspend and the
 // annotations, each template read again.
 inline core::TargetState applyJsonPatch(core::TargetState state, const nlohmann::json& patch) {
   using json = nlohmann::json;
   json object = {{"metadata", {{"resourceVersion", ""}}}};
+  if (state.kind == core::TargetKind::TrainJob) {
+    // No pod template in the object: its fields, patched and read again.
+    object["metadata"]["name"] = state.job.runsOn;
+    if (state.annotated) {
+      object["metadata"]["annotations"] = json::object();
+      if (state.ownership.form == core::OwnershipRecord::Form::Readable) {
+        object["metadata"]["annotations"][core::kOwnedFieldsAnnotation] =
+            core::serializeOwnedFields(state.ownership.fields);
+      }
+    }
+    object["spec"] = trainJobSpecOf(state);
+    object["spec"]["suspend"] = state.job.suspended;
+    object = object.patch(patch);
+    auto read = core::targetFromJson(core::TargetKind::TrainJob, object);
+    read.job = state.job;
+    read.job.suspended = object["spec"]["suspend"] == true;
+    read.uid = state.uid;
+    read.generation = state.generation + 1;
+    return read;
+  }
   if (state.annotated) {
     object["metadata"]["annotations"] = json::object();
     if (state.ownership.form == core::OwnershipRecord::Form::Readable) {

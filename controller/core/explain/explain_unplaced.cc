@@ -211,7 +211,7 @@ std::string Explainer::tooSmall(const Request& request, const Evaluation& overal
            catalog_->instances[unformed.instance].type +
            " joined by EFA would hold one replica, and the target's pods are each a replica "
            "(a Deployment, StatefulSet or Job): run it as a kind whose pods form a group, a "
-           "LeaderWorkerSet, JobSet or Ray cluster";
+           "LeaderWorkerSet, JobSet, TrainJob or Ray cluster";
   }
   if (const auto& noEfa = overall.acrossNodesWithoutEfa; noEfa.instance >= 0) {
     const auto& type = catalog_->instances[noEfa.instance].type;

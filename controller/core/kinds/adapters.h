@@ -14,6 +14,7 @@ const KindAdapter& rayServiceAdapter();
 const KindAdapter& leaderWorkerSetAdapter();
 const KindAdapter& jobSetAdapter();
 const KindAdapter& rayJobAdapter();
+const KindAdapter& trainJobAdapter();
 
 // The one pod set "main" of the apps kinds and Job, of `replicas` pods: the
 // pod template at spec.template, its pods' labels from spec.selector's

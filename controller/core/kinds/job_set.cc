@@ -60,6 +60,22 @@ void readRun(const json& object, JobProgress& job) {
   readEnd(status, "Completed", job);
 }
 
+// A JobSet a TrainJob made (its controlling owner) is placed through the
+// TrainJob: the Trainer applies it again from the TrainJob and its
+// runtime, and takes any other change of its templates back.
+void readMaker(const json& object, TargetState& state) {
+  const auto maker = ownerNamed(object, "TrainJob");
+  if (maker.empty()) {
+    return;
+  }
+  state.placedThrough = "the Trainer made JobSet " +
+                        stringMember(memberOf(object, "metadata"), "name") + " for TrainJob " +
+                        maker +
+                        " (its ownerReference), and applies it again from the TrainJob: place "
+                        "the TrainJob (spec.targetRef kind: TrainJob, name: " +
+                        maker + ")";
+}
+
 class JobSetAdapter final : public KindAdapter {
  public:
   void read(const json& object, TargetState& state) const override {
@@ -99,6 +115,7 @@ class JobSetAdapter final : public KindAdapter {
     job.queuedElsewhere =
         job.queuedElsewhere || (!managedBy.empty() && managedBy != kJobSetController);
     readRun(object, job);
+    readMaker(object, state);
   }
 
   bool rolledOut(const TargetState& state) const override { return state.job.started(); }

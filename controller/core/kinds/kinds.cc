@@ -18,6 +18,8 @@ const KindAdapter& adapterOf(TargetKind kind) {
       return kinds::jobSetAdapter();
     case TargetKind::RayJob:
       return kinds::rayJobAdapter();
+    case TargetKind::TrainJob:
+      return kinds::trainJobAdapter();
     case TargetKind::Deployment:
       break;
   }

@@ -21,11 +21,13 @@ enum class TargetKind : std::uint8_t {
   RayService,
   LeaderWorkerSet,
   JobSet,
-  RayJob
+  RayJob,
+  TrainJob
 };
 inline constexpr std::array kTargetKinds = {
-    TargetKind::Deployment, TargetKind::StatefulSet,     TargetKind::Job,    TargetKind::RayCluster,
-    TargetKind::RayService, TargetKind::LeaderWorkerSet, TargetKind::JobSet, TargetKind::RayJob};
+    TargetKind::Deployment, TargetKind::StatefulSet, TargetKind::Job,
+    TargetKind::RayCluster, TargetKind::RayService,  TargetKind::LeaderWorkerSet,
+    TargetKind::JobSet,     TargetKind::RayJob,      TargetKind::TrainJob};
 
 }  // namespace gpuplacement::core
 
@@ -33,9 +35,9 @@ namespace gpuplacement::base {
 template <>
 struct EnumNames<core::TargetKind> {
   static constexpr std::string_view what = "target kind";
-  static constexpr auto names =
-      std::to_array<std::string_view>({"Deployment", "StatefulSet", "Job", "RayCluster",
-                                       "RayService", "LeaderWorkerSet", "JobSet", "RayJob"});
+  static constexpr auto names = std::to_array<std::string_view>(
+      {"Deployment", "StatefulSet", "Job", "RayCluster", "RayService", "LeaderWorkerSet", "JobSet",
+       "RayJob", "TrainJob"});
 };
 }  // namespace gpuplacement::base
 
@@ -126,6 +128,14 @@ inline constexpr std::array<TargetKindTraits, kTargetKinds.size()> kTargetKindTr
     // (no webhook of KubeRay's checks more than its name).
     {"ray.io/v1", "rayjobs", "rayjobs.ray.io", JsonPatch, "/spec/suspend", true, false, true,
      Always, false},
+    // Kubeflow Trainer v2 runs it as a JobSet of its own name, made from
+    // its runtime's template and its spec.podSpecOverrides (nodeSelector,
+    // tolerations) and spec.trainer (numNodes, resourcesPerNode): the
+    // JobSet's webhook keeps the resources as created, and the Trainer's
+    // lets podSpecOverrides change only in a write that leaves it
+    // suspended, so the placing write and the resuming one are two.
+    {"trainer.kubeflow.org/v1alpha1", "trainjobs", "trainjobs.trainer.kubeflow.org", JsonPatch,
+     "/spec/suspend", true, false, true, Never, true, "", true, "spec.trainer.resourcesPerNode"},
 }};
 
 inline const TargetKindTraits& traitsOf(TargetKind kind) {
