@@ -275,6 +275,24 @@ TEST_CASE("a packed RayJob keeps the cluster its run is on, and why it is placed
                   .placedThrough.empty());
 }
 
+TEST_CASE("a packed TrainJob keeps its JobSet's name and what its write needs of the object") {
+  const auto object = json::parse(R"({
+    "metadata": {"uid": "u4", "name": "llama-finetune", "generation": 2},
+    "spec": {"runtimeRef": {"name": "torch-distributed"}, "suspend": true,
+      "trainer": {"numNodes": 2, "resourcesPerNode": {"limits": {"nvidia.com/gpu": 1}}},
+      "podSpecOverrides": [{"targetJobs": [{"name": "dataset-initializer"}]},
+        {"targetJobs": [{"name": "node"}], "nodeSelector": {"team": "ml"}}]}})");
+  const auto state = core::targetFromJson(core::TargetKind::TrainJob, object);
+  const auto unpacked = packTarget(state).unpack();
+  CHECK(unpacked == state);
+  // Its pods are found under the JobSet of its name.
+  CHECK(unpacked.job.runsOn == "llama-finetune");
+  // The override entry its write goes to, as the adapter read it.
+  REQUIRE(unpacked.podSetTemplates.size() == 1);
+  CHECK(unpacked.podSetTemplates[0].raw.at("trainJob").at("override") == 1);
+  CHECK(unpacked.podSets[0].templatePointer == "/spec/podSpecOverrides/1");
+}
+
 TEST_CASE("a packed Deployment unpacks to its projection, and compares as it does") {
   const json placed = fixture("deployment.json");
   json plain = placed;
