@@ -173,7 +173,9 @@ const std::set<std::string> kCalls = {
     "patch rayservices.ray.io", "patch leaderworkersets.leaderworkerset.x-k8s.io",
     "watch jobsets.jobset.x-k8s.io", "list jobsets.jobset.x-k8s.io", "get jobsets.jobset.x-k8s.io",
     "patch jobsets.jobset.x-k8s.io", "watch rayjobs.ray.io", "list rayjobs.ray.io",
-    "get rayjobs.ray.io", "patch rayjobs.ray.io",
+    "get rayjobs.ray.io", "patch rayjobs.ray.io", "watch trainjobs.trainer.kubeflow.org",
+    "list trainjobs.trainer.kubeflow.org", "get trainjobs.trainer.kubeflow.org",
+    "patch trainjobs.trainer.kubeflow.org",
     "patch gpuworkloads.gpuplacement.io",  // finalizers
     "patch gpuworkloads/status.gpuplacement.io", "patch placementpolicies/status.gpuplacement.io",
     "create events",
