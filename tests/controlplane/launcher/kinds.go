@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -16,12 +18,14 @@ import (
 
 // The real controllers of the kinds GPU work runs as that start --kinds
 // runs beside the simulated cluster, in the order they start: KubeRay's
-// operator (RayCluster, RayService, RayJob), the LeaderWorkerSet controller
-// and the JobSet controller. Each is a process of this machine, as Karpenter is: the admin
+// operator (RayCluster, RayService, RayJob), the LeaderWorkerSet controller,
+// the JobSet controller and Kubeflow Trainer v2's controller manager
+// (TrainJob, which runs as a JobSet: after the JobSet controller, never
+// without it). Each is a process of this machine, as Karpenter is: the admin
 // kubeconfig, no leader election, metrics and health on ports picked here;
 // its CRDs, which scripts/setup copies from its module into crds/ beside
 // its bin/, are installed and Established before it starts.
-var knownKinds = []string{"kuberay", "lws", "jobset"}
+var knownKinds = []string{"kuberay", "lws", "jobset", "trainer"}
 
 // parseKinds reads --kinds' comma-separated list: known kinds only, each
 // once, in knownKinds' order.
@@ -40,6 +44,9 @@ func parseKinds(list string) ([]string, error) {
 	slices.SortFunc(kinds, func(a, b string) int {
 		return slices.Index(knownKinds, a) - slices.Index(knownKinds, b)
 	})
+	if slices.Contains(kinds, "trainer") && !slices.Contains(kinds, "jobset") {
+		return nil, fail("--kinds trainer needs jobset too: a TrainJob runs as a JobSet")
+	}
 	return kinds, nil
 }
 
@@ -50,6 +57,8 @@ func (t tools) kindBinary(kind string) string {
 		return filepath.Join(t.kuberayBin, "ray-operator")
 	case "lws":
 		return filepath.Join(t.lwsBin, "lws")
+	case "trainer":
+		return filepath.Join(t.trainerBin, "trainer-controller-manager")
 	}
 	return filepath.Join(t.jobsetBin, "jobset")
 }
@@ -112,8 +121,145 @@ func startKind(dir, kind string, t tools) error {
 		return startKubeRay(dir, t)
 	case "lws":
 		return startWebhookController(dir, lwsController, t)
+	case "trainer":
+		return startTrainer(dir, t)
 	}
 	return startWebhookController(dir, jobsetController, t)
+}
+
+// The names Trainer v2.0.0 gives its webhook's pieces, fixed in its code
+// (pkg/util/cert: the namespace when it runs outside a pod, the Service
+// its certificate is made for, the Secret it keeps the CA in) and its
+// manifests (the ValidatingWebhookConfiguration it injects the CA into).
+const (
+	trainerNamespace = "kubeflow-system"
+	trainerService   = "kubeflow-trainer-controller-manager"
+	trainerSecret    = "kubeflow-trainer-webhook-cert"
+	trainerWebhooks  = "validator.trainer.kubeflow.org"
+)
+
+// startTrainer: Kubeflow Trainer v2's controller manager, with its
+// validating webhooks (TrainJob: among others, podSpecOverrides change only
+// in a write that leaves the TrainJob suspended; the runtimes). It cannot
+// turn off its certificate management: it makes its own CA and a serving
+// certificate for trainerService.kubeflow-system.svc, keeps them in
+// trainerSecret (which must exist), waits for them in trainerCertDir (in
+// its pod, a mount of that Secret: here mountTrainerCerts writes them),
+// and injects the CA into trainerWebhooks; it is ready once it has. So the
+// API server reaches it
+// the way it reaches a webhook in a pod, through that Service, here an
+// ExternalName one naming 127.0.0.1 (kube-apiserver resolves an
+// ExternalName Service to its name and the webhook's port, and checks the
+// certificate against the Service's DNS name). Once it is ready, the
+// runtimes it ships (torch-distributed among them) are applied.
+func startTrainer(dir string, t tools) error {
+	kubectl := filepath.Join(t.k8sBin, "kubectl")
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	err := startController(dir, "trainer", nil, 3, func(ports []int) ([]string, error) {
+		manifest := filepath.Join(dir, "trainer.webhooks.yaml")
+		if err := os.WriteFile(manifest, []byte(trainerWebhookManifest(ports[2])), 0o644); err != nil {
+			return nil, err
+		}
+		if err := runLogged(dir, "trainer-crds", kubectl, "--kubeconfig", kubeconfig, "apply",
+			"--server-side", "--force-conflicts", "-f", manifest); err != nil {
+			return nil, err
+		}
+		return []string{t.kindBinary("trainer"), "--kubeconfig", kubeconfig,
+			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[0]), "--metrics-secure=false",
+			"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[1]),
+			"--webhook-server-port", fmt.Sprint(ports[2]), "--leader-elect=false"}, nil
+	}, func(ports []int) bool {
+		return mountTrainerCerts(kubectl, kubeconfig) &&
+			httpOK(plainHTTP, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1]))
+	})
+	if err != nil {
+		return err
+	}
+	runtimes := filepath.Join(filepath.Dir(filepath.Dir(t.kindBinary("trainer"))), "runtimes")
+	return runLogged(dir, "trainer-crds", kubectl, "--kubeconfig", kubeconfig, "apply",
+		"--server-side", "--force-conflicts", "-f", runtimes)
+}
+
+// Where Trainer v2.0.0's webhook server reads its certificate (the fixed
+// path of pkg/util/cert, controller-runtime's default), a mount of
+// trainerSecret in its pod. One machine has one such directory: two
+// clusters running the Trainer at once would take each other's.
+const trainerCertDir = "/tmp/k8s-webhook-server/serving-certs"
+
+// mountTrainerCerts does what the kubelet does for the Trainer's pod: once
+// its certificate rotator has written trainerSecret, the Secret's tls.crt
+// and tls.key are written into trainerCertDir, where the rotator waits for
+// them before it says the certificates are ready. True once they are
+// there and match the Secret.
+func mountTrainerCerts(kubectl, kubeconfig string) bool {
+	output, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "-n", trainerNamespace, "get",
+		"secret", trainerSecret, "-o", "json").Output()
+	if err != nil {
+		return false
+	}
+	var secret struct {
+		Data map[string]string `json:"data"`
+	}
+	if json.Unmarshal(output, &secret) != nil {
+		return false
+	}
+	if err := os.MkdirAll(trainerCertDir, 0o755); err != nil {
+		return false
+	}
+	for _, name := range []string{"tls.crt", "tls.key"} {
+		data, err := base64.StdEncoding.DecodeString(secret.Data[name])
+		if err != nil || len(data) == 0 {
+			return false
+		}
+		path := filepath.Join(trainerCertDir, name)
+		if current, err := os.ReadFile(path); err == nil && bytes.Equal(current, data) {
+			continue
+		}
+		if os.WriteFile(path+".tmp", data, 0o600) != nil || os.Rename(path+".tmp", path) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// trainerWebhookManifest: the namespace, the empty Secret, the Service and
+// the webhooks of Trainer v2.0.0's manifests/base/webhook (rules as its
+// release has them), by the Service on port.
+func trainerWebhookManifest(port int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `apiVersion: v1
+kind: Namespace
+metadata: {name: %[1]s}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: %[2]s, namespace: %[1]s}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: %[3]s, namespace: %[1]s}
+spec: {type: ExternalName, externalName: 127.0.0.1}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: %[4]s}
+webhooks:
+`, trainerNamespace, trainerSecret, trainerService, trainerWebhooks)
+	for _, resource := range []string{"clustertrainingruntime", "trainingruntime", "trainjob"} {
+		fmt.Fprintf(&b, `- name: validator.%[1]s.trainer.kubeflow.org
+  admissionReviewVersions: [v1]
+  clientConfig:
+    service: {name: %[2]s, namespace: %[3]s, port: %[4]d, path: /validate-trainer-kubeflow-org-v1alpha1-%[1]s}
+  failurePolicy: Fail
+  sideEffects: None
+  rules:
+  - apiGroups: [trainer.kubeflow.org]
+    apiVersions: [v1alpha1]
+    operations: [CREATE, UPDATE]
+    resources: [%[1]ss]
+`, resource, trainerService, trainerNamespace, port)
+	}
+	return b.String()
 }
 
 // startKubeRay: KubeRay's operator without its webhook (it registers one

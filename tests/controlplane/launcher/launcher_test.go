@@ -81,9 +81,10 @@ func TestParseStartRefusesWhatDoesNotGoTogether(t *testing.T) {
 		{[]string{"DIR", "--kubernetes", "1.33"}, "--kubernetes: 1.33 is not a line this project tests"},
 		{[]string{"DIR", "--kubernetes", "1.34", "--cluster"}, "not --cluster"},
 		{[]string{"DIR", "--kinds", "kuberay"}, "--kinds runs controllers in the simulated cluster: add --cluster"},
-		{[]string{"DIR", "--cluster", "--kinds"}, "--kinds needs a list of kinds (kuberay,lws,jobset)"},
+		{[]string{"DIR", "--cluster", "--kinds"}, "--kinds needs a list of kinds (kuberay,lws,jobset,trainer)"},
 		{[]string{"DIR", "--cluster", "--kinds", "kuberay,trainjob"}, `--kinds: "trainjob" is not a kind`},
 		{[]string{"DIR", "--cluster", "--kinds", "lws,"}, `--kinds: "" is not a kind`},
+		{[]string{"DIR", "--cluster", "--kinds", "trainer"}, "--kinds trainer needs jobset too"},
 		{[]string{"DIR", "--cluster", "--no-rollouts", "--kinds", "lws"}, "--kinds lws needs the StatefulSet controller"},
 		{[]string{"DIR", "--cluster", "--no-rollouts", "--kinds", "jobset"}, "--kinds jobset needs the Job controller"},
 	} {
@@ -106,6 +107,7 @@ func TestParseStartReadsKinds(t *testing.T) {
 		"lws,kuberay":          {"kuberay", "lws"},
 		"kuberay, lws,kuberay": {"kuberay", "lws"},
 		"jobset,lws,kuberay":   {"kuberay", "lws", "jobset"},
+		"trainer,jobset":       {"jobset", "trainer"},
 	} {
 		o, err := parseStart([]string{"DIR", "--cluster", "--kinds", list}, testTools)
 		if err != nil {

@@ -43,8 +43,10 @@ const usage = `scripts/controlplane start DIR [--owner-pid PID] [--audit]
     cluster: kuberay, KubeRay's operator (RayCluster, RayService, RayJob;
     no webhook); lws, the LeaderWorkerSet controller, and jobset, the JobSet
     controller (their webhooks served on 127.0.0.1, registered by URL; not
-    with --no-rollouts: they make StatefulSets and Jobs). Their logs are
-    DIR/logs/KIND.log.
+    with --no-rollouts: they make StatefulSets and Jobs), and trainer,
+    Kubeflow Trainer v2's controller manager (TrainJob; with jobset; its
+    webhooks reached through an ExternalName Service, its runtimes
+    applied). Their logs are DIR/logs/KIND.log.
     With --kubernetes 1.34, the kube-apiserver of the previous supported line
     (tests/controlplane/k8s-1.34) instead of the pinned release; not with
     --cluster.

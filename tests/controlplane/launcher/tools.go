@@ -15,7 +15,7 @@ type tools struct {
 	helmBin, kubeScoreBin                     string
 	clusterBin, kwokBin, karpenterBin         string
 	simclusterBin, kuberayBin, lwsBin         string
-	jobsetBin                                 string
+	jobsetBin, trainerBin                     string
 	k8sVersion, k8sCompatVersion, etcdVersion string
 }
 
@@ -42,6 +42,7 @@ func toolsFromEnvironment() (tools, error) {
 		kuberayBin:       get("KUBERAY_BIN"),
 		lwsBin:           get("LWS_BIN"),
 		jobsetBin:        get("JOBSET_BIN"),
+		trainerBin:       get("TRAINER_BIN"),
 		k8sVersion:       get("K8S_VERSION"),
 		k8sCompatVersion: get("K8S_COMPAT_VERSION"),
 		etcdVersion:      get("ETCD_VERSION"),
