@@ -1,8 +1,9 @@
 // The kinds GPU work runs as on EKS, each with its real controller beside
 // the simulated cluster with Karpenter (scripts/controlplane start --kinds
-// kuberay,lws,jobset: KubeRay v1.5.0, LeaderWorkerSet v0.7.0, JobSet
-// v0.10.1): the samples of config/samples/rayservices.yaml,
-// leaderworkerset.yaml, jobset.yaml and rayjob.yaml, and a RayCluster waiting
+// kuberay,lws,jobset,trainer: KubeRay v1.5.0, LeaderWorkerSet v0.7.0, JobSet
+// v0.10.1, Kubeflow Trainer v2.0.0): the samples of
+// config/samples/rayservices.yaml, leaderworkerset.yaml, jobset.yaml,
+// rayjob.yaml and trainjob.yaml, and a RayCluster waiting
 // suspended, are placed pod set by pod set and their pods run on nodes of
 // the type each GpuWorkload's status names; the pod sets that carry no
 // model run where the team's template lets them.
@@ -34,7 +35,7 @@ const bool kConfigured = [] {
   options.pools = "config/sim/demo.yaml";
   options.karpenter = true;
   options.prices = "config/samples/placementpolicy.yaml";
-  options.kinds = {"kuberay", "lws", "jobset"};
+  options.kinds = {"kuberay", "lws", "jobset", "trainer"};
   ControlPlane::configure(options);
   return true;
 }();
@@ -548,6 +549,124 @@ TEST_CASE("a JobSet waiting suspended: its workers placed and resumed in one wri
   CHECK(run["durationSeconds"].get<std::int64_t>() >= 60);
   CHECK(std::atof(base::stringMember(run, "cost").c_str()) > 0);
   MESSAGE(name << ": both workers on " << type << ", the run " << run.dump());
+  op.stop();
+}
+
+// kwok completes a Job's pods as soon as they run unless they say how long
+// (an annotation), and a TrainJob has no field for its pods' annotations:
+// the e2e's runtime is the Trainer's torch-distributed (which the launcher
+// applied as a ClusterTrainingRuntime) with that annotation, a
+// TrainingRuntime of the namespace.
+const char* kTorchDistributed60s = R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: torch-distributed-60s, namespace: research}
+spec:
+  mlPolicy:
+    numNodes: 1
+    torch: {numProcPerNode: auto}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+          spec:
+            template:
+              metadata:
+                annotations: {pod-complete.stage.kwok.x-k8s.io/delay: 60s}
+              spec:
+                containers:
+                - name: node
+                  image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                  command: [/bin/bash, -c, "echo Torch Distributed Runtime"]
+)";
+
+TEST_CASE("a TrainJob waiting suspended: placed in its podSpecOverrides, then resumed, Running") {
+  auto& c = cluster();
+  prepare(c);
+  // The launcher applied the Trainer's runtimes through its webhook.
+  REQUIRE(c.get("/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/torch-distributed"));
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE_MESSAGE(op.waitReady(60s), op.log());
+  auto manifest = readFile(kSamples + "/trainjob.yaml");
+  const std::string runtime = "runtimeRef: {name: torch-distributed}";
+  const auto at = manifest.find(runtime);
+  REQUIRE(at != std::string::npos);
+  manifest.replace(at, runtime.size(),
+                   "runtimeRef: {name: torch-distributed-60s, kind: TrainingRuntime}");
+  const std::string ns = "research";
+  c.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: research}\n");
+  c.apply(kTorchDistributed60s);
+  const auto applied = std::chrono::steady_clock::now();
+  c.apply(manifest);
+  const std::string name = "llama-finetune";
+  const auto path = Cluster::pathOf("trainer.kubeflow.org/v1alpha1", "TrainJob", ns, name);
+  std::string type;
+  REQUIRE_MESSAGE(c.waitFor([&] { return !(type = placedType(name, ns)).empty(); }, 120s, 250ms),
+                  conditions(name, ns) << "\n"
+                                       << op.log());
+  // The placing write leaves it suspended; the next one resumes it.
+  REQUIRE_MESSAGE(
+      c.waitFor([&] { return c.mustGet(path)["spec"]["suspend"] == false; }, 60s, 250ms),
+      conditions(name, ns));
+  const auto trainJob = c.mustGet(path);
+  const auto& overrides = trainJob["spec"]["podSpecOverrides"];
+  REQUIRE(overrides.size() == 1);
+  CHECK(overrides[0]["targetJobs"] == json::array({{{"name", "node"}}}));
+  CHECK(overrides[0]["nodeSelector"].contains("karpenter.k8s.aws/instance-gpu-name"));
+  // The devices are the team's, as its manifest wrote them.
+  CHECK(trainJob["spec"]["trainer"]["resourcesPerNode"]["limits"]["nvidia.com/gpu"] == 1);
+  // The status follows the resuming write.
+  CHECK_MESSAGE(c.waitFor(
+                    [&] {
+                      return c.conditionMessageOf(workloadPath(ns, name), "Applied")
+                                 .find("resumed by a write of its own") != std::string::npos;
+                    },
+                    30s, 250ms),
+                conditions(name, ns) << "\n"
+                                     << op.log());
+  // The Trainer's webhook is the one that refuses the placement and the
+  // resume in one write: a change of podSpecOverrides on the TrainJob that
+  // is no longer suspended is refused (a dry run).
+  auto refused =
+      c.patch(path + "?dryRun=All",
+              {{"spec",
+                {{"podSpecOverrides",
+                  {{{"targetJobs", {{{"name", "node"}}}}, {"nodeSelector", {{"a", "b"}}}}}}}}});
+  REQUIRE_FALSE(refused.ok());
+  CHECK_MESSAGE(refused.error().message.find(
+                    "PodSpecOverrides can only be modified when the TrainJob is suspended") !=
+                    std::string::npos,
+                refused.error().message);
+  // The Trainer's JobSet carries the placement into the trainer's pods.
+  const auto jobSet = c.mustGet(Cluster::pathOf("jobset.x-k8s.io/v1alpha2", "JobSet", ns, name));
+  const auto node = podTemplateAt(jobSet, "/spec/replicatedJobs/0/template/spec/template");
+  CHECK(node["spec"]["nodeSelector"] == overrides[0]["nodeSelector"]);
+  const auto placement = c.mustGet(workloadPath(ns, name))["status"]["placement"];
+  CHECK(placement["replicas"] == 2);  // numNodes
+  CHECK(placement["acceleratorCount"] == 1);
+
+  const auto why = awaitRunningOn(c, "jobset.sigs.k8s.io%2Fjobset-name%3D" + name, 2, type, ns);
+  CHECK_MESSAGE(why.empty(), why);
+  const auto running = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - applied);
+  CHECK_MESSAGE(c.conditionOf(workloadPath(ns, name), "Applied").rfind("True/", 0) == 0,
+                conditions(name, ns));
+  CHECK_FALSE(c.mustGet(workloadPath(ns, name))["status"].contains("reverts"));
+  // Its nodes complete, the Trainer copies the JobSet's Completed: the run
+  // priced from its resume to its Complete condition, at the two pods' price.
+  const auto run = awaitRunComplete(c, name, ns);
+  CHECK_MESSAGE(base::stringMember(run, "outcome") == "Complete", conditions(name, ns)
+                                                                      << "; run: " << run.dump());
+  CHECK(c.conditionOf(workloadPath(ns, name), "Ready") == "True/JobComplete");
+  CHECK(run["pods"] == 2);
+  CHECK(run["instanceType"] == type);
+  CHECK(run["durationSeconds"].get<std::int64_t>() >= 60);
+  CHECK(std::atof(base::stringMember(run, "cost").c_str()) > 0);
+  MESSAGE(name << ": both nodes Running on " << type << " " << running.count()
+               << " ms after the apply; the run " << run.dump());
   op.stop();
 }
 
