@@ -271,8 +271,8 @@ TEST_CASE(
   CHECK_FALSE(result.outcome->state.podSetTemplates.front().raw.at("spec").contains("affinity"));
   const auto reason = conditionMessage(result.record, "Placed");
   CAPTURE(reason);
-  CHECK(reason.find("its template's affinity cannot change once it is created, so a group stays "
-                    "in one zone only where the team keeps it there") != std::string::npos);
+  CHECK(reason.find("its pods' affinity is not the operator's to write, so a group stays in one "
+                    "zone only where the team keeps it there") != std::string::npos);
 }
 
 TEST_CASE("a Ray cluster's group follows its head into one zone") {

@@ -222,9 +222,8 @@ std::string Explainer::acrossNodesText(const Placement& placement, const Request
             " by " + groups.labels.group + ")";
   } else if (groups.affinityFixed) {
     text += std::string(
-                "; its template's affinity cannot change once it is created, so a group "
-                "stays in one zone only where the team keeps it there (a required pod "
-                "affinity on ") +
+                "; its pods' affinity is not the operator's to write, so a group stays in "
+                "one zone only where the team keeps it there (a required pod affinity on ") +
             kZoneLabel + " in the manifest, or NodePools of one zone)";
   }
   if (groups.size > 0 && groups.size != nodes) {

@@ -52,10 +52,10 @@ struct PodGroups {
   // groups no such label, or its template cannot take the affinity
   // (`affinityFixed`).
   GroupLabels labels{};
-  // The template's affinity cannot change once the object is created (a
-  // JobSet's webhook lets a suspended one change only labels, annotations,
-  // nodeSelector, tolerations and scheduling gates): its groups' zone is
-  // the team's to keep.
+  // The operator cannot write its pods' affinity: a JobSet's webhook lets
+  // a suspended one change only labels, annotations, nodeSelector,
+  // tolerations and scheduling gates, and a TrainJob's overrides take
+  // none (its runtime's is shared). Its groups' zone is the team's to keep.
   bool affinityFixed = false;
 
   bool formed() const { return groups > 0; }

@@ -172,7 +172,9 @@ class TrainJobAdapter final : public KindAdapter {
                              "/spec/podSpecOverrides/" + std::to_string(entryIndexOf(templ))});
     state.podSetTemplates.push_back(podTemplateFrom(templ, true));
     static_cast<PodTemplateState&>(state) = state.podSetTemplates.front();
-    state.groups = {1, nodes, "spec.trainer.numNodes"};
+    // Its overrides take no affinity (Trainer v2.0.0's PodSpecOverride):
+    // its pods' is its runtime's.
+    state.groups = {1, nodes, "spec.trainer.numNodes", {}, true};
     state.replicas = nodes;
     auto& job = state.job;
     readSuspension(object, job);
