@@ -32,6 +32,28 @@ World servingGroupWorld(int size, json affinity = nullptr) {
   return world;
 }
 
+// Llama-3-70B trained in full on three trn1.32xlarge, as
+// config/samples/jobset-trainium-70b.yaml: a suspended JobSet whose
+// workers ask for 16 Trainium each, and a node's 8 EFA interfaces with
+// `efa`.
+World trainingJobSetWorld(bool efa) {
+  json resources = {{"aws.amazon.com/neuron", 16}};
+  if (efa) {
+    resources["vpc.amazonaws.com/efa"] = 8;
+  }
+  const json workers = {{"spec",
+                         {{"containers",
+                           {{{"name", "trainer"},
+                             {"resources", {{"requests", resources}, {"limits", resources}}}}}}}}};
+  World world;
+  world.spec["targetRef"] = {{"kind", "JobSet"}, {"name", "chat"}};
+  world.spec["workload"] = {{"kind", "Training"}};
+  world.spec["model"] = {{"parameters", "70.6B"}, {"precision", "bf16"}};
+  world.spec["constraints"] = {{"tiers", {"Trainium"}}};
+  world.target = suspendedJobSet(workers, 3);
+  return world;
+}
+
 TEST_CASE("a group of the size the placement needs is written; another size is named, untouched") {
   SUBCASE("size 2: each pod gets its node's eight H100s and every EFA interface") {
     World world = servingGroupWorld(2);
@@ -93,29 +115,10 @@ TEST_CASE("a group in force stays: the next reconcile keeps it and writes nothin
 }
 
 TEST_CASE("a JobSet across nodes whose manifest lacks the EFA interfaces: said, not written") {
-  // Llama-3-70B trained in full on three trn1.32xlarge, as
-  // config/samples/jobset-trainium-70b.yaml, its workers asking for 16
-  // Trainium and no EFA: its webhook would refuse a changed resource.
-  const auto jobSet = [](bool efa) {
-    json resources = {{"aws.amazon.com/neuron", 16}};
-    if (efa) {
-      resources["vpc.amazonaws.com/efa"] = 8;
-    }
-    const json workers = {
-        {"spec",
-         {{"containers",
-           {{{"name", "trainer"},
-             {"resources", {{"requests", resources}, {"limits", resources}}}}}}}}};
-    World world;
-    world.spec["targetRef"] = {{"kind", "JobSet"}, {"name", "chat"}};
-    world.spec["workload"] = {{"kind", "Training"}};
-    world.spec["model"] = {{"parameters", "70.6B"}, {"precision", "bf16"}};
-    world.spec["constraints"] = {{"tiers", {"Trainium"}}};
-    world.target = suspendedJobSet(workers, 3);
-    return world;
-  };
+  // Its workers asking for 16 Trainium and no EFA: its webhook would
+  // refuse a changed resource.
   SUBCASE("the manifest asks for a node's devices and EFA: placed and resumed") {
-    World world = jobSet(true);
+    World world = trainingJobSetWorld(true);
     const auto result = reconcile(world);
     CHECK(result.plan.wanted.nodesPerReplica == 3);
     REQUIRE(result.plan.write.has_value());
@@ -123,7 +126,7 @@ TEST_CASE("a JobSet across nodes whose manifest lacks the EFA interfaces: said, 
     CHECK(conditionsOf(result.record).at("Applied") == "True/Applied");
   }
   SUBCASE("no EFA in the manifest: nothing written, the condition names what to write") {
-    World world = jobSet(false);
+    World world = trainingJobSetWorld(false);
     const auto result = reconcile(world);
     CHECK(result.plan.wanted.nodesPerReplica == 3);
     CHECK_FALSE(result.plan.write.has_value());
@@ -253,17 +256,7 @@ TEST_CASE(
     "a group whose template cannot take the affinity: nothing of it written, the reason says") {
   // A JobSet's webhook lets a suspended one change its nodeSelector and
   // tolerations, not its affinity.
-  const json resources = {{"aws.amazon.com/neuron", 16}, {"vpc.amazonaws.com/efa", 8}};
-  const json workers = {{"spec",
-                         {{"containers",
-                           {{{"name", "trainer"},
-                             {"resources", {{"requests", resources}, {"limits", resources}}}}}}}}};
-  World world;
-  world.spec["targetRef"] = {{"kind", "JobSet"}, {"name", "chat"}};
-  world.spec["workload"] = {{"kind", "Training"}};
-  world.spec["model"] = {{"parameters", "70.6B"}, {"precision", "bf16"}};
-  world.spec["constraints"] = {{"tiers", {"Trainium"}}};
-  world.target = suspendedJobSet(workers, 3);
+  World world = trainingJobSetWorld(true);
   const auto result = reconcile(world);
   REQUIRE(result.plan.write.has_value());
   CHECK(result.plan.write->scheduling.zoneGroup.empty());
