@@ -694,6 +694,7 @@ CachedTarget packTarget(const core::TargetState& state) {
   out.word(state.groups.labels.member);
   out.word(state.groups.labels.group);
   out.integer(state.groups.affinityFixed ? 1 : 0);
+  out.integer(state.groups.sizeFixed ? 1 : 0);
   out.string(state.placedThrough);
   cached.packed = out.take();
   cached.packed.shrink_to_fit();
@@ -746,6 +747,7 @@ core::TargetState CachedTarget::unpack() const {
   state.groups.labels.member = in.word();
   state.groups.labels.group = in.word();
   state.groups.affinityFixed = in.integer() != 0;
+  state.groups.sizeFixed = in.integer() != 0;
   state.placedThrough = in.string();
   return state;
 }

@@ -35,22 +35,22 @@ World servingGroupWorld(int size, json affinity = nullptr) {
 // Llama-3-70B trained in full on three trn1.32xlarge, as
 // config/samples/jobset-trainium-70b.yaml: a suspended JobSet whose
 // workers ask for 16 Trainium each, and a node's 8 EFA interfaces with
-// `efa`.
-World trainingJobSetWorld(bool efa) {
+// `efa`, `workers` of them.
+World trainingJobSetWorld(bool efa, int workers = 3) {
   json resources = {{"aws.amazon.com/neuron", 16}};
   if (efa) {
     resources["vpc.amazonaws.com/efa"] = 8;
   }
-  const json workers = {{"spec",
-                         {{"containers",
-                           {{{"name", "trainer"},
-                             {"resources", {{"requests", resources}, {"limits", resources}}}}}}}}};
+  const json worker = {{"spec",
+                        {{"containers",
+                          {{{"name", "trainer"},
+                            {"resources", {{"requests", resources}, {"limits", resources}}}}}}}}};
   World world;
   world.spec["targetRef"] = {{"kind", "JobSet"}, {"name", "chat"}};
   world.spec["workload"] = {{"kind", "Training"}};
   world.spec["model"] = {{"parameters", "70.6B"}, {"precision", "bf16"}};
   world.spec["constraints"] = {{"tiers", {"Trainium"}}};
-  world.target = suspendedJobSet(workers, 3);
+  world.target = suspendedJobSet(worker, workers);
   return world;
 }
 
@@ -135,6 +135,20 @@ TEST_CASE("a JobSet across nodes whose manifest lacks the EFA interfaces: said, 
     CAPTURE(message);
     CHECK(message.find("vpc.amazonaws.com/efa=8") != std::string::npos);
     CHECK(message.find("create it again") != std::string::npos);
+  }
+  SUBCASE("one worker: its size cannot change, so it is to be created again with three") {
+    World world = trainingJobSetWorld(true, 1);
+    const auto result = reconcile(world);
+    CHECK(result.plan.wanted.nodesPerReplica == 3);
+    CHECK_FALSE(result.plan.write.has_value());
+    CHECK(conditionsOf(result.record).at("Applied") == "False/GroupSizeNeeded");
+    const auto message = conditionMessage(result.record, "Applied");
+    CAPTURE(message);
+    CHECK(message.find("spec.replicatedJobs[0].template.spec.parallelism is 1: set it to 3 in the "
+                       "manifest and create it again") != std::string::npos);
+    const auto reason = conditionMessage(result.record, "Placed");
+    CAPTURE(reason);
+    CHECK(reason.find("gives 1: create it again with 3") != std::string::npos);
   }
 }
 

@@ -228,8 +228,8 @@ std::string Explainer::acrossNodesText(const Placement& placement, const Request
   }
   if (groups.size > 0 && groups.size != nodes) {
     text += "; a group needs " + std::to_string(nodes) + " pods, one a node, and " +
-            groups.sizeField + " gives " + std::to_string(groups.size) + ": set it to " +
-            std::to_string(nodes);
+            groups.sizeField + " gives " + std::to_string(groups.size) +
+            (groups.sizeFixed ? ": create it again with " : ": set it to ") + std::to_string(nodes);
   }
   return text;
 }

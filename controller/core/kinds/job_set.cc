@@ -97,11 +97,8 @@ class JobSetAdapter final : public KindAdapter {
         // pods (its workers, beside a driver or a launcher).
         if (!state.groups.formed() || count > state.groups.size) {
           state.groups = {
-              1,
-              count,
-              "spec.replicatedJobs[" + std::to_string(i) + "].template.spec.parallelism",
-              {},
-              true};
+              1,  count, "spec.replicatedJobs[" + std::to_string(i) + "].template.spec.parallelism",
+              {}, true,  true};
         }
       }
     }

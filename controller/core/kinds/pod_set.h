@@ -57,6 +57,10 @@ struct PodGroups {
   // tolerations and scheduling gates, and a TrainJob's overrides take
   // none (its runtime's is shared). Its groups' zone is the team's to keep.
   bool affinityFixed = false;
+  // Nor can the size change once the object is created (a JobSet's
+  // replicated jobs; a TrainJob's JobSet): a group of another size is
+  // created again.
+  bool sizeFixed = false;
 
   bool formed() const { return groups > 0; }
   bool operator==(const PodGroups&) const = default;

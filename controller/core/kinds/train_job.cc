@@ -173,8 +173,9 @@ class TrainJobAdapter final : public KindAdapter {
     state.podSetTemplates.push_back(podTemplateFrom(templ, true));
     static_cast<PodTemplateState&>(state) = state.podSetTemplates.front();
     // Its overrides take no affinity (Trainer v2.0.0's PodSpecOverride):
-    // its pods' is its runtime's.
-    state.groups = {1, nodes, "spec.trainer.numNodes", {}, true};
+    // its pods' is its runtime's. Its JobSet's parallelism, numNodes,
+    // cannot change once the JobSet is made.
+    state.groups = {1, nodes, "spec.trainer.numNodes", {}, true, true};
     state.replicas = nodes;
     auto& job = state.job;
     readSuspension(object, job);

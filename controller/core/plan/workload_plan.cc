@@ -175,12 +175,15 @@ void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
   if (const int nodes = plan.wanted.nodesPerReplica; nodes > 1 && groups.size != nodes) {
     plan.view.applied.reset();
     plan.view.placement = plan.wanted;
-    draft.notApplied("GroupSizeNeeded",
-                     "no single node holds a replica: it needs groups of " + std::to_string(nodes) +
-                         " pods, one on each of " + std::to_string(nodes) + " " +
-                         plan.wanted.instanceType + " nodes, and " + groups.sizeField + " is " +
-                         std::to_string(groups.size) + ": set it to " + std::to_string(nodes) +
-                         " and the placement is written; nothing is written until then");
+    draft.notApplied(
+        "GroupSizeNeeded",
+        "no single node holds a replica: it needs groups of " + std::to_string(nodes) +
+            " pods, one on each of " + std::to_string(nodes) + " " + plan.wanted.instanceType +
+            " nodes, and " + groups.sizeField + " is " + std::to_string(groups.size) +
+            ": set it to " + std::to_string(nodes) +
+            (groups.sizeFixed ? " in the manifest and create it again (it cannot change once "
+                                "created); nothing is written"
+                              : " and the placement is written; nothing is written until then"));
     return;
   }
   TargetWrite write;
