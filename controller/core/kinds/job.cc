@@ -29,12 +29,7 @@ class JobAdapter final : public KindAdapter {
     readMainPodSet(spec, static_cast<std::int32_t>(std::clamp<std::int64_t>(pods, 0, INT32_MAX)),
                    state);
     auto& job = state.job;
-    readSuspension(object, job);
-    // spec.managedBy names another controller (MultiKueue, say): it runs
-    // the Job elsewhere.
-    const auto managedBy = stringMember(spec, "managedBy");
-    job.queuedElsewhere =
-        job.queuedElsewhere || (!managedBy.empty() && managedBy != kJobController);
+    readSuspension(object, job, kJobController);
     const auto& status = memberOf(object, "status");
     readRolloutCounts(status, state);
     job.startTime = stringMember(status, "startTime");

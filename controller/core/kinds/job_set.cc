@@ -107,10 +107,7 @@ class JobSetAdapter final : public KindAdapter {
     }
     state.replicas = static_cast<std::int32_t>(std::min<std::int64_t>(pods, INT32_MAX));
     auto& job = state.job;
-    readSuspension(object, job);
-    const auto managedBy = stringMember(spec, "managedBy");
-    job.queuedElsewhere =
-        job.queuedElsewhere || (!managedBy.empty() && managedBy != kJobSetController);
+    readSuspension(object, job, kJobSetController);
     readRun(object, job);
     readMaker(object, state);
   }

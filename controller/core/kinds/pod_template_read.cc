@@ -152,13 +152,16 @@ std::optional<std::string> podLabel(const json& pod, std::string_view key) {
   return value.get<std::string>();
 }
 
-void readSuspension(const json& object, JobProgress& progress) {
+void readSuspension(const json& object, JobProgress& progress, std::string_view controller) {
   constexpr const char* kKueueQueueLabel = "kueue.x-k8s.io/queue-name";
   const auto& metadata = memberOf(object, "metadata");
-  progress.suspended = memberOf(memberOf(object, "spec"), "suspend") == json(true);
+  const auto& spec = memberOf(object, "spec");
+  progress.suspended = memberOf(spec, "suspend") == json(true);
+  const auto managedBy = controller.empty() ? std::string() : stringMember(spec, "managedBy");
   progress.queuedElsewhere =
       memberOf(memberOf(metadata, "labels"), kKueueQueueLabel).is_string() ||
-      memberOf(memberOf(metadata, "annotations"), kKueueQueueLabel).is_string();
+      memberOf(memberOf(metadata, "annotations"), kKueueQueueLabel).is_string() ||
+      (!managedBy.empty() && managedBy != controller);
   progress.waitsFor = stringMember(memberOf(metadata, "labels"), kWorkloadLabel);
 }
 

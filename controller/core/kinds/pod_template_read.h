@@ -33,8 +33,12 @@ std::optional<std::string> podLabel(const nlohmann::json& pod, std::string_view 
 // Whether the object waits suspended (spec.suspend), for whom (its label
 // gpuplacement.io/workload), and whether Kueue queues it (its
 // kueue.x-k8s.io/queue-name label or annotation): Kueue then decides when
-// it runs, and the operator leaves spec.suspend alone.
-void readSuspension(const nlohmann::json& object, JobProgress& progress);
+// it runs, and the operator leaves spec.suspend alone. So it does when
+// spec.managedBy names another controller than `controller`, the kind's
+// own (MultiKueue's, say: the run is elsewhere); "" for a kind without
+// spec.managedBy.
+void readSuspension(const nlohmann::json& object, JobProgress& progress,
+                    std::string_view controller = "");
 
 // How a run ended, from its status's conditions: `completeType` True (a
 // Job's Complete, a JobSet's Completed) at its time, or Failed True at its

@@ -89,10 +89,7 @@ class RayJobAdapter final : public KindAdapter {
     }
     readRayClusterSpec(memberOf(spec, "rayClusterSpec"), "/spec/rayClusterSpec", state);
     auto& job = state.job;
-    readSuspension(object, job);
-    const auto managedBy = stringMember(spec, "managedBy");
-    job.queuedElsewhere =
-        job.queuedElsewhere || (!managedBy.empty() && managedBy != kKubeRayController);
+    readSuspension(object, job, kKubeRayController);
     readRun(object, job);
   }
 

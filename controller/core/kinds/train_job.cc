@@ -178,10 +178,7 @@ class TrainJobAdapter final : public KindAdapter {
     state.groups = {1, nodes, "spec.trainer.numNodes", {}, true, true};
     state.replicas = nodes;
     auto& job = state.job;
-    readSuspension(object, job);
-    const auto managedBy = stringMember(spec, "managedBy");
-    job.queuedElsewhere =
-        job.queuedElsewhere || (!managedBy.empty() && managedBy != kTrainerController);
+    readSuspension(object, job, kTrainerController);
     // Its pods are those of the JobSet the Trainer makes under its name.
     job.runsOn = name;
     readRun(object, job);
