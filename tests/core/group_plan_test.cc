@@ -231,7 +231,7 @@ TEST_CASE("each group is kept in one zone: the team's affinity stands, and only 
           GroupLabels{"leaderworkerset.sigs.k8s.io/name", "leaderworkerset.sigs.k8s.io/group-key"});
     REQUIRE(placed.outcome.has_value());
     const auto& state = placed.outcome->state;
-    CHECK(requiredTerms(state) == (team ? json{cache, zone} : json{zone}));
+    CHECK(requiredTerms(state) == (team ? json::array({cache, zone}) : json::array({zone})));
     CHECK(state.ownership.fields.zoneGroup == placed.plan.write->scheduling.zoneGroup);
     if (team) {
       CHECK(state.podSetTemplates.front().raw.at("spec").at("affinity").at("nodeAffinity") ==

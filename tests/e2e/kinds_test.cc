@@ -274,7 +274,7 @@ TEST_CASE("a model no node holds: a LeaderWorkerSet group across two Trainium no
   REQUIRE_MESSAGE(terms.is_array(), templ.dump());
   REQUIRE(terms.size() == 1);
   CHECK(terms[0]["topologyKey"] == "topology.kubernetes.io/zone");
-  CHECK(terms[0]["matchLabelKeys"] == json{"leaderworkerset.sigs.k8s.io/group-key"});
+  CHECK(terms[0]["matchLabelKeys"] == json::array({"leaderworkerset.sigs.k8s.io/group-key"}));
 
   // Karpenter launches a node for each pod of the group; both Running.
   std::string why;
