@@ -18,7 +18,7 @@ using base::stringMember;
 // (MultiKueue, say) runs it elsewhere.
 constexpr std::string_view kJobController = "kubernetes.io/job-controller";
 
-class JobAdapter final : public KindAdapter {
+class JobAdapter final : public RunOnceAdapter {
  public:
   void read(const json& object, TargetState& state) const override {
     const auto& spec = memberOf(object, "spec");
@@ -41,12 +41,6 @@ class JobAdapter final : public KindAdapter {
         job.end == JobProgress::End::Complete && !completed.empty()) {
       job.endTime = completed;
     }
-  }
-
-  bool rolledOut(const TargetState& state) const override { return state.job.started(); }
-
-  bool templateMutable(const TargetState& state) const override {
-    return state.job.suspended && !state.job.started();
   }
 
   std::optional<PodOwner> ownerOf(const json& pod) const override {

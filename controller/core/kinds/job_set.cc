@@ -76,7 +76,7 @@ void readMaker(const json& object, TargetState& state) {
                         maker + ")";
 }
 
-class JobSetAdapter final : public KindAdapter {
+class JobSetAdapter final : public RunOnceAdapter {
  public:
   void read(const json& object, TargetState& state) const override {
     const auto& spec = memberOf(object, "spec");
@@ -110,12 +110,6 @@ class JobSetAdapter final : public KindAdapter {
     readSuspension(object, job, kJobSetController);
     readRun(object, job);
     readMaker(object, state);
-  }
-
-  bool rolledOut(const TargetState& state) const override { return state.job.started(); }
-
-  bool templateMutable(const TargetState& state) const override {
-    return state.job.suspended && !state.job.started();
   }
 
   // Its pods are its Jobs' (whose adapter claims them first): the labels

@@ -56,6 +56,17 @@ class KindAdapter {
                               std::string_view field) const;
 };
 
+// A kind that runs once (a Job, a JobSet, a RayJob, a TrainJob): rolled
+// out once its run has started, its templates open to change only while
+// it waits suspended and has not started.
+class RunOnceAdapter : public KindAdapter {
+ public:
+  bool rolledOut(const TargetState& state) const override { return state.job.started(); }
+  bool templateMutable(const TargetState& state) const override {
+    return state.job.suspended && !state.job.started();
+  }
+};
+
 const KindAdapter& adapterOf(TargetKind kind);
 
 }  // namespace gpuplacement::core

@@ -6,7 +6,8 @@
 
 // KubeRay's RayJob (ray.io/v1): a Ray job run once on a RayCluster that
 // KubeRay makes from spec.rayClusterSpec when the RayJob starts (or
-// resumes) and deletes when it ends. Its pod sets are that spec's head and
+// resumes), disregarding any later change of it, and deletes when it
+// ends. Its pod sets are that spec's head and
 // worker groups; the submitter (a Job running `ray job submit`) is CPU
 // work and no pod set. KubeRay's validation lets only a RayJob with its own
 // rayClusterSpec and shutdownAfterJobFinishes wait suspended; one that
@@ -73,7 +74,7 @@ void readRun(const json& object, JobProgress& job) {
   }
 }
 
-class RayJobAdapter final : public KindAdapter {
+class RayJobAdapter final : public RunOnceAdapter {
  public:
   void read(const json& object, TargetState& state) const override {
     const auto& spec = memberOf(object, "spec");
@@ -91,14 +92,6 @@ class RayJobAdapter final : public KindAdapter {
     auto& job = state.job;
     readSuspension(object, job, kKubeRayController);
     readRun(object, job);
-  }
-
-  bool rolledOut(const TargetState& state) const override { return state.job.started(); }
-
-  // KubeRay makes the cluster from rayClusterSpec when the run starts, and
-  // disregards any later change of it.
-  bool templateMutable(const TargetState& state) const override {
-    return state.job.suspended && !state.job.started();
   }
 
   // Its pods are its RayCluster's (their ownerReference, no label naming

@@ -159,7 +159,7 @@ void readRun(const json& object, JobProgress& job) {
   }
 }
 
-class TrainJobAdapter final : public KindAdapter {
+class TrainJobAdapter final : public RunOnceAdapter {
  public:
   void read(const json& object, TargetState& state) const override {
     const auto& spec = memberOf(object, "spec");
@@ -182,12 +182,6 @@ class TrainJobAdapter final : public KindAdapter {
     // Its pods are those of the JobSet the Trainer makes under its name.
     job.runsOn = name;
     readRun(object, job);
-  }
-
-  bool rolledOut(const TargetState& state) const override { return state.job.started(); }
-
-  bool templateMutable(const TargetState& state) const override {
-    return state.job.suspended && !state.job.started();
   }
 
   // Its pods name only its JobSet (the same name, no label of the
