@@ -359,6 +359,19 @@ TEST_CASE("a JobSet's run: placed while it waits suspended, fixed once it starte
   CHECK(targetFromJson(TargetKind::JobSet, queued).job.queuedElsewhere);
 }
 
+// A run-once kind's progress as a table row states it: whether its
+// templates may change, when its run started and ended, and how.
+template <typename Row>
+void checkRun(const TargetState& state, const Row& row) {
+  CHECK(state.templateMutable() == row.mutableTemplate);
+  CHECK(state.job.startTime == row.startTime);
+  CHECK(state.job.active == row.active);
+  CHECK(state.job.end == row.end);
+  CHECK(state.job.endTime == row.endTime);
+  CHECK(state.job.endReason == row.endReason);
+  CHECK(state.rolledOut() == !row.startTime.empty());
+}
+
 TEST_CASE("a RayJob's run: placed while it waits suspended, fixed once KubeRay starts it") {
   struct Row {
     const char* label;
@@ -464,13 +477,7 @@ TEST_CASE("a RayJob's run: placed while it waits suspended, fixed once KubeRay s
     object["spec"]["suspend"] = row.suspend;
     object["status"] = row.status;
     const auto state = targetFromJson(TargetKind::RayJob, object);
-    CHECK(state.templateMutable() == row.mutableTemplate);
-    CHECK(state.job.startTime == row.startTime);
-    CHECK(state.job.active == row.active);
-    CHECK(state.job.end == row.end);
-    CHECK(state.job.endTime == row.endTime);
-    CHECK(state.job.endReason == row.endReason);
-    CHECK(state.rolledOut() == !row.startTime.empty());
+    checkRun(state, row);
     CHECK(state.placedThrough.empty());
   }
   // Its pods are found through the cluster KubeRay made for the run.
@@ -573,13 +580,7 @@ TEST_CASE("a TrainJob's run: placed while it waits suspended, fixed once resumed
     }
     object["status"] = row.status;
     const auto state = targetFromJson(TargetKind::TrainJob, object);
-    CHECK(state.templateMutable() == row.mutableTemplate);
-    CHECK(state.job.startTime == row.startTime);
-    CHECK(state.job.active == row.active);
-    CHECK(state.job.end == row.end);
-    CHECK(state.job.endTime == row.endTime);
-    CHECK(state.job.endReason == row.endReason);
-    CHECK(state.rolledOut() == !row.startTime.empty());
+    checkRun(state, row);
     // Its pods are its JobSet's, which the Trainer names as the TrainJob.
     CHECK(state.job.runsOn == "tune");
   }
