@@ -113,6 +113,12 @@ TEST_CASE("a model no node holds: with --group-size, a group across nodes in the
   CHECK(placement.at("instanceType") == "p6-b200.48xlarge");
   CHECK(placement.at("acrossNodes").at("nodes") == 5);
   CHECK(placement.at("acrossNodes").at("efaInterfaces") == 8);
+  // Training: the degrees that split it over the group's 40 devices.
+  const auto& training = placement.at("acrossNodes").at("training");
+  CHECK(training.at("tensorParallel").get<int>() * training.at("pipelineParallel").get<int>() *
+            training.at("dataParallel").get<int>() ==
+        40);
+  CHECK(training.at("deviceMemoryGiB").get<double>() <= 0.9 * 180);  // a B200 has 179 GiB
   CHECK(placement.at("nodes") == 5);
   CHECK(placement.at("hourlyCost").get<double>() ==
         doctest::Approx(5 * placement.at("nodeHourlyCost").get<double>()));

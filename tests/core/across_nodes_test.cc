@@ -124,9 +124,9 @@ TEST_CASE("a replica no node holds is placed across nodes where the target's pod
       {"405B fp16 on H100: two nodes",
        IntentBuilder(K::Inference, "405B").only({"p5.48xlarge"}).groups(1, 0), "p5.48xlarge", 2, 8,
        32, 1,
-       "no single node holds it: 2 p5.48xlarge nodes, 8 H100 each, 16 in all, tensor parallel "
-       "within a node over NVSwitch and pipeline parallel across nodes over EFA (32 interfaces, "
-       "3,200 Gbps a node)"},
+       "no single node holds it: 2 p5.48xlarge nodes, 8 H100 each, 16 in all, joined by EFA (32 "
+       "interfaces, 3,200 Gbps a node); tensor parallel within a node over NVSwitch and pipeline "
+       "parallel across nodes"},
       {"the team's group of four",
        IntentBuilder(K::Inference, "405B").only({"p5.48xlarge"}).groups(1, 4), "p5.48xlarge", 4, 4,
        32, 1, "2 p5.48xlarge nodes" /* never said: see below */},
@@ -135,15 +135,19 @@ TEST_CASE("a replica no node holds is placed across nodes where the target's pod
       {"405B on Trainium, served through vLLM's Neuron backend",
        IntentBuilder(K::Inference, "405B").framework(F::vLLM).tiers({Tier::Trainium}).groups(1, 0),
        "trn1.32xlarge", 2, 16, 8, 1,
-       "2 trn1.32xlarge nodes, 16 Trainium each, 32 in all, tensor parallel within a node over "
-       "NeuronLink"},
+       "2 trn1.32xlarge nodes, 16 Trainium each, 32 in all, joined by EFA (8 interfaces, 800 Gbps "
+       "a "
+       "node); tensor parallel within a node over NeuronLink"},
       // 70B x 2 B x 9 = 1,174 GiB (weights, gradients, fp32 master weights
       // and Adam's moments, activations): two p5.48xlarge hold 1,147 GiB,
-      // three 1,720.
+      // three 1,720; split so that each device holds its part
+      // (training_layout_test has the degrees' arithmetic).
       {"70B trained in full",
        IntentBuilder(K::Training, "70B").precision(P::BF16).only({"p5.48xlarge"}).groups(1, 0),
        "p5.48xlarge", 3, 8, 32, 1,
-       "data parallel across nodes with sharded optimizer states, gradients over EFA"},
+       "tensor parallel 4 within a node over NVSwitch, pipeline parallel 3 across nodes, data "
+       "parallel 2 with the optimizer's states sharded over it: a device holds 65.2 GiB (weights "
+       "and gradients 21.7, optimizer states 32.6, activations 10.9)"},
   };
   for (const auto& row : rows) {
     CAPTURE(std::string(row.label));

@@ -4,6 +4,7 @@
 // copying them, and the placement that changes when a load is stated.
 #include <doctest/doctest.h>
 
+#include "base/decimal.h"
 #include "core/catalog/quantity.h"
 #include "core/decide/fit.h"
 #include "core/decide/performance_model.h"

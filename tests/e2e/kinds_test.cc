@@ -692,6 +692,11 @@ TEST_CASE("a 70B model trained in full: a JobSet across three Trainium nodes, it
   CHECK(type == "trn1.32xlarge");
   const auto placement = c.mustGet(workloadPath(ns, name))["status"]["placement"];
   CHECK(placement["acrossNodes"]["nodes"] == 3);
+  // Each stage on one node's 16 Trainium, three stages, one copy: the
+  // API server keeps the layout the status writes.
+  CHECK(placement["acrossNodes"]["training"]["tensorParallel"] == 16);
+  CHECK(placement["acrossNodes"]["training"]["pipelineParallel"] == 3);
+  CHECK(placement["acrossNodes"]["training"]["dataParallel"] == 1);
   CHECK(placement["acceleratorCount"] == 16);
   CHECK(placement["replicas"] == 1);  // one replica of the model: a group of three pods
   // Three pods, one on each of three nodes of the type.

@@ -25,6 +25,9 @@ struct Placement {
   int nodesPerReplica = 1;
   int efaInterfaces = 0;
   double networkGbps = 0;
+  // Training across nodes: the tensor, pipeline and data parallel degrees
+  // that hold it, and what each device holds (core/decide/training_layout.h).
+  TrainingLayout training;
   // A MIG slice of one GPU per replica ("1g.10gb", requested as
   // nvidia.com/mig-1g.10gb); acceleratorCount is then 1. Empty: whole devices.
   std::string migProfile;

@@ -49,6 +49,7 @@ MemoryEstimate estimateMemory(const WorkloadIntent& intent, const MemoryOverhead
                               ? static_cast<double>(intent.parameters) * 2 / kBytesPerGiB
                               : memory.weightsGiB;
   memory.requiredGiB = basisGiB * memory.overhead;
+  memory.training = trainingMemoryOf(intent.kind, memory);
   memory.runtimeGiB = overheads.runtimeGiB(intent.framework);
   if (intent.shape.known()) {
     memory.kvBytesPerToken = intent.shape.kvBytesPerToken(
@@ -70,6 +71,28 @@ MemoryEstimate estimateMemory(const WorkloadIntent& intent, const MemoryOverhead
                         : "online inference: weights, KV cache and reserve";
   }
   return memory;
+}
+
+TrainingMemory trainingMemoryOf(WorkloadKind kind, const MemoryEstimate& memory) {
+  TrainingMemory parts;
+  const double required = memory.requiredGiB;
+  if (kind == WorkloadKind::Training) {
+    // Of the bytes a parameter the overhead gives (18 at 9.0): 16-bit
+    // weights and gradients 4, fp32 master weights and Adam's moments 12,
+    // activations the rest. An overhead below 8 leaves no activations and
+    // scales the states down with it.
+    const double perParameter = memory.overhead * 2;
+    const double states = std::min(perParameter, 16.0);
+    parts.weightsGradientsGiB = required * (states * 4 / 16) / perParameter;
+    parts.optimizerGiB = required * (states * 12 / 16) / perParameter;
+    parts.activationsGiB = required - parts.weightsGradientsGiB - parts.optimizerGiB;
+  } else if (kind == WorkloadKind::FineTuning) {
+    // The frozen base whole on every copy; the adapters, their optimizer
+    // states and the activations are the rest, too small to shard.
+    parts.weightsGradientsGiB = std::min(memory.weightsGiB, required);
+    parts.activationsGiB = required - parts.weightsGradientsGiB;
+  }
+  return parts;
 }
 
 const char* methodOf(const WorkloadIntent& intent) {
@@ -244,6 +267,7 @@ Request PlacementEngine::requestFor(const WorkloadIntent& intent, const MemoryEs
   need.work = workOf(intent.architecture, intent.parameters, memory.weightsGiB * kBytesPerGiB);
   need.precision = intent.precision;
   need.training = isTraining(intent.kind);
+  need.trainingMemory = memory.training;
   need.inference = !need.training;
   need.batch = intent.kind == WorkloadKind::BatchInference;
   need.latencyTargetMs = need.inference ? intent.latencyTargetMs : std::nullopt;

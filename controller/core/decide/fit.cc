@@ -481,6 +481,14 @@ Fit fitAcrossNodes(const Catalog& catalog, const InstanceType& instance, const R
     fit.misfit = Misfit::Memory;
     return fit;
   }
+  if (need.training) {
+    fit.layout =
+        trainingLayout(need.trainingMemory, groupNodes, *devices, need.work.layers, perDevice);
+    if (!fit.layout.found()) {
+      fit.misfit = Misfit::Split;
+      return fit;
+    }
+  }
   Speed speed;
   const double tflops = denseTflops(*spec, need.precision);
   if (need.training || need.batch) {

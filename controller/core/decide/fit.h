@@ -7,6 +7,7 @@
 #include "core/catalog/catalog.h"
 #include "core/catalog/types.h"
 #include "core/decide/performance_model.h"
+#include "core/decide/training_layout.h"
 
 namespace gpuplacement::core {
 
@@ -44,8 +45,9 @@ struct Requirement {
   Work work;  // one unit of work: workOf(architecture, parameters, weights)
   Precision precision = Precision::FP16;
   bool training = false;
-  bool inference = false;  // a latency estimate applies
-  bool batch = false;      // batch inference: measured by throughput, not by one unit's latency
+  TrainingMemory trainingMemory;  // training: its memory by part (requiredGiB in all)
+  bool inference = false;         // a latency estimate applies
+  bool batch = false;  // batch inference: measured by throughput, not by one unit's latency
   std::optional<double> latencyTargetMs;  // inference kinds only
   double fillLimit = 0.9;                 // of the memory a replica is given
   bool karpenter = false;                 // Karpenter launches the nodes
@@ -93,6 +95,8 @@ struct Fit {
   // Nodes one replica spans (a group: one pod on each, `devices` each);
   // 1: the replica is one pod on one node.
   int nodes = 1;
+  // Training across nodes: the parallel degrees that hold it there.
+  TrainingLayout layout;
   double share = 0;             // the fraction of the node one replica uses
   double availableGiB = 0;      // device memory (CPU: memory request) the replica gets
   double offeredGiB = 0;        // the most one replica could fill here, after the fill limit

@@ -79,10 +79,10 @@ double trainingTflops(double tflopsPerDevice, int devices, Interconnect link);
 // the activations to the next node. The sum is one node's roofline over the
 // whole model, plus a hop between nodes: no faster than one node could be,
 // only larger. Pipelining more batches through the stages carries more
-// tokens a second; that is not counted (the lower side). Training runs
-// data parallel across nodes with sharded states (FSDP, ZeRO-3), keeping
-// kCrossNodeScalingPerDoubling of linear speed-up per doubling of nodes:
-// gradients cross EFA, slower than the links inside a node.
+// tokens a second; that is not counted (the lower side). Training, split
+// by core/decide/training_layout.h, keeps kCrossNodeScalingPerDoubling of
+// linear speed-up per doubling of nodes: activations and gradients cross
+// EFA, slower than the links inside a node.
 inline constexpr double kCrossNodeHopMicroseconds = 30;
 inline constexpr double kCrossNodeScalingPerDoubling = 0.9;
 // The most nodes one replica is spread over.

@@ -54,6 +54,7 @@ Placement replicaShape(const Catalog& catalog, int instance, const Fit& fit, Cap
     placement.nodesPerReplica = fit.nodes;
     placement.efaInterfaces = type.efaInterfaces;
     placement.networkGbps = type.networkGbps;
+    placement.training = fit.layout;
   }
   placement.claim = accelerator && offered && offered->offersClaims(instance, capacity);
   placement.claimByResource = placement.claim && !claimsWritable;

@@ -42,9 +42,14 @@ struct MemoryEstimate {
   double kvCacheGiB = 0;  // concurrentSequences x contextTokens x kvBytesPerToken
   double reserveGiB = 0;  // per device: the runtime's context and activations
   int kvHeads = 0;        // the KV cache splits by them across devices
+  // Training and fine-tuning: requiredGiB by part, as a group of nodes
+  // splits it (core/decide/training_layout.h).
+  TrainingMemory training;
 };
 
 MemoryEstimate estimateMemory(const WorkloadIntent& intent, const MemoryOverheads& overheads);
+// Training's and fine-tuning's requiredGiB by part; none for serving.
+TrainingMemory trainingMemoryOf(WorkloadKind kind, const MemoryEstimate& memory);
 // How the work uses memory: full training, LoRA or QLoRA, serving.
 const char* methodOf(const WorkloadIntent& intent);
 

@@ -198,6 +198,43 @@ Placement Explainer::placementOf(const Option& option, const Request& request) c
   return placement;
 }
 
+namespace {
+
+// "tensor parallel 16 within a node over NeuronLink, pipeline parallel 3
+// across nodes, no data parallelism: a device holds 24.7 GiB (weights and
+// gradients 6.1, optimizer states 16.4, activations 2.2)".
+std::string trainingLayoutText(const TrainingLayout& layout, std::string_view link) {
+  std::vector<std::string> degrees;
+  if (layout.tensor > 1) {
+    degrees.push_back("tensor parallel " + std::to_string(layout.tensor) + " within a node over " +
+                      std::string(link));
+  }
+  if (layout.pipeline > 1) {
+    degrees.push_back("pipeline parallel " + std::to_string(layout.pipeline) + " across nodes");
+  }
+  degrees.push_back(layout.data > 1 ? "data parallel " + std::to_string(layout.data) +
+                                          (layout.perDevice.optimizerGiB > 0
+                                               ? " with the optimizer's states sharded over it"
+                                               : "")
+                                    : std::string("no data parallelism"));
+  std::string text;
+  for (const auto& degree : degrees) {
+    text += (text.empty() ? "" : ", ") + degree;
+  }
+  const auto& part = layout.perDevice;
+  text += ": a device holds " + base::formatGiB(part.totalGiB()) + " GiB (weights" +
+          (part.optimizerGiB > 0 ? " and gradients " : " ") +
+          base::formatGiB(part.weightsGradientsGiB);
+  if (part.optimizerGiB > 0) {
+    text += ", optimizer states " + base::formatGiB(part.optimizerGiB);
+  }
+  text += std::string(part.optimizerGiB > 0 ? ", activations " : ", adapters and activations ") +
+          base::formatGiB(part.activationsGiB) + ")";
+  return text;
+}
+
+}  // namespace
+
 // "no single node holds it: 2 trn1.32xlarge nodes, 16 Trainium each, 32 in
 // all, tensor parallel within a node over NeuronLink and pipeline parallel
 // across nodes over EFA (8 interfaces, 800 Gbps a node)", and the group
@@ -210,12 +247,11 @@ std::string Explainer::acrossNodesText(const Placement& placement, const Request
                      placement.instanceType + " nodes, " +
                      std::to_string(placement.acceleratorCount) + " " + placement.accelerator +
                      " each, " + std::to_string(placement.acceleratorCount * nodes) + " in all, ";
-  text += request.need.training
-              ? "data parallel across nodes with sharded optimizer states, gradients over EFA"
-              : "tensor parallel within a node over " + link +
-                    " and pipeline parallel across nodes over EFA";
-  text += " (" + std::to_string(placement.efaInterfaces) + " interfaces, " +
-          base::formatCount(std::llround(placement.networkGbps)) + " Gbps a node)";
+  text += "joined by EFA (" + std::to_string(placement.efaInterfaces) + " interfaces, " +
+          base::formatCount(std::llround(placement.networkGbps)) + " Gbps a node); ";
+  text += placement.training.found() ? trainingLayoutText(placement.training, link)
+                                     : "tensor parallel within a node over " + link +
+                                           " and pipeline parallel across nodes";
   const auto& groups = request.intent.groups;
   if (!groups.labels.empty()) {
     text += std::string(", each group kept in one zone (a required pod affinity on ") + kZoneLabel +

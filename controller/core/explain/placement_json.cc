@@ -100,6 +100,17 @@ json placementToJson(const Placement& placement, PlacementView view) {
     group.put("nodes", placement.nodesPerReplica);
     group.put("efaInterfaces", placement.efaInterfaces);
     group.figure("networkGbps", placement.networkGbps, 0);
+    if (const auto& layout = placement.training; layout.found()) {
+      Fields training(view);
+      training.put("tensorParallel", layout.tensor);
+      training.put("pipelineParallel", layout.pipeline);
+      training.put("dataParallel", layout.data);
+      training.figure("deviceMemoryGiB", layout.perDevice.totalGiB(), 2);
+      training.figure("weightsGradientsGiB", layout.perDevice.weightsGradientsGiB, 2);
+      training.figure("optimizerGiB", layout.perDevice.optimizerGiB, 2);
+      training.figure("activationsGiB", layout.perDevice.activationsGiB, 2);
+      group.put("training", training.take());
+    }
     fields.put("acrossNodes", group.take());
   }
   fields.put("capacityType", nameOf(placement.capacityType));
