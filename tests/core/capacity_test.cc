@@ -398,6 +398,33 @@ TEST_CASE("the capacity-type label is one every node carries, or none") {
   CHECK_FALSE(labelOf({&managed, &bare}).has_value());       // some nodes carry neither
 }
 
+TEST_CASE("the nearest network domain: a placement group, else EC2's network node, on GPU nodes") {
+  const auto withLabels = [](json labels, json allocatable) {
+    return nodeFromJson(node("p5.48xlarge", std::move(labels), std::move(allocatable)));
+  };
+  const json gpus = {{"nvidia.com/gpu", 8}};
+  const NodeView layered = withLabels({{"topology.k8s.aws/network-node-layer-3", "nn-3"}}, gpus);
+  const NodeView grouped = withLabels({{"topology.k8s.aws/network-node-layer-3", "nn-3"},
+                                       {"karpenter.k8s.aws/placement-group-id", "pg-0a"}},
+                                      gpus);
+  const NodeView cpuLayered =
+      withLabels({{"karpenter.k8s.aws/placement-group-id", "pg-0b"}}, {{"cpu", "4"}});
+  const NodeView plain = nodeFromJson(g6x4());
+  const auto keyOf = [](std::vector<const NodeView*> nodes) {
+    ClusterState cluster;
+    cluster.nodesKnown = true;
+    for (const auto* node : nodes) {
+      cluster.nodes.push_back({"", node, Devices{}});
+    }
+    return detectLabelScheme(cluster).networkDomainKey;
+  };
+  CHECK(keyOf({&plain, &layered}) == "topology.k8s.aws/network-node-layer-3");
+  CHECK(keyOf({&layered, &grouped}) == "karpenter.k8s.aws/placement-group-id");
+  // A CPU node's placement group says nothing of where GPU work goes.
+  CHECK(keyOf({&plain, &cpuLayered}).empty());
+  CHECK(keyOf({&plain}).empty());
+}
+
 TEST_CASE("recounting the nodes whose pods changed gives what counting every node does") {
   const auto& catalog = *testing::shippedCatalog();
   const Policy policy;

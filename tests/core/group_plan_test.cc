@@ -266,6 +266,97 @@ TEST_CASE("each group is kept in one zone: the team's affinity stands, and only 
   }
 }
 
+// The template's preferred pod affinity terms, or null.
+json preferredTerms(const TargetState& state) {
+  const auto& spec = state.podSetTemplates.front().raw.at("spec");
+  if (!spec.contains("affinity")) {
+    return nullptr;
+  }
+  return spec.at("affinity")
+      .at("podAffinity")
+      .value("preferredDuringSchedulingIgnoredDuringExecution", json());
+}
+
+// A cluster of one accelerated node carrying `labels` besides Karpenter's,
+// its capacity not counted, so that p5.48xlarge stays a candidate.
+World groupInLabelledCluster(std::uint16_t labels) {
+  World world = servingGroupWorld(2);
+  auto node = testing::g6x4(true);
+  node.labels |= labels;
+  world.cluster = testing::Cluster{{node}, {0}, {}};
+  world.policy.capacity.source = CapacitySource::None;
+  return world;
+}
+
+TEST_CASE("where nodes say where they sit in the network, a group is preferred in one domain") {
+  struct Row {
+    const char* label;
+    std::uint16_t labels;
+    const char* key;     // the preferred term's topologyKey; empty: none
+    const char* domain;  // what the reason calls it
+  };
+  const Row rows[] = {
+      {"EC2's instance topology", kNetworkNodeLabel, kNetworkNodeKey, "network node"},
+      {"a placement group Karpenter launched into, nearer",
+       kNetworkNodeLabel | kPlacementGroupLabel, kPlacementGroupKey, "EC2 placement group"},
+      {"nodes that say neither", 0, "", ""},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(std::string(row.label));
+    World world = groupInLabelledCluster(row.labels);
+    const auto placed = reconcile(world);
+    REQUIRE(placed.plan.write.has_value());
+    CHECK(placed.plan.write->scheduling.networkDomainKey == row.key);
+    REQUIRE(placed.outcome.has_value());
+    const auto& state = placed.outcome->state;
+    CHECK(state.ownership.fields.networkDomainKey == row.key);
+    const auto reason = conditionMessage(placed.record, "Placed");
+    CAPTURE(reason);
+    if (std::string(row.key).empty()) {
+      CHECK(preferredTerms(state).is_null());
+      CHECK(reason.find("preferred pod affinity") == std::string::npos);
+      continue;
+    }
+    const json near = {
+        {"weight", 100},
+        {"podAffinityTerm",
+         {{"labelSelector",
+           {{"matchExpressions", json::array({{{"key", "leaderworkerset.sigs.k8s.io/name"},
+                                               {"operator", "Exists"}}})}}},
+          {"matchLabelKeys", json::array({"leaderworkerset.sigs.k8s.io/group-key"})},
+          {"topologyKey", row.key}}}};
+    CHECK(preferredTerms(state) == json::array({near}));
+    CHECK(reason.find(std::string("and, where there is room, in one ") + row.domain +
+                      " (a preferred pod affinity on " + row.key + ")") != std::string::npos);
+    // Released: both our terms go.
+    PatchRequest release;
+    release.resourceVersion = "41";
+    release.workload = "w";
+    const auto plan = planPodSetsPatch(state, release);
+    REQUIRE(plan.patch.has_value());
+    const auto released = testing::applyPatch(state, *plan.patch);
+    CHECK_FALSE(released.podSetTemplates.front().raw.at("spec").contains("affinity"));
+  }
+}
+
+TEST_CASE(
+    "a group in force gains no preference of its own: the term comes with a placement write") {
+  // Placed before any node said where it sits; then the nodes do. Adding
+  // the term alone would roll every group for a preference.
+  World world = groupInLabelledCluster(0);
+  const auto first = reconcile(world);
+  REQUIRE(first.outcome.has_value());
+  CHECK(first.plan.wanted.networkDomainKey.empty());
+  world.target = first.outcome->state;
+  world.status = workloadStatusFromJson(*first.record.status);
+  world.cluster->nodes.front().labels |= kNetworkNodeLabel;
+  const auto second = reconcile(world);
+  CHECK(second.plan.wanted.networkDomainKey == kNetworkNodeKey);
+  const bool writes = second.plan.write && second.plan.write->patch.patch.has_value();
+  CHECK_FALSE(writes);
+  CHECK(conditionsOf(second.record).at("Applied") == "True/Applied");
+}
+
 TEST_CASE(
     "a group whose template cannot take the affinity: nothing of it written, the reason says") {
   // A JobSet's webhook lets a suspended one change its nodeSelector and

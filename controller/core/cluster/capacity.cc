@@ -447,6 +447,23 @@ std::optional<CapacityTypeLabel> detectCapacityLabel(const ClusterState& cluster
   return std::nullopt;
 }
 
+// Any accelerated node in a placement group, else any under a network
+// node: a group's pods are kept near each other only where nodes say
+// where they are.
+std::string detectNetworkDomain(const ClusterState& cluster) {
+  std::uint16_t seen = 0;
+  for (const auto& entry : cluster.nodes) {
+    const NodeView* node = entry.node;
+    if (node->allocatable.gpus > 0 || node->allocatable.neuronDevices > 0) {
+      seen |= node->labels;
+    }
+  }
+  if ((seen & kPlacementGroupLabel) != 0) {
+    return kPlacementGroupKey;
+  }
+  return (seen & kNetworkNodeLabel) != 0 ? kNetworkNodeKey : "";
+}
+
 SchemeChoice detectScheme(const ClusterState& cluster);
 
 }  // namespace
@@ -454,6 +471,7 @@ SchemeChoice detectScheme(const ClusterState& cluster);
 SchemeChoice detectLabelScheme(const ClusterState& cluster) {
   auto choice = detectScheme(cluster);
   choice.capacityLabel = detectCapacityLabel(cluster);
+  choice.networkDomainKey = detectNetworkDomain(cluster);
   return choice;
 }
 

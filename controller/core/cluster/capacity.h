@@ -257,6 +257,9 @@ struct SchemeChoice {
   bool autoMode = false;  // Karpenter's labels under eks.amazonaws.com/
   std::string why;
   std::optional<CapacityTypeLabel> capacityLabel;  // nullopt: select no capacity type
+  // The nearest network domain the accelerated nodes are labelled with
+  // (kPlacementGroupKey, else kNetworkNodeKey); empty: none is.
+  std::string networkDomainKey{};
 };
 
 SchemeChoice detectLabelScheme(const ClusterState& cluster);

@@ -113,9 +113,9 @@ void readReservation(const json& labels, NodeView& node) {
   node.reservation = id.empty() ? "a " + kind : id + " (" + kind + ")";
 }
 
-std::uint8_t labelBitsOf(const json& labels) {
+std::uint16_t labelBitsOf(const json& labels) {
   const auto has = [&](const char* key) { return memberOf(labels, key).is_string(); };
-  std::uint8_t bits = 0;
+  std::uint16_t bits = 0;
   bits |= has(kInstanceTypeKey) ? kInstanceTypeLabel : 0;
   bits |= has("karpenter.k8s.aws/instance-gpu-name") ? kKarpenterGpuLabels : 0;
   bits |= has("karpenter.k8s.aws/instance-accelerator-name") ? kKarpenterNeuronLabels : 0;
@@ -123,6 +123,8 @@ std::uint8_t labelBitsOf(const json& labels) {
   bits |= has("nvidia.com/gpu.product") ? kGpuProductLabel : 0;
   bits |= has("karpenter.sh/capacity-type") ? kKarpenterCapacityLabel : 0;
   bits |= has("eks.amazonaws.com/capacityType") ? kNodeGroupCapacityLabel : 0;
+  bits |= has(kPlacementGroupKey) ? kPlacementGroupLabel : 0;
+  bits |= has(kNetworkNodeKey) ? kNetworkNodeLabel : 0;
   return bits;
 }
 

@@ -52,7 +52,7 @@ struct Devices {
 inline constexpr const char* kInstanceTypeKey = "node.kubernetes.io/instance-type";
 
 // The node-selector labels a node carries, by the scheme they serve.
-enum NodeLabel : std::uint8_t {
+enum NodeLabel : std::uint16_t {
   kInstanceTypeLabel = 1,        // node.kubernetes.io/instance-type
   kKarpenterGpuLabels = 2,       // karpenter.k8s.aws/instance-gpu-name and -count
   kKarpenterNeuronLabels = 4,    // karpenter.k8s.aws/instance-accelerator-name and -count
@@ -60,7 +60,17 @@ enum NodeLabel : std::uint8_t {
   kGpuProductLabel = 16,         // nvidia.com/gpu.product (GPU Feature Discovery)
   kKarpenterCapacityLabel = 32,  // karpenter.sh/capacity-type (Karpenter, Auto Mode)
   kNodeGroupCapacityLabel = 64,  // eks.amazonaws.com/capacityType (managed node groups)
+  kPlacementGroupLabel = 128,    // karpenter.k8s.aws/placement-group-id
+  kNetworkNodeLabel = 256,       // topology.k8s.aws/network-node-layer-3
 };
+
+// The node labels of the network domains closer than a zone, nearest
+// first: the EC2 placement group Karpenter launched a node into (its
+// EC2NodeClass's placementGroupSelector), and the network node under the
+// instance in EC2's instance topology, which EKS labels nodes of the
+// types that have one with (p4d, p5, trn1, ...).
+inline constexpr const char* kPlacementGroupKey = "karpenter.k8s.aws/placement-group-id";
+inline constexpr const char* kNetworkNodeKey = "topology.k8s.aws/network-node-layer-3";
 
 // One node, as much as placement needs.
 struct NodeView {
@@ -75,7 +85,7 @@ struct NodeView {
   bool interruptible = false;  // its owner may take the capacity back, as spot's is
   std::string nodePool;        // karpenter.sh/nodepool, when Karpenter made it
   std::string region;          // topology.kubernetes.io/region
-  std::uint8_t labels = 0;     // NodeLabel bits
+  std::uint16_t labels = 0;    // NodeLabel bits
   std::vector<Taint> taints;   // NoSchedule and NoExecute only
   Devices allocatable;
   std::int64_t milliCpu = 0;

@@ -7,6 +7,9 @@ namespace gpuplacement::core {
 NodeLabels nodeLabelsFor(const Policy& policy, const SchemeChoice* detected) {
   NodeLabels labels;
   labels.capacityLabel = policy.capacityTypeLabel;
+  if (detected) {
+    labels.networkDomainKey = detected->networkDomainKey;
+  }
   if (policy.labelScheme != LabelScheme::Auto) {
     labels.scheme = policy.labelScheme;
     return labels;

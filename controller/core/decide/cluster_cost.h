@@ -18,6 +18,9 @@ struct NodeLabels {
   LabelScheme scheme = LabelScheme::InstanceType;  // never Auto
   CapacityTypeLabel capacityLabel;                 // an empty key selects no capacity type
   std::string why;                                 // how Auto was resolved; empty otherwise
+  // The nearest network domain the cluster's accelerated nodes carry a
+  // label of (SchemeChoice::networkDomainKey), whatever the scheme.
+  std::string networkDomainKey;
 };
 
 // `detected` is null without a cluster to look at: Auto is InstanceType

@@ -28,6 +28,11 @@ struct Placement {
   // Training across nodes: the tensor, pipeline and data parallel degrees
   // that hold it, and what each device holds (core/decide/training_layout.h).
   TrainingLayout training;
+  // A group whose kind takes a pod affinity, in a cluster whose nodes say
+  // where they sit in the network: the label of the nearest domain
+  // (core/cluster/cluster.h, kPlacementGroupKey or kNetworkNodeKey) its
+  // pods are preferred to share. Empty otherwise.
+  std::string networkDomainKey;
   // A MIG slice of one GPU per replica ("1g.10gb", requested as
   // nvidia.com/mig-1g.10gb); acceleratorCount is then 1. Empty: whole devices.
   std::string migProfile;

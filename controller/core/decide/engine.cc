@@ -257,6 +257,9 @@ Request PlacementEngine::requestFor(const WorkloadIntent& intent, const MemoryEs
   if (view && view->capacity.source != CapacitySource::None) {
     request.capacity = &view->capacity;
   }
+  if (view) {
+    request.networkDomainKey = view->labels.networkDomainKey;
+  }
   auto& need = request.need;
   need.requiredGiB = memory.requiredGiB;
   need.kvCacheGiB = memory.kvCacheGiB;

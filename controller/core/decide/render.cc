@@ -95,6 +95,8 @@ Scheduling renderScheduling(const Placement& placement, const Catalog& catalog,
                                                            : capacity.onDemand;
   }
 
+  scheduling.networkDomainKey = placement.networkDomainKey;
+
   const auto& tier = policy.tier(placement.tier);
   scheduling.tolerations = tier.tolerations;
   if (placement.claim && accelerator) {

@@ -39,6 +39,11 @@ struct Scheduling {
   // scheduler and Karpenter pick the zone, with the first pod; empty
   // otherwise.
   GroupLabels zoneGroup;
+  // ... and the node label of the network domain (Placement::
+  // networkDomainKey) a preferred pod affinity over the same labels asks
+  // the group's pods to share, where there is room: preferred, since
+  // neither the scheduler nor Karpenter can make room in a full one.
+  std::string networkDomainKey;
   // On nodes that offer the devices through DRA: the claim they are asked
   // for by, in place of a device resource.
   std::optional<DeviceClaim> claim;

@@ -206,6 +206,9 @@ struct Request {
   // that hold it).
   int groups = 0;
   int groupNodes = 0;
+  // The nearest network domain the cluster's nodes carry a label of
+  // (NodeLabels::networkDomainKey); empty without a cluster view.
+  std::string networkDomainKey{};
 };
 
 // The replicas an option prices: groups where a replica spans nodes, the

@@ -140,6 +140,9 @@ Placement Explainer::placementOf(const Option& option, const Request& request) c
   placement.monthlyCost = placement.hourlyCost * policy_.hoursPerMonth;
   // A replica across nodes is a group of them: the groups are the replicas.
   placement.replicas = fit.nodes > 1 ? replicasOf(fit, request) : request.intent.replicas;
+  if (fit.nodes > 1 && !request.intent.groups.labels.empty()) {
+    placement.networkDomainKey = request.networkDomainKey;
+  }
   placement.totalHourlyCost = placement.hourlyCost * placement.replicas;
   placement.totalMonthlyCost = placement.monthlyCost * placement.replicas;
   // A share is one device's worth; whole devices need each one's reserve,
@@ -256,6 +259,11 @@ std::string Explainer::acrossNodesText(const Placement& placement, const Request
   if (!groups.labels.empty()) {
     text += std::string(", each group kept in one zone (a required pod affinity on ") + kZoneLabel +
             " by " + groups.labels.group + ")";
+    if (const auto& key = placement.networkDomainKey; !key.empty()) {
+      text += std::string(" and, where there is room, in one ") +
+              (key == kPlacementGroupKey ? "EC2 placement group" : "network node") +
+              " (a preferred pod affinity on " + key + ")";
+    }
   } else if (groups.affinityFixed) {
     text += std::string(
                 "; its pods' affinity is not the operator's to write, so a group stays in "

@@ -54,6 +54,7 @@ std::optional<OwnedFields> ownedFieldsFromJson(const json& document) {
   for (auto [key, into] :
        {std::pair{"spreadKey", &owned.spreadKey}, std::pair{"zoneMember", &owned.zoneGroup.member},
         std::pair{"zoneGroup", &owned.zoneGroup.group},
+        std::pair{"networkDomainKey", &owned.networkDomainKey},
         std::pair{"claimTemplate", &owned.claimTemplate},
         std::pair{"claimContainer", &owned.claimContainer}}) {
     if (const auto& value = memberOf(document, key); !value.is_null()) {
@@ -114,6 +115,9 @@ std::string serializeOwnedFields(const OwnedFields& owned) {
   if (!owned.zoneGroup.empty()) {
     document["zoneMember"] = owned.zoneGroup.member;
     document["zoneGroup"] = owned.zoneGroup.group;
+  }
+  if (!owned.networkDomainKey.empty()) {
+    document["networkDomainKey"] = owned.networkDomainKey;
   }
   if (owned.pods) {
     document["pods"] = json::parse(serializePodScheduling(*owned.pods));

@@ -30,6 +30,9 @@ struct OwnedFields {
   // A group across nodes: the labels of the required pod affinity on the
   // zone we added (core/decide/render.h, Scheduling::zoneGroup).
   GroupLabels zoneGroup;
+  // ... and the topologyKey of the preferred pod affinity we added over
+  // the same labels (Scheduling::networkDomainKey).
+  std::string networkDomainKey;
   // Placed at the pods: the template carries the scheduling gate and the
   // annotation kPodSchedulingAnnotation holding these.
   std::optional<PodScheduling> pods;
@@ -45,7 +48,7 @@ struct OwnedFields {
 
   bool empty() const {
     return nodeSelector.empty() && tolerations.empty() && resources.empty() && spreadKey.empty() &&
-           zoneGroup.empty() && !pods && claimTemplate.empty();
+           zoneGroup.empty() && networkDomainKey.empty() && !pods && claimTemplate.empty();
   }
   bool operator==(const OwnedFields&) const = default;
 };

@@ -51,6 +51,9 @@ void fold(OwnedFields& into, const OwnedFields& from) {
   if (into.zoneGroup.empty()) {
     into.zoneGroup = from.zoneGroup;
   }
+  if (into.networkDomainKey.empty()) {
+    into.networkDomainKey = from.networkDomainKey;
+  }
   if (!into.pods) {
     into.pods = from.pods;
   }

@@ -172,65 +172,128 @@ std::optional<json> planSpread(const TargetState& live, const Scheduling* desire
   return list.empty() ? std::nullopt : std::optional<json>(std::move(list));
 }
 
-// The required pod affinity that keeps a group's pods in one zone. The
-// API server adds each pod's value of the group label to its selector
-// when the pod is made; the first pod of a group matches its own term,
-// so it may go to any zone.
-json zoneAffinityTerm(const GroupLabels& labels) {
+// The required pod affinity that keeps a group's pods in one zone, or
+// (`topologyKey` another) the term of a preferred one. The API server
+// adds each pod's value of the group label to its selector when the pod
+// is made; the first pod of a group matches its own term, so it may go
+// anywhere.
+json groupAffinityTerm(const GroupLabels& labels, const std::string& topologyKey) {
   return {{"labelSelector",
            {{"matchExpressions", json::array({{{"key", labels.member}, {"operator", "Exists"}}})}}},
           {"matchLabelKeys", json::array({labels.group})},
-          {"topologyKey", kZoneLabel}};
+          {"topologyKey", topologyKey}};
+}
+
+json nearAffinityTerm(const GroupLabels& labels, const std::string& topologyKey) {
+  return {{"weight", 100}, {"podAffinityTerm", groupAffinityTerm(labels, topologyKey)}};
+}
+
+// The template's spec.affinity.podAffinity list `name`, or null.
+const json* podAffinityList(const TargetState& live, const char* name) {
+  const json& raw = live.raw;
+  if (!raw.is_object()) {
+    return nullptr;
+  }
+  const auto spec = raw.find("spec");
+  if (spec == raw.end() || !spec->is_object()) {
+    return nullptr;
+  }
+  const auto affinity = spec->find("affinity");
+  if (affinity == spec->end() || !affinity->is_object()) {
+    return nullptr;
+  }
+  const auto pod = affinity->find("podAffinity");
+  if (pod == affinity->end() || !pod->is_object()) {
+    return nullptr;
+  }
+  const auto list = pod->find(name);
+  return list != pod->end() && list->is_array() ? &*list : nullptr;
+}
+
+// A pod affinity list with our term replaced: `ours` (null: none) taken
+// out unless it is `wanted`, `wanted` (null: none) added where it is not
+// there, the team's terms carried over untouched and in order. A team's
+// own term identical to ours stays theirs, as a spread over the same key
+// does: taking ours back later must not take it, so `claimed` is whether
+// the wanted term is ours after this.
+struct TermsChange {
+  json next = json::array();
+  bool present = false;  // the wanted term was there already
+  bool claimed = false;
+};
+
+TermsChange replaceOurTerm(const json* terms, const json& ours, const json& wanted,
+                           bool wantedIsOurs) {
+  TermsChange change;
+  for (const auto& term : terms ? *terms : json::array()) {
+    if (!ours.is_null() && term == ours && term != wanted) {
+      continue;  // ours, no longer wanted
+    }
+    change.present = change.present || (!wanted.is_null() && term == wanted);
+    change.next.push_back(term);
+  }
+  change.claimed = !wanted.is_null() && (wantedIsOurs || !change.present);
+  return change;
+}
+
+// nullopt when `next` is what the template has; null when nothing is left.
+std::optional<json> listPatch(const json* terms, json next) {
+  if (terms ? next == *terms : next.empty()) {
+    return std::nullopt;
+  }
+  return next.empty() ? json(nullptr) : std::move(next);
 }
 
 // A group across nodes kept in one zone: the required pod affinity terms,
-// an atomic list replaced whole, the team's terms carried over untouched
-// and in order. Only in the template (a pod's affinity cannot be added
-// once it is made), and only for kinds written by JSON patch, whose
-// template is kept as stored (the kinds that form groups). nullopt when
-// unchanged; null when nothing is left.
+// an atomic list replaced whole. Only in the template (a pod's affinity
+// cannot be added once it is made), and only for kinds written by JSON
+// patch, whose template is kept as stored (the kinds that form groups).
 std::optional<json> planZoneAffinity(const TargetState& live, const Scheduling* desired,
                                      const OwnedFields& owned, PatchPlan& plan, bool atPods) {
   const GroupLabels want = desired && !atPods ? desired->zoneGroup : GroupLabels{};
   if (want.empty() && owned.zoneGroup.empty()) {
     return std::nullopt;
   }
-  const json& raw = live.raw.is_object() ? live.raw : json::object();
-  const json* terms = nullptr;
-  if (const auto spec = raw.find("spec"); spec != raw.end() && spec->is_object()) {
-    if (const auto affinity = spec->find("affinity"); affinity != spec->end()) {
-      if (const auto pod = affinity->find("podAffinity");
-          affinity->is_object() && pod != affinity->end() && pod->is_object()) {
-        if (const auto list = pod->find("requiredDuringSchedulingIgnoredDuringExecution");
-            list != pod->end() && list->is_array()) {
-          terms = &*list;
-        }
-      }
-    }
-  }
-  const json ours = owned.zoneGroup.empty() ? json() : zoneAffinityTerm(owned.zoneGroup);
-  json next = json::array();
-  bool present = false;
-  const json wanted = want.empty() ? json() : zoneAffinityTerm(want);
-  for (const auto& term : terms ? *terms : json::array()) {
-    if (!ours.is_null() && term == ours && term != wanted) {
-      continue;  // ours, no longer wanted
-    }
-    present = present || term == wanted;
-    next.push_back(term);
-  }
-  // A team's own identical term stays theirs, as a spread over the same
-  // key does: taking ours back later must not take it.
-  if (!want.empty() && (owned.zoneGroup == want || !present)) {
+  const auto* terms = podAffinityList(live, "requiredDuringSchedulingIgnoredDuringExecution");
+  const json ours =
+      owned.zoneGroup.empty() ? json() : groupAffinityTerm(owned.zoneGroup, kZoneLabel);
+  const json wanted = want.empty() ? json() : groupAffinityTerm(want, kZoneLabel);
+  auto change = replaceOurTerm(terms, ours, wanted, owned.zoneGroup == want);
+  if (change.claimed) {
     plan.owned.zoneGroup = want;
-    if (!present) {
-      next.push_back(wanted);
+    if (!change.present) {
+      change.next.push_back(wanted);
     }
   }
-  if (terms ? next == *terms : next.empty()) {
+  return listPatch(terms, std::move(change.next));
+}
+
+// ... and, where the cluster's nodes say where they sit in the network,
+// the preferred term that asks its pods to share the nearest domain.
+// Added only beside other changes (`writing`): a preference is not worth
+// rolling every group over when a node's label first shows it.
+std::optional<json> planNearAffinity(const TargetState& live, const Scheduling* desired,
+                                     const OwnedFields& owned, PatchPlan& plan, bool atPods,
+                                     bool writing) {
+  const bool wants =
+      desired && !atPods && !desired->zoneGroup.empty() && !desired->networkDomainKey.empty();
+  const GroupLabels labels = wants ? desired->zoneGroup : GroupLabels{};
+  const std::string key = wants ? desired->networkDomainKey : "";
+  const bool ownsOne = !owned.networkDomainKey.empty() && !owned.zoneGroup.empty();
+  if (!wants && !ownsOne) {
     return std::nullopt;
   }
-  return next.empty() ? json(nullptr) : next;
+  const auto* terms = podAffinityList(live, "preferredDuringSchedulingIgnoredDuringExecution");
+  const json ours = ownsOne ? nearAffinityTerm(owned.zoneGroup, owned.networkDomainKey) : json();
+  const json wanted = wants ? nearAffinityTerm(labels, key) : json();
+  auto change = replaceOurTerm(terms, ours, wanted, ownsOne && ours == wanted && ours.is_object());
+  if (change.claimed && (change.present || writing)) {
+    plan.owned.networkDomainKey = key;
+    if (!change.present) {
+      change.next.push_back(wanted);
+    }
+  }
+  return listPatch(terms, std::move(change.next));
 }
 
 using ContainerPatches = std::map<std::string, json>;
@@ -508,6 +571,11 @@ PatchPlan planTemplatePatch(const TargetState& live, const PatchRequest& request
     if (claims.containerClaims) {
       addContainerClaims(podSpec, claims.container, std::move(*claims.containerClaims));
       plan.resourcesChanged = true;
+    }
+    if (auto terms =
+            planNearAffinity(live, desired, owned, plan, atPods != nullptr, !podSpec.empty())) {
+      podSpec["affinity"]["podAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] =
+          std::move(*terms);
     }
     if (pods && *pods == PodScheduling{}) {
       pods.reset();  // the team's template already has all of it: no gate
