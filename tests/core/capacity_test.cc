@@ -374,17 +374,22 @@ TEST_CASE("the label scheme is the one the accelerated nodes carry") {
   }
 }
 
+// A cluster of these nodes, their pods not known.
+ClusterState clusterOfNodes(const std::vector<const NodeView*>& nodes) {
+  ClusterState cluster;
+  cluster.nodesKnown = true;
+  for (const auto* node : nodes) {
+    cluster.nodes.push_back({"", node, Devices{}});
+  }
+  return cluster;
+}
+
 TEST_CASE("the capacity-type label is one every node carries, or none") {
   const NodeView managed = nodeFromJson(g6x4());           // eks.amazonaws.com/capacityType
   const NodeView karpenter = nodeFromJson(karpenterG5());  // karpenter.sh/capacity-type
   const NodeView bare = nodeFromJson(node("m5.xlarge", json::object(), {{"cpu", "4"}}));
   const auto labelOf = [](std::vector<const NodeView*> nodes) {
-    ClusterState cluster;
-    cluster.nodesKnown = true;
-    for (const auto* node : nodes) {
-      cluster.nodes.push_back({"", node, Devices{}});
-    }
-    return detectLabelScheme(cluster).capacityLabel;
+    return detectLabelScheme(clusterOfNodes(nodes)).capacityLabel;
   };
   const auto nodeGroups = labelOf({&managed});
   REQUIRE(nodeGroups.has_value());
@@ -411,12 +416,7 @@ TEST_CASE("the nearest network domain: a placement group, else EC2's network nod
       withLabels({{"karpenter.k8s.aws/placement-group-id", "pg-0b"}}, {{"cpu", "4"}});
   const NodeView plain = nodeFromJson(g6x4());
   const auto keyOf = [](std::vector<const NodeView*> nodes) {
-    ClusterState cluster;
-    cluster.nodesKnown = true;
-    for (const auto* node : nodes) {
-      cluster.nodes.push_back({"", node, Devices{}});
-    }
-    return detectLabelScheme(cluster).networkDomainKey;
+    return detectLabelScheme(clusterOfNodes(nodes)).networkDomainKey;
   };
   CHECK(keyOf({&plain, &layered}) == "topology.k8s.aws/network-node-layer-3");
   CHECK(keyOf({&layered, &grouped}) == "karpenter.k8s.aws/placement-group-id");

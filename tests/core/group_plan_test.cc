@@ -193,15 +193,21 @@ TEST_CASE("the pod sets of a group across nodes: a pod is one node of it") {
   }
 }
 
-// The pod template's required pod affinity terms, as stored.
-json requiredTerms(const TargetState& state) {
+// The pod template's pod affinity terms of list `name`, as stored.
+json podAffinityTerms(const TargetState& state, const char* name) {
   const auto& spec = state.podSetTemplates.front().raw.at("spec");
   if (!spec.contains("affinity")) {
     return nullptr;
   }
-  return spec.at("affinity")
-      .at("podAffinity")
-      .value("requiredDuringSchedulingIgnoredDuringExecution", json());
+  return spec.at("affinity").at("podAffinity").value(name, json());
+}
+
+json requiredTerms(const TargetState& state) {
+  return podAffinityTerms(state, "requiredDuringSchedulingIgnoredDuringExecution");
+}
+
+json preferredTerms(const TargetState& state) {
+  return podAffinityTerms(state, "preferredDuringSchedulingIgnoredDuringExecution");
 }
 
 TEST_CASE("each group is kept in one zone: the team's affinity stands, and only ours goes back") {
@@ -264,17 +270,6 @@ TEST_CASE("each group is kept in one zone: the team's affinity stands, and only 
     }
     CHECK(released.ownership.form == OwnershipRecord::Form::Absent);
   }
-}
-
-// The template's preferred pod affinity terms, or null.
-json preferredTerms(const TargetState& state) {
-  const auto& spec = state.podSetTemplates.front().raw.at("spec");
-  if (!spec.contains("affinity")) {
-    return nullptr;
-  }
-  return spec.at("affinity")
-      .at("podAffinity")
-      .value("preferredDuringSchedulingIgnoredDuringExecution", json());
 }
 
 // A cluster of one accelerated node carrying `labels` besides Karpenter's,
