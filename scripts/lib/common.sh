@@ -35,14 +35,17 @@ KARPENTER_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/simcluster" sigs.k8s.i
 KUBE_SCORE_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/kube-score" github.com/zegl/kube-score)
 # The controllers of the kinds GPU work runs as, real ones, that the
 # simulated cluster can run beside it (scripts/controlplane start --cluster
-# --kinds kuberay,lws,jobset,trainer): KubeRay's operator (RayCluster,
-# RayService, RayJob), the LeaderWorkerSet controller, the JobSet controller
-# and Kubeflow Trainer v2's controller manager (TrainJob, which runs as a
-# JobSet).
+# --kinds kuberay,lws,jobset,trainer,kueue): KubeRay's operator (RayCluster,
+# RayService, RayJob), the LeaderWorkerSet controller, the JobSet controller,
+# Kubeflow Trainer v2's controller manager (TrainJob, which runs as a
+# JobSet) and Kueue's.
 KUBERAY_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/kuberay" github.com/ray-project/kuberay/ray-operator)
 LWS_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/lws" sigs.k8s.io/lws)
 JOBSET_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/jobset" sigs.k8s.io/jobset)
 TRAINER_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/trainer" github.com/kubeflow/trainer/v2)
+# Kueue's controller manager (ClusterQueue, LocalQueue, ResourceFlavor,
+# Workload): it queues Jobs and the kinds above and admits them.
+KUEUE_VERSION=$(pinned_version "$CONTROLPLANE_MODULES/kueue" sigs.k8s.io/kueue)
 
 # kube-apiserver, kubectl, kube-scheduler, kube-controller-manager, kwok and
 # kwok-stages: one module, one build, one directory.
@@ -60,6 +63,7 @@ KUBERAY_BIN="$CACHE_ROOT/kuberay-$KUBERAY_VERSION/bin"
 LWS_BIN="$CACHE_ROOT/lws-$LWS_VERSION/bin"
 JOBSET_BIN="$CACHE_ROOT/jobset-$JOBSET_VERSION/bin"
 TRAINER_BIN="$CACHE_ROOT/trainer-$TRAINER_VERSION/bin"
+KUEUE_BIN="$CACHE_ROOT/kueue-$KUEUE_VERSION/bin"
 # simcluster is this project's own program: its cache is named by its
 # sources too, so two clones (worktrees) with different generators on one
 # machine keep a binary each instead of rebuilding the other's away.
