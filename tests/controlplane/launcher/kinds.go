@@ -21,11 +21,13 @@ import (
 // operator (RayCluster, RayService, RayJob), the LeaderWorkerSet controller,
 // the JobSet controller and Kubeflow Trainer v2's controller manager
 // (TrainJob, which runs as a JobSet: after the JobSet controller, never
-// without it). Each is a process of this machine, as Karpenter is: the admin
+// without it), and Kueue's controller manager last (kueue.go: it queues
+// and admits Jobs and those of the other kinds started beside it, whose
+// CRDs it must find when it starts). Each is a process of this machine, as Karpenter is: the admin
 // kubeconfig, no leader election, metrics and health on ports picked here;
 // its CRDs, which scripts/setup copies from its module into crds/ beside
 // its bin/, are installed and Established before it starts.
-var knownKinds = []string{"kuberay", "lws", "jobset", "trainer"}
+var knownKinds = []string{"kuberay", "lws", "jobset", "trainer", "kueue"}
 
 // parseKinds reads --kinds' comma-separated list: known kinds only, each
 // once, in knownKinds' order.
@@ -59,6 +61,8 @@ func (t tools) kindBinary(kind string) string {
 		return filepath.Join(t.lwsBin, "lws")
 	case "trainer":
 		return filepath.Join(t.trainerBin, "trainer-controller-manager")
+	case "kueue":
+		return filepath.Join(t.kueueBin, "kueue")
 	}
 	return filepath.Join(t.jobsetBin, "jobset")
 }
@@ -78,7 +82,7 @@ func startKinds(dir string, kinds []string, t tools) error {
 		if err := installCRDs(dir, kind, t); err != nil {
 			return err
 		}
-		if err := startKind(dir, kind, t); err != nil {
+		if err := startKind(dir, kind, kinds, t); err != nil {
 			return err
 		}
 	}
@@ -115,7 +119,8 @@ func installCRDs(dir, kind string, t tools) error {
 
 const crdsTimeout = 60 * time.Second
 
-func startKind(dir, kind string, t tools) error {
+// startKind starts kind's controller, one of kinds.
+func startKind(dir, kind string, kinds []string, t tools) error {
 	switch kind {
 	case "kuberay":
 		return startKubeRay(dir, t)
@@ -123,6 +128,8 @@ func startKind(dir, kind string, t tools) error {
 		return startWebhookController(dir, lwsController, t)
 	case "trainer":
 		return startTrainer(dir, t)
+	case "kueue":
+		return startKueue(dir, kinds, t)
 	}
 	return startWebhookController(dir, jobsetController, t)
 }
@@ -144,7 +151,7 @@ const (
 // turn off its certificate management: it makes its own CA and a serving
 // certificate for trainerService.kubeflow-system.svc, keeps them in
 // trainerSecret (which must exist), waits for them in trainerCertDir (in
-// its pod, a mount of that Secret: here mountTrainerCerts writes them),
+// its pod, a mount of that Secret: here mountCerts writes them),
 // and injects the CA into trainerWebhooks; it is ready once it has. So the
 // API server reaches it
 // the way it reaches a webhook in a pod, through that Service, here an
@@ -169,7 +176,7 @@ func startTrainer(dir string, t tools) error {
 			"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[1]),
 			"--webhook-server-port", fmt.Sprint(ports[2]), "--leader-elect=false"}, nil
 	}, func(ports []int) bool {
-		return mountTrainerCerts(kubectl, kubeconfig) &&
+		return mountCerts(kubectl, kubeconfig, trainerNamespace, trainerSecret, trainerCertDir) &&
 			httpOK(plainHTTP, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1]))
 	})
 	if err != nil {
@@ -186,32 +193,33 @@ func startTrainer(dir string, t tools) error {
 // clusters running the Trainer at once would take each other's.
 const trainerCertDir = "/tmp/k8s-webhook-server/serving-certs"
 
-// mountTrainerCerts does what the kubelet does for the Trainer's pod: once
-// its certificate rotator has written trainerSecret, the Secret's tls.crt
-// and tls.key are written into trainerCertDir, where the rotator waits for
-// them before it says the certificates are ready. True once they are
-// there and match the Secret.
-func mountTrainerCerts(kubectl, kubeconfig string) bool {
-	output, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "-n", trainerNamespace, "get",
-		"secret", trainerSecret, "-o", "json").Output()
+// mountCerts does what the kubelet does for the pod of a controller that
+// manages its own certificates (the Trainer's, Kueue's): once its
+// certificate rotator has written the Secret namespace/secret, the
+// Secret's tls.crt and tls.key are written into certDir, where the rotator
+// waits for them before it says the certificates are ready. True once
+// they are there and match the Secret.
+func mountCerts(kubectl, kubeconfig, namespace, secret, certDir string) bool {
+	output, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "-n", namespace, "get",
+		"secret", secret, "-o", "json").Output()
 	if err != nil {
 		return false
 	}
-	var secret struct {
+	var contents struct {
 		Data map[string]string `json:"data"`
 	}
-	if json.Unmarshal(output, &secret) != nil {
+	if json.Unmarshal(output, &contents) != nil {
 		return false
 	}
-	if err := os.MkdirAll(trainerCertDir, 0o755); err != nil {
+	if err := os.MkdirAll(certDir, 0o755); err != nil {
 		return false
 	}
 	for _, name := range []string{"tls.crt", "tls.key"} {
-		data, err := base64.StdEncoding.DecodeString(secret.Data[name])
+		data, err := base64.StdEncoding.DecodeString(contents.Data[name])
 		if err != nil || len(data) == 0 {
 			return false
 		}
-		path := filepath.Join(trainerCertDir, name)
+		path := filepath.Join(certDir, name)
 		if current, err := os.ReadFile(path); err == nil && bytes.Equal(current, data) {
 			continue
 		}
@@ -491,7 +499,7 @@ func restartKinds(dir string, t tools) error {
 	}
 	for _, kind := range kinds {
 		stopOne(dir, kind)
-		if err := startKind(dir, kind, t); err != nil {
+		if err := startKind(dir, kind, kinds, t); err != nil {
 			return fail("%s did not start again; logs in %s/logs", kind, dir)
 		}
 	}

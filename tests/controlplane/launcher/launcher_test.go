@@ -81,7 +81,7 @@ func TestParseStartRefusesWhatDoesNotGoTogether(t *testing.T) {
 		{[]string{"DIR", "--kubernetes", "1.33"}, "--kubernetes: 1.33 is not a line this project tests"},
 		{[]string{"DIR", "--kubernetes", "1.34", "--cluster"}, "not --cluster"},
 		{[]string{"DIR", "--kinds", "kuberay"}, "--kinds runs controllers in the simulated cluster: add --cluster"},
-		{[]string{"DIR", "--cluster", "--kinds"}, "--kinds needs a list of kinds (kuberay,lws,jobset,trainer)"},
+		{[]string{"DIR", "--cluster", "--kinds"}, "--kinds needs a list of kinds (kuberay,lws,jobset,trainer,kueue)"},
 		{[]string{"DIR", "--cluster", "--kinds", "kuberay,trainjob"}, `--kinds: "trainjob" is not a kind`},
 		{[]string{"DIR", "--cluster", "--kinds", "lws,"}, `--kinds: "" is not a kind`},
 		{[]string{"DIR", "--cluster", "--kinds", "trainer"}, "--kinds trainer needs jobset too"},
@@ -108,6 +108,8 @@ func TestParseStartReadsKinds(t *testing.T) {
 		"kuberay, lws,kuberay": {"kuberay", "lws"},
 		"jobset,lws,kuberay":   {"kuberay", "lws", "jobset"},
 		"trainer,jobset":       {"jobset", "trainer"},
+		"kueue":                {"kueue"},
+		"kueue,jobset,kuberay": {"kuberay", "jobset", "kueue"},
 	} {
 		o, err := parseStart([]string{"DIR", "--cluster", "--kinds", list}, testTools)
 		if err != nil {
@@ -418,5 +420,86 @@ func TestJobSetWebhooksAreItsReleases(t *testing.T) {
 	if config := jobsetController.configuration([]int{1, 2, 3}, "/c"); !strings.HasPrefix(config,
 		"apiVersion: config.jobset.x-k8s.io/v1alpha1\nkind: Configuration\n") {
 		t.Errorf("configuration: %q", config)
+	}
+}
+
+// Kueue starts last, after the kinds it queues (their CRDs there when it
+// sets up their integrations), with batch/job always and the integrations
+// of the kinds beside it only; leader election off, its own certificate
+// management on (no certificate at /etc/kueue/metrics/certs needed), its
+// webhook on 127.0.0.1 with its certificates in the cluster's directory,
+// the visibility server off.
+func TestKueueConfigurationEnablesTheKindsBesideIt(t *testing.T) {
+	if knownKinds[len(knownKinds)-1] != "kueue" {
+		t.Errorf("kinds start in the order %v: kueue is not last", knownKinds)
+	}
+	alone := kueueConfiguration([]int{1, 2, 3}, "/d/pki/kueue-webhook", []string{"kueue"})
+	for _, want := range []string{
+		"apiVersion: config.kueue.x-k8s.io/v1beta2\n", "namespace: kueue-system\n",
+		"leaderElection:\n  leaderElect: false\n",
+		"internalCertManagement:\n  enable: true\n  webhookServiceName: kueue-webhook-service\n" +
+			"  webhookSecretName: kueue-webhook-server-cert\n",
+		"metrics:\n  bindAddress: 127.0.0.1:1\n", "health:\n  healthProbeBindAddress: 127.0.0.1:2\n",
+		"webhook:\n  host: 127.0.0.1\n  port: 3\n  certDir: /d/pki/kueue-webhook\n",
+		"featureGates:\n  VisibilityOnDemand: false\n", "frameworks: [batch/job]\n",
+	} {
+		if !strings.Contains(alone, want) {
+			t.Errorf("Kueue's configuration lacks %q:\n%s", want, alone)
+		}
+	}
+	all := kueueConfiguration([]int{1, 2, 3}, "/d", []string{"kuberay", "lws", "jobset", "trainer", "kueue"})
+	want := "frameworks: [batch/job, ray.io/rayjob, ray.io/raycluster, leaderworkerset.x-k8s.io/leaderworkerset, " +
+		"jobset.x-k8s.io/jobset, trainer.kubeflow.org/trainjob]\n"
+	if !strings.Contains(all, want) {
+		t.Errorf("Kueue's configuration with every kind lacks %q:\n%s", want, all)
+	}
+	if strings.Contains(all, "pod\"") || strings.Contains(all, " pod,") || strings.Contains(all, " pod]") {
+		t.Errorf("Kueue's configuration enables the pod integration:\n%s", all)
+	}
+}
+
+// Kueue's webhooks: by its Service (the name its certificate is for) on
+// the webhook's port, in the two configurations its rotator injects its CA
+// into; the Job's mutating one (it suspends a queued Job) always, those of
+// the kinds not started beside it never; the integrations' not for
+// kube-system or Kueue's namespace; the pod webhooks only with lws.
+func TestKueueWebhooksAreReachedThroughItsService(t *testing.T) {
+	alone := kueueWebhookManifest(9445, []string{"kueue"})
+	for _, want := range []string{
+		"kind: Namespace\nmetadata: {name: kueue-system}\n",
+		"kind: Secret\nmetadata: {name: kueue-webhook-server-cert, namespace: kueue-system}\n",
+		"metadata: {name: kueue-webhook-service, namespace: kueue-system}\nspec: {type: ExternalName, externalName: 127.0.0.1}\n",
+		"  name: kueue-mutating-webhook-configuration\n", "  name: kueue-validating-webhook-configuration\n",
+		"- name: mjob.kb.io\n  admissionReviewVersions: [v1]\n  clientConfig:\n" +
+			"    service: {name: kueue-webhook-service, namespace: kueue-system, port: 9445, path: /mutate-batch-v1-job}\n" +
+			"  failurePolicy: Fail\n  sideEffects: None\n  namespaceSelector:\n    matchExpressions:\n" +
+			"    - {key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, kueue-system]}\n" +
+			"  rules:\n  - apiGroups: [\"batch\"]\n    apiVersions: [v1]\n    operations: [CREATE]\n    resources: [jobs]\n",
+		"- name: vworkload.kb.io\n", "resources: [workloads, workloads/status]\n",
+		"path: /validate-kueue-x-k8s-io-v1beta2-clusterqueue}\n",
+	} {
+		if !strings.Contains(alone, want) {
+			t.Errorf("Kueue's webhooks alone lack %q:\n%s", want, alone)
+		}
+	}
+	for _, absent := range []string{"jobset", "ray.io", "pod.kb.io", "trainjob", "leaderworkerset", "url:"} {
+		if strings.Contains(alone, absent) {
+			t.Errorf("Kueue's webhooks alone name %q:\n%s", absent, alone)
+		}
+	}
+	if got := strings.Count(alone, "namespaceSelector"); got != 2 {
+		t.Errorf("%d of Kueue's webhooks alone leave kube-system out, want the Job's 2", got)
+	}
+	all := kueueWebhookManifest(9445, []string{"kuberay", "lws", "jobset", "trainer", "kueue"})
+	for _, name := range []string{"rayjob", "raycluster", "jobset", "leaderworkerset", "pod", "trainjob"} {
+		for _, verb := range []string{"m", "v"} {
+			if !strings.Contains(all, "- name: "+verb+name+".kb.io\n") {
+				t.Errorf("Kueue's webhooks with every kind lack %s%s.kb.io", verb, name)
+			}
+		}
+	}
+	if !strings.Contains(kueueConversionPatch(9445), `"service":{"name":"kueue-webhook-service",`+
+		`"namespace":"kueue-system","path":"/convert","port":9445}`) {
+		t.Errorf("the conversion patch is %s", kueueConversionPatch(9445))
 	}
 }

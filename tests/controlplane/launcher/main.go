@@ -46,7 +46,11 @@ const usage = `scripts/controlplane start DIR [--owner-pid PID] [--audit]
     with --no-rollouts: they make StatefulSets and Jobs), and trainer,
     Kubeflow Trainer v2's controller manager (TrainJob; with jobset; its
     webhooks reached through an ExternalName Service, its runtimes
-    applied). Their logs are DIR/logs/KIND.log.
+    applied), and kueue, Kueue's controller manager (ClusterQueue,
+    LocalQueue, ResourceFlavor, Workload; it queues Jobs, and the JobSets,
+    RayJobs, RayClusters, LeaderWorkerSets and TrainJobs of the kinds
+    started with it; its webhooks reached the Trainer's way). Their logs
+    are DIR/logs/KIND.log.
     With --kubernetes 1.34, the kube-apiserver of the previous supported line
     (tests/controlplane/k8s-1.34) instead of the pinned release; not with
     --cluster.

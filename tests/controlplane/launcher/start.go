@@ -230,7 +230,8 @@ func clearPrevious(dir string) error {
 	names := []string{"etcd", "pki", "logs", "kubeconfig", "endpoint", "cluster.pools", "cluster.kinds",
 		"karpenter-instance-types.json", "audit-policy.yaml"}
 	for _, pattern := range []string{"*.pid", "kube-apiserver.*", "kube-scheduler.*",
-		"kube-controller-manager.*", "kwok.*", "karpenter.*", "karpenter-prices.*", "kuberay.*", "lws.*", "jobset.*"} {
+		"kube-controller-manager.*", "kwok.*", "karpenter.*", "karpenter-prices.*", "kuberay.*", "lws.*", "jobset.*",
+		"trainer.*", "kueue.*"} {
 		matches, _ := filepath.Glob(filepath.Join(dir, pattern))
 		for _, match := range matches {
 			names = append(names, filepath.Base(match))

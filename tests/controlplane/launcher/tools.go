@@ -15,7 +15,7 @@ type tools struct {
 	helmBin, kubeScoreBin                     string
 	clusterBin, kwokBin, karpenterBin         string
 	simclusterBin, kuberayBin, lwsBin         string
-	jobsetBin, trainerBin                     string
+	jobsetBin, trainerBin, kueueBin           string
 	k8sVersion, k8sCompatVersion, etcdVersion string
 }
 
@@ -43,6 +43,7 @@ func toolsFromEnvironment() (tools, error) {
 		lwsBin:           get("LWS_BIN"),
 		jobsetBin:        get("JOBSET_BIN"),
 		trainerBin:       get("TRAINER_BIN"),
+		kueueBin:         get("KUEUE_BIN"),
 		k8sVersion:       get("K8S_VERSION"),
 		k8sCompatVersion: get("K8S_COMPAT_VERSION"),
 		etcdVersion:      get("ETCD_VERSION"),
