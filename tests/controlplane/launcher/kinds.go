@@ -23,7 +23,7 @@ import (
 // (TrainJob, which runs as a JobSet: after the JobSet controller, never
 // without it), and Kueue's controller manager last (kueue.go: it queues
 // and admits Jobs and those of the other kinds started beside it, whose
-// CRDs it must find when it starts). Each is a process of this machine, as Karpenter is: the admin
+// CRDs are then there when it sets up their integrations). Each is a process of this machine, as Karpenter is: the admin
 // kubeconfig, no leader election, metrics and health on ports picked here;
 // its CRDs, which scripts/setup copies from its module into crds/ beside
 // its bin/, are installed and Established before it starts.

@@ -27,9 +27,11 @@ var kueueConversionCRDs = []string{"localqueues", "clusterqueues", "workloads", 
 
 // kueueFrameworks: the integrations Kueue's configuration enables with
 // kinds: batch/job always, and each of the other kinds' that runs beside
-// it (Kueue sets up an integration only when its CRD is there). Not the
-// pod integration (Kueue would queue every pod with a queue-name label),
-// though Kueue turns it on for LeaderWorkerSet's pods itself.
+// it, whose CRDs are installed before Kueue starts (for an enabled
+// integration whose CRD is missing, Kueue registers the webhook and waits
+// for the API before it sets up the controller: jobframework/setup.go).
+// Not the pod integration (Kueue would queue every pod with a queue-name
+// label), though Kueue turns it on for LeaderWorkerSet's pods itself.
 func kueueFrameworks(kinds []string) []string {
 	frameworks := []string{"batch/job"}
 	for _, kind := range kinds {
