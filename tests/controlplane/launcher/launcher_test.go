@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -432,6 +433,13 @@ func TestJobSetWebhooksAreItsReleases(t *testing.T) {
 func TestKueueConfigurationEnablesTheKindsBesideIt(t *testing.T) {
 	if knownKinds[len(knownKinds)-1] != "kueue" {
 		t.Errorf("kinds start in the order %v: kueue is not last", knownKinds)
+	}
+	// stop ends each kind's controller (it ended every one but Kueue's
+	// before this test).
+	for _, kind := range knownKinds {
+		if !slices.Contains(clusterProcesses, kind) {
+			t.Errorf("stop leaves %s's controller running: not in %v", kind, clusterProcesses)
+		}
 	}
 	alone := kueueConfiguration([]int{1, 2, 3}, "/d/pki/kueue-webhook", []string{"kueue"})
 	for _, want := range []string{

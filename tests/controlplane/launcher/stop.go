@@ -9,7 +9,7 @@ import (
 // The simulated cluster's processes, in the order they start; stop goes the
 // other way, before the API server.
 var clusterProcesses = []string{"kube-scheduler", "kube-controller-manager", "kwok", "karpenter",
-	"karpenter-prices", "kuberay", "lws", "jobset", "trainer"}
+	"karpenter-prices", "kuberay", "lws", "jobset", "trainer", "kueue"}
 
 // stop ends every process a start in dir made, the watchdog last; safe to
 // run twice or after whatever started them crashed.
