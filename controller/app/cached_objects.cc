@@ -535,6 +535,14 @@ void packOwnership(Packer& out, const core::OwnershipRecord& record) {
   out.word(fields.claimTemplate);
   out.word(fields.claimContainer);
   packWords(out, fields.podSets);
+  out.boolean(fields.groupSize.has_value());
+  if (const auto& size = fields.groupSize) {
+    out.word(size->pointer);
+    out.integer(size->set);
+    out.integer(size->was);
+    out.integer(size->minWas.value_or(-1));
+    out.integer(size->maxWas.value_or(-1));
+  }
 }
 
 core::OwnershipRecord unpackOwnership(Unpacker& in) {
@@ -562,6 +570,18 @@ core::OwnershipRecord unpackOwnership(Unpacker& in) {
   fields.claimTemplate = in.word();
   fields.claimContainer = in.word();
   fields.podSets = unpackWords(in);
+  if (in.boolean()) {
+    core::OwnedGroupSize size;
+    size.pointer = in.word();
+    size.set = static_cast<std::int32_t>(in.integer());
+    size.was = static_cast<std::int32_t>(in.integer());
+    for (auto* bound : {&size.minWas, &size.maxWas}) {
+      if (const auto value = in.integer(); value >= 0) {
+        *bound = static_cast<std::int32_t>(value);
+      }
+    }
+    fields.groupSize = std::move(size);
+  }
   return record;
 }
 
@@ -695,6 +715,12 @@ CachedTarget packTarget(const core::TargetState& state) {
   out.word(state.groups.labels.group);
   out.integer(state.groups.affinityFixed ? 1 : 0);
   out.integer(state.groups.sizeFixed ? 1 : 0);
+  out.word(state.groups.sizePointer);
+  out.integer(state.groups.bounds.min);
+  out.integer(state.groups.bounds.max);
+  out.word(state.groups.bounds.minPointer);
+  out.word(state.groups.bounds.maxPointer);
+  out.string(state.groups.sizeKeptBy);
   out.string(state.placedThrough);
   cached.packed = out.take();
   cached.packed.shrink_to_fit();
@@ -748,6 +774,12 @@ core::TargetState CachedTarget::unpack() const {
   state.groups.labels.group = in.word();
   state.groups.affinityFixed = in.integer() != 0;
   state.groups.sizeFixed = in.integer() != 0;
+  state.groups.sizePointer = in.word();
+  state.groups.bounds.min = static_cast<std::int32_t>(in.integer());
+  state.groups.bounds.max = static_cast<std::int32_t>(in.integer());
+  state.groups.bounds.minPointer = in.word();
+  state.groups.bounds.maxPointer = in.word();
+  state.groups.sizeKeptBy = in.string();
   state.placedThrough = in.string();
   return state;
 }

@@ -225,10 +225,11 @@ TEST_CASE("a packed GpuWorkload unpacks to its projection") {
 
 TEST_CASE("a packed custom kind unpacks whole: its pod sets, their templates, its record") {
   // A LeaderWorkerSet the operator placed: the record lists the pod sets
-  // it placed, which the next plan reads to know what is its own.
+  // it placed, which the next plan reads to know what is its own, and the
+  // group size it wrote in place of the team's.
   const auto object = json::parse(R"({
     "metadata": {"uid": "u1", "generation": 2, "annotations": {"gpuplacement.io/owned-fields":
-      "{\"nodeSelector\":{\"karpenter.k8s.aws/instance-gpu-name\":\"a10g\"},\"podSets\":[\"leader\",\"worker\"],\"resources\":{\"vllm\":{\"nvidia.com/gpu\":\"2\"}},\"workload\":\"w\"}"}},
+      "{\"nodeSelector\":{\"karpenter.k8s.aws/instance-gpu-name\":\"a10g\"},\"podSets\":[\"leader\",\"worker\"],\"groupSize\":{\"pointer\":\"/spec/leaderWorkerTemplate/size\",\"set\":2,\"was\":1},\"resources\":{\"vllm\":{\"nvidia.com/gpu\":\"2\"}},\"workload\":\"w\"}"}},
     "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": 2,
       "leaderTemplate": {"metadata": {"labels": {"role": "leader"}}, "spec": {
         "nodeSelector": {"karpenter.k8s.aws/instance-gpu-name": "a10g"},
@@ -239,6 +240,8 @@ TEST_CASE("a packed custom kind unpacks whole: its pod sets, their templates, it
     "status": {"replicas": 1, "readyReplicas": 1, "updatedReplicas": 1}})");
   const auto state = core::targetFromJson(core::TargetKind::LeaderWorkerSet, object);
   REQUIRE(state.ownership.fields.podSets == std::vector<std::string>{"leader", "worker"});
+  REQUIRE(state.ownership.fields.groupSize.has_value());
+  CHECK(state.groups.sizePointer == "/spec/leaderWorkerTemplate/size");
   const auto unpacked = packTarget(state).unpack();
   CHECK(unpacked.ownership == state.ownership);
   CHECK(unpacked.podSets == state.podSets);
@@ -253,8 +256,9 @@ TEST_CASE("a packed RayJob keeps the cluster its run is on, and why it is placed
     "metadata": {"uid": "u2", "name": "tune", "generation": 2},
     "spec": {"entrypoint": "python tune.py", "shutdownAfterJobFinishes": true,
       "rayClusterSpec": {"headGroupSpec": {"template": {"spec": {"containers": [{"name": "h"}]}}},
-        "workerGroupSpecs": [{"groupName": "gpu", "replicas": 2,
-          "template": {"spec": {"containers": [{"name": "w"}]}}}]}},
+        "enableInTreeAutoscaling": true,
+        "workerGroupSpecs": [{"groupName": "gpu", "replicas": 2, "minReplicas": 1,
+          "maxReplicas": 4, "template": {"spec": {"containers": [{"name": "w"}]}}}]}},
     "status": {"jobDeploymentStatus": "Running", "startTime": "2026-12-07T10:05:00Z",
       "rayClusterName": "tune-x2b9k"}})");
   // Selecting a running RayCluster: placed through it.
@@ -270,6 +274,12 @@ TEST_CASE("a packed RayJob keeps the cluster its run is on, and why it is placed
   }
   CHECK(packTarget(core::targetFromJson(core::TargetKind::RayJob, running)).unpack().job.runsOn ==
         "tune-x2b9k");
+  // Its worker group's bounds, and that the autoscaler sizes it.
+  const auto groups =
+      packTarget(core::targetFromJson(core::TargetKind::RayJob, running)).unpack().groups;
+  CHECK(groups.bounds.max == 4);
+  CHECK(groups.bounds.minPointer == "/spec/rayClusterSpec/workerGroupSpecs/0/minReplicas");
+  CHECK_FALSE(groups.sizeKeptBy.empty());
   CHECK_FALSE(packTarget(core::targetFromJson(core::TargetKind::RayJob, selecting))
                   .unpack()
                   .placedThrough.empty());

@@ -5,7 +5,8 @@
 // LeaderWorkerSet (leaderworkerset.x-k8s.io/v1): replicas groups of `size`
 // pods, a leader and size-1 workers, which serve one model together
 // (sharded across nodes). The leader runs leaderTemplate where it is set,
-// else workerTemplate. The group size is the team's.
+// else workerTemplate. The group size is the team's, unless its
+// GpuWorkload's spec.scaling.groupSize is Set.
 namespace gpuplacement::core::kinds {
 namespace {
 
@@ -48,6 +49,9 @@ class LeaderWorkerSetAdapter final : public KindAdapter {
                     pods(size),
                     "spec.leaderWorkerTemplate.size",
                     {kNameLabel, "leaderworkerset.sigs.k8s.io/group-key"}};
+    // Its webhook lets the size change (a new revision, rolled out group by
+    // group); only subGroupSize is immutable.
+    state.groups.sizePointer = pointer + "/size";
     // Its status counts groups: read as pods, as the other kinds count.
     const auto& status = memberOf(object, "status");
     state.statusReplicas = pods(countOf(memberOf(status, "replicas")) * size);

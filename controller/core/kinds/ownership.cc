@@ -13,6 +13,38 @@ using json = nlohmann::json;
 using base::memberOf;
 using base::stringMember;
 
+std::optional<std::int32_t> sizeOf(const json& value) {
+  if (!value.is_number_integer() || value.get<std::int64_t>() < 0 ||
+      value.get<std::int64_t>() > INT32_MAX) {
+    return std::nullopt;
+  }
+  return static_cast<std::int32_t>(value.get<std::int64_t>());
+}
+
+std::optional<OwnedGroupSize> groupSizeFromJson(const json& document) {
+  if (!document.is_object() || !memberOf(document, "pointer").is_string()) {
+    return std::nullopt;
+  }
+  OwnedGroupSize size;
+  size.pointer = stringMember(document, "pointer");
+  const auto set = sizeOf(memberOf(document, "set"));
+  const auto was = sizeOf(memberOf(document, "was"));
+  if (!set || !was) {
+    return std::nullopt;
+  }
+  size.set = *set;
+  size.was = *was;
+  for (auto [key, into] : {std::pair{"minWas", &size.minWas}, std::pair{"maxWas", &size.maxWas}}) {
+    if (const auto& value = memberOf(document, key); !value.is_null()) {
+      *into = sizeOf(value);
+      if (!*into) {
+        return std::nullopt;
+      }
+    }
+  }
+  return size;
+}
+
 std::optional<OwnedFields> ownedFieldsFromJson(const json& document) {
   OwnedFields owned;
   if (!document.is_object()) {
@@ -75,6 +107,13 @@ std::optional<OwnedFields> ownedFieldsFromJson(const json& document) {
       owned.podSets.push_back(name.get<std::string>());
     }
   }
+  if (const auto& size = memberOf(document, "groupSize"); !size.is_null()) {
+    auto read = groupSizeFromJson(size);
+    if (!read) {
+      return std::nullopt;
+    }
+    owned.groupSize = std::move(read);
+  }
   return owned;
 }
 
@@ -128,6 +167,16 @@ std::string serializeOwnedFields(const OwnedFields& owned) {
   }
   if (!owned.podSets.empty()) {
     document["podSets"] = owned.podSets;
+  }
+  if (const auto& size = owned.groupSize) {
+    json record = {{"pointer", size->pointer}, {"set", size->set}, {"was", size->was}};
+    if (size->minWas) {
+      record["minWas"] = *size->minWas;
+    }
+    if (size->maxWas) {
+      record["maxWas"] = *size->maxWas;
+    }
+    document["groupSize"] = std::move(record);
   }
   return document.dump();
 }

@@ -17,6 +17,21 @@ namespace gpuplacement::core {
 // touch only that.
 inline constexpr const char* kOwnedFieldsAnnotation = "gpuplacement.io/owned-fields";
 
+// A group size the operator wrote (spec.scaling.groupSize: Set), and what
+// it replaced: put back on release while the object still holds what the
+// operator wrote, and left as it is once someone changed it.
+struct OwnedGroupSize {
+  std::string pointer;   // where (PodGroups::sizePointer)
+  std::int32_t set = 0;  // the size written
+  std::int32_t was = 0;  // the team's size before it
+  // A bound raised or lowered to `set` so the size is within it (a Ray
+  // worker group's maxReplicas, minReplicas): the team's value.
+  std::optional<std::int32_t> minWas{};
+  std::optional<std::int32_t> maxWas{};
+
+  bool operator==(const OwnedGroupSize&) const = default;
+};
+
 // What the operator owns on one target, as recorded in the annotation.
 struct OwnedFields {
   std::string workload;  // the GpuWorkload (same namespace) that set them
@@ -45,10 +60,14 @@ struct OwnedFields {
   // same in each), so one no longer placed is cleared and no other is
   // touched. Empty for a kind of one pod set.
   std::vector<std::string> podSets;
+  // The size of the target's groups, where the operator wrote it. A record
+  // written before it reads as none.
+  std::optional<OwnedGroupSize> groupSize{};
 
   bool empty() const {
     return nodeSelector.empty() && tolerations.empty() && resources.empty() && spreadKey.empty() &&
-           zoneGroup.empty() && networkDomainKey.empty() && !pods && claimTemplate.empty();
+           zoneGroup.empty() && networkDomainKey.empty() && !pods && claimTemplate.empty() &&
+           !groupSize;
   }
   bool operator==(const OwnedFields&) const = default;
 };

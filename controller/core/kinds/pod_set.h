@@ -38,6 +38,19 @@ struct GroupLabels {
   bool operator==(const GroupLabels&) const = default;
 };
 
+// The bounds a kind's controller holds a group's size within (a Ray worker
+// group's minReplicas and maxReplicas: KubeRay runs replicas clamped to
+// them), with where each is in the object as a JSON pointer; no pointer:
+// the kind has no such bound.
+struct SizeBounds {
+  std::int32_t min = 0;
+  std::int32_t max = INT32_MAX;
+  std::string minPointer{};
+  std::string maxPointer{};
+
+  bool operator==(const SizeBounds&) const = default;
+};
+
 // Pods that run one replica of the model together, one per node where no
 // node holds it: a LeaderWorkerSet's groups, a JobSet's replicated job, a
 // Ray cluster's worker group. Kinds whose pods are each a replica (a
@@ -61,6 +74,18 @@ struct PodGroups {
   // replicated jobs; a TrainJob's JobSet): a group of another size is
   // created again.
   bool sizeFixed = false;
+  // Where the size is in the object, as a JSON pointer
+  // ("/spec/leaderWorkerTemplate/size"), for spec.scaling.groupSize: Set
+  // to write; empty where it cannot change in place (`sizeFixed`).
+  std::string sizePointer{};
+  SizeBounds bounds{};
+  // Who sets the size instead of the team, where someone does: a sentence
+  // naming it ("the Ray autoscaler (spec.enableInTreeAutoscaling: true)").
+  // The operator writes no size then, whatever spec.scaling says.
+  std::string sizeKeptBy{};
+  // The operator writes the size the placement needs: spec.scaling.groupSize
+  // is Set and the kind lets it (set by intentOf, never by the kind).
+  bool sizeSet = false;
 
   bool formed() const { return groups > 0; }
   bool operator==(const PodGroups&) const = default;

@@ -139,6 +139,9 @@ void readRayClusterSpec(const json& clusterSpec, const std::string& pointer, Tar
   state.podSetTemplates.push_back(
       podTemplateFrom(memberOf(memberOf(clusterSpec, "headGroupSpec"), "template"), true));
   std::int64_t placed = headOnly ? 1 : 0;
+  // The autoscaler writes each worker group's replicas as Ray's demand
+  // asks, within minReplicas and maxReplicas: the size is its own.
+  const bool autoscaled = memberOf(clusterSpec, "enableInTreeAutoscaling") == true;
   if (!headOnly) {
     for (std::size_t i = 0; i < workers.size(); ++i) {
       const auto& group = workers[i];
@@ -157,6 +160,21 @@ void readRayClusterSpec(const json& clusterSpec, const std::string& pointer, Tar
                         replicas,
                         fieldOf(pointer) + ".workerGroupSpecs[" + std::to_string(i) + "].replicas",
                         {"ray.io/node-type", "ray.io/cluster"}};
+        const std::string at = pointer + "/workerGroupSpecs/" + std::to_string(i);
+        state.groups.sizePointer = at + "/replicas";
+        // KubeRay runs replicas clamped to [minReplicas, maxReplicas]
+        // (GetWorkerGroupDesiredReplicas); its CRD defaults them to 0 and
+        // 2^31-1.
+        state.groups.bounds = {
+            static_cast<std::int32_t>(std::clamp<std::int64_t>(
+                base::integerOf(memberOf(group, "minReplicas"), 0), 0, INT32_MAX)),
+            static_cast<std::int32_t>(std::clamp<std::int64_t>(
+                base::integerOf(memberOf(group, "maxReplicas"), INT32_MAX), 0, INT32_MAX)),
+            at + "/minReplicas", at + "/maxReplicas"};
+        if (autoscaled) {
+          state.groups.sizeKeptBy =
+              "the Ray autoscaler (" + fieldOf(pointer) + ".enableInTreeAutoscaling: true)";
+        }
       }
     }
   }

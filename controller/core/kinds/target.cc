@@ -28,6 +28,22 @@ bool TargetState::templateMutable() const {
   return adapterOf(kind).templateMutable(*this);
 }
 
+bool groupSizeStillOurs(const TargetState& target, const OwnedGroupSize& owned) {
+  const auto& groups = target.groups;
+  return groups.sizePointer == owned.pointer && groups.size == owned.set &&
+         (!owned.minWas || groups.bounds.min == owned.set) &&
+         (!owned.maxWas || groups.bounds.max == owned.set);
+}
+
+std::int32_t teamGroupSize(const TargetState& target) {
+  const auto& owned = target.ownership.fields.groupSize;
+  if (target.ownership.form == OwnershipRecord::Form::Readable && owned &&
+      groupSizeStillOurs(target, *owned)) {
+    return owned->was;
+  }
+  return target.groups.size;
+}
+
 TargetState targetFromJson(TargetKind kind, const json& object) {
   TargetState state;
   state.kind = kind;

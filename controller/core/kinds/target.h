@@ -169,6 +169,15 @@ struct TargetState : PodTemplateState {
   bool templateMutable() const;
 };
 
+// The size the team gave the target's groups: the object's, or the one the
+// operator replaced where its ownership record says the object still holds
+// the size it wrote (spec.scaling.groupSize: Set).
+std::int32_t teamGroupSize(const TargetState& target);
+
+// Whether the target's groups still have the size the operator wrote, and
+// every bound it moved still the same: its to put back.
+bool groupSizeStillOurs(const TargetState& target, const OwnedGroupSize& owned);
+
 // The cpu (vCPUs) and memory (GiB) one replica of the pod template asks
 // for by the team's own sizing: requests, or limits where a container sets
 // only those (the API server defaults one to the other), summed over the
