@@ -2,6 +2,7 @@
 // size it needs (core/plan/workload_plan.cc's planWrite).
 #include <doctest/doctest.h>
 
+#include "core/plan/group_size_patch.h"
 #include "core/plan/job_plan.h"
 #include "core/plan/pod_sets_patch.h"
 #include "support/workload_world.h"
@@ -380,6 +381,239 @@ TEST_CASE("a Ray cluster's group follows its head into one zone") {
       {{"metadata", {{"name", "chat"}, {"uid", "u-ray"}, {"generation", 1}}}, {"spec", spec}});
   CHECK(cluster.groups.labels == GroupLabels{"ray.io/node-type", "ray.io/cluster"});
   CHECK_FALSE(cluster.groups.affinityFixed);
+}
+
+// A RayCluster serving Llama-3.1-405B from one worker group of `replicas`
+// workers, within `bounds` (its minReplicas and maxReplicas, where set).
+World servingRayWorld(int replicas, json bounds = json::object(), bool autoscaled = false) {
+  World world = servingGroupWorld(1);
+  world.spec["targetRef"] = {{"kind", "RayCluster"}, {"name", "chat"}};
+  json group = {{"groupName", "gpu"},
+                {"replicas", replicas},
+                {"template", {{"spec", {{"containers", {{{"name", "ray-worker"}}}}}}}}};
+  group.update(bounds);
+  json spec = {
+      {"headGroupSpec", {{"template", {{"spec", {{"containers", {{{"name", "ray-head"}}}}}}}}}},
+      {"workerGroupSpecs", json::array({group})}};
+  if (autoscaled) {
+    spec["enableInTreeAutoscaling"] = true;
+  }
+  world.target = targetFromJson(
+      TargetKind::RayCluster,
+      {{"metadata", {{"name", "chat"}, {"uid", "u-ray"}, {"generation", 1}}}, {"spec", spec}});
+  return world;
+}
+
+// The ops of a JSON patch that write `path`'s value, by path.
+std::map<std::string, json> sizeOps(const json& patch) {
+  std::map<std::string, json> ops;
+  for (const auto& op : patch) {
+    const auto path = op.at("path").get<std::string>();
+    if (path.find("eplicas") != std::string::npos || path.ends_with("/size")) {
+      ops[path] = op.at("value");
+    }
+  }
+  return ops;
+}
+
+// Released: the GpuWorkload deleted.
+TargetState released(const TargetState& state) {
+  PatchRequest release;
+  release.resourceVersion = "41";
+  release.workload = "w";
+  const auto plan = planPodSetsPatch(state, release);
+  REQUIRE(plan.patch.has_value());
+  return testing::applyPatch(state, *plan.patch);
+}
+
+TEST_CASE(
+    "spec.scaling.groupSize: Set writes the size beside the placement, and release puts "
+    "the team's back") {
+  struct Row {
+    const char* name;
+    World world;
+    std::map<std::string, json> written;  // the size ops of the placing write
+    OwnedGroupSize owned;
+    const char* field;
+  };
+  const std::string worker = "/spec/workerGroupSpecs/0";
+  Row rows[] = {
+      {"a LeaderWorkerSet of size 1",
+       servingGroupWorld(1),
+       {{"/spec/leaderWorkerTemplate/size", 2}},
+       {"/spec/leaderWorkerTemplate/size", 2, 1, {}, {}},
+       "spec.leaderWorkerTemplate.size"},
+      {"a Ray worker group of 1 within the CRD's default bounds",
+       servingRayWorld(1),
+       {{worker + "/replicas", 2}},
+       {worker + "/replicas", 2, 1, {}, {}},
+       "spec.workerGroupSpecs[0].replicas"},
+      {"a Ray worker group whose maxReplicas 1 KubeRay would clamp it to: raised with it",
+       servingRayWorld(1, {{"minReplicas", 1}, {"maxReplicas", 1}}),
+       {{worker + "/replicas", 2}, {worker + "/maxReplicas", 2}},
+       {worker + "/replicas", 2, 1, {}, 1},
+       "spec.workerGroupSpecs[0].replicas"},
+      {"a Ray worker group whose minReplicas 3 is above the size: lowered with it",
+       servingRayWorld(1, {{"minReplicas", 3}, {"maxReplicas", 4}}),
+       {{worker + "/replicas", 2}, {worker + "/minReplicas", 2}},
+       {worker + "/replicas", 2, 1, 3, {}},
+       "spec.workerGroupSpecs[0].replicas"},
+  };
+  for (auto& row : rows) {
+    CAPTURE(row.name);
+    World& world = row.world;
+    const auto team = *world.target;
+    world.spec["scaling"] = {{"groupSize", "Set"}};
+    const auto placed = reconcile(world);
+    CHECK(placed.plan.wanted.nodesPerReplica == 2);
+    REQUIRE(placed.plan.write.has_value());
+    REQUIRE(placed.plan.write->patch.patch.has_value());
+    CHECK(sizeOps(*placed.plan.write->patch.patch) == row.written);
+    CHECK(conditionsOf(placed.record).at("Applied") == "True/Applied");
+    const auto reason = conditionMessage(placed.record, "Placed");
+    CAPTURE(reason);
+    CHECK(reason.find(std::string("groups of 2 pods set in ") + row.field + " (was 1)") !=
+          std::string::npos);
+    REQUIRE(placed.outcome.has_value());
+    const auto& state = placed.outcome->state;
+    CHECK(state.groups.size == 2);
+    CHECK(state.ownership.fields.groupSize == std::optional<OwnedGroupSize>(row.owned));
+
+    // The next reconcile keeps it: nothing to write, the reason the same.
+    world.target = state;
+    world.status = workloadStatusFromJson(*placed.record.status);
+    const auto again = reconcile(world);
+    CHECK(conditionsOf(again.record).at("Applied") == "True/Applied");
+    const bool unchanged = !again.plan.write || !again.plan.write->patch.patch.has_value();
+    CHECK(unchanged);
+    CHECK(conditionMessage(again.record, "Placed") == reason);
+
+    // Released while the size is the operator's: the team's size and
+    // bounds are back, and the record is gone.
+    const auto back = released(state);
+    CHECK(back.groups.size == team.groups.size);
+    CHECK(back.groups.bounds == team.groups.bounds);
+    CHECK(back.ownership.form == OwnershipRecord::Form::Absent);
+    // Released after someone set another size: theirs stays.
+    auto changed = state;
+    changed.groups.size = 4;
+    const auto kept = released(changed);
+    CHECK(kept.groups.size == 4);
+    CHECK(kept.groups.bounds == state.groups.bounds);
+    CHECK(kept.ownership.form == OwnershipRecord::Form::Absent);
+    // A model one node holds: no group, the team's size back in the write
+    // that places it.
+    world.spec["model"] = {{"parameters", "8B"}, {"precision", "fp16"}};
+    world.spec["constraints"] = json::object();
+    const auto single = reconcile(world);
+    CHECK(single.plan.wanted.nodesPerReplica == 1);
+    REQUIRE(single.outcome.has_value());
+    CHECK(single.outcome->state.groups.size == team.groups.size);
+    CHECK(single.outcome->state.groups.bounds == team.groups.bounds);
+    CHECK_FALSE(single.outcome->state.ownership.fields.groupSize.has_value());
+  }
+}
+
+TEST_CASE(
+    "a size the operator wrote, taken back while placed: put back as any field, and "
+    "counted as a revert") {
+  World world = servingGroupWorld(1);
+  world.spec["scaling"] = {{"groupSize", "Set"}};
+  const auto placed = reconcile(world);
+  REQUIRE(placed.outcome.has_value());
+  world.target = placed.outcome->state;
+  world.target->groups.size = 1;  // GitOps applies the team's manifest again
+  world.status = workloadStatusFromJson(*placed.record.status);
+  const auto again = reconcile(world);
+  REQUIRE(again.plan.write.has_value());
+  REQUIRE(again.plan.write->patch.patch.has_value());
+  CHECK(sizeOps(*again.plan.write->patch.patch) ==
+        std::map<std::string, json>{{"/spec/leaderWorkerTemplate/size", 2}});
+  const auto& reverts = again.record.status->at("reverts");
+  CHECK(reverts.at("count") == 1);
+  CHECK(reverts.at("fields") == json::array({"spec.leaderWorkerTemplate.size"}));
+  REQUIRE(again.outcome.has_value());
+  // The team's size it replaced is still the one recorded.
+  CHECK(again.outcome->state.ownership.fields.groupSize->was == 1);
+}
+
+TEST_CASE("where the operator does not write the size, GroupSizeNeeded says why and what to set") {
+  struct Row {
+    const char* name;
+    World world;
+    const char* scaling;  // spec.scaling.groupSize; null: unset (Keep)
+    std::vector<const char*> says;
+  };
+  Row rows[] = {
+      {"Keep, by default: the team sets it",
+       servingGroupWorld(1),
+       nullptr,
+       {"spec.leaderWorkerTemplate.size is 1: set it to 2",
+        "or set spec.scaling.groupSize: Set to let the operator write it",
+        "nothing is written until then"}},
+      {"Keep, stated", servingGroupWorld(1), "Keep", {"is 1: set it to 2"}},
+      {"Set on a JobSet: its size cannot change once created",
+       trainingJobSetWorld(true, 1),
+       "Set",
+       {"spec.replicatedJobs[0].template.spec.parallelism is 1: set it to 3 in the manifest and "
+        "create it again (it cannot change once created, so spec.scaling.groupSize: Set cannot set "
+        "it in place); nothing is written"}},
+      {"Set on a Ray cluster the autoscaler sizes: the size is the autoscaler's",
+       servingRayWorld(1, json::object(), true),
+       "Set",
+       {"spec.workerGroupSpecs[0].replicas is 1, which the Ray autoscaler "
+        "(spec.enableInTreeAutoscaling: true) sets, not the operator: raise the group's "
+        "minReplicas to 2"}},
+  };
+  for (auto& row : rows) {
+    CAPTURE(row.name);
+    if (row.scaling) {
+      row.world.spec["scaling"] = {{"groupSize", row.scaling}};
+    }
+    const auto result = reconcile(row.world);
+    CHECK_FALSE(result.plan.write.has_value());
+    CHECK(conditionsOf(result.record).at("Applied") == "False/GroupSizeNeeded");
+    const auto message = conditionMessage(result.record, "Applied");
+    CAPTURE(message);
+    for (const char* part : row.says) {
+      CAPTURE(part);
+      CHECK(message.find(part) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("spec.scaling.groupSize: Keep or Set, and nothing else") {
+  World world = servingGroupWorld(1);
+  const auto& catalog = *testing::shippedCatalog();
+  for (const char* value : {"Keep", "Set"}) {
+    world.spec["scaling"] = {{"groupSize", value}};
+    const auto parsed = parseGpuWorkloadSpec(world.spec, catalog);
+    REQUIRE(parsed);
+    CHECK(base::nameOf(parsed->scaling.groupSize) == value);
+  }
+  world.spec["scaling"] = {{"groupSize", "Always"}};
+  const auto bad = parseGpuWorkloadSpec(world.spec, catalog);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().field == "spec.scaling.groupSize");
+  CHECK(bad.error().message.find("Keep") != std::string::npos);
+  world.spec["scaling"] = {{"replicas", "Set"}};
+  const auto unknown = parseGpuWorkloadSpec(world.spec, catalog);
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().field.starts_with("spec.scaling"));
+}
+
+TEST_CASE("the ownership record carries the size written, and reads one written before it") {
+  OwnedFields owned;
+  owned.workload = "w";
+  owned.groupSize = OwnedGroupSize{"/spec/workerGroupSpecs/0/replicas", 2, 1, {}, 1};
+  const auto read = readOwnership(serializeOwnedFields(owned));
+  REQUIRE(read.form == OwnershipRecord::Form::Readable);
+  CHECK(read.fields == owned);
+  const auto before = readOwnership(R"({"workload":"w","nodeSelector":{"a":"b"}})");
+  REQUIRE(before.form == OwnershipRecord::Form::Readable);
+  CHECK_FALSE(before.fields.groupSize.has_value());
+  CHECK(readOwnership(R"({"workload":"w","groupSize":{"set":2}})").form ==
+        OwnershipRecord::Form::Unreadable);
 }
 
 }  // namespace

@@ -106,7 +106,23 @@ inline core::TargetState applyJsonPatch(core::TargetState state, const nlohmann:
   for (std::size_t i = 0; i < state.podSets.size(); ++i) {
     object[json::json_pointer(state.podSets[i].templatePointer)] = state.podSetTemplates[i].raw;
   }
+  // The groups' size and its bounds, where the kind lets them be written.
+  auto& groups = state.groups;
+  const std::pair<const std::string*, std::int32_t*> sizes[] = {
+      {&groups.sizePointer, &groups.size},
+      {&groups.bounds.minPointer, &groups.bounds.min},
+      {&groups.bounds.maxPointer, &groups.bounds.max}};
+  for (const auto& [pointer, value] : sizes) {
+    if (!pointer->empty()) {
+      object[json::json_pointer(*pointer)] = *value;
+    }
+  }
   object = object.patch(patch);
+  for (const auto& [pointer, value] : sizes) {
+    if (!pointer->empty()) {
+      *value = object.at(json::json_pointer(*pointer)).get<std::int32_t>();
+    }
+  }
   bool own = false;
   for (std::size_t i = 0; i < state.podSets.size(); ++i) {
     state.podSetTemplates[i] = core::kinds::podTemplateFrom(

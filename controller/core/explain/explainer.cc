@@ -241,7 +241,8 @@ std::string trainingLayoutText(const TrainingLayout& layout, std::string_view li
 // "no single node holds it: 2 trn1.32xlarge nodes, 16 Trainium each, 32 in
 // all, tensor parallel within a node over NeuronLink and pipeline parallel
 // across nodes over EFA (8 interfaces, 800 Gbps a node)", and the group
-// size to set where the target's is another.
+// size to set where the target's is another (or, where the operator sets
+// it, that it does).
 std::string Explainer::acrossNodesText(const Placement& placement, const Request& request) const {
   const auto* instance = catalog_->find(placement.instanceType);
   const std::string link(instance ? nameOf(instance->interconnect) : "its links");
@@ -270,7 +271,10 @@ std::string Explainer::acrossNodesText(const Placement& placement, const Request
                 "one zone only where the team keeps it there (a required pod affinity on ") +
             kZoneLabel + " in the manifest, or NodePools of one zone)";
   }
-  if (groups.size > 0 && groups.size != nodes) {
+  if (groups.size > 0 && groups.size != nodes && groups.sizeSet) {
+    text += "; groups of " + std::to_string(nodes) + " pods set in " + groups.sizeField + " (was " +
+            std::to_string(groups.size) + ")";
+  } else if (groups.size > 0 && groups.size != nodes) {
     text += "; a group needs " + std::to_string(nodes) + " pods, one a node, and " +
             groups.sizeField + " gives " + std::to_string(groups.size) +
             (groups.sizeFixed ? ": create it again with " : ": set it to ") + std::to_string(nodes);

@@ -406,6 +406,25 @@ Status readPolicyRef(const ObjectReader& spec, std::string& policyName) {
   return Ok{};
 }
 
+Status readScaling(const ObjectReader& spec, Scaling& scaling) {
+  if (!spec.has("scaling")) {
+    return Ok{};
+  }
+  const auto reader = spec.child("scaling");
+  if (auto ok = reader.requireObject(); !ok) {
+    return ok.error();
+  }
+  if (auto ok = reader.onlyKeys({"groupSize"}); !ok) {
+    return ok.error();
+  }
+  auto groupSize = reader.optionalEnum<GroupSizePolicy>("groupSize");
+  if (!groupSize) {
+    return groupSize.error();
+  }
+  scaling.groupSize = groupSize->value_or(scaling.groupSize);
+  return Ok{};
+}
+
 }  // namespace
 
 Result<GpuWorkloadSpec> parseGpuWorkloadSpec(const json& specValue, const Catalog& catalog) {
@@ -414,7 +433,7 @@ Result<GpuWorkloadSpec> parseGpuWorkloadSpec(const json& specValue, const Catalo
     return ok.error();
   }
   if (auto ok = spec.onlyKeys({"targetRef", "containers", "workload", "model", "objective",
-                               "constraints", "policyRef", "mode"});
+                               "constraints", "policyRef", "mode", "scaling"});
       !ok) {
     return ok.error();
   }
@@ -424,7 +443,8 @@ Result<GpuWorkloadSpec> parseGpuWorkloadSpec(const json& specValue, const Catalo
        {readTarget(spec, result.targetRef, result.podSets),
         containers ? Status(Ok{}) : Status(containers.error()), readWorkload(spec, result.intent),
         readModel(spec, catalog, result), readConstraints(spec, result.intent.constraints),
-        readPolicyRef(spec, result.policyName), validateIntent(result.intent, catalog)}) {
+        readPolicyRef(spec, result.policyName), readScaling(spec, result.scaling),
+        validateIntent(result.intent, catalog)}) {
     if (!read) {
       return read.error();
     }
@@ -518,6 +538,12 @@ WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const TargetState* target,
   }
   if (target) {
     intent.groups = target->groups;
+    // The engine sizes a group by the team's size, not one the operator
+    // wrote in its place (which a larger model would otherwise be held to).
+    intent.groups.size = teamGroupSize(*target);
+    intent.groups.sizeSet = spec.scaling.groupSize == GroupSizePolicy::Set &&
+                            !target->groups.sizePointer.empty() &&
+                            target->groups.sizeKeptBy.empty();
     const auto pod = teamPodRequests(*target);
     intent.podCpu = pod.cpu;
     intent.podMemoryGiB = pod.memoryGiB;

@@ -132,6 +132,30 @@ struct EnumNames<core::PlacementMode> {
 
 namespace gpuplacement::core {
 
+// spec.scaling.groupSize: whose is the size of the target's groups, where a
+// replica spans nodes. Keep: the team's (GitOps re-applies it), and the
+// status says the size the placement needs. Set: the operator writes it
+// beside the placement, where the kind lets the size change in place.
+enum class GroupSizePolicy : std::uint8_t { Keep, Set };
+}  // namespace gpuplacement::core
+
+namespace gpuplacement::base {
+template <>
+struct EnumNames<core::GroupSizePolicy> {
+  static constexpr std::string_view what = "group size policy";
+  static constexpr auto names = std::to_array<std::string_view>({"Keep", "Set"});
+};
+}  // namespace gpuplacement::base
+
+namespace gpuplacement::core {
+
+// spec.scaling: what of the target's size the operator may write.
+struct Scaling {
+  GroupSizePolicy groupSize = GroupSizePolicy::Keep;
+
+  bool operator==(const Scaling&) const = default;
+};
+
 // The object a GpuWorkload places, in its namespace; its apiVersion follows
 // from the kind.
 struct TargetRef {
@@ -157,6 +181,7 @@ struct GpuWorkloadSpec {
   WorkloadIntent intent;
   std::string policyName = "default";
   PlacementMode mode = PlacementMode::Apply;
+  Scaling scaling;
 
   bool operator==(const GpuWorkloadSpec&) const = default;
 };

@@ -6,6 +6,7 @@
 #include "core/kinds/ownership.h"
 #include "core/kinds/pod_sets.h"
 #include "core/kinds/strategic_merge.h"
+#include "core/plan/group_size_patch.h"
 
 namespace gpuplacement::core {
 namespace {
@@ -168,6 +169,16 @@ PatchPlan planPodSetsPatch(const TargetState& live, const PatchRequest& request)
   }
   if (!anyPlaced) {
     plan.owned = OwnedFields{};  // nothing of ours left: the record goes
+  }
+  if (live.templateMutable()) {
+    // A run that has started keeps the size it runs with, as it keeps its
+    // templates.
+    auto size = planGroupSize(live, request.desired ? request.groupSize : 0);
+    for (auto& op : size.ops) {
+      ops.push_back(std::move(op));
+    }
+    plan.fields.insert(plan.fields.end(), size.fields.begin(), size.fields.end());
+    plan.owned.groupSize = std::move(size.owned);
   }
   plan.owned.workload = request.workload;
   const bool recorded = live.ownership.form != OwnershipRecord::Form::Absent;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,6 +62,10 @@ struct PatchRequest {
   // The pod sets to place (spec.targetRef.podSets); empty: the kind's
   // default, those that carry the model (core/kinds/pod_sets.h).
   std::vector<std::string> podSets;
+  // The size the target's groups are to have, written beside the placement
+  // (spec.scaling.groupSize: Set; kinds written by JSON patch: core/plan/
+  // group_size_patch.h); 0: the team's, and a size the operator wrote goes.
+  std::int32_t groupSize = 0;
 };
 
 // Whether another GpuWorkload's record is on the target: an error when

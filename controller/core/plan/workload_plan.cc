@@ -160,6 +160,33 @@ std::optional<PlaceAt> placeAtFor(const WorkloadInput& input, const Policy& poli
   return resolvePlaceAt(policy.placeAt, *input.target);
 }
 
+// The condition message when the target's groups are not the size the
+// placement needs and the operator does not write it: the field and the
+// size, and why it is not written.
+std::string groupSizeNeeded(const GpuWorkloadSpec& spec, const PodGroups& groups, int teamSize,
+                            const Placement& wanted) {
+  const int nodes = wanted.nodesPerReplica;
+  const auto size = std::to_string(nodes);
+  std::string message = "no single node holds a replica: it needs groups of " + size +
+                        " pods, one on each of " + size + " " + wanted.instanceType +
+                        " nodes, and " + groups.sizeField + " is " + std::to_string(teamSize);
+  const bool askedToSet = spec.scaling.groupSize == GroupSizePolicy::Set;
+  if (groups.sizeFixed) {
+    return message + ": set it to " + size +
+           " in the manifest and create it again (it cannot change once created" +
+           (askedToSet ? ", so spec.scaling.groupSize: Set cannot set it in place" : "") +
+           "); nothing is written";
+  }
+  if (!groups.sizeKeptBy.empty()) {
+    return message + ", which " + groups.sizeKeptBy +
+           " sets, not the operator: raise the group's minReplicas to " + size +
+           " and the placement is written; nothing is written until then";
+  }
+  return message + ": set it to " + size +
+         " (or set spec.scaling.groupSize: Set to let the operator write it) and the placement "
+         "is written; nothing is written until then";
+}
+
 // The target write for plan.wanted, under the labels the cluster's nodes
 // carry when there is a cluster view.
 void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
@@ -170,20 +197,18 @@ void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
   }
   // A replica across nodes runs as a group of one pod a node: devices
   // written into groups of another size would split the model over pods
-  // that cannot hold it. The size is the team's (GitOps re-applies it).
+  // that cannot hold it. The size is the team's (GitOps re-applies it),
+  // unless spec.scaling.groupSize lets the operator write it beside the
+  // placement.
   const auto& groups = input.target->groups;
-  if (const int nodes = plan.wanted.nodesPerReplica; nodes > 1 && groups.size != nodes) {
+  const int nodes = plan.wanted.nodesPerReplica;
+  const bool setsSize = spec.scaling.groupSize == GroupSizePolicy::Set &&
+                        !groups.sizePointer.empty() && groups.sizeKeptBy.empty();
+  if (const int teamSize = teamGroupSize(*input.target);
+      nodes > 1 && teamSize != nodes && !setsSize) {
     plan.view.applied.reset();
     plan.view.placement = plan.wanted;
-    draft.notApplied(
-        "GroupSizeNeeded",
-        "no single node holds a replica: it needs groups of " + std::to_string(nodes) +
-            " pods, one on each of " + std::to_string(nodes) + " " + plan.wanted.instanceType +
-            " nodes, and " + groups.sizeField + " is " + std::to_string(groups.size) +
-            ": set it to " + std::to_string(nodes) +
-            (groups.sizeFixed ? " in the manifest and create it again (it cannot change once "
-                                "created); nothing is written"
-                              : " and the placement is written; nothing is written until then"));
+    draft.notApplied("GroupSizeNeeded", groupSizeNeeded(spec, groups, teamSize, plan.wanted));
     return;
   }
   TargetWrite write;
@@ -211,6 +236,7 @@ void planWrite(const WorkloadInput& input, const GpuWorkloadSpec& spec,
   write.patchRequest.podSets = spec.podSets;
   write.patchRequest.workload = input.name;
   write.patchRequest.where = *placeAt;
+  write.patchRequest.groupSize = nodes > 1 && setsSize ? nodes : 0;
   // Resumed only when it waits suspended for this GpuWorkload (its label):
   // a Job another controller queues (Kueue, spec.managedBy) is resumed by
   // it, and one suspended by a person stays so.
