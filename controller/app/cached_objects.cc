@@ -225,6 +225,7 @@ void packSpec(Packer& out, const base::Result<core::GpuWorkloadSpec>& parsed) {
   packIntent(out, spec.intent);
   out.word(spec.policyName);
   packEnum(out, spec.mode);
+  packEnum(out, spec.scaling.groupSize);
 }
 
 void unpackSpec(Unpacker& in, core::WorkloadObject& workload) {
@@ -241,6 +242,7 @@ void unpackSpec(Unpacker& in, core::WorkloadObject& workload) {
   spec.intent = unpackIntent(in);
   spec.policyName = in.word();
   spec.mode = unpackEnum<core::PlacementMode>(in);
+  spec.scaling.groupSize = unpackEnum<core::GroupSizePolicy>(in);
   workload.spec = std::move(spec);
 }
 

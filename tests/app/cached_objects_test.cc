@@ -159,6 +159,7 @@ TEST_CASE("a packed GpuWorkload unpacks to its projection") {
   deleting["metadata"]["finalizers"] = {"example.com/other", "gpuplacement.io/finalizer"};
   json otherPolicy = placed;
   otherPolicy["spec"]["policyRef"] = {{"name", "research"}};
+  otherPolicy["spec"]["scaling"] = {{"groupSize", "Set"}};
   otherPolicy["spec"]["containers"] = {"server", "sidecar"};
   otherPolicy["spec"]["constraints"] = {
       {"tiers", {"NVIDIA", "Inferentia"}}, {"maxHourlyCost", "3.50"}, {"capacityType", "Spot"}};
