@@ -582,6 +582,18 @@ TEST_CASE("where the operator does not write the size, GroupSizeNeeded says why 
   }
 }
 
+TEST_CASE("Set in Recommend mode writes nothing, and the reason says the size to set") {
+  World world = servingGroupWorld(1);
+  world.spec["scaling"] = {{"groupSize", "Set"}};
+  world.spec["mode"] = "Recommend";
+  const auto result = reconcile(world);
+  CHECK_FALSE(result.plan.write.has_value());
+  CHECK(conditionsOf(result.record).at("Applied") == "False/RecommendOnly");
+  const auto reason = conditionMessage(result.record, "Placed");
+  CAPTURE(reason);
+  CHECK(reason.find("spec.leaderWorkerTemplate.size gives 1: set it to 2") != std::string::npos);
+}
+
 TEST_CASE("spec.scaling.groupSize: Keep or Set, and nothing else") {
   World world = servingGroupWorld(1);
   const auto& catalog = *testing::shippedCatalog();
@@ -614,6 +626,50 @@ TEST_CASE("the ownership record carries the size written, and reads one written 
   CHECK_FALSE(before.fields.groupSize.has_value());
   CHECK(readOwnership(R"({"workload":"w","groupSize":{"set":2}})").form ==
         OwnershipRecord::Form::Unreadable);
+}
+
+TEST_CASE(
+    "a RayJob gets the size with its placement while it waits suspended, and keeps it once "
+    "KubeRay has started it") {
+  // KubeRay makes the cluster from spec.rayClusterSpec when the RayJob
+  // starts and disregards later changes; its webhook checks only the name.
+  World world = servingRayWorld(1);
+  world.spec["targetRef"] = {{"kind", "RayJob"}, {"name", "chat"}};
+  world.spec["scaling"] = {{"groupSize", "Set"}};
+  const json clusterSpec = {
+      {"headGroupSpec", {{"template", {{"spec", {{"containers", {{{"name", "ray-head"}}}}}}}}}},
+      {"workerGroupSpecs",
+       json::array({{{"groupName", "gpu"},
+                     {"replicas", 1},
+                     {"template", {{"spec", {{"containers", {{{"name", "ray-worker"}}}}}}}}}})}};
+  world.target =
+      targetFromJson(TargetKind::RayJob, {{"metadata",
+                                           {{"name", "chat"},
+                                            {"uid", "u-rj"},
+                                            {"generation", 1},
+                                            {"labels", {{"gpuplacement.io/workload", "w"}}}}},
+                                          {"spec",
+                                           {{"entrypoint", "python serve.py"},
+                                            {"shutdownAfterJobFinishes", true},
+                                            {"suspend", true},
+                                            {"rayClusterSpec", clusterSpec}}}});
+  const auto placed = reconcile(world);
+  REQUIRE(placed.plan.write.has_value());
+  REQUIRE(placed.plan.write->patch.patch.has_value());
+  CHECK(sizeOps(*placed.plan.write->patch.patch) ==
+        std::map<std::string, json>{{"/spec/rayClusterSpec/workerGroupSpecs/0/replicas", 2}});
+  REQUIRE(placed.outcome.has_value());
+  auto started = placed.outcome->state;
+  CHECK(started.groups.size == 2);
+  CHECK_FALSE(started.job.suspended);  // resumed in the same write
+  // Started: released, its record goes and its run keeps the size it runs.
+  started.job.startTime = "2026-12-07T10:05:00Z";
+  PatchRequest release;
+  release.resourceVersion = "41";
+  release.workload = "w";
+  const auto plan = planPodSetsPatch(started, release);
+  REQUIRE(plan.patch.has_value());
+  CHECK(sizeOps(*plan.patch).empty());
 }
 
 }  // namespace

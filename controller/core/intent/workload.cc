@@ -541,9 +541,9 @@ WorkloadIntent intentOf(const GpuWorkloadSpec& spec, const TargetState* target,
     // The engine sizes a group by the team's size, not one the operator
     // wrote in its place (which a larger model would otherwise be held to).
     intent.groups.size = teamGroupSize(*target);
-    intent.groups.sizeSet = spec.scaling.groupSize == GroupSizePolicy::Set &&
-                            !target->groups.sizePointer.empty() &&
-                            target->groups.sizeKeptBy.empty();
+    intent.groups.sizeSet =
+        spec.mode == PlacementMode::Apply && spec.scaling.groupSize == GroupSizePolicy::Set &&
+        !target->groups.sizePointer.empty() && target->groups.sizeKeptBy.empty();
     const auto pod = teamPodRequests(*target);
     intent.podCpu = pod.cpu;
     intent.podMemoryGiB = pod.memoryGiB;

@@ -84,7 +84,8 @@ struct PodGroups {
   // The operator writes no size then, whatever spec.scaling says.
   std::string sizeKeptBy{};
   // The operator writes the size the placement needs: spec.scaling.groupSize
-  // is Set and the kind lets it (set by intentOf, never by the kind).
+  // is Set, the mode Apply and the kind lets it (set by intentOf, never by
+  // the kind).
   bool sizeSet = false;
 
   bool formed() const { return groups > 0; }
