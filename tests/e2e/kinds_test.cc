@@ -327,7 +327,40 @@ TEST_CASE("a model no node holds: a LeaderWorkerSet group across two Trainium no
   CHECK_FALSE(untouched["spec"].contains("nodeSelector"));
   CHECK_FALSE(
       untouched["spec"]["containers"][0]["resources"]["limits"].contains("aws.amazon.com/neuron"));
+
+  // spec.scaling.groupSize: Set lets the operator write the size: 2, in the
+  // write that places the group; the LeaderWorkerSet controller takes it
+  // and runs both pods (on the nodes the first group leaves).
   (void)c.remove(lwsPath(name));
+  REQUIRE(c.patch(singlePath, {{"spec", {{"scaling", {{"groupSize", "Set"}}}}}}).ok());
+  REQUIRE_MESSAGE(
+      c.waitFor([&] { return c.conditionOf(singlePath, "Applied").rfind("True/", 0) == 0; }, 120s,
+                250ms),
+      conditions(single) << "\n"
+                         << op.log());
+  CHECK(c.mustGet(lwsPath(single))["spec"]["leaderWorkerTemplate"]["size"] == 2);
+  CHECK(c.conditionMessageOf(singlePath, "Placed")
+            .find("groups of 2 pods set in spec.leaderWorkerTemplate.size (was 1)") !=
+        std::string::npos);
+  const auto singleSelector = "leaderworkerset.sigs.k8s.io%2Fname%3D" + single;
+  CHECK_MESSAGE(c.waitFor(
+                    [&] {
+                      why = notRunningOn(singleSelector, 2, type);
+                      return why.empty();
+                    },
+                    240s, 500ms),
+                "on " << type << ": " << why);
+  // The GpuWorkload deleted: the team's size is back.
+  (void)c.remove(singlePath);
+  CHECK_MESSAGE(c.waitFor(
+                    [&] {
+                      const auto lws = c.get(lwsPath(single));
+                      return lws && (*lws)["spec"]["leaderWorkerTemplate"]["size"] == 1;
+                    },
+                    60s, 250ms),
+                op.log());
+  MESSAGE(single << ": size 1 set to 2 by the operator, both pods Running on " << type
+                 << ", and 1 again once released");
   (void)c.remove(lwsPath(single));
   op.stop();
 }
