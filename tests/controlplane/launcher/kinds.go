@@ -230,12 +230,13 @@ func mountCerts(kubectl, kubeconfig, namespace, secret, certDir string) bool {
 	return true
 }
 
-// trainerWebhookManifest: the namespace, the empty Secret, the Service and
-// the webhooks of Trainer v2.0.0's manifests/base/webhook (rules as its
-// release has them), by the Service on port.
-func trainerWebhookManifest(port int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, `apiVersion: v1
+// writeWebhookHome writes what a controller's certificate rotator needs
+// before its webhooks can be reached: the namespace, the empty Secret it
+// fills, and the Service its certificate is made for, an ExternalName one
+// naming 127.0.0.1 (the controller runs beside the API server, not in a
+// pod).
+func writeWebhookHome(b *strings.Builder, namespace, secret, service string) {
+	fmt.Fprintf(b, `apiVersion: v1
 kind: Namespace
 metadata: {name: %[1]s}
 ---
@@ -247,12 +248,21 @@ apiVersion: v1
 kind: Service
 metadata: {name: %[3]s, namespace: %[1]s}
 spec: {type: ExternalName, externalName: 127.0.0.1}
----
+`, namespace, secret, service)
+}
+
+// trainerWebhookManifest: the namespace, the empty Secret, the Service and
+// the webhooks of Trainer v2.0.0's manifests/base/webhook (rules as its
+// release has them), by the Service on port.
+func trainerWebhookManifest(port int) string {
+	var b strings.Builder
+	writeWebhookHome(&b, trainerNamespace, trainerSecret, trainerService)
+	fmt.Fprintf(&b, `---
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
-metadata: {name: %[4]s}
+metadata: {name: %s}
 webhooks:
-`, trainerNamespace, trainerSecret, trainerService, trainerWebhooks)
+`, trainerWebhooks)
 	for _, resource := range []string{"clustertrainingruntime", "trainingruntime", "trainjob"} {
 		fmt.Fprintf(&b, `- name: validator.%[1]s.trainer.kubeflow.org
   admissionReviewVersions: [v1]

@@ -128,19 +128,7 @@ integrations:
 // integrations not for kube-system and kueueNamespace (as its release).
 func kueueWebhookManifest(port int, kinds []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, `apiVersion: v1
-kind: Namespace
-metadata: {name: %[1]s}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: %[2]s, namespace: %[1]s}
----
-apiVersion: v1
-kind: Service
-metadata: {name: %[3]s, namespace: %[1]s}
-spec: {type: ExternalName, externalName: 127.0.0.1}
-`, kueueNamespace, kueueSecret, kueueService)
+	writeWebhookHome(&b, kueueNamespace, kueueSecret, kueueService)
 	hooks := kueueWebhooks(kinds)
 	base := strings.TrimSuffix(kueueService, "-webhook-service")
 	for _, kind := range []struct{ name, verb string }{{"Mutating", "mutate"}, {"Validating", "validate"}} {
