@@ -1,0 +1,66 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/cluster/kueue_flavors.h"
+#include "core/decide/render.h"
+#include "core/kinds/kueue_workload.h"
+
+// The operator's part in Kueue's admission, as an admission check
+// controller: Kueue decides when and against which quota (the flavor it
+// reserved), the operator where within that flavor. It never writes the
+// template of a target Kueue queues: its answer is the check's state on
+// the Workload, whose podSetUpdates Kueue merges into the template when it
+// starts the target and takes back when it evicts it. So nothing is
+// undone behind the operator's back, and no key of the answer may differ
+// from the flavor's nodeLabels (Kueue would fail the Workload).
+namespace gpuplacement::core {
+
+// What Kueue merges into one pod set's template at admission.
+struct KueuePodSetUpdate {
+  std::string podSet;
+  std::map<std::string, std::string> nodeSelector;
+  std::vector<Toleration> tolerations;
+
+  bool operator==(const KueuePodSetUpdate&) const = default;
+};
+
+struct AdmissionAnswer {
+  std::string state;  // Ready or Retry
+  std::string message;
+  std::vector<KueuePodSetUpdate> updates;  // Ready only
+  int requeueAfterSeconds = 0;             // Retry: how long Kueue waits before trying again
+
+  bool operator==(const AdmissionAnswer&) const = default;
+};
+
+// What the placement needs of one Workload: the scheduling rendered for
+// it and the pod sets it places (Kueue's pod set names).
+struct AdmissionRequest {
+  const KueueWorkload* workload = nullptr;
+  std::string check;                       // the AdmissionCheck's name this operator answers for
+  const Scheduling* scheduling = nullptr;  // null: no placement (unplaced says why)
+  std::vector<std::string> podSets;
+  std::string unplaced;  // why there is no placement, for Retry
+  const std::map<std::string, ResourceFlavorView>* flavors = nullptr;
+};
+
+// The answer to give, or nullopt when there is none to give now: no quota
+// reserved yet, the check already answered (Kueue sets it Pending again
+// when it requeues the Workload), evicted or finished, or a flavor not
+// known yet.
+std::optional<AdmissionAnswer> answerAdmission(const AdmissionRequest& request);
+
+// The server-side apply of the check's state onto the Workload's status
+// (its admissionChecks list is keyed by name: only this check's entry is
+// the operator's), at `now` (RFC 3339).
+nlohmann::json admissionCheckApply(const KueueWorkload& workload, const std::string& namespace_,
+                                   const std::string& check, const AdmissionAnswer& answer,
+                                   const std::string& now);
+
+}  // namespace gpuplacement::core

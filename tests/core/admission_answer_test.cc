@@ -1,0 +1,179 @@
+// The operator's answer as Kueue's admission check controller
+// (core/plan/admission_answer.h), from Kueue's Workload and ResourceFlavor
+// as the API server serves them (core/kinds/kueue_workload.h,
+// core/cluster/kueue_flavors.h).
+#include "core/plan/admission_answer.h"
+
+#include <doctest/doctest.h>
+
+namespace gpuplacement::core {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* kCheck = "gpu-placement";
+
+// A Job's Workload as Kueue v0.19 writes it: quota reserved on `flavor`
+// for nvidia.com/gpu, our check in `state`.
+json workloadJson(const std::string& flavor, const std::string& state,
+                  const char* condition = "QuotaReserved") {
+  return {
+      {"metadata",
+       {{"name", "job-train-1a2b3"},
+        {"ownerReferences", json::array({{{"apiVersion", "batch/v1"},
+                                          {"kind", "Job"},
+                                          {"name", "train"},
+                                          {"uid", "u-1"},
+                                          {"controller", true}}})}}},
+      {"spec", {{"podSets", json::array({{{"name", "main"}, {"count", 2}}})}}},
+      {"status",
+       {{"admission",
+         {{"clusterQueue", "gpu-training"},
+          {"podSetAssignments",
+           json::array({{{"name", "main"},
+                         {"flavors", {{"nvidia.com/gpu", flavor}, {"cpu", flavor}}},
+                         {"count", 2}}})}}},
+        {"admissionChecks", json::array({{{"name", kCheck}, {"state", state}, {"message", ""}}})},
+        {"conditions", json::array({{{"type", condition}, {"status", "True"}}})}}}};
+}
+
+std::map<std::string, ResourceFlavorView> flavors() {
+  const json l4 = {{"spec",
+                    {{"nodeLabels",
+                      {{"karpenter.k8s.aws/instance-gpu-name", "l4"},
+                       {"karpenter.sh/capacity-type", "on-demand"}}},
+                     {"tolerations", json::array({{{"key", "nvidia.com/gpu"},
+                                                   {"operator", "Exists"},
+                                                   {"effect", "NoSchedule"}}})}}}};
+  const json l40s = {{"spec",
+                      {{"nodeLabels",
+                        {{"karpenter.k8s.aws/instance-gpu-name", "l40s"},
+                         {"karpenter.sh/capacity-type", "spot"}}}}}};
+  return {{"l4-on-demand", resourceFlavorFromJson(l4)},
+          {"l40s-spot", resourceFlavorFromJson(l40s)}};
+}
+
+// The placement on one L4 of a g6.xlarge, on demand, as rendered under
+// Karpenter's labels.
+Scheduling l4Placement() {
+  Scheduling scheduling;
+  scheduling.nodeSelector = {{"karpenter.k8s.aws/instance-gpu-name", "l4"},
+                             {"karpenter.k8s.aws/instance-gpu-count", "1"},
+                             {"karpenter.sh/capacity-type", "on-demand"}};
+  scheduling.tolerations = {{"nvidia.com/gpu", "Exists", "", "NoSchedule"},
+                            {"team", "Equal", "ml", "NoSchedule"}};
+  return scheduling;
+}
+
+TEST_CASE("a Kueue Workload as the API server serves it") {
+  const auto workload = kueueWorkloadFromJson(workloadJson("l4-on-demand", "Pending"));
+  CHECK(workload.name == "job-train-1a2b3");
+  CHECK(workload.ownerKind == "Job");
+  CHECK(workload.ownerName == "train");
+  CHECK(workload.podSets == std::vector<std::string>{"main"});
+  CHECK(workload.clusterQueue == "gpu-training");
+  REQUIRE(workload.assignment("main") != nullptr);
+  CHECK(workload.assignment("main")->flavors.at("nvidia.com/gpu") == "l4-on-demand");
+  CHECK(workload.assignment("main")->count == 2);
+  REQUIRE(workload.check(kCheck) != nullptr);
+  CHECK(workload.check(kCheck)->state == "Pending");
+  CHECK(workload.quotaReserved);
+  CHECK_FALSE(workload.admitted);
+  // What is not Kueue's shape reads as empty, never throws.
+  const auto odd = kueueWorkloadFromJson(json{{"metadata", 3}, {"status", {{"admission", "x"}}}});
+  CHECK(odd.name.empty());
+  CHECK(odd.assignments.empty());
+  CHECK_FALSE(odd.quotaReserved);
+}
+
+TEST_CASE("the answer: Ready with what the flavor does not give, Retry where it disagrees") {
+  const auto known = flavors();
+  const auto scheduling = l4Placement();
+  struct Row {
+    const char* label;
+    std::string flavor;
+    std::string state;
+    const char* condition;
+    bool placed;
+    const char* answer;  // "", Ready or Retry
+  };
+  const Row rows[] = {
+      {"quota on the flavor the placement chose", "l4-on-demand", "Pending", "QuotaReserved", true,
+       "Ready"},
+      {"quota on another GPU: Kueue would fail the Workload", "l40s-spot", "Pending",
+       "QuotaReserved", true, "Retry"},
+      {"no placement", "l4-on-demand", "Pending", "QuotaReserved", false, "Retry"},
+      {"answered already", "l4-on-demand", "Ready", "QuotaReserved", true, ""},
+      {"no quota reserved yet", "l4-on-demand", "Pending", "Pending", true, ""},
+      {"evicted: Kueue takes its updates back itself", "l4-on-demand", "Pending", "Evicted", true,
+       ""},
+      {"a flavor not in the cache yet", "h100", "Pending", "QuotaReserved", true, ""},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(std::string(row.label));
+    const auto workload = kueueWorkloadFromJson(workloadJson(row.flavor, row.state, row.condition));
+    AdmissionRequest request;
+    request.workload = &workload;
+    request.check = kCheck;
+    request.scheduling = row.placed ? &scheduling : nullptr;
+    request.unplaced = "no node of the queue's flavors holds 70B";
+    request.podSets = {"main"};
+    request.flavors = &known;
+    const auto answer = answerAdmission(request);
+    if (std::string(row.answer).empty()) {
+      CHECK_FALSE(answer.has_value());
+      continue;
+    }
+    REQUIRE(answer.has_value());
+    CHECK(answer->state == row.answer);
+    if (answer->state == "Retry") {
+      CHECK(answer->updates.empty());
+      CHECK(answer->requeueAfterSeconds > 0);
+    }
+  }
+}
+
+TEST_CASE("a Ready answer carries only what Kueue's flavor does not, and applies to our check") {
+  const auto known = flavors();
+  const auto scheduling = l4Placement();
+  const auto workload = kueueWorkloadFromJson(workloadJson("l4-on-demand", "Pending"));
+  AdmissionRequest request{&workload, kCheck, &scheduling, {"main", "head"}, "", &known};
+  const auto answer = answerAdmission(request);
+  REQUIRE(answer.has_value());
+  REQUIRE(answer->updates.size() == 1);  // "head" is no pod set of this Workload
+  const auto& update = answer->updates.front();
+  CHECK(update.podSet == "main");
+  // The flavor's own labels and toleration are Kueue's to merge.
+  CHECK(update.nodeSelector ==
+        std::map<std::string, std::string>{{"karpenter.k8s.aws/instance-gpu-count", "1"}});
+  CHECK(update.tolerations == std::vector<Toleration>{{"team", "Equal", "ml", "NoSchedule"}});
+  CHECK(answer->message.find("l4-on-demand") != std::string::npos);
+
+  const auto apply =
+      admissionCheckApply(workload, "research", kCheck, *answer, "2026-12-08T03:00:00Z");
+  CHECK(apply.at("kind") == "Workload");
+  CHECK(apply.at("metadata").at("namespace") == "research");
+  const auto& state = apply.at("status").at("admissionChecks").at(0);
+  CHECK(state.at("name") == kCheck);
+  CHECK(state.at("state") == "Ready");
+  CHECK(state.at("lastTransitionTime") == "2026-12-08T03:00:00Z");
+  CHECK(state.at("podSetUpdates").at(0).at("nodeSelector") ==
+        json{{"karpenter.k8s.aws/instance-gpu-count", "1"}});
+  CHECK(state.at("podSetUpdates").at(0).at("tolerations").size() == 1);
+  CHECK_FALSE(state.contains("requeueAfterSeconds"));
+
+  const auto other = kueueWorkloadFromJson(workloadJson("l40s-spot", "Pending"));
+  request.workload = &other;
+  const auto retry = answerAdmission(request);
+  REQUIRE(retry.has_value());
+  CHECK(retry->message ==
+        "pod set main: the flavor l40s-spot Kueue reserved selects "
+        "karpenter.k8s.aws/instance-gpu-name=l40s, and the placement needs "
+        "karpenter.k8s.aws/instance-gpu-name=l4");
+  const auto retried = admissionCheckApply(other, "research", kCheck, *retry, "t");
+  CHECK(retried.at("status").at("admissionChecks").at(0).at("requeueAfterSeconds") == 30);
+  CHECK_FALSE(retried.at("status").at("admissionChecks").at(0).contains("podSetUpdates"));
+}
+
+}  // namespace
+}  // namespace gpuplacement::core
