@@ -1,10 +1,12 @@
 // The operator's answer as Kueue's admission check controller
 // (core/plan/admission_answer.h), from Kueue's Workload and ResourceFlavor
 // as the API server serves them (core/kinds/kueue_workload.h,
-// core/cluster/kueue_flavors.h).
+// core/cluster/kueue_flavors.h), and the types a flavor reaches.
 #include "core/plan/admission_answer.h"
 
 #include <doctest/doctest.h>
+
+#include "support/engine_fixture.h"
 
 namespace gpuplacement::core {
 namespace {
@@ -173,6 +175,43 @@ TEST_CASE("a Ready answer carries only what Kueue's flavor does not, and applies
   const auto retried = admissionCheckApply(other, "research", kCheck, *retry, "t");
   CHECK(retried.at("status").at("admissionChecks").at(0).at("requeueAfterSeconds") == 30);
   CHECK_FALSE(retried.at("status").at("admissionChecks").at(0).contains("podSetUpdates"));
+}
+
+TEST_CASE("a flavor's reach: the types whose nodes carry its labels, by capacity type") {
+  const auto& catalog = *testing::shippedCatalog();
+  const auto known = flavors();
+  ClusterState noPools;
+  const auto l4 = flavorReach(known.at("l4-on-demand"), catalog, noPools);
+  CHECK(l4.spot.empty());
+  CHECK(l4.onDemand.count("g6.xlarge") == 1);
+  CHECK(l4.onDemand.count("g6.48xlarge") == 1);
+  CHECK(l4.onDemand.count("g6e.xlarge") == 0);
+  const auto l40s = flavorReach(known.at("l40s-spot"), catalog, noPools);
+  CHECK(l40s.onDemand.empty());
+  CHECK(l40s.spot.count("g6e.xlarge") == 1);
+
+  // A flavor by NodePool: the types the pool may launch, its labels on them.
+  const NodePoolView a10g{
+      {{"karpenter.k8s.aws/instance-family", "In", {"g5"}}}, {{"team", "vision"}}, {}, {}};
+  ClusterState pools;
+  pools.nodePools = {{"gpu-a10g", &a10g}};
+  const auto byPool = resourceFlavorFromJson(json{
+      {"spec", {{"nodeLabels", {{"karpenter.sh/nodepool", "gpu-a10g"}, {"team", "vision"}}}}}});
+  const auto reach = flavorReach(byPool, catalog, pools);
+  CHECK(reach.onDemand.count("g5.xlarge") == 1);
+  CHECK(reach.spot.count("g5.12xlarge") == 1);
+  CHECK(reach.onDemand.count("g6.xlarge") == 0);
+  CHECK(flavorReach(byPool, catalog, noPools).empty());
+
+  // A zone is where a node runs, not what it is; no labels: anywhere.
+  const auto zoned =
+      resourceFlavorFromJson(json{{"spec",
+                                   {{"nodeLabels",
+                                     {{"topology.kubernetes.io/zone", "us-east-1a"},
+                                      {"node.kubernetes.io/instance-type", "p5.48xlarge"}}}}}});
+  CHECK(flavorReach(zoned, catalog, noPools).onDemand == std::set<std::string>{"p5.48xlarge"});
+  const auto anywhere = flavorReach(ResourceFlavorView{}, catalog, noPools);
+  CHECK(anywhere.onDemand.size() == catalog.instances.size());
 }
 
 }  // namespace

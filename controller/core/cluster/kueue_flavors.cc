@@ -1,5 +1,7 @@
 #include "core/cluster/kueue_flavors.h"
 
+#include <algorithm>
+
 #include "base/json_access.h"
 
 namespace gpuplacement::core {
@@ -26,6 +28,50 @@ ResourceFlavorView resourceFlavorFromJson(const nlohmann::json& object) {
     }
   }
   return flavor;
+}
+
+namespace {
+
+// Every label of `wanted` in `labels`, but where a node runs: the catalog
+// offers every type in every zone of its region (as for NodePools).
+bool carries(const std::map<std::string, std::string>& wanted,
+             const std::map<std::string, std::string>& labels) {
+  return std::all_of(wanted.begin(), wanted.end(), [&](const auto& entry) {
+    if (entry.first == "topology.kubernetes.io/zone" ||
+        entry.first == "topology.kubernetes.io/region") {
+      return true;
+    }
+    const auto found = labels.find(entry.first);
+    return found != labels.end() && found->second == entry.second;
+  });
+}
+
+}  // namespace
+
+FlavorReach flavorReach(const ResourceFlavorView& flavor, const Catalog& catalog,
+                        const ClusterState& cluster) {
+  FlavorReach reach;
+  for (const auto& instance : catalog.instances) {
+    for (const auto capacity : {CapacityType::OnDemand, CapacityType::Spot}) {
+      const auto labels = karpenterLabels(instance, catalog, capacity);
+      bool reached = carries(flavor.nodeLabels, labels);
+      for (const auto& [name, pool] : cluster.nodePools) {
+        if (reached) {
+          break;
+        }
+        auto launched = labels;
+        for (const auto& [key, value] : pool->labels) {
+          launched[key] = value;
+        }
+        launched["karpenter.sh/nodepool"] = name;
+        reached = carries(flavor.nodeLabels, launched) && !excludedBy(*pool, labels);
+      }
+      if (reached) {
+        (capacity == CapacityType::Spot ? reach.spot : reach.onDemand).insert(instance.type);
+      }
+    }
+  }
+  return reach;
 }
 
 }  // namespace gpuplacement::core

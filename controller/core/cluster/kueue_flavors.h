@@ -1,11 +1,14 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/catalog/catalog.h"
+#include "core/cluster/capacity.h"
 #include "core/cluster/cluster.h"
 #include "core/kinds/toleration.h"
 
@@ -25,5 +28,21 @@ struct ResourceFlavorView {
 };
 
 ResourceFlavorView resourceFlavorFromJson(const nlohmann::json& object);
+
+// The instance types, on demand and spot, whose nodes carry every node
+// label of a flavor: the labels Karpenter gives a node of the type
+// (karpenterLabels), with those of a NodePool that may launch it (its
+// template's labels and karpenter.sh/nodepool, its name). The decision
+// for a Workload Kueue reserved the flavor for is made among these.
+struct FlavorReach {
+  std::set<std::string> onDemand;
+  std::set<std::string> spot;
+
+  bool empty() const { return onDemand.empty() && spot.empty(); }
+  bool operator==(const FlavorReach&) const = default;
+};
+
+FlavorReach flavorReach(const ResourceFlavorView& flavor, const Catalog& catalog,
+                        const ClusterState& cluster);
 
 }  // namespace gpuplacement::core
