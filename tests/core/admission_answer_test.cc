@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include "core/explain/explainer.h"
 #include "support/engine_fixture.h"
 
 namespace gpuplacement::core {
@@ -212,6 +213,45 @@ TEST_CASE("a flavor's reach: the types whose nodes carry its labels, by capacity
   CHECK(flavorReach(zoned, catalog, noPools).onDemand == std::set<std::string>{"p5.48xlarge"});
   const auto anywhere = flavorReach(ResourceFlavorView{}, catalog, noPools);
   CHECK(anywhere.onDemand.size() == catalog.instances.size());
+}
+
+TEST_CASE("the decision within the flavor Kueue reserved: its types, at its capacity type") {
+  const auto engine = testing::shippedEngine();
+  const auto known = flavors();
+  ClusterState noPools;
+  using K = WorkloadKind;
+  std::string why;
+  const auto l4 = flavorReach(known.at("l4-on-demand"), engine->catalog(), noPools);
+  const auto within = intentWithinFlavor(testing::IntentBuilder(K::Inference, "7B").intent, l4,
+                                         "l4-on-demand", why);
+  REQUIRE(within.has_value());
+  CHECK(within->constraints.capacityType == CapacityType::OnDemand);
+  const auto decision = decide(*engine, *within);
+  REQUIRE(decision.placement.has_value());
+  CHECK(decision.placement->accelerator == "L4");
+  CHECK(decision.placement->capacityType == CapacityType::OnDemand);
+  // Rendered, its selector agrees with the flavor's labels: Kueue's merge
+  // finds nothing to refuse.
+  const auto scheduling =
+      renderScheduling(*decision.placement, engine->catalog(), engine->policy(),
+                       NodeLabels{LabelScheme::Karpenter, CapacityTypeLabel{}, "", ""});
+  for (const auto& [key, value] : known.at("l4-on-demand").nodeLabels) {
+    const auto found = scheduling.nodeSelector.find(key);
+    CHECK((found == scheduling.nodeSelector.end() || found->second == value));
+  }
+
+  // The team asks for on-demand, the flavor is spot: no decision, and why.
+  const auto l40s = flavorReach(known.at("l40s-spot"), engine->catalog(), noPools);
+  CHECK_FALSE(
+      intentWithinFlavor(testing::IntentBuilder(K::Inference, "7B").intent, l40s, "l40s-spot", why)
+          .has_value());
+  CHECK(why ==
+        "the flavor l40s-spot reaches spot capacity only, and spec.constraints.capacityType is "
+        "OnDemand");
+  // The team's own types, none of them the flavor's.
+  auto p5 = testing::IntentBuilder(K::Inference, "7B").only({"p5.48xlarge"}).intent;
+  CHECK_FALSE(intentWithinFlavor(p5, l4, "l4-on-demand", why).has_value());
+  CHECK(why.find("spec.constraints.instanceTypes") != std::string::npos);
 }
 
 }  // namespace

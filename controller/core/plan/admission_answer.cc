@@ -25,6 +25,47 @@ AdmissionAnswer retry(std::string message) {
 
 }  // namespace
 
+std::optional<WorkloadIntent> intentWithinFlavor(WorkloadIntent intent, const FlavorReach& reach,
+                                                 const std::string& flavor, std::string& why) {
+  auto& constraints = intent.constraints;
+  const auto asked = constraints.capacityType;
+  const bool onDemand =
+      !reach.onDemand.empty() && (asked == CapacityType::OnDemand || asked == CapacityType::Any);
+  const bool spot =
+      !reach.spot.empty() && (asked == CapacityType::Spot || asked == CapacityType::Any);
+  if (!onDemand && !spot) {
+    why = "the flavor " + flavor + " reaches " +
+          (reach.empty() ? std::string("no instance type of the catalog")
+                         : std::string(reach.spot.empty() ? "on-demand" : "spot") +
+                               " capacity only, and spec.constraints.capacityType is " +
+                               std::string(base::nameOf(asked)));
+    return std::nullopt;
+  }
+  constraints.capacityType = onDemand && spot ? CapacityType::Any
+                             : onDemand       ? CapacityType::OnDemand
+                                              : CapacityType::Spot;
+  std::set<std::string> types;
+  for (const auto* side : {onDemand ? &reach.onDemand : nullptr, spot ? &reach.spot : nullptr}) {
+    if (side) {
+      types.insert(side->begin(), side->end());
+    }
+  }
+  std::vector<std::string> within;
+  for (const auto& type : types) {
+    const auto& own = constraints.instanceTypes;
+    if (own.empty() || std::find(own.begin(), own.end(), type) != own.end()) {
+      within.push_back(type);
+    }
+  }
+  if (within.empty()) {
+    why = "none of the instance types the flavor " + flavor +
+          " reaches is in spec.constraints.instanceTypes";
+    return std::nullopt;
+  }
+  constraints.instanceTypes = std::move(within);
+  return intent;
+}
+
 std::optional<AdmissionAnswer> answerAdmission(const AdmissionRequest& request) {
   const auto& workload = *request.workload;
   const auto* check = workload.check(request.check);

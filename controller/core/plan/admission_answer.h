@@ -9,6 +9,7 @@
 
 #include "core/cluster/kueue_flavors.h"
 #include "core/decide/render.h"
+#include "core/intent/workload.h"
 #include "core/kinds/kueue_workload.h"
 
 // The operator's part in Kueue's admission, as an admission check
@@ -49,6 +50,13 @@ struct AdmissionRequest {
   std::string unplaced;  // why there is no placement, for Retry
   const std::map<std::string, ResourceFlavorView>* flavors = nullptr;
 };
+
+// The intent narrowed to what the flavor Kueue reserved reaches: its
+// instance types (within the workload's own, where it names some) at the
+// capacity type the flavor gives, so that the decision is made within
+// it. Where nothing is left, nullopt and `why`, for the check's Retry.
+std::optional<WorkloadIntent> intentWithinFlavor(WorkloadIntent intent, const FlavorReach& reach,
+                                                 const std::string& flavor, std::string& why);
 
 // The answer to give, or nullopt when there is none to give now: no quota
 // reserved yet, the check already answered (Kueue sets it Pending again
