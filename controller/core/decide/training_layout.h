@@ -16,6 +16,7 @@ struct TrainingMemory {
 
   double totalGiB() const { return weightsGradientsGiB + optimizerGiB + activationsGiB; }
   bool known() const { return totalGiB() > 0; }
+  bool operator==(const TrainingMemory&) const = default;
 };
 
 // The parallel degrees of one replica over nodes x devices per node
