@@ -590,6 +590,7 @@ core::OwnershipRecord unpackOwnership(Unpacker& in) {
 void packJob(Packer& out, const core::JobProgress& job) {
   out.boolean(job.suspended);
   out.boolean(job.queuedElsewhere);
+  out.boolean(job.queuedByKueue);
   out.timestamp(job.startTime);
   out.integer(job.active);
   packEnum(out, job.end);
@@ -603,6 +604,7 @@ core::JobProgress unpackJob(Unpacker& in) {
   core::JobProgress job;
   job.suspended = in.boolean();
   job.queuedElsewhere = in.boolean();
+  job.queuedByKueue = in.boolean();
   job.startTime = in.timestamp();
   job.active = static_cast<std::int32_t>(in.integer());
   job.end = unpackEnum<core::JobProgress::End>(in);

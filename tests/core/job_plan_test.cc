@@ -78,7 +78,7 @@ const JobRow kJobRows[] = {
              std::string::npos);
        CHECK((*r.record.status)["applied"]["targetKind"] == "Job");
      }},
-    {"queued by Kueue: placed, its resume left to Kueue",
+    {"queued by another controller (spec.managedBy): placed, its resume left to it",
      [](World& w) { w.target->job.queuedElsewhere = true; },
      {},
      true,
@@ -86,6 +86,61 @@ const JobRow kJobRows[] = {
      {"Placed"},
      [](const Reconciled& r) {
        CHECK_FALSE((*r.plan.write->patch.patch)["spec"].contains("suspend"));
+     }},
+    {"queued by Kueue: nothing written; the placement handed to the admission check",
+     [](World& w) {
+       w.target->job.queuedElsewhere = w.target->job.queuedByKueue = true;
+       w.kueue = {"job-chat-1a2b3", "gpu-placement"};
+     },
+     {},
+     false,
+     {{"Placed", "True/Placed"},
+      {"Applied", "False/WaitingForKueue"},
+      {"Ready", "False/WaitingForKueue"}},
+     {},
+     [](const Reconciled& r) {
+       CHECK_FALSE(r.plan.write.has_value());
+       REQUIRE(r.plan.kueue.has_value());
+       REQUIRE(r.plan.kueue->scheduling.has_value());
+       CHECK(r.plan.kueue->podSets == std::vector<std::string>{"main"});
+       CHECK_FALSE(r.plan.kueue->scheduling->nodeSelector.empty());
+       const auto message = conditionMessage(r.record, "Applied");
+       for (const char* part : {"Job chat", "admission check gpu-placement",
+                                "Workload job-chat-1a2b3", "does not write the Job"}) {
+         CAPTURE(part);
+         CHECK(message.find(part) != std::string::npos);
+       }
+       CHECK_FALSE(r.record.status->contains("applied"));
+       CHECK((*r.record.status).contains("placement"));
+     }},
+    {"queued by Kueue, none of its Workload's checks the operator's: the status says so",
+     [](World& w) {
+       w.target->job.queuedElsewhere = w.target->job.queuedByKueue = true;
+       w.kueue = {"job-chat-1a2b3", ""};
+     },
+     {},
+     false,
+     {{"Applied", "False/WaitingForKueue"}},
+     {},
+     [](const Reconciled& r) {
+       CHECK(conditionMessage(r.record, "Applied").find("admissionChecksStrategy") !=
+             std::string::npos);
+     }},
+    {"queued by Kueue and admitted (started): Applied through Kueue, still nothing written",
+     [](World& w) {
+       w.target->job.queuedElsewhere = w.target->job.queuedByKueue = true;
+       w.target->job.suspended = false;
+       w.target->job.startTime = "2026-11-22T11:00:00Z";
+       w.target->job.active = 1;
+       w.kueue = {"job-chat-1a2b3", "gpu-placement"};
+     },
+     {},
+     false,
+     {{"Applied", "True/ThroughKueue"}, {"Ready", "True/ThroughKueue"}},
+     {},
+     [](const Reconciled& r) {
+       CHECK_FALSE(r.plan.write.has_value());
+       CHECK(r.plan.kueue.has_value());
      }},
     {"a 1.34 server, the Job asks for no devices: nothing written, the Job stays suspended",
      [](World& w) {

@@ -92,6 +92,7 @@ struct World {
   std::string targetUnreadable;             // its kind cannot be listed
   std::string serverVersion = "v1.36.3";
   std::optional<Autoscaler> autoscaler;  // the HorizontalPodAutoscaler scaling the target
+  KueueAdmissionView kueue;              // a Job Kueue queues: its Workload and our check
 
   std::shared_ptr<const PlacementEngine> engine;
   WorkloadObject workload;
@@ -143,6 +144,7 @@ struct World {
       view = clusterViewOf(cluster->state(), engine->catalog(), policy);
       input.cluster = &view;
     }
+    input.kueue = kueue;
     return input;
   }
 

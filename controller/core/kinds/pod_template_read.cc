@@ -158,10 +158,11 @@ void readSuspension(const json& object, JobProgress& progress, std::string_view 
   const auto& spec = memberOf(object, "spec");
   progress.suspended = memberOf(spec, "suspend") == json(true);
   const auto managedBy = controller.empty() ? std::string() : stringMember(spec, "managedBy");
-  progress.queuedElsewhere =
+  progress.queuedByKueue =
       memberOf(memberOf(metadata, "labels"), kKueueQueueLabel).is_string() ||
-      memberOf(memberOf(metadata, "annotations"), kKueueQueueLabel).is_string() ||
-      (!managedBy.empty() && managedBy != controller);
+      memberOf(memberOf(metadata, "annotations"), kKueueQueueLabel).is_string();
+  progress.queuedElsewhere =
+      progress.queuedByKueue || (!managedBy.empty() && managedBy != controller);
   progress.waitsFor = stringMember(memberOf(metadata, "labels"), kWorkloadLabel);
 }
 

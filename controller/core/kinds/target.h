@@ -42,6 +42,10 @@ struct JobProgress {
   // kueue.x-k8s.io/queue-name label or annotation): that controller decides
   // when it runs, so the operator places it and leaves spec.suspend alone.
   bool queuedElsewhere = false;
+  // Kueue queues it (its kueue.x-k8s.io/queue-name label or annotation):
+  // its placement goes to Kueue's admission, as an admission check's
+  // answer, and the operator writes nothing to it (core/plan/admission_answer.h).
+  bool queuedByKueue = false;
   // Its label gpuplacement.io/workload: the GpuWorkload it waits suspended
   // for. Only such a Job is resumed by the operator; another suspended Job
   // (a person's pause) is placed and left suspended.

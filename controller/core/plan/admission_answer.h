@@ -22,6 +22,9 @@
 // from the flavor's nodeLabels (Kueue would fail the Workload).
 namespace gpuplacement::core {
 
+// The controllerName of the AdmissionChecks this operator answers for.
+inline constexpr const char* kKueueCheckController = "gpuplacement.io/placement";
+
 // What Kueue merges into one pod set's template at admission.
 struct KueuePodSetUpdate {
   std::string podSet;

@@ -6,6 +6,7 @@
 #include "core/cluster/region.h"
 #include "core/explain/explainer.h"
 #include "core/kinds/pod_sets.h"
+#include "core/plan/admission_answer.h"
 #include "core/plan/fallback.h"
 #include "core/plan/job_plan.h"
 #include "core/plan/job_steps.h"
@@ -450,6 +451,62 @@ std::string recommendOnlyMessage(const TargetRef& ref, const TargetState* target
   return message;
 }
 
+// A batch/v1 Job Kueue queues: Kueue decides when it runs and against
+// which flavor's quota, and merges into it what the operator's admission
+// check answers. Other kinds Kueue queues are still placed in their
+// template (queuedElsewhere: the resume left to their queue).
+bool throughKueue(const WorkloadInput& input) {
+  return input.target && input.target->kind == TargetKind::Job && input.target->job.queuedByKueue;
+}
+
+// Where the placement of a Job Kueue queues is, in words: the check and
+// the Workload that carry it.
+std::string kueueCarrier(const KueueAdmissionView& kueue) {
+  if (kueue.workload.empty()) {
+    return "the operator's admission check on its Kueue Workload (not made yet)";
+  }
+  if (kueue.check.empty()) {
+    return "no admission check of the operator's: none of Workload " + kueue.workload +
+           "'s checks is an AdmissionCheck of controllerName " + kKueueCheckController +
+           " (list one in the ClusterQueue's spec.admissionChecksStrategy: "
+           "docs/operating/kueue.md), so Kueue admits it where its flavor says";
+  }
+  return "admission check " + kueue.check + " on Workload " + kueue.workload;
+}
+
+// The placement of a Job Kueue queues goes to its admission check, never
+// into the Job: Kueue restores its own snapshot of the template on
+// eviction and fails a Workload whose template disagrees with its flavor.
+void planThroughKueue(const WorkloadInput& input, const TargetRef& target, const Decision& decision,
+                      const PlacementEngine& engine, StatusDraft& draft, WorkloadPlan& plan) {
+  if (plan.view.applied) {
+    plan.release.push_back(target);  // written before Kueue queued it: taken back
+    plan.view.applied.reset();
+  }
+  plan.view.placement = decision.placement;
+  KueueHandOff handOff;
+  handOff.scheduling =
+      input.cluster ? renderScheduling(*decision.placement, engine.catalog(), engine.policy(),
+                                       input.cluster->labels)
+                    : renderScheduling(*decision.placement, engine.catalog(), engine.policy());
+  handOff.podSets = {"main"};  // Kueue's one pod set of a batch/v1 Job
+  plan.kueue = std::move(handOff);
+  const auto job = describeTarget(target);
+  const auto carrier = kueueCarrier(input.kueue);
+  if (input.target->job.started()) {
+    const auto message = "Kueue admitted " + job + " with the placement given through " + carrier +
+                         "; the operator does not write the Job";
+    draft.set("Applied", "True", "ThroughKueue", message);
+    draft.set("Ready", "True", "ThroughKueue", message);
+    return;
+  }
+  const auto message = "Kueue queues " + job + ": the placement goes to " + carrier +
+                       ", which Kueue writes into the Job when it admits it; the operator "
+                       "does not write the Job";
+  draft.set("Applied", "False", "WaitingForKueue", message);
+  draft.set("Ready", "False", "WaitingForKueue", message);
+}
+
 // From a valid spec and an engine to the target write (or the reason
 // there is none).
 void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
@@ -496,6 +553,9 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
   }
   if (!decision.placement) {
     notPlaceable(decision, plan.view.unavailable, fallbackTiers, draft);
+    if (throughKueue(input) && spec.mode == PlacementMode::Apply) {
+      plan.kueue = KueueHandOff{std::nullopt, {"main"}, "cannot place: " + decision.cannotPlace};
+    }
     if (jobPinned && plan.view.applied) {
       holdJob(input, intent, engine, current, draft, plan);  // it runs on, and ends, all the same
       return;
@@ -511,6 +571,9 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
   if (spec.mode == PlacementMode::Recommend) {
     if (input.target) {
       plan.release.push_back(target);  // take back anything applied
+    }
+    if (throughKueue(input)) {
+      plan.kueue = KueueHandOff{Scheduling{}, {"main"}, ""};  // admitted as its flavor places it
     }
     plan.view.applied.reset();
     plan.view.placement = decision.placement;
@@ -540,6 +603,10 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
     plan.view.applied.reset();
     plan.view.placement = decision.placement;
     draft.notApplied("PlacedThrough", input.target->placedThrough);
+    return;
+  }
+  if (throughKueue(input)) {
+    planThroughKueue(input, target, decision, engine, draft, plan);
     return;
   }
   if (jobCannotMove(input, intent, engine, current, draft, plan)) {

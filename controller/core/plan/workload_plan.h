@@ -77,6 +77,16 @@ struct RolloutView {
   std::size_t inFlight = 0;  // slots of the policy in use
 };
 
+// What the operator's caches say of the Kueue Workload of a Job Kueue
+// queues, for the GpuWorkload's status.
+struct KueueAdmissionView {
+  std::string workload;  // its name; empty: Kueue has not made it yet
+  // The admission check on it that this operator answers for (its
+  // AdmissionCheck's controllerName is kKueueCheckController); empty: none
+  // of its checks is the operator's.
+  std::string check;
+};
+
 struct WorkloadInput {
   std::string ns;    // the GpuWorkload's namespace, and its target's
   std::string name;  // the GpuWorkload's name, as its ownership records carry it
@@ -117,6 +127,7 @@ struct WorkloadInput {
   // when its own device requests already match the decision.
   bool jobResourcesMutable = true;
   std::string serverVersion;  // "v1.34.10", for the message when it cannot
+  KueueAdmissionView kueue;   // a Job Kueue queues (target->job.queuedByKueue)
 };
 
 struct Event {
@@ -161,6 +172,18 @@ struct TargetWrite {
   }
 };
 
+// A Job Kueue queues is never written: its placement is handed to Kueue's
+// admission, as the answer of the operator's admission check on its
+// Workload (core/plan/admission_answer.h), which Kueue merges into the
+// Job when it admits it.
+struct KueueHandOff {
+  std::optional<Scheduling> scheduling;  // none: not placed (unplaced says why)
+  std::vector<std::string> podSets;      // Kueue's pod set names the scheduling is for
+  std::string unplaced;
+
+  bool operator==(const KueueHandOff&) const = default;
+};
+
 // Step one: the target writes. The rest of the struct carries what step
 // two needs and is not meant for callers.
 struct WorkloadPlan {
@@ -168,6 +191,8 @@ struct WorkloadPlan {
   std::vector<TargetRef> release;
   std::optional<TargetWrite> write;
   RolloutStep rollout = RolloutStep::None;
+  // Set for a Job Kueue queues: what its admission check answers with.
+  std::optional<KueueHandOff> kueue;
 
   // ---- carried to recordWorkload ----
   bool deletion = false;
