@@ -97,6 +97,18 @@ asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::patchPod(std::string ns, s
   co_return base::Ok{};
 }
 
+asio::awaitable<kube::ApiResult<base::Ok>> ApiWrites::applyKueueStatus(std::string statusPath,
+                                                                       json body, std::string what,
+                                                                       std::string ns) {
+  const std::string path = asFieldManager(std::move(statusPath)) + "&force=true";
+  auto result = co_await client_.patch(path, body, kube::PatchType::Apply);
+  noteRefusal(what, ns, !result && result.error().forbidden());
+  if (!result) {
+    co_return result.error();
+  }
+  co_return base::Ok{};
+}
+
 void ApiWrites::noteRefusal(const std::string& what, const std::string& ns, bool forbidden) {
   const std::string key = what + "|" + ns;
   if (forbidden) {

@@ -59,6 +59,14 @@ class ApiWrites {
   // already there, its name says it is the same), deleted (404: gone).
   asio::awaitable<kube::ApiResult<base::Ok>> createClaimTemplate(nlohmann::json object);
   asio::awaitable<kube::ApiResult<base::Ok>> deleteClaimTemplate(std::string ns, std::string name);
+  // A server-side apply of a Kueue object's status (a Workload's admission
+  // check state, an AdmissionCheck's Active condition) at `statusPath`,
+  // under the operator's field manager, forced: Kueue writes the check's
+  // entry first (Pending), and the answer is the operator's to give.
+  // `what` names the permission for /readyz ("patch workloads/status.kueue.x-k8s.io").
+  asio::awaitable<kube::ApiResult<base::Ok>> applyKueueStatus(std::string statusPath,
+                                                              nlohmann::json body, std::string what,
+                                                              std::string ns);
   // The whole finalizer list, with a resourceVersion precondition.
   asio::awaitable<kube::ApiResult<base::Ok>> setFinalizers(std::string ns, std::string name,
                                                            std::string resourceVersion,

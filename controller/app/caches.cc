@@ -48,6 +48,15 @@ std::optional<TargetKey> scaledTarget(const std::string& key, const core::Autosc
   return TargetKey{*view.targetKind, {namespaceOf(key), view.targetName}};
 }
 
+// The target a Kueue Workload stands for: its controlling owner (a
+// batch/v1 Job, the one kind placed through Kueue's admission so far).
+std::optional<TargetKey> kueueTarget(const std::string& key, const core::KueueWorkload& workload) {
+  if (workload.ownerKind != "Job" || workload.ownerName.empty()) {
+    return std::nullopt;
+  }
+  return TargetKey{core::TargetKind::Job, {namespaceOf(key), workload.ownerName}};
+}
+
 runtime::ResourceSpec clusterScoped(std::string resource, std::string (*path)()) {
   return {std::move(resource), [path](const std::string&) { return path(); }, false, false};
 }
@@ -76,11 +85,23 @@ ObjectCaches::ObjectCaches(asio::any_io_executor executor, runtime::ListWatchCli
       // carry.
       autoscalers_(caches_.add<core::AutoscalerView>(
           {"horizontalpodautoscalers", autoscalersPath, true, false}, core::autoscalerFromJson)),
+      kueueWorkloads_(caches_.add<core::KueueWorkload>(
+          {"workloads.kueue.x-k8s.io", kueueWorkloadsPath, true, false},
+          core::kueueWorkloadFromJson)),
+      flavors_(caches_.add<core::ResourceFlavorView>(
+          {"resourceflavors", [](const std::string&) { return resourceFlavorsPath(); }, false,
+           false},
+          core::resourceFlavorFromJson)),
+      admissionChecks_(caches_.add<core::AdmissionCheckView>(
+          {"admissionchecks", [](const std::string&) { return admissionChecksPath(); }, false,
+           false},
+          core::admissionCheckFromJson)),
       workloadsByTarget_(workloads_.index<TargetKey>(specTarget)),
       workloadsByPolicy_(workloads_.tally<std::string>(policyName)),
       pendingPodsByTarget_(pods_.index<TargetKey>(pendingTarget)),
       boundPodsByTarget_(pods_.index<TargetKey>(boundTarget)),
       autoscalersByTarget_(autoscalers_.index<TargetKey>(scaledTarget)),
+      kueueWorkloadsByTarget_(kueueWorkloads_.index<TargetKey>(kueueTarget)),
       clusterView_(nodes_, pods_, std::move(options.region)) {
   for (const auto kind : core::kTargetKinds) {
     auto& targets = *targets_[static_cast<std::size_t>(kind)];

@@ -11,7 +11,10 @@
 #include "app/target_key.h"
 #include "core/catalog/catalog.h"
 #include "core/catalog/rules.h"
+#include "core/cluster/kueue_flavors.h"
 #include "core/kinds/autoscaler.h"
+#include "core/kinds/kueue_workload.h"
+#include "core/plan/admission_answer.h"
 #include "runtime/cache_set.h"
 #include "runtime/event_source.h"
 #include "runtime/list_watch.h"
@@ -29,6 +32,9 @@ using PolicyCache = runtime::Cache<PolicyObject>;
 using WorkloadCache = runtime::Cache<CachedWorkload>;
 using TargetCache = runtime::Cache<CachedTarget>;
 using AutoscalerCache = runtime::Cache<core::AutoscalerView>;
+using KueueWorkloadCache = runtime::Cache<core::KueueWorkload>;
+using FlavorCache = runtime::Cache<core::ResourceFlavorView>;
+using AdmissionCheckCache = runtime::Cache<core::AdmissionCheckView>;
 
 // The operator's caches (runtime::Cache, one per watched resource, made
 // and judged together by a runtime::CacheSet), the project's indexes
@@ -71,6 +77,14 @@ class ObjectCaches {
   const PodCache& pods() const { return pods_; }
   const NodeCache& nodes() const { return nodes_; }
   const AutoscalerCache& autoscalers() const { return autoscalers_; }
+  // Kueue's, where it is installed (optional: without its CRDs they stay
+  // empty and the operator runs as without Kueue).
+  KueueWorkloadCache& kueueWorkloads() { return kueueWorkloads_; }
+  const KueueWorkloadCache& kueueWorkloads() const { return kueueWorkloads_; }
+  FlavorCache& flavors() { return flavors_; }
+  const FlavorCache& flavors() const { return flavors_; }
+  AdmissionCheckCache& admissionChecks() { return admissionChecks_; }
+  const AdmissionCheckCache& admissionChecks() const { return admissionChecks_; }
 
   // The project's indexes: each gives the keys of the objects filed under
   // a key, read through their cache.
@@ -88,6 +102,10 @@ class ObjectCaches {
   const PodCache::Index<TargetKey>& pendingPodsByTarget() const { return pendingPodsByTarget_; }
   // Target -> its pods bound to a node, holding devices there.
   const PodCache::Index<TargetKey>& boundPodsByTarget() const { return boundPodsByTarget_; }
+  // Target -> the Kueue Workloads it controls (its owner reference).
+  const KueueWorkloadCache::Index<TargetKey>& kueueWorkloadsByTarget() const {
+    return kueueWorkloadsByTarget_;
+  }
   // Target -> the HorizontalPodAutoscalers that scale it.
   const AutoscalerCache::Index<TargetKey>& autoscalersByTarget() const {
     return autoscalersByTarget_;
@@ -136,12 +154,16 @@ class ObjectCaches {
   NodeCache& nodes_;
   PodCache& pods_;
   AutoscalerCache& autoscalers_;
+  KueueWorkloadCache& kueueWorkloads_;
+  FlavorCache& flavors_;
+  AdmissionCheckCache& admissionChecks_;
   const WorkloadCache::Index<TargetKey>& workloadsByTarget_;
   const WorkloadCache::Tally<std::string>& workloadsByPolicy_;
   std::array<const TargetCache::Index<std::string>*, core::kTargetKinds.size()> targetsByOwner_{};
   const PodCache::Index<TargetKey>& pendingPodsByTarget_;
   const PodCache::Index<TargetKey>& boundPodsByTarget_;
   const AutoscalerCache::Index<TargetKey>& autoscalersByTarget_;
+  const KueueWorkloadCache::Index<TargetKey>& kueueWorkloadsByTarget_;
   ClusterViewCaches clusterView_;
   TargetChanges targetChanges_;
   runtime::EventSource<const TargetKey&> pendingPodsChanged_;

@@ -47,7 +47,9 @@ Manager::Manager(asio::any_io_executor executor, kube::KubeClient& client,
                                            options_.perWorkloadMetrics, options_.statuses},
                  logger, metrics, clock),
       policies_(controllers_, caches_, engines_, writes_, workloads_, logger, clock),
-      pods_(controllers_, caches_, writes_, logger, metrics) {
+      pods_(controllers_, caches_, writes_, logger, metrics),
+      kueue_(controllers_, caches_, kueueHandOffs_, writes_, logger, metrics, clock) {
+  workloads_.handOffToKueue(kueueHandOffs_);
   if (options_.karpenterPrices.enabled()) {
     // The flags were checked at start-up: the URL parses.
     auto fetch = options_.karpenterPrices.service.empty()

@@ -10,6 +10,7 @@
 #include "app/controller_metrics.h"
 #include "app/event_recorder.h"
 #include "app/karpenter_prices.h"
+#include "app/kueue_admission.h"
 #include "app/logging.h"
 #include "app/memory.h"
 #include "app/metrics.h"
@@ -109,6 +110,8 @@ class Manager {
   WorkloadReconciler workloads_;
   PolicyReconciler policies_;
   PodReleaseReconciler pods_;
+  KueueHandOffs kueueHandOffs_;
+  KueueAdmissionReconciler kueue_;
   HeapUsage heap_;  // as the trim loop last read it
   bool stopped_ = false;
   bool leaderOnly_ = false;

@@ -100,4 +100,26 @@ std::string claimTemplatePath(const std::string& ns, const std::string& name) {
   return claimTemplatesPath(ns) + "/" + name;
 }
 
+constexpr std::string_view kKueue = "/apis/kueue.x-k8s.io/v1beta2";
+
+std::string kueueWorkloadsPath(const std::string& ns) {
+  return joined({kKueue, scope(ns), "/workloads"});
+}
+
+std::string kueueWorkloadStatusPath(const runtime::ObjectKey& workload) {
+  return joined({kueueWorkloadsPath(workload.ns), "/", workload.name, "/status"});
+}
+
+std::string resourceFlavorsPath() {
+  return joined({kKueue, "/resourceflavors"});
+}
+
+std::string admissionChecksPath() {
+  return joined({kKueue, "/admissionchecks"});
+}
+
+std::string admissionCheckStatusPath(const std::string& name) {
+  return joined({admissionChecksPath(), "/", name, "/status"});
+}
+
 }  // namespace gpuplacement::app

@@ -38,4 +38,13 @@ std::string resourceClaimsPath();
 std::string claimTemplatesPath(const std::string& ns);
 std::string claimTemplatePath(const std::string& ns, const std::string& name);
 
+// Kueue's (kueue.x-k8s.io/v1beta2): Workloads of one namespace ("": all),
+// one Workload's status, ResourceFlavors, AdmissionChecks and one
+// AdmissionCheck's status.
+std::string kueueWorkloadsPath(const std::string& ns);
+std::string kueueWorkloadStatusPath(const runtime::ObjectKey& workload);
+std::string resourceFlavorsPath();
+std::string admissionChecksPath();
+std::string admissionCheckStatusPath(const std::string& name);
+
 }  // namespace gpuplacement::app

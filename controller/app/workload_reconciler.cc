@@ -111,6 +111,21 @@ WorkloadReconciler::WorkloadReconciler(runtime::ControllerSet& controllers, Obje
                          }
                          return workloads;
                        })
+              // Kueue made (or dropped) the Workload of a Job it queues,
+              // or its checks changed: the status names them.
+              .watches(caches.kueueWorkloads(),
+                       [this](const std::string& key, const core::KueueWorkload* previous,
+                              const core::KueueWorkload* current) {
+                         const auto* workload = current ? current : previous;
+                         std::vector<std::string> keys;
+                         if (workload->ownerKind == "Job" &&
+                             (!previous || !current ||
+                              previous->checks.size() != current->checks.size())) {
+                           keys = caches_.workloadsByTarget().of(
+                               {core::TargetKind::Job, {namespaceOf(key), workload->ownerName}});
+                         }
+                         return keys;
+                       })
               .watches(caches.autoscalersChanged(),
                        [this](const TargetKey& target) {
                          return caches_.workloadsByTarget().of(target);
@@ -231,6 +246,14 @@ asio::awaitable<ReconcileResult> WorkloadReconciler::reconcile(const runtime::Ob
   compareWithWhatWasWritten(key.str(), snapshot);
   readPendingStatus(key.str(), snapshot);
   core::WorkloadPlan plan = core::planWorkload(snapshot.input);
+  if (kueue_ && snapshot.workload) {
+    const TargetKey target{snapshot.workload->targetKind, {key.ns, snapshot.workload->targetName}};
+    if (plan.kueue) {
+      kueue_->set(target, *plan.kueue);
+    } else {
+      kueue_->erase(target);
+    }
+  }
   // The plan holds what it read of the cluster view, and nothing after it
   // reads the view: let it go before the writes, so that a recount while
   // this reconcile waits on the API server need not copy it.
@@ -308,6 +331,13 @@ void WorkloadReconciler::read(const runtime::ObjectKey& key, Snapshot& snapshot)
         boundPodsOf(caches_.pods(), caches_.nodes(), caches_.boundPodsByTarget().of(pods));
     input.autoscaler =
         autoscalerOf(caches_.autoscalers(), caches_.autoscalersByTarget().of(target));
+    if (snapshot.target->job.queuedByKueue) {
+      for (const auto& name : caches_.kueueWorkloadsByTarget().of(target)) {
+        if (const auto* queued = caches_.kueueWorkloads().get(name)) {
+          input.kueue = {queued->name, ourCheckOn(caches_, *queued)};
+        }
+      }
+    }
   } else {
     input.targetUnreadable = targetsUnreadable(targets, target.kind);
   }

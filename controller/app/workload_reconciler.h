@@ -9,6 +9,7 @@
 #include "app/caches.h"
 #include "app/event_recorder.h"
 #include "app/expectations.h"
+#include "app/kueue_admission.h"
 #include "app/logging.h"
 #include "app/metrics.h"
 #include "app/policy_engines.h"
@@ -67,6 +68,9 @@ class WorkloadReconciler {
   // After a restart: moves this operator started that are still rolling
   // out hold their slots again. Before the workers start.
   void recoverRollouts();
+  // Jobs Kueue queues hand their placement to Kueue's admission through
+  // `handOffs` (KueueAdmissionReconciler). Before the workers start.
+  void handOffToKueue(KueueHandOffs& handOffs) { kueue_ = &handOffs; }
   // Before the workers start.
   void setServer(ServerCapabilities server) { server_ = std::move(server); }
 
@@ -138,6 +142,7 @@ class WorkloadReconciler {
   const runtime::Clock& clock_;
   const bool useFinalizer_;
   ServerCapabilities server_;
+  KueueHandOffs* kueue_ = nullptr;
   WriteExpectations expectations_;
   RolloutTracker rollouts_;
   runtime::QueuedController<runtime::ObjectKey>& controller_;

@@ -14,6 +14,8 @@ const char* contentTypeOf(PatchType type) {
       return "application/strategic-merge-patch+json";
     case PatchType::Json:
       return "application/json-patch+json";
+    case PatchType::Apply:
+      return "application/apply-patch+yaml";  // JSON is YAML
   }
   return "application/merge-patch+json";
 }

@@ -41,7 +41,8 @@ struct ApiError {
 template <typename T>
 using ApiResult = base::Result<T, ApiError>;
 
-enum class PatchType { Merge, Strategic, Json };
+// Apply: server-side apply (the path names the fieldManager, and force).
+enum class PatchType { Merge, Strategic, Json, Apply };
 
 struct ClientOptions {
   // Client-side limit on requests per second; zero or less disables it.

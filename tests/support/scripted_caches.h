@@ -24,9 +24,10 @@ inline ScriptedListWatchByPath scriptedCaches(
     const std::map<std::string, std::vector<nlohmann::json>>& objects) {
   // NodeOverlays too: ObjectCaches reads them once enableNodeOverlays()
   // found them served.
-  std::vector<std::string> paths = {app::policiesPath(),     app::workloadsPath(""),
-                                    app::nodesPath(),        app::unfinishedPodsPath(),
-                                    app::nodeOverlaysPath(), app::autoscalersPath("")};
+  std::vector<std::string> paths = {
+      app::policiesPath(),         app::workloadsPath(""),     app::nodesPath(),
+      app::unfinishedPodsPath(),   app::nodeOverlaysPath(),    app::autoscalersPath(""),
+      app::kueueWorkloadsPath(""), app::resourceFlavorsPath(), app::admissionChecksPath()};
   for (const auto kind : core::kTargetKinds) {
     paths.push_back(app::targetsPath(kind, ""));
   }

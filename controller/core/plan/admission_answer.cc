@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "base/json_access.h"
+
 namespace gpuplacement::core {
 namespace {
 
@@ -155,6 +157,36 @@ nlohmann::json admissionCheckApply(const KueueWorkload& workload, const std::str
           {"kind", "Workload"},
           {"metadata", {{"name", workload.name}, {"namespace", namespace_}}},
           {"status", {{"admissionChecks", nlohmann::json::array({std::move(state)})}}}};
+}
+
+AdmissionCheckView admissionCheckFromJson(const nlohmann::json& object) {
+  AdmissionCheckView view;
+  view.controllerName = base::stringMember(base::memberOf(object, "spec"), "controllerName");
+  const auto& conditions = base::memberOf(base::memberOf(object, "status"), "conditions");
+  if (conditions.is_array()) {
+    for (const auto& condition : conditions) {
+      if (base::stringMember(condition, "type") == "Active") {
+        view.active = base::stringMember(condition, "status") == "True";
+      }
+    }
+  }
+  return view;
+}
+
+nlohmann::json admissionCheckActiveApply(const std::string& name, const std::string& now) {
+  nlohmann::json condition = {
+      {"type", "Active"},
+      {"status", "True"},
+      {"reason", "Ready"},
+      {"message",
+       "gpu-placement-operator answers this check: each Workload whose target a GpuWorkload "
+       "places gets the placement's node selector and tolerations within the flavor Kueue "
+       "reserved (podSetUpdates), or Retry naming where the flavor disagrees"},
+      {"lastTransitionTime", now}};
+  return {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+          {"kind", "AdmissionCheck"},
+          {"metadata", {{"name", name}}},
+          {"status", {{"conditions", nlohmann::json::array({std::move(condition)})}}}};
 }
 
 }  // namespace gpuplacement::core

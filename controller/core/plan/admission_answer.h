@@ -74,4 +74,20 @@ nlohmann::json admissionCheckApply(const KueueWorkload& workload, const std::str
                                    const std::string& check, const AdmissionAnswer& answer,
                                    const std::string& now);
 
+// An AdmissionCheck (cluster-scoped): whose it is, and whether it says it
+// is Active. Kueue keeps a ClusterQueue inactive while one of its checks
+// is not.
+struct AdmissionCheckView {
+  std::string controllerName;
+  bool active = false;  // condition Active=True
+
+  bool operator==(const AdmissionCheckView&) const = default;
+};
+
+AdmissionCheckView admissionCheckFromJson(const nlohmann::json& object);
+
+// The server-side apply that sets an AdmissionCheck of this operator's
+// Active (its conditions list is keyed by type), at `now` (RFC 3339).
+nlohmann::json admissionCheckActiveApply(const std::string& name, const std::string& now);
+
 }  // namespace gpuplacement::core
