@@ -9,8 +9,13 @@
 // flavor's nodeLabels and toleration into the Job's template, and their
 // pods run on nodes of that flavor that Karpenter launches; a third waits,
 // unadmitted and suspended, until the first finishes, and then runs on the
-// L4s. No operator: this is the ground the operator's Kueue integration
-// stands on.
+// L4s. No operator there (the sample's gpu-placement check taken out of
+// the ClusterQueue): the ground the operator's Kueue integration stands on.
+//
+// Then the operator as the admission check controller of that check: a
+// queued Job with a GpuWorkload is never written by the operator; the
+// check goes Ready with the placement's selector as podSetUpdates, Kueue
+// admits it on the L4 flavor and merges them, and its pods run on L4s.
 #include <chrono>
 #include <string>
 #include <thread>
@@ -30,6 +35,7 @@ namespace {
 using testing::Cluster;
 using testing::ControlPlane;
 using testing::json;
+using testing::OperatorProcess;
 using testing::readFile;
 using testing::repoRoot;
 using namespace std::chrono_literals;
@@ -48,10 +54,10 @@ const std::string kSamples = repoRoot() + "/config/samples/kueue";
 const std::string kGpuName = "karpenter.k8s.aws/instance-gpu-name";
 const std::string kCapacityType = "karpenter.sh/capacity-type";
 
-// The suite's cluster as the admin; this project's CRDs are not needed.
+// The suite's cluster as the admin, this project's CRDs installed (the
+// operator's case).
 Cluster& cluster() {
-  static Cluster instance(ControlPlane::shared());
-  return instance;
+  return Cluster::withCrds();
 }
 
 std::string kueuePath(const std::string& kind, const std::string& ns = "",
@@ -192,6 +198,10 @@ void checkTemplateOf(Cluster& c, const std::string& job, const Where& where) {
 TEST_CASE("Kueue suspends queued Jobs, admits them on the flavors with quota, holds the rest") {
   auto& c = cluster();
   c.apply(readFile(kSamples + "/queues.yaml"));
+  // Kueue alone: no operator answers the sample's gpu-placement check.
+  auto unchecked = c.patch(kueuePath("ClusterQueue", "", "gpu-training"),
+                           {{"spec", {{"admissionChecksStrategy", nullptr}}}});
+  REQUIRE_MESSAGE(unchecked.ok(), testing::whyNot(unchecked));
   REQUIRE_MESSAGE(c.waitFor(
                       [&] {
                         return conditionOf(c.mustGet(kueuePath("ClusterQueue", "", "gpu-training")),
@@ -293,6 +303,128 @@ TEST_CASE("Kueue suspends queued Jobs, admits them on the flavors with quota, ho
   for (const char* job : {"finetune-a", "finetune-b", "finetune-c"}) {
     (void)c.remove(jobPath(job) + "?propagationPolicy=Background");
   }
+}
+
+// Our check's entry on the Job's Workload; null while there is none.
+json checkOf(Cluster& c, const std::string& job) {
+  const auto workload = workloadOf(c, job);
+  if (workload.is_null()) {
+    return nullptr;
+  }
+  for (const auto& check :
+       base::memberOf(base::memberOf(workload, "status"), "admissionChecks").items()) {
+    if (base::stringMember(check.value(), "name") == "gpu-placement") {
+      return check.value();
+    }
+  }
+  return nullptr;
+}
+
+TEST_CASE("the operator places a queued Job through Kueue's admission check, never writing it") {
+  auto& c = cluster();
+  c.apply(readFile(kSamples + "/queues.yaml"));
+  // The sample's ClusterQueue, with its gpu-placement check again.
+  auto checked = c.patch(kueuePath("ClusterQueue", "", "gpu-training"),
+                         {{"spec",
+                           {{"admissionChecksStrategy",
+                             {{"admissionChecks", json::array({{{"name", "gpu-placement"}}})}}}}}});
+  REQUIRE_MESSAGE(checked.ok(), testing::whyNot(checked));
+  OperatorProcess op(c.operatorKubeconfig());
+  REQUIRE_MESSAGE(op.waitReady(60s), op.log());
+  // The operator sets its AdmissionCheck Active, and with it Kueue the
+  // ClusterQueue.
+  REQUIRE_MESSAGE(c.waitFor(
+                      [&] {
+                        return conditionOf(
+                                   c.mustGet(kueuePath("AdmissionCheck", "", "gpu-placement")),
+                                   "Active") == "True/Ready";
+                      },
+                      60s, 250ms),
+                  c.mustGet(kueuePath("AdmissionCheck", "", "gpu-placement")).dump() << op.log());
+  REQUIRE_MESSAGE(c.waitFor(
+                      [&] {
+                        return conditionOf(c.mustGet(kueuePath("ClusterQueue", "", "gpu-training")),
+                                           "Active")
+                                   .rfind("True/", 0) == 0;
+                      },
+                      60s, 250ms),
+                  c.mustGet(kueuePath("ClusterQueue", "", "gpu-training")).dump());
+
+  // The GpuWorkload first, then the Job as the team writes it.
+  const std::string name = "finetune-placed";
+  const std::string gpuWorkloadPath =
+      Cluster::pathOf("gpuplacement.io/v1alpha1", "GpuWorkload", kNamespace, name);
+  auto created = c.create(
+      Cluster::pathOf("gpuplacement.io/v1alpha1", "GpuWorkload", kNamespace),
+      {{"apiVersion", "gpuplacement.io/v1alpha1"},
+       {"kind", "GpuWorkload"},
+       {"metadata", {{"name", name}, {"namespace", kNamespace}}},
+       {"spec",
+        {{"targetRef", {{"kind", "Job"}, {"name", name}}},
+         {"workload", {{"kind", "FineTuning"}}},
+         {"model", {{"parameters", "1B"}, {"precision", "bf16"}, {"framework", "PyTorch"}}},
+         {"objective", "CostOptimized"},
+         {"constraints",
+          {{"capacityType", "OnDemand"},
+           {"instanceTypes", json::array({"g6.xlarge", "g6.2xlarge"})}}}}}});
+  REQUIRE_MESSAGE(created.ok(), testing::whyNot(created));
+  createJob(c, sampleJob(name, "60s"));
+
+  // The check goes Ready with what the L4 flavor does not give: the type.
+  json check;
+  REQUIRE_MESSAGE(c.waitFor(
+                      [&] {
+                        check = checkOf(c, name);
+                        return !check.is_null() && base::stringMember(check, "state") == "Ready";
+                      },
+                      120s, 250ms),
+                  workloadOf(c, name).dump() << "\n"
+                                             << c.mustGet(gpuWorkloadPath)["status"].dump());
+  REQUIRE_MESSAGE(check.contains("podSetUpdates"), check.dump());
+  const auto selector = check["podSetUpdates"][0]["nodeSelector"];
+  CHECK_MESSAGE(
+      base::stringMember(selector, "node.kubernetes.io/instance-type").rfind("g6.", 0) == 0,
+      check.dump());
+  CHECK_FALSE(selector.contains(kGpuName));  // the flavor's: never said twice
+
+  std::string flavor;
+  REQUIRE_MESSAGE(
+      c.waitFor([&] { return !(flavor = admittedFlavor(c, name)).empty(); }, 120s, 250ms),
+      workloadOf(c, name).dump());
+  CHECK(flavor == "l4-on-demand");
+  // Kueue merged the flavor's labels and the operator's selector.
+  const auto job = c.mustGet(jobPath(name));
+  const auto& templateSelector = job["spec"]["template"]["spec"]["nodeSelector"];
+  CHECK(base::stringMember(templateSelector, kGpuName.c_str()) == "l4");
+  CHECK(base::stringMember(templateSelector, "node.kubernetes.io/instance-type") ==
+        base::stringMember(selector, "node.kubernetes.io/instance-type"));
+  std::string why;
+  CHECK_MESSAGE(c.waitFor(
+                    [&] {
+                      why = notRunningOn(c, name, 2, {"l4", "on-demand"});
+                      return why.empty();
+                    },
+                    180s, 500ms),
+                why);
+  CHECK_MESSAGE(
+      c.waitFor([&] { return c.conditionOf(gpuWorkloadPath, "Applied") == "True/ThroughKueue"; },
+                60s, 250ms),
+      c.mustGet(gpuWorkloadPath)["status"].dump());
+  CHECK(c.conditionMessageOf(gpuWorkloadPath, "Applied").find("gpu-placement") !=
+        std::string::npos);
+
+  // Never written by the operator: no ownership record, no patch.
+  const auto annotations = base::memberOf(c.mustGet(jobPath(name))["metadata"], "annotations");
+  CHECK_FALSE(annotations.contains("gpuplacement.io/owned-fields"));
+  CHECK(c.writesBy(c.operatorUser(), "patch", "jobs", kNamespace, name) == 0);
+  const auto workload = workloadOf(c, name);
+  CHECK_MESSAGE(workload.dump().find("FailedToStart") == std::string::npos, workload.dump());
+  MESSAGE(name << " admitted on " << flavor << " with " << selector.dump()
+               << " from the gpu-placement check");
+
+  (void)c.remove(jobPath(name) + "?propagationPolicy=Background");
+  (void)c.remove(gpuWorkloadPath);
+  op.stop();
 }
 
 }  // namespace

@@ -200,6 +200,11 @@ const std::set<std::string> kCalls = {
                                                       // (app/workload_reconciler.cc)
     "delete resourceclaimtemplates.resource.k8s.io",
     "patch pods",  // placing the pods behind the scheduling gate (app/pod_release_reconciler.cc)
+    "watch workloads.kueue.x-k8s.io",  // Kueue's admission check (app/kueue_admission.cc),
+    "list workloads.kueue.x-k8s.io",   //   where Kueue is installed
+    "watch resourceflavors.kueue.x-k8s.io", "list resourceflavors.kueue.x-k8s.io",
+    "watch admissionchecks.kueue.x-k8s.io", "list admissionchecks.kueue.x-k8s.io",
+    "patch workloads/status.kueue.x-k8s.io", "patch admissionchecks/status.kueue.x-k8s.io",
     "get leases.coordination.k8s.io",  // leader election (kube/leader_election.cc)
     "create leases.coordination.k8s.io", "update leases.coordination.k8s.io",
     "create tokenreviews.authentication.k8s.io",         // who scrapes /metrics, and may they
