@@ -179,8 +179,10 @@ asio::awaitable<ReconcileResult> KueueAdmissionReconciler::reconcileWorkload(
           "no GpuWorkload targets Job " + workload.ownerName + ": admitted where its flavor says";
     } else {
       const auto* handOff = handOffs_.of(target);
-      if (!handOff) {
-        co_return ReconcileResult::done();  // its GpuWorkload not reconciled yet: it hands over
+      if (!handOff || handOff->flavor != workload.reservedFlavor("main")) {
+        // Its GpuWorkload has not decided within this reservation yet: it
+        // hands over when it has.
+        co_return ReconcileResult::done();
       }
       request.scheduling = handOff->scheduling ? &*handOff->scheduling : nullptr;
       request.podSets = handOff->podSets;

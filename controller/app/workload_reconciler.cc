@@ -112,20 +112,23 @@ WorkloadReconciler::WorkloadReconciler(runtime::ControllerSet& controllers, Obje
                          return workloads;
                        })
               // Kueue made (or dropped) the Workload of a Job it queues,
-              // or its checks changed: the status names them.
-              .watches(caches.kueueWorkloads(),
-                       [this](const std::string& key, const core::KueueWorkload* previous,
-                              const core::KueueWorkload* current) {
-                         const auto* workload = current ? current : previous;
-                         std::vector<std::string> keys;
-                         if (workload->ownerKind == "Job" &&
-                             (!previous || !current ||
-                              previous->checks.size() != current->checks.size())) {
-                           keys = caches_.workloadsByTarget().of(
-                               {core::TargetKind::Job, {namespaceOf(key), workload->ownerName}});
-                         }
-                         return keys;
-                       })
+              // its checks changed (the status names them), or the flavor
+              // it reserved did (the decision is made within it).
+              .watches(
+                  caches.kueueWorkloads(),
+                  [this](const std::string& key, const core::KueueWorkload* previous,
+                         const core::KueueWorkload* current) {
+                    const auto* workload = current ? current : previous;
+                    std::vector<std::string> keys;
+                    if (workload->ownerKind == "Job" &&
+                        (!previous || !current ||
+                         previous->checks.size() != current->checks.size() ||
+                         previous->reservedFlavor("main") != current->reservedFlavor("main"))) {
+                      keys = caches_.workloadsByTarget().of(
+                          {core::TargetKind::Job, {namespaceOf(key), workload->ownerName}});
+                    }
+                    return keys;
+                  })
               .watches(caches.autoscalersChanged(),
                        [this](const TargetKey& target) {
                          return caches_.workloadsByTarget().of(target);
@@ -334,7 +337,13 @@ void WorkloadReconciler::read(const runtime::ObjectKey& key, Snapshot& snapshot)
     if (snapshot.target->job.queuedByKueue) {
       for (const auto& name : caches_.kueueWorkloadsByTarget().of(target)) {
         if (const auto* queued = caches_.kueueWorkloads().get(name)) {
-          input.kueue = {queued->name, ourCheckOn(caches_, *queued)};
+          input.kueue = {queued->name, ourCheckOn(caches_, *queued), queued->reservedFlavor("main"),
+                         std::nullopt};
+          if (const auto* flavor = input.kueue.flavor.empty()
+                                       ? nullptr
+                                       : caches_.flavors().get(input.kueue.flavor)) {
+            input.kueue.flavorView = *flavor;
+          }
         }
       }
     }

@@ -76,12 +76,14 @@ json gpuWorkload(const std::string& name, const std::string& job) {
           {"spec", {{"targetRef", {{"kind", "Job"}, {"name", job}}}}}};
 }
 
-core::KueueHandOff placedOn(const std::string& gpu, const std::string& capacity) {
+// Decided while Kueue had reserved `reserved` (the Workloads here: L4).
+core::KueueHandOff placedOn(const std::string& gpu, const std::string& capacity,
+                            const std::string& reserved = "l4-on-demand") {
   core::Scheduling scheduling;
   scheduling.nodeSelector = {
       {kGpuName, gpu}, {kCapacity, capacity}, {"karpenter.k8s.aws/instance-gpu-count", "1"}};
   scheduling.tolerations = {{"nvidia.com/gpu", "Exists", "", "NoSchedule"}};
-  return {scheduling, {"main"}, ""};
+  return {scheduling, {"main"}, "", reserved};
 }
 
 TEST_CASE(
@@ -101,8 +103,10 @@ TEST_CASE(
        {resourceFlavorsPath(),
         {flavor("l4-on-demand", "l4", "on-demand"), flavor("l40s-spot", "l40s", "spot")}},
        {kueueWorkloadsPath(""),
-        {kueueWorkload("train-a"), kueueWorkload("train-b"), kueueWorkload("train-c")}},
-       {workloadsPath(""), {gpuWorkload("a", "train-a"), gpuWorkload("b", "train-b")}}});
+        {kueueWorkload("train-a"), kueueWorkload("train-b"), kueueWorkload("train-c"),
+         kueueWorkload("train-d")}},
+       {workloadsPath(""),
+        {gpuWorkload("a", "train-a"), gpuWorkload("b", "train-b"), gpuWorkload("d", "train-d")}}});
   ObjectCaches caches(rig.context.get_executor(), lists, *testing::shippedCatalog(),
                       *testing::shippedRules(), CacheOptions{}, rig.logger, rig.clock);
   runtime::ControllerSet controllers(rig.context.get_executor(), rig.clock);
@@ -110,6 +114,10 @@ TEST_CASE(
   handOffs.set({core::TargetKind::Job, {"research", "train-a"}}, placedOn("l4", "on-demand"));
   // Placed on L40S spot, where Kueue reserved L4 quota.
   handOffs.set({core::TargetKind::Job, {"research", "train-b"}}, placedOn("l40s", "spot"));
+  // Decided for an earlier reservation: not answered until its GpuWorkload
+  // decides within this one.
+  handOffs.set({core::TargetKind::Job, {"research", "train-d"}},
+               placedOn("l40s", "spot", "l40s-spot"));
   KueueAdmissionReconciler reconciler(controllers, caches, handOffs, *rig.writes, rig.logger,
                                       rig.metrics, rig.clock);
   CHECK(controllers.size() == 2);
@@ -121,6 +129,9 @@ TEST_CASE(
     rig.context.restart();
     rig.context.run_for(std::chrono::milliseconds(100));
   }
+  // Time for an answer train-d must not get.
+  rig.context.restart();
+  rig.context.run_for(std::chrono::milliseconds(300));
   controllers.stop();
   caches.stop();
   rig.context.restart();
@@ -165,6 +176,7 @@ TEST_CASE(
   CHECK_FALSE(c.contains("podSetUpdates"));
   CHECK(c["message"].get<std::string>().find("no GpuWorkload targets Job train-c") !=
         std::string::npos);
+  CHECK_FALSE(applied.count(kueueWorkloadStatusPath({"research", "job-train-d-1a2b3"})));
 
   const auto text = rig.metrics.render();
   CHECK(text.find("gpu_placement_kueue_admission_answers_total{state=\"Ready\"} 2") !=

@@ -29,6 +29,15 @@ TargetState trainingJob() {
   return state;
 }
 
+// A Kueue ResourceFlavor of one GPU model at one capacity type, keyed on
+// Karpenter's labels as config/samples/kueue/queues.yaml's are.
+ResourceFlavorView kueueFlavor(const std::string& gpu, const std::string& capacity) {
+  ResourceFlavorView flavor;
+  flavor.nodeLabels = {{"karpenter.k8s.aws/instance-gpu-name", gpu},
+                       {"karpenter.sh/capacity-type", capacity}};
+  return flavor;
+}
+
 World jobWorld() {
   World world;
   world.spec["targetRef"] = {{"kind", "Job"}, {"name", "chat"}};
@@ -112,6 +121,49 @@ const JobRow kJobRows[] = {
        }
        CHECK_FALSE(r.record.status->contains("applied"));
        CHECK((*r.record.status).contains("placement"));
+     }},
+    {"queued by Kueue, quota reserved on a flavor: decided within it, for that reservation",
+     [](World& w) {
+       w.target->job.queuedElsewhere = w.target->job.queuedByKueue = true;
+       w.kueue = {"job-chat-1a2b3", "gpu-placement", "l40s-on-demand",
+                  kueueFlavor("l40s", "on-demand")};
+     },
+     {},
+     false,
+     {{"Placed", "True/Placed"}, {"Applied", "False/WaitingForKueue"}},
+     {},
+     [](const Reconciled& r) {
+       REQUIRE(r.plan.kueue.has_value());
+       CHECK(r.plan.kueue->flavor == "l40s-on-demand");
+       REQUIRE(r.plan.kueue->scheduling.has_value());
+       // CostOptimized alone would take an L4 (g6.xlarge); within the
+       // flavor, an L40S.
+       CHECK(r.plan.kueue->scheduling->nodeSelector.at("node.kubernetes.io/instance-type")
+                 .starts_with("g6e."));
+       CHECK(r.record.status->at("placement").at("accelerator") == "L40S");
+       CHECK(conditionMessage(r.record, "Applied").find("decided within flavor l40s-on-demand") !=
+             std::string::npos);
+     }},
+    {"queued by Kueue, quota reserved on a spot flavor, on-demand asked: Retry, and why",
+     [](World& w) {
+       w.target->job.queuedElsewhere = w.target->job.queuedByKueue = true;
+       w.kueue = {"job-chat-1a2b3", "gpu-placement", "l40s-spot", kueueFlavor("l40s", "spot")};
+     },
+     {},
+     false,
+     {{"Applied", "False/WaitingForKueue"}},
+     {},
+     [](const Reconciled& r) {
+       REQUIRE(r.plan.kueue.has_value());
+       CHECK_FALSE(r.plan.kueue->scheduling.has_value());
+       CHECK(r.plan.kueue->flavor == "l40s-spot");
+       CHECK(r.plan.kueue->unplaced ==
+             "the flavor l40s-spot reaches spot capacity only, and "
+             "spec.constraints.capacityType is OnDemand");
+       const auto message = conditionMessage(r.record, "Applied");
+       CAPTURE(message);
+       CHECK(message.find("Kueue reserved flavor l40s-spot") != std::string::npos);
+       CHECK(message.find("answers Retry") != std::string::npos);
      }},
     {"queued by Kueue, none of its Workload's checks the operator's: the status says so",
      [](World& w) {

@@ -37,6 +37,19 @@ const KueuePodSetAssignment* KueueWorkload::assignment(const std::string& podSet
   return it == assignments.end() ? nullptr : &*it;
 }
 
+std::string KueueWorkload::reservedFlavor(const std::string& podSet) const {
+  const auto* reserved = assignment(podSet);
+  if (!quotaReserved || evicted || finished || !reserved || reserved->flavors.empty()) {
+    return "";
+  }
+  for (const auto& [resource, flavor] : reserved->flavors) {
+    if (resource.starts_with("nvidia.com/") || resource.starts_with("aws.amazon.com/")) {
+      return flavor;
+    }
+  }
+  return reserved->flavors.begin()->second;
+}
+
 KueueWorkload kueueWorkloadFromJson(const json& object) {
   KueueWorkload workload;
   const auto& metadata = memberOf(object, "metadata");

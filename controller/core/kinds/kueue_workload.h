@@ -50,6 +50,11 @@ struct KueueWorkload {
   bool finished = false;       // condition Finished
 
   const KueueCheckState* check(const std::string& checkName) const;
+  // The flavor Kueue reserved for a pod set, while its quota is reserved
+  // and not being taken back: that of its accelerator (a resource of
+  // nvidia.com/ or aws.amazon.com/), else of its first resource; empty
+  // when none is.
+  std::string reservedFlavor(const std::string& podSet) const;
   const KueuePodSetAssignment* assignment(const std::string& podSet) const;
   bool operator==(const KueueWorkload&) const = default;
 };

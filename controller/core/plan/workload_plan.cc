@@ -484,15 +484,26 @@ void planThroughKueue(const WorkloadInput& input, const TargetRef& target, const
     plan.view.applied.reset();
   }
   plan.view.placement = decision.placement;
+  const auto job = describeTarget(target);
+  const auto carrier = kueueCarrier(input.kueue);
+  if (plan.kueue && !plan.kueue->scheduling) {
+    // The flavor Kueue reserved is outside what the workload allows.
+    const auto message = "Kueue reserved flavor " + input.kueue.flavor + " for " + job + ": " +
+                         plan.kueue->unplaced + "; " + carrier +
+                         " answers Retry, and Kueue tries again (another flavor, where the "
+                         "ClusterQueue's flavorFungibility lets it)";
+    draft.set("Applied", "False", "WaitingForKueue", message);
+    draft.set("Ready", "False", "WaitingForKueue", message);
+    return;
+  }
   KueueHandOff handOff;
   handOff.scheduling =
       input.cluster ? renderScheduling(*decision.placement, engine.catalog(), engine.policy(),
                                        input.cluster->labels)
                     : renderScheduling(*decision.placement, engine.catalog(), engine.policy());
   handOff.podSets = {"main"};  // Kueue's one pod set of a batch/v1 Job
+  handOff.flavor = input.kueue.flavor;
   plan.kueue = std::move(handOff);
-  const auto job = describeTarget(target);
-  const auto carrier = kueueCarrier(input.kueue);
   if (input.target->job.started()) {
     const auto message = "Kueue admitted " + job + " with the placement given through " + carrier +
                          "; the operator does not write the Job";
@@ -500,7 +511,9 @@ void planThroughKueue(const WorkloadInput& input, const TargetRef& target, const
     draft.set("Ready", "True", "ThroughKueue", message);
     return;
   }
-  const auto message = "Kueue queues " + job + ": the placement goes to " + carrier +
+  const auto within =
+      input.kueue.flavor.empty() ? std::string() : ", decided within flavor " + input.kueue.flavor;
+  const auto message = "Kueue queues " + job + ": the placement" + within + " goes to " + carrier +
                        ", which Kueue writes into the Job when it admits it; the operator "
                        "does not write the Job";
   draft.set("Applied", "False", "WaitingForKueue", message);
@@ -521,6 +534,18 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
   }
   forgetAnotherJob(input, plan);
   WorkloadIntent intent = intentOf(spec, input.target, input.jobResourcesMutable);
+  // Within the flavor Kueue reserved, where the catalog knows the nodes
+  // its labels name (a flavor keyed on labels it does not know, a
+  // NodePool's own, is answered as decided, and Kueue's merge judges it).
+  std::string outsideFlavor;
+  if (throughKueue(input) && input.kueue.flavorView) {
+    const auto reach = flavorReach(*input.kueue.flavorView, engine.catalog(), ClusterState{});
+    if (!reach.empty()) {
+      if (auto within = intentWithinFlavor(intent, reach, input.kueue.flavor, outsideFlavor)) {
+        intent = std::move(*within);
+      }
+    }
+  }
   // A Job that has started keeps its placement whatever the capacity: no
   // type is left for another while its pods wait.
   const bool jobPinned = input.target && traitsOf(input.target->kind).runsOnce &&
@@ -551,10 +576,15 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
   if (plan.view.applied) {
     current = assessApplied(engine, intent, *plan.view.applied, cluster);
   }
+  if (throughKueue(input) && !outsideFlavor.empty() && spec.mode == PlacementMode::Apply) {
+    // Kueue tries another flavor after the check's Retry.
+    plan.kueue = KueueHandOff{std::nullopt, {"main"}, outsideFlavor, input.kueue.flavor};
+  }
   if (!decision.placement) {
     notPlaceable(decision, plan.view.unavailable, fallbackTiers, draft);
-    if (throughKueue(input) && spec.mode == PlacementMode::Apply) {
-      plan.kueue = KueueHandOff{std::nullopt, {"main"}, "cannot place: " + decision.cannotPlace};
+    if (throughKueue(input) && spec.mode == PlacementMode::Apply && !plan.kueue) {
+      plan.kueue = KueueHandOff{
+          std::nullopt, {"main"}, "cannot place: " + decision.cannotPlace, input.kueue.flavor};
     }
     if (jobPinned && plan.view.applied) {
       holdJob(input, intent, engine, current, draft, plan);  // it runs on, and ends, all the same
@@ -573,7 +603,8 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
       plan.release.push_back(target);  // take back anything applied
     }
     if (throughKueue(input)) {
-      plan.kueue = KueueHandOff{Scheduling{}, {"main"}, ""};  // admitted as its flavor places it
+      // Admitted as its flavor places it.
+      plan.kueue = KueueHandOff{Scheduling{}, {"main"}, "", input.kueue.flavor};
     }
     plan.view.applied.reset();
     plan.view.placement = decision.placement;

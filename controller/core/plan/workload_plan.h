@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/cluster/kueue_flavors.h"
 #include "core/decide/engine.h"
 #include "core/decide/render.h"
 #include "core/intent/workload.h"
@@ -85,6 +86,11 @@ struct KueueAdmissionView {
   // AdmissionCheck's controllerName is kKueueCheckController); empty: none
   // of its checks is the operator's.
   std::string check;
+  // The flavor Kueue reserved quota on for the Job's pods
+  // (KueueWorkload::reservedFlavor), and what it is where the cache has
+  // it: the decision is made within it.
+  std::string flavor{};
+  std::optional<ResourceFlavorView> flavorView{};
 };
 
 struct WorkloadInput {
@@ -180,6 +186,9 @@ struct KueueHandOff {
   std::optional<Scheduling> scheduling;  // none: not placed (unplaced says why)
   std::vector<std::string> podSets;      // Kueue's pod set names the scheduling is for
   std::string unplaced;
+  // The flavor Kueue had reserved when it was decided (empty: none yet):
+  // the check is answered only for that reservation.
+  std::string flavor{};
 
   bool operator==(const KueueHandOff&) const = default;
 };
