@@ -195,6 +195,16 @@ void checkTemplateOf(Cluster& c, const std::string& job, const Where& where) {
   CHECK_MESSAGE(tolerated, spec.dump());
 }
 
+// Kueue keeps the sample's ClusterQueue inactive until its flavors exist
+// and each of its admission checks is Active.
+void waitForActiveQueue(Cluster& c) {
+  const auto queue = kueuePath("ClusterQueue", "", "gpu-training");
+  REQUIRE_MESSAGE(
+      c.waitFor([&] { return conditionOf(c.mustGet(queue), "Active").rfind("True/", 0) == 0; }, 60s,
+                250ms),
+      c.mustGet(queue).dump());
+}
+
 TEST_CASE("Kueue suspends queued Jobs, admits them on the flavors with quota, holds the rest") {
   auto& c = cluster();
   c.apply(readFile(kSamples + "/queues.yaml"));
@@ -202,14 +212,7 @@ TEST_CASE("Kueue suspends queued Jobs, admits them on the flavors with quota, ho
   auto unchecked = c.patch(kueuePath("ClusterQueue", "", "gpu-training"),
                            {{"spec", {{"admissionChecksStrategy", nullptr}}}});
   REQUIRE_MESSAGE(unchecked.ok(), testing::whyNot(unchecked));
-  REQUIRE_MESSAGE(c.waitFor(
-                      [&] {
-                        return conditionOf(c.mustGet(kueuePath("ClusterQueue", "", "gpu-training")),
-                                           "Active")
-                                   .rfind("True/", 0) == 0;
-                      },
-                      60s, 250ms),
-                  c.mustGet(kueuePath("ClusterQueue", "", "gpu-training")).dump());
+  waitForActiveQueue(c);
   const Where l4{"l4", "on-demand"};
   const Where l40sSpot{"l40s", "spot"};
 
@@ -341,14 +344,7 @@ TEST_CASE("the operator places a queued Job through Kueue's admission check, nev
                       },
                       60s, 250ms),
                   c.mustGet(kueuePath("AdmissionCheck", "", "gpu-placement")).dump() << op.log());
-  REQUIRE_MESSAGE(c.waitFor(
-                      [&] {
-                        return conditionOf(c.mustGet(kueuePath("ClusterQueue", "", "gpu-training")),
-                                           "Active")
-                                   .rfind("True/", 0) == 0;
-                      },
-                      60s, 250ms),
-                  c.mustGet(kueuePath("ClusterQueue", "", "gpu-training")).dump());
+  waitForActiveQueue(c);
 
   // The GpuWorkload first, then the Job as the team writes it.
   const std::string name = "finetune-placed";
