@@ -520,6 +520,27 @@ void planThroughKueue(const WorkloadInput& input, const TargetRef& target, const
   draft.set("Ready", "False", "WaitingForKueue", message);
 }
 
+// A Job Kueue queues, once Kueue reserved a flavor for it: the intent
+// narrowed to that flavor, where the catalog knows the nodes its labels
+// name (a flavor keyed on labels it does not know, a NodePool's own, is
+// answered as decided, and Kueue's merge judges it). Returns why the
+// flavor cannot hold the work, or empty.
+std::string narrowToReservedFlavor(const WorkloadInput& input, const PlacementEngine& engine,
+                                   WorkloadIntent& intent) {
+  std::string outside;
+  if (!throughKueue(input) || !input.kueue.flavorView) {
+    return outside;
+  }
+  const auto reach = flavorReach(*input.kueue.flavorView, engine.catalog(), ClusterState{});
+  if (reach.empty()) {
+    return outside;
+  }
+  if (auto within = intentWithinFlavor(intent, reach, input.kueue.flavor, outside)) {
+    intent = std::move(*within);
+  }
+  return outside;
+}
+
 // From a valid spec and an engine to the target write (or the reason
 // there is none).
 void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
@@ -534,18 +555,7 @@ void planPlacement(const WorkloadInput& input, const WorkloadObject& workload,
   }
   forgetAnotherJob(input, plan);
   WorkloadIntent intent = intentOf(spec, input.target, input.jobResourcesMutable);
-  // Within the flavor Kueue reserved, where the catalog knows the nodes
-  // its labels name (a flavor keyed on labels it does not know, a
-  // NodePool's own, is answered as decided, and Kueue's merge judges it).
-  std::string outsideFlavor;
-  if (throughKueue(input) && input.kueue.flavorView) {
-    const auto reach = flavorReach(*input.kueue.flavorView, engine.catalog(), ClusterState{});
-    if (!reach.empty()) {
-      if (auto within = intentWithinFlavor(intent, reach, input.kueue.flavor, outsideFlavor)) {
-        intent = std::move(*within);
-      }
-    }
-  }
+  const std::string outsideFlavor = narrowToReservedFlavor(input, engine, intent);
   // A Job that has started keeps its placement whatever the capacity: no
   // type is left for another while its pods wait.
   const bool jobPinned = input.target && traitsOf(input.target->kind).runsOnce &&
